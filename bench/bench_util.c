@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench_util.h"
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double bench_median(const double *v, unsigned n)
+{
+	if (!n)
+		return 0;
+	double *c = malloc(sizeof(*c) * n);
+	if (!c)
+		return v[0];
+	memcpy(c, v, sizeof(*c) * n);
+	qsort(c, n, sizeof(*c), cmp_dbl);
+	double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return m;
+}
+
+unsigned bench_cpus(const struct opt_cpus *given, int *cpus)
+{
+	if (given->n) {
+		for (unsigned i = 0; i < given->n; i++)
+			cpus[i] = given->cpu[i];
+		return given->n;
+	}
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	sched_getaffinity(0, sizeof(set), &set);
+	unsigned n = 0;
+	for (int c = 0; c < CPU_SETSIZE && n < TXS_MAX_CORES; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* bench path: the whole send walk (template patch, device burst, stats) into
+ * the dummy device. Mpps per core for 1 thread and for N threads, IPv4 and
+ * IPv6, median of R runs, and the N-thread / 1-thread scaling ratio. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <txscale/txscale.h>
+#include "bench_util.h"
+#include "opt.h"
+
+struct path_cfg {
+	uint64_t count;
+	unsigned runs, length;
+	const char *threads;
+	struct opt_cpus cpus;
+	bool json;
+};
+
+#define O(f) offsetof(struct path_cfg, f)
+static const struct opt path_opts[] = {
+	{ "packets", 'n', OPT_U64, O(count), "N", "packets per thread per run", "20M", 1000, 0 },
+	{ "runs", 'r', OPT_UINT, O(runs), "R", "runs per point (median reported)", "5", 1, 1000 },
+	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length", "16", 0, 1472 },
+	{ "threads", 0, OPT_STR, O(threads), "LIST", "thread counts, e.g. 1,2,4", "1,2" },
+	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "CPUs to pin to, in order (default: all allowed)" },
+	{ "json", 'J', OPT_FLAG, O(json), NULL, "one JSON object per row" },
+	OPT_END
+};
+#undef O
+
+/* One run: returns total Mpps. */
+static double run_once(int family, unsigned threads, const int *cpus, uint64_t per_thread, unsigned length)
+{
+	struct txs_gen_conf gc = { 0 };
+	txs_addr_parse(&gc.spec.src, family == 4 ? "198.18.0.1" : "2001:2::1");
+	txs_addr_parse(&gc.spec.dst, family == 4 ? "198.18.0.2" : "2001:2::2");
+	gc.spec.sport = 40000;
+	gc.spec.dport = 5201;
+	gc.spec.payload_len = length;
+	gc.spread_sport = true;
+	gc.seed = 1;
+	struct txs_netdev *dev;
+	struct txs_netdev_conf dc = { .max_queues = threads, .frame_size = 2048 };
+	if (txs_netdev_open(&dev, "dummy", &dc, NULL, 0) < 0)
+		return -1;
+	struct txs_engine_conf ec = { .n_workers = threads, .cpus = cpus, .count = per_thread * threads,
+				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
+	struct txs_engine *e;
+	double mpps = -1;
+	if (txs_engine_create(&e, &ec) == 0) {
+		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
+			struct txs_stat_row rows[TXS_MAX_CORES];
+			double s = txs_engine_read(e, rows);
+			uint64_t pk = 0;
+			for (unsigned i = 0; i < threads; i++)
+				pk += rows[i].packets;
+			mpps = pk / s / 1e6;
+		}
+		txs_engine_destroy(e);
+	}
+	txs_netdev_close(dev);
+	return mpps;
+}
+
+int bench_path(int argc, char **argv)
+{
+	struct path_cfg cfg = { 0 };
+	const char *pos[1];
+	int npos;
+	int rc = opt_parse("bench path", "[options]", path_opts, &cfg, argc, argv, pos, 0, &npos);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	unsigned tl[64], nt;
+	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0) {
+		fprintf(stderr, "txscale bench path: bad value for --threads: '%s'\n", cfg.threads);
+		return 2;
+	}
+	int cpus[TXS_MAX_CORES];
+	unsigned ncpu = bench_cpus(&cfg.cpus, cpus);
+	if (!cfg.json)
+		printf("# path: dummy device, %u-byte payload, %llu pkts/thread, median of %u runs\n"
+		       "%-6s %7s %12s %14s %10s\n",
+		       cfg.length, (unsigned long long)cfg.count, cfg.runs, "family", "threads", "Mpps total",
+		       "Mpps per core", "scaling");
+	for (int fam = 4; fam <= 6; fam += 2) {
+		double base = 0;
+		for (unsigned ti = 0; ti < nt; ti++) {
+			unsigned t = tl[ti];
+			if (t > ncpu && cfg.cpus.n) {
+				fprintf(stderr, "txscale bench path: %u threads but only %u CPUs in -A\n", t, ncpu);
+				return 2;
+			}
+			int tc[TXS_MAX_CORES];
+			for (unsigned i = 0; i < t; i++)
+				tc[i] = cpus[i % ncpu];
+			double v[1000];
+			for (unsigned r = 0; r < cfg.runs; r++)
+				v[r] = run_once(fam, t, tc, cfg.count, cfg.length);
+			double m = bench_median(v, cfg.runs);
+			if (m < 0) {
+				fprintf(stderr, "txscale bench path: run failed\n");
+				return 1;
+			}
+			if (ti == 0)
+				base = m / t;
+			double scaling = base > 0 ? m / base : 0;
+			if (cfg.json)
+				printf("{\"bench\":\"path\",\"family\":%d,\"threads\":%u,\"length\":%u,\"mpps\":%.3f,"
+				       "\"mpps_per_core\":%.3f,\"scaling_vs_first\":%.3f}\n",
+				       fam, t, cfg.length, m, m / t, scaling);
+			else
+				printf("IPv%-4d %7u %12.2f %14.2f %9.2fx\n", fam, t, m, m / t, scaling);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale: shared definitions (cache-line layout, visibility, helpers). */
+#ifndef TXSCALE_COMMON_H
+#define TXSCALE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every exported symbol carries TXS_API; everything else is hidden. */
+#define TXS_API __attribute__((visibility("default")))
+
+/* Cache-line size used for per-core layout. */
+#define TXS_CACHE_LINE 64
+#define TXS_CACHE_ALIGNED __attribute__((aligned(TXS_CACHE_LINE)))
+/* A named guard line: placed after per-core hot data so that the adjacent-line
+ * prefetcher does not couple two cores' lines (DPDK RTE_CACHE_GUARD). */
+#define TXS_CACHE_GUARD_(l) char txs_cache_guard_##l[TXS_CACHE_LINE] TXS_CACHE_ALIGNED
+#define TXS_CACHE_GUARD_X(l) TXS_CACHE_GUARD_(l)
+#define TXS_CACHE_GUARD TXS_CACHE_GUARD_X(__LINE__)
+
+#define TXS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TXS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TXS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Most cores / workers one engine runs. */
+#define TXS_MAX_CORES 256
+/* Most links one device exposes. */
+#define TXS_MAX_LINKS 16
+
+/* Single-writer counters: the owning thread adds, any thread may read.
+ * Relaxed atomics compile to plain loads/stores on x86 and keep TSan honest. */
+#define TXS_STAT_ADD(field, n) \
+	__atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
+#define TXS_STAT_READ(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+/* Version string of the library. */
+TXS_API const char *txs_version(void);
+
+/* A short text for a txscale error code (negative errno). */
+TXS_API const char *txs_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale devices: one ops table per backend, found by name at setup.
+ *
+ * Model: a device (struct txs_netdev) is opened once from a spec string
+ * "NAME[:ARGS]" ("dummy", "dummy:links=4,verify", "pcap:out.pcap",
+ * "packet:veth0", ...). Each worker then opens its own TX queue
+ * (struct txs_txq); everything a worker writes per packet lives in its queue,
+ * which is cache-line aligned and written by that worker only.
+ *
+ * Per burst a worker:
+ *   n = txs_txq_alloc(q, bufs, want);      writable frame buffers (in place)
+ *   ... fill bufs[i].data, set len/link/segs ...
+ *   sent = txs_txq_send(q, bufs, n);       returns how many were accepted
+ *   unsent buffers stay owned by the caller: retry them or txs_txq_release().
+ *   txs_txq_flush(q);                      kick whatever is batched
+ *
+ * Buffers hold whole Ethernet frames (dst MAC first). Backends that hand
+ * datagrams to the kernel (udp:) use l4_off to find the UDP payload.
+ *
+ * Concurrency: open/close: one thread, no queue in use. txq_*: only the
+ * thread owning the queue; wait-free unless the backend blocks in a syscall.
+ * txs_netdev_link_stats(): any thread, any time (relaxed reads of
+ * single-writer counters; the sum is exact once workers stopped).
+ */
+#ifndef TXSCALE_NETDEV_H
+#define TXSCALE_NETDEV_H
+
+#include <txscale/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct txs_pktbuf {
+	uint8_t *data;     /* frame start (Ethernet header) */
+	uint32_t len;      /* frame bytes */
+	uint32_t cap;      /* writable bytes at data */
+	uint16_t link;     /* link index this frame goes out on */
+	uint16_t l4_off;   /* offset of the UDP header in data */
+	uint16_t gso_size; /* 0, or UDP payload bytes per segment (udp: GSO) */
+	uint16_t segs;     /* wire packets this buffer stands for (>= 1) */
+	uint64_t priv;     /* backend's own (frame index, ...) */
+};
+
+/* Per-link counters kept by each queue; written only by the queue's thread. */
+struct txs_link_counters {
+	uint64_t packets;   /* wire packets handed to the link (segments counted) */
+	uint64_t bytes;     /* frame bytes of those packets */
+	uint64_t drop_full; /* not sent: ring / socket buffer full (EAGAIN, ENOBUFS) */
+	uint64_t drop_err;  /* not sent: other errors */
+	uint64_t verify_err;/* dummy verify mode: frames that failed parsing */
+};
+
+struct txs_netdev;
+
+struct txs_txq {
+	struct txs_netdev *dev;
+	unsigned id;
+	bool closed;
+	void *priv;
+	struct txs_link_counters link[TXS_MAX_LINKS];
+	TXS_CACHE_GUARD;
+} TXS_CACHE_ALIGNED;
+
+struct txs_netdev_ops {
+	const char *name;
+	const char *usage; /* one line: "dummy[:links=N][,verify]" */
+	int (*open)(struct txs_netdev *dev, const char *args);
+	void (*close)(struct txs_netdev *dev);
+	int (*txq_open)(struct txs_netdev *dev, struct txs_txq *q);
+	void (*txq_close)(struct txs_txq *q);
+	unsigned (*tx_alloc)(struct txs_txq *q, struct txs_pktbuf *bufs, unsigned n);
+	unsigned (*tx_send)(struct txs_txq *q, struct txs_pktbuf *bufs, unsigned n);
+	void (*tx_release)(struct txs_txq *q, struct txs_pktbuf *bufs, unsigned n);
+	int (*tx_flush)(struct txs_txq *q);
+};
+
+/* Open-time configuration the backends may use. */
+struct txs_netdev_conf {
+	unsigned max_queues;      /* workers that will open a queue */
+	uint32_t frame_size;      /* largest frame the caller will build */
+	uint8_t src_mac[6], dst_mac[6];
+	bool have_src_mac, have_dst_mac;
+};
+
+struct txs_netdev {
+	const struct txs_netdev_ops *ops;
+	char spec[256];
+	unsigned n_links;
+	bool l2_needed;           /* backend sends whole frames (MACs matter) */
+	uint8_t src_mac[6], dst_mac[6]; /* resolved by the backend when it can */
+	struct txs_netdev_conf conf;
+	void *priv;
+	struct txs_txq **queues;  /* opened queues, for stats */
+	char err[160];            /* backend's reason for a failed open */
+};
+
+/* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad
+ * arguments (err_msg, if given, receives one line naming the bad value). */
+TXS_API int txs_netdev_open(struct txs_netdev **out, const char *spec, const struct txs_netdev_conf *conf,
+			    char *err_msg, size_t err_len);
+TXS_API void txs_netdev_close(struct txs_netdev *dev);
+
+/* Open queue `id` (0..max_queues-1) for the calling worker. */
+TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **out);
+TXS_API void txs_txq_close(struct txs_txq *q);
+
+static inline unsigned txs_txq_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	return q->dev->ops->tx_alloc(q, b, n);
+}
+static inline unsigned txs_txq_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	return q->dev->ops->tx_send(q, b, n);
+}
+static inline void txs_txq_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	if (n)
+		q->dev->ops->tx_release(q, b, n);
+}
+static inline int txs_txq_flush(struct txs_txq *q)
+{
+	return q->dev->ops->tx_flush ? q->dev->ops->tx_flush(q) : 0;
+}
+
+/* Sum of all queues' counters for one link (any thread). */
+TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, struct txs_link_counters *out);
+
+/* Registered backends, for --help and tests. */
+TXS_API const struct txs_netdev_ops *const *txs_netdev_backends(unsigned *n);
+TXS_API const struct txs_netdev_ops *txs_netdev_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale statistics: per-core counters, interval/summary reports in text
+ * (sar/iperf3 style) and JSON lines (iperf3 --json-stream style), a JSON
+ * writer, and a log-bucket histogram. Schema: docs/json-schema.md.
+ *
+ * Concurrency: a struct txs_core_stats is written by its owning worker only
+ * (TXS_STAT_ADD) and read by anyone (TXS_STAT_READ). Reporters and JSON
+ * writers belong to one thread (the main thread). */
+#ifndef TXSCALE_STATS_H
+#define TXSCALE_STATS_H
+
+#include <stdio.h>
+#include <txscale/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct txs_core_stats {
+	uint64_t packets;  /* wire packets accepted by the device (GSO: segments) */
+	uint64_t bytes;    /* frame bytes of those */
+	uint64_t drops;    /* built but not accepted (ring/socket full), after retries */
+	uint64_t errors;   /* device errors other than full */
+	uint64_t bursts;   /* send calls */
+	TXS_CACHE_GUARD;
+} TXS_CACHE_ALIGNED;
+
+/* A plain copy of counters, for arithmetic. */
+struct txs_stat_row {
+	uint64_t packets, bytes, drops, errors;
+};
+
+TXS_API void txs_core_stats_read(const struct txs_core_stats *s, struct txs_stat_row *out);
+
+/* ---- JSON writer: one object per line, commas handled ---- */
+struct txs_json {
+	FILE *f;
+	int depth;
+	bool need_comma[32];
+};
+TXS_API void txs_json_begin(struct txs_json *j, FILE *f);       /* starts "{" */
+TXS_API void txs_json_end(struct txs_json *j);                  /* closes "}\n" and flushes */
+TXS_API void txs_json_key(struct txs_json *j, const char *key); /* emits "key": */
+TXS_API void txs_json_obj_open(struct txs_json *j, const char *key); /* key may be NULL in arrays */
+TXS_API void txs_json_obj_close(struct txs_json *j);
+TXS_API void txs_json_arr_open(struct txs_json *j, const char *key);
+TXS_API void txs_json_arr_close(struct txs_json *j);
+TXS_API void txs_json_u64(struct txs_json *j, const char *key, uint64_t v);
+TXS_API void txs_json_i64(struct txs_json *j, const char *key, int64_t v);
+TXS_API void txs_json_dbl(struct txs_json *j, const char *key, double v);
+TXS_API void txs_json_str(struct txs_json *j, const char *key, const char *v);
+TXS_API void txs_json_bool(struct txs_json *j, const char *key, bool v);
+
+/* ---- interval / summary reporter for senders ---- */
+struct txs_reporter {
+	FILE *out;
+	bool json;
+	const char *kind;   /* "send" */
+	unsigned n_threads;
+	const int *cpus;    /* per thread, -1 = not pinned */
+	unsigned n_links;   /* 0: no per-link columns */
+	bool header_done;
+};
+
+/* One interval: per-thread deltas and per-link deltas (n_links rows). */
+TXS_API void txs_report_interval(struct txs_reporter *r, double t0, double t1, const struct txs_stat_row *threads,
+				 const struct txs_stat_row *links);
+/* The final report over `seconds`. Returns nothing; JSON ends with one
+ * {"type":"summary",...} line. extra, if set, adds fields to the summary. */
+TXS_API void txs_report_summary(struct txs_reporter *r, double seconds, const struct txs_stat_row *threads,
+				const struct txs_stat_row *links,
+				void (*extra)(struct txs_json *j, void *arg), void *arg);
+
+/* Human units: 12.35M, 987.6k. */
+TXS_API const char *txs_fmt_si(double v, char *buf, size_t len);
+
+/* ---- log-bucket histogram (HdrHistogram-like: 2^5 sub-buckets per power of 2,
+ * relative error <= 1/32) for non-negative 64-bit values ---- */
+#define TXS_HIST_SUB_BITS 5
+#define TXS_HIST_BUCKETS ((64 - TXS_HIST_SUB_BITS + 1) << TXS_HIST_SUB_BITS)
+struct txs_hist {
+	uint64_t count, sum, min, max;
+	uint64_t b[TXS_HIST_BUCKETS];
+};
+TXS_API void txs_hist_init(struct txs_hist *h);
+TXS_API void txs_hist_add(struct txs_hist *h, uint64_t v);
+TXS_API void txs_hist_merge(struct txs_hist *dst, const struct txs_hist *src);
+/* Value at quantile q (0..1): an upper bound of the bucket holding it,
+ * clamped to max; exact for values < 2^TXS_HIST_SUB_BITS. */
+TXS_API uint64_t txs_hist_quantile(const struct txs_hist *h, double q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

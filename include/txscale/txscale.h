@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* libtxscale umbrella header. */
+#ifndef TXSCALE_TXSCALE_H
+#define TXSCALE_TXSCALE_H
+#include <txscale/common.h>
+#include <txscale/pkt.h>
+#include <txscale/netdev.h>
+#include <txscale/stats.h>
+#include <txscale/engine.h>
+#include <txscale/gen.h>
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "netdev_priv.h"
+
+int txs_netdev_parse_args(struct txs_netdev *dev, const char *args,
+			  int (*fn)(struct txs_netdev *dev, const char *key, const char *val, void *arg), void *arg)
+{
+	char buf[256];
+	if (strlen(args) >= sizeof(buf)) {
+		txs_netdev_set_err(dev, "device arguments too long");
+		return -EINVAL;
+	}
+	strcpy(buf, args);
+	char *save = NULL;
+	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+		if (eq)
+			*eq = 0;
+		int rc = fn(dev, item, eq ? eq + 1 : NULL, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* Device registry and the backend-independent part of open/close/stats. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "netdev_priv.h"
+
+static const struct txs_netdev_ops *const backends[] = {
+	&txs_netdev_dummy_ops,
+#ifdef TXS_NETDEV_EXTRA
+	TXS_NETDEV_EXTRA
+#endif
+};
+
+TXS_API const struct txs_netdev_ops *const *txs_netdev_backends(unsigned *n)
+{
+	*n = TXS_ARRAY_SIZE(backends);
+	return backends;
+}
+
+TXS_API const struct txs_netdev_ops *txs_netdev_find(const char *name)
+{
+	for (unsigned i = 0; i < TXS_ARRAY_SIZE(backends); i++)
+		if (strcmp(backends[i]->name, name) == 0)
+			return backends[i];
+	return NULL;
+}
+
+void txs_netdev_set_err(struct txs_netdev *dev, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(dev->err, sizeof(dev->err), fmt, ap);
+	va_end(ap);
+}
+
+TXS_API int txs_netdev_open(struct txs_netdev **out, const char *spec, const struct txs_netdev_conf *conf,
+			    char *err_msg, size_t err_len)
+{
+	*out = NULL;
+	if (err_msg && err_len)
+		err_msg[0] = 0;
+	char name[64];
+	const char *colon = strchr(spec, ':');
+	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
+	if (nl == 0 || nl >= sizeof(name) || strlen(spec) >= sizeof(((struct txs_netdev *)0)->spec)) {
+		if (err_msg)
+			snprintf(err_msg, err_len, "bad device spec '%s'", spec);
+		return -EINVAL;
+	}
+	memcpy(name, spec, nl);
+	name[nl] = 0;
+	const struct txs_netdev_ops *ops = txs_netdev_find(name);
+	if (!ops) {
+		if (err_msg)
+			snprintf(err_msg, err_len, "unknown device '%s'", name);
+		return -ENODEV;
+	}
+	struct txs_netdev *dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->ops = ops;
+	snprintf(dev->spec, sizeof(dev->spec), "%s", spec);
+	dev->n_links = 1;
+	if (conf)
+		dev->conf = *conf;
+	if (dev->conf.max_queues == 0)
+		dev->conf.max_queues = 1;
+	if (dev->conf.frame_size == 0)
+		dev->conf.frame_size = 2048;
+	dev->queues = calloc(dev->conf.max_queues, sizeof(*dev->queues));
+	if (!dev->queues) {
+		free(dev);
+		return -ENOMEM;
+	}
+	int rc = ops->open(dev, colon ? colon + 1 : "");
+	if (rc < 0) {
+		if (err_msg)
+			snprintf(err_msg, err_len, "%s: %s", dev->spec, dev->err[0] ? dev->err : strerror(-rc));
+		free(dev->queues);
+		free(dev);
+		return rc;
+	}
+	*out = dev;
+	return 0;
+}
+
+TXS_API void txs_netdev_close(struct txs_netdev *dev)
+{
+	if (!dev)
+		return;
+	for (unsigned i = 0; i < dev->conf.max_queues; i++) {
+		txs_txq_close(dev->queues[i]);
+		free(dev->queues[i]);
+	}
+	dev->ops->close(dev);
+	free(dev->queues);
+	free(dev);
+}
+
+TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **out)
+{
+	*out = NULL;
+	if (id >= dev->conf.max_queues || dev->queues[id])
+		return -EINVAL;
+	struct txs_txq *q = aligned_alloc(TXS_CACHE_LINE, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
+	q->dev = dev;
+	q->id = id;
+	int rc = dev->ops->txq_open(dev, q);
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	__atomic_store_n(&dev->queues[id], q, __ATOMIC_RELEASE);
+	*out = q;
+	return 0;
+}
+
+/* Closing releases the backend's resources but keeps the queue and its
+ * counters until the device closes, so stats stay readable after workers exit. */
+TXS_API void txs_txq_close(struct txs_txq *q)
+{
+	if (!q || q->closed)
+		return;
+	q->closed = true;
+	if (q->dev->ops->txq_close)
+		q->dev->ops->txq_close(q);
+}
+
+TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, struct txs_link_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (link >= TXS_MAX_LINKS)
+		return;
+	for (unsigned i = 0; i < dev->conf.max_queues; i++) {
+		const struct txs_txq *q = __atomic_load_n(&dev->queues[i], __ATOMIC_ACQUIRE);
+		if (!q)
+			continue;
+		const struct txs_link_counters *c = &q->link[link];
+		out->packets += TXS_STAT_READ(c->packets);
+		out->bytes += TXS_STAT_READ(c->bytes);
+		out->drop_full += TXS_STAT_READ(c->drop_full);
+		out->drop_err += TXS_STAT_READ(c->drop_err);
+		out->verify_err += TXS_STAT_READ(c->verify_err);
+	}
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to lib/netdev: the backend registry and helpers. */
+#ifndef TXS_NETDEV_PRIV_H
+#define TXS_NETDEV_PRIV_H
+#include <stdarg.h>
+#include <txscale/netdev.h>
+
+/* Each backend defines one of these; add it to backends[] in netdev.c. */
+extern const struct txs_netdev_ops txs_netdev_dummy_ops;
+
+/* Record a one-line reason for a failed open (shown by txs_netdev_open). */
+void txs_netdev_set_err(struct txs_netdev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse "key=value,flag,..." device arguments: calls fn for each item with
+ * value NULL for bare flags. Stops at the first non-zero return. */
+int txs_netdev_parse_args(struct txs_netdev *dev, const char *args,
+			  int (*fn)(struct txs_netdev *dev, const char *key, const char *val, void *arg), void *arg);
+#endif

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* Log-bucket histogram: 32 linear sub-buckets per power of two. */
+#include <math.h>
+#include <string.h>
+#include <txscale/stats.h>
+
+#define SUB (1u << TXS_HIST_SUB_BITS)
+
+static unsigned idx_of(uint64_t v)
+{
+	if (v < SUB)
+		return (unsigned)v;
+	unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+	unsigned e = msb - TXS_HIST_SUB_BITS + 1;
+	return e * SUB + (unsigned)((v >> (e - 1)) & (SUB - 1));
+}
+
+static uint64_t upper_of(unsigned idx)
+{
+	unsigned e = idx / SUB, sub = idx % SUB;
+	if (e == 0)
+		return sub;
+	uint64_t lower = (uint64_t)(SUB + sub) << (e - 1);
+	return lower + ((uint64_t)1 << (e - 1)) - 1;
+}
+
+TXS_API void txs_hist_init(struct txs_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+TXS_API void txs_hist_add(struct txs_hist *h, uint64_t v)
+{
+	h->b[idx_of(v)]++;
+	h->count++;
+	h->sum += v;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}
+
+TXS_API void txs_hist_merge(struct txs_hist *d, const struct txs_hist *s)
+{
+	for (unsigned i = 0; i < TXS_HIST_BUCKETS; i++)
+		d->b[i] += s->b[i];
+	d->count += s->count;
+	d->sum += s->sum;
+	if (s->min < d->min)
+		d->min = s->min;
+	if (s->max > d->max)
+		d->max = s->max;
+}
+
+TXS_API uint64_t txs_hist_quantile(const struct txs_hist *h, double q)
+{
+	if (!h->count)
+		return 0;
+	if (q <= 0)
+		return h->min;
+	uint64_t rank = (uint64_t)ceil(q * (double)h->count);
+	if (rank < 1)
+		rank = 1;
+	if (rank > h->count)
+		rank = h->count;
+	uint64_t acc = 0;
+	for (unsigned i = 0; i < TXS_HIST_BUCKETS; i++) {
+		acc += h->b[i];
+		if (acc >= rank) {
+			uint64_t u = upper_of(i);
+			if (u > h->max)
+				u = h->max;
+			if (u < h->min)
+				u = h->min;
+			return u;
+		}
+	}
+	return h->max;
+}

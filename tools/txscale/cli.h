@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef TXS_CLI_H
+#define TXS_CLI_H
+
+struct txs_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+};
+
+int cmd_send(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* One line per subcommand. */
+#define TXS_CLI_COMMANDS \
+	{ "send", "generate UDP traffic on a device", cmd_send }, \
+	{ "bench", "micro-benchmarks (ident, linksel, sendmsg, ...)", cmd_bench },
+
+#endif

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "opt.h"
+
+int opt_parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !*s || *s == '-')
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	double mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1e3, end++;
+	else if (*end == 'm' || *end == 'M')
+		mul = 1e6, end++;
+	else if (*end == 'g' || *end == 'G')
+		mul = 1e9, end++;
+	if (*end)
+		return -1;
+	v *= mul;
+	if (v > 1.8e19 || v != floor(v))
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int opt_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0 || !isfinite(v))
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		v /= 1e3;
+	else if (strcmp(end, "us") == 0)
+		v /= 1e6;
+	else if (strcmp(end, "s") == 0 || *end == 0)
+		;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		v *= 60;
+	else
+		return -1;
+	if (v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "1M" = 1e6 packets/s; "100Mbit" / "1.5Gbit" = bits/s; "0" = unlimited */
+int opt_parse_rate(const char *s, struct opt_rate *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0 || !isfinite(v))
+		return -1;
+	double mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1e3, end++;
+	else if (*end == 'M')
+		mul = 1e6, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1e9, end++;
+	out->bits = false;
+	if (strcmp(end, "bit") == 0 || strcmp(end, "bps") == 0)
+		out->bits = true;
+	else if (strcmp(end, "pps") == 0 || *end == 0)
+		;
+	else
+		return -1;
+	out->value = v * mul;
+	if (out->value > 1e12)
+		return -1;
+	return 0;
+}
+
+int opt_parse_cpus(const char *s, struct opt_cpus *out, char *err, size_t errlen)
+{
+	cpu_set_t online;
+	CPU_ZERO(&online);
+	if (sched_getaffinity(0, sizeof(online), &online) < 0)
+		CPU_ZERO(&online);
+	out->n = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		long a = strtol(p, &end, 10), b = a;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				goto bad;
+			b = strtol(p, &end, 10);
+			p = end;
+		}
+		if (b < a || b >= CPU_SETSIZE)
+			goto bad;
+		for (long c = a; c <= b; c++) {
+			if (!CPU_ISSET((int)c, &online)) {
+				snprintf(err, errlen, "CPU %ld in '%s' is not available (online/allowed: %d CPUs)", c, s,
+					 CPU_COUNT(&online));
+				return -1;
+			}
+			if (out->n >= TXS_MAX_CORES)
+				goto bad;
+			out->cpu[out->n++] = (int)c;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (out->n == 0)
+		goto bad;
+	return 0;
+bad:
+	snprintf(err, errlen, "bad CPU list '%s' (expected e.g. 0-3,6)", s);
+	return -1;
+}
+
+int opt_parse_uint_list(const char *s, unsigned *out, unsigned max, unsigned *n)
+{
+	*n = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		unsigned long v = strtoul(p, &end, 10);
+		if (v == 0 || v > 100000 || *n >= max)
+			return -1;
+		out[(*n)++] = (unsigned)v;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return *n ? 0 : -1;
+}
+
+static int apply(const char *cmd, const struct opt *o, void *cfg, const char *val)
+{
+	char *dst = (char *)cfg + o->off;
+	char err[200] = "";
+	char name[64];
+	if (o->shrt)
+		snprintf(name, sizeof(name), "-%c/--%s", o->shrt, o->lng);
+	else
+		snprintf(name, sizeof(name), "--%s", o->lng);
+
+	switch (o->type) {
+	case OPT_FLAG:
+		*(bool *)dst = true;
+		return 0;
+	case OPT_FLAG_OFF:
+		*(bool *)dst = false;
+		return 0;
+	case OPT_STR:
+		*(const char **)dst = val;
+		return 0;
+	case OPT_U64: {
+		uint64_t v;
+		if (opt_parse_u64(val, &v) < 0 || v < o->lo || (o->hi && v > o->hi)) {
+			if (o->hi)
+				snprintf(err, sizeof(err), "expected %llu..%llu (k/M/G suffixes allowed)",
+					 (unsigned long long)o->lo, (unsigned long long)o->hi);
+			else
+				snprintf(err, sizeof(err), "expected a count >= %llu (k/M/G suffixes allowed)",
+					 (unsigned long long)o->lo);
+			break;
+		}
+		*(uint64_t *)dst = v;
+		return 0;
+	}
+	case OPT_UINT: {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(val, &end, 0);
+		if (!*val || *val == '-' || *end || errno || v < o->lo || v > o->hi) {
+			snprintf(err, sizeof(err), "expected %llu..%llu", (unsigned long long)o->lo,
+				 (unsigned long long)o->hi);
+			break;
+		}
+		*(unsigned *)dst = (unsigned)v;
+		return 0;
+	}
+	case OPT_PORT: {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(val, &end, 10);
+		if (!*val || *val == '-' || *end || errno || v < 1 || v > 65535) {
+			snprintf(err, sizeof(err), "expected a port 1..65535");
+			break;
+		}
+		*(uint16_t *)dst = (uint16_t)v;
+		return 0;
+	}
+	case OPT_SECONDS:
+		if (opt_parse_seconds(val, (double *)dst) < 0) {
+			snprintf(err, sizeof(err), "expected seconds, e.g. 10, 0.5, 250ms");
+			break;
+		}
+		return 0;
+	case OPT_RATE:
+		if (opt_parse_rate(val, (struct opt_rate *)dst) < 0) {
+			snprintf(err, sizeof(err), "expected packets/s (1M, 250k) or bits/s (100Mbit)");
+			break;
+		}
+		return 0;
+	case OPT_CPULIST:
+		if (opt_parse_cpus(val, (struct opt_cpus *)dst, err, sizeof(err)) < 0) {
+			fprintf(stderr, "txscale %s: %s: %s\n", cmd, name, err);
+			return -1;
+		}
+		return 0;
+	case OPT_CUSTOM:
+		if (o->parse(val, dst, err, sizeof(err)) < 0)
+			break;
+		return 0;
+	}
+	fprintf(stderr, "txscale %s: bad value for %s: '%s'%s%s\n", cmd, name, val, err[0] ? ": " : "", err);
+	return -1;
+}
+
+void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FILE *f)
+{
+	fprintf(f, "usage: txscale %s %s\n\noptions:\n", cmd, synopsis);
+	for (const struct opt *o = opts; o->lng; o++) {
+		char left[64];
+		int n = 0;
+		if (o->shrt)
+			n = snprintf(left, sizeof(left), "-%c, ", o->shrt);
+		else
+			n = snprintf(left, sizeof(left), "    ");
+		snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", o->lng, o->metavar ? " " : "",
+			 o->metavar ? o->metavar : "");
+		fprintf(f, "  %-26s %s", left, o->help);
+		if (o->def)
+			fprintf(f, " (default %s)", o->def);
+		fputc('\n', f);
+	}
+	fprintf(f, "  -h, --help                 show this help\n");
+}
+
+int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, void *cfg, int argc, char **argv,
+	      const char **positional, int max_pos, int *n_pos)
+{
+	size_t n = 0;
+	for (const struct opt *o = opts; o->lng; o++)
+		n++;
+	struct option *lo = calloc(n + 2, sizeof(*lo));
+	char *so = calloc(n * 2 + 4, 1);
+	if (!lo || !so) {
+		free(lo);
+		free(so);
+		return 2;
+	}
+	size_t sp = 0;
+	so[sp++] = ':'; /* report missing values as ':' */
+	for (size_t i = 0; i < n; i++) {
+		const struct opt *o = &opts[i];
+		bool arg = o->type != OPT_FLAG && o->type != OPT_FLAG_OFF;
+		lo[i].name = o->lng;
+		lo[i].has_arg = arg ? required_argument : no_argument;
+		lo[i].val = 256 + (int)i;
+		if (o->shrt) {
+			so[sp++] = (char)o->shrt;
+			if (arg)
+				so[sp++] = ':';
+		}
+	}
+	lo[n].name = "help";
+	lo[n].val = 'h';
+	so[sp++] = 'h';
+	/* defaults */
+	for (size_t i = 0; i < n; i++)
+		if (opts[i].def && apply(cmd, &opts[i], cfg, opts[i].def) < 0) {
+			free(lo);
+			free(so);
+			return 2;
+		}
+	int rc = 0, c;
+	optind = 1;
+	opterr = 0;
+	*n_pos = 0;
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		const struct opt *o = NULL;
+		if (c == 'h') {
+			opt_usage(cmd, synopsis, opts, stdout);
+			rc = 1;
+			goto out;
+		}
+		if (c == '?') {
+			if (optopt)
+				fprintf(stderr, "txscale %s: unknown option '-%c' (see txscale %s --help)\n", cmd, optopt, cmd);
+			else
+				fprintf(stderr, "txscale %s: unknown option '%s' (see txscale %s --help)\n", cmd,
+					argv[optind - 1], cmd);
+			rc = 2;
+			goto out;
+		}
+		if (c == ':') {
+			fprintf(stderr, "txscale %s: option '%s' needs a value\n", cmd, argv[optind - 1]);
+			rc = 2;
+			goto out;
+		}
+		if (c >= 256)
+			o = &opts[c - 256];
+		else
+			for (size_t i = 0; i < n; i++)
+				if (opts[i].shrt == c)
+					o = &opts[i];
+		if (!o || apply(cmd, o, cfg, optarg) < 0) {
+			rc = 2;
+			goto out;
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (*n_pos >= max_pos) {
+			fprintf(stderr, "txscale %s: unexpected argument '%s'\n", cmd, argv[i]);
+			rc = 2;
+			goto out;
+		}
+		positional[(*n_pos)++] = argv[i];
+	}
+out:
+	free(lo);
+	free(so);
+	return rc;
+}
