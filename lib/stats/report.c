@@ -40,7 +40,7 @@ static void text_row(FILE *f, const char *id, double t0, double t1, const struct
 {
 	char pps[32], bps[32];
 	double dt = t1 - t0 > 0 ? t1 - t0 : 1e-9;
-	fprintf(f, "[%4s] %7.2f-%-7.2f sec %14" PRIu64 " pkts %9s pps %9sbit/s %10" PRIu64 " drops\n", id, t0, t1,
+	fprintf(f, "[%4s] %6.2f-%-6.2f sec %14" PRIu64 " pkts %9s pps %9sbit/s %10" PRIu64 " drops\n", id, t0, t1,
 		r->packets, txs_fmt_si(r->packets / dt, pps, sizeof(pps)),
 		txs_fmt_si(r->bytes * 8.0 / dt, bps, sizeof(bps)), r->drops);
 }
@@ -105,7 +105,7 @@ TXS_API void txs_report_interval(struct txs_reporter *r, double t0, double t1, c
 		return;
 	}
 	if (!r->header_done) {
-		fprintf(r->out, "[  ID] Interval            %19s %13s %15s %16s\n", "Packets", "Rate", "Bitrate", "Drops");
+		fprintf(r->out, "[  ID] Interval       %24s %13s %15s %16s\n", "Packets", "Rate", "Bitrate", "Drops");
 		r->header_done = true;
 	}
 	if (r->n_threads > 1)

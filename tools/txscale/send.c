@@ -83,6 +83,18 @@ static void read_links(struct txs_netdev *dev, struct txs_stat_row *links)
 	}
 }
 
+/* d = a - b, row by row; returns whether anything moved */
+static bool rows_sub(struct txs_stat_row *d, const struct txs_stat_row *a, const struct txs_stat_row *b, unsigned n)
+{
+	bool any = false;
+	for (unsigned i = 0; i < n; i++) {
+		d[i] = (struct txs_stat_row){ a[i].packets - b[i].packets, a[i].bytes - b[i].bytes,
+					      a[i].drops - b[i].drops, a[i].errors - b[i].errors };
+		any |= d[i].packets || d[i].drops || d[i].errors;
+	}
+	return any;
+}
+
 struct summary_extra {
 	const struct send_cfg *cfg;
 	struct txs_netdev *dev;
@@ -283,16 +295,8 @@ int cmd_send(int argc, char **argv)
 		double now = txs_engine_read(eng, cur);
 		if (cfg.interval > 0 && now - last >= cfg.interval) {
 			read_links(dev, links);
-			for (unsigned i = 0; i < nthreads; i++)
-				delta[i] = (struct txs_stat_row){ cur[i].packets - prev[i].packets,
-								  cur[i].bytes - prev[i].bytes,
-								  cur[i].drops - prev[i].drops,
-								  cur[i].errors - prev[i].errors };
-			for (unsigned l = 0; l < dev->n_links; l++)
-				dl[l] = (struct txs_stat_row){ links[l].packets - plinks[l].packets,
-							       links[l].bytes - plinks[l].bytes,
-							       links[l].drops - plinks[l].drops,
-							       links[l].errors - plinks[l].errors };
+			rows_sub(delta, cur, prev, nthreads);
+			rows_sub(dl, links, plinks, dev->n_links);
 			txs_report_interval(&rep, last, now, delta, dl);
 			memcpy(prev, cur, sizeof(*cur) * nthreads);
 			memcpy(plinks, links, sizeof(links));
@@ -304,16 +308,12 @@ int cmd_send(int argc, char **argv)
 		rc = wrc;
 	double secs = txs_engine_read(eng, cur);
 	read_links(dev, links);
-	if (cfg.interval > 0 && secs - last > 0.05 && rc == 0) {
-		for (unsigned i = 0; i < nthreads; i++)
-			delta[i] = (struct txs_stat_row){ cur[i].packets - prev[i].packets, cur[i].bytes - prev[i].bytes,
-							  cur[i].drops - prev[i].drops, cur[i].errors - prev[i].errors };
-		for (unsigned l = 0; l < dev->n_links; l++)
-			dl[l] = (struct txs_stat_row){ links[l].packets - plinks[l].packets,
-						       links[l].bytes - plinks[l].bytes,
-						       links[l].drops - plinks[l].drops,
-						       links[l].errors - plinks[l].errors };
-		txs_report_interval(&rep, last, secs, delta, dl);
+	if (cfg.interval > 0) {
+		/* the last, partial interval: always, so intervals add up to the total */
+		bool any = rows_sub(delta, cur, prev, nthreads);
+		rows_sub(dl, links, plinks, dev->n_links);
+		if (any)
+			txs_report_interval(&rep, last, secs, delta, dl);
 	}
 	struct summary_extra x = { .cfg = &cfg, .dev = dev };
 	for (unsigned l = 0; l < dev->n_links; l++) {
