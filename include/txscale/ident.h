@@ -77,9 +77,11 @@ static inline uint16_t txs_ident_flow_reserve(struct txs_ident_flow *f, unsigned
  * fast path can be inlined into the caller. Only lib/ident writes it; the
  * owning thread reads it. For strategies other than "lease" slots is NULL. */
 struct txs_ident_lease_slot {
-	uint32_t tag;  /* epoch << TXS_IDENT_TAG_SHIFT | bucket; 0 = empty */
-	uint16_t next; /* next ID of the lease */
-	uint16_t left; /* IDs left in the lease */
+	uint32_t tag; /* epoch << TXS_IDENT_TAG_SHIFT | bucket; 0 = empty */
+	uint32_t cur; /* next ID << 16 | IDs left in the lease. One 32-bit word:
+		       * the per-ID update is a single 32-bit store (forwarded to
+		       * the next load at once, where a 16-bit one stalls), and
+		       * next wraps at 65536 by dropping the carry. */
 };
 #define TXS_IDENT_TAG_SHIFT 20 /* table_size <= 1 << 20 */
 struct txs_ident_core_view {
@@ -99,11 +101,10 @@ static inline uint16_t txs_ident_reserve_fast(struct txs_ident_core *c, uint32_t
 	if (TXS_LIKELY(v->slots != NULL)) {
 		uint32_t b = hash & v->bucket_mask;
 		struct txs_ident_lease_slot *s = &v->slots[b & v->slot_mask];
-		if (TXS_LIKELY(s->tag == (v->tag_epoch | b) && s->left >= segs)) {
-			uint16_t id = s->next;
-			s->next = (uint16_t)(id + segs);
-			s->left = (uint16_t)(s->left - segs);
-			return id;
+		uint32_t cur = s->cur;
+		if (TXS_LIKELY(s->tag == (v->tag_epoch | b) && (cur & 0xffff) >= segs)) {
+			s->cur = cur + (segs << 16) - segs;
+			return (uint16_t)(cur >> 16);
 		}
 	}
 	return txs_ident_reserve(c, hash, segs);

@@ -17,7 +17,7 @@ static int flow_init(struct txs_ident_core *c)
 	if (!c->flow)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++)
-		c->flow[i] = (uint16_t)(ident_rand(&c->rng) >> 48);
+		c->flow[i] = (uint32_t)(ident_rand(&c->rng) >> 48);
 	return 0;
 }
 
@@ -29,10 +29,10 @@ static void flow_fini(struct txs_ident_core *c)
 
 static uint16_t flow_reserve(struct txs_ident_core *c, uint32_t hash, unsigned segs)
 {
-	uint16_t *p = &c->flow[hash & c->mask];
-	uint16_t id = *p;
-	*p = (uint16_t)(id + segs);
-	return id;
+	uint32_t *p = &c->flow[hash & c->mask];
+	uint32_t id = *p;
+	*p = id + segs;
+	return (uint16_t)id;
 }
 
 const struct ident_ops ident_ops_flow = {

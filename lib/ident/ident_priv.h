@@ -99,10 +99,10 @@ struct txs_ident_core {
 	uint32_t tick;  /* last tick this core observed */
 	uint32_t epoch; /* 1..IDENT_EPOCH_MAX */
 	struct lease_cold *cold;
-	/* percpu-segment */
-	uint16_t seg_base, seg_off;
-	/* flow: one core-owned counter per bucket */
-	uint16_t *flow;
+	/* percpu-segment (32-bit: a 16-bit store stalls the next load) */
+	uint32_t seg_base, seg_off;
+	/* flow: one core-owned counter per bucket (low 16 bits are the ID) */
+	uint32_t *flow;
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 

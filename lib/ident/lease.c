@@ -114,22 +114,21 @@ static __attribute__((noinline)) uint16_t lease_refill(struct txs_ident_core *c,
 
 	bool same = k->bucket == b; /* slot and cold state describe our last lease of b */
 	uint32_t B = same ? k->block : id->lease_bmin;
-	uint32_t tail = same ? s->left : 0;
+	uint32_t tail = same ? s->cur & 0xffff : 0;
 	if (tail >= segs && delta == 0 && __atomic_load_n(&bk->counter, __ATOMIC_RELAXED) == k->last_end) {
 		/* our lease only expired (tick) and nobody leased since: it is still
 		 * the newest, renew it without a shared write */
 		s->tag = c->v.tag_epoch | b;
-		uint16_t x = s->next;
-		s->next = (uint16_t)(x + segs);
-		s->left = (uint16_t)(tail - segs);
-		return x;
+		uint32_t cur = s->cur;
+		s->cur = cur + (segs << 16) - segs;
+		return (uint16_t)(cur >> 16);
 	}
 	uint32_t want = segs > B ? segs : B;
 	uint32_t old = __atomic_fetch_add(&bk->counter, want + delta, __ATOMIC_RELAXED);
 	uint32_t next, left;
 	if (same && old == k->last_end && delta == 0 && tail + want <= 0xffffu) {
 		/* nobody leased since us: continue the old lease, tail first */
-		next = s->next;
+		next = s->cur >> 16;
 		left = tail + want;
 		B -= B / 8;
 	} else {
@@ -150,8 +149,7 @@ static __attribute__((noinline)) uint16_t lease_refill(struct txs_ident_core *c,
 	k->last_end = old + delta + want;
 	k->block = B;
 	s->tag = c->v.tag_epoch | b;
-	s->next = (uint16_t)(next + segs);
-	s->left = (uint16_t)(left - segs);
+	s->cur = ((next + segs) << 16) | (left - segs);
 	return (uint16_t)next;
 }
 
@@ -159,11 +157,10 @@ static uint16_t lease_reserve(struct txs_ident_core *c, uint32_t hash, unsigned 
 {
 	uint32_t b = hash & c->v.bucket_mask;
 	struct txs_ident_lease_slot *s = &c->v.slots[b & c->v.slot_mask];
-	if (TXS_LIKELY(s->tag == (c->v.tag_epoch | b) && s->left >= segs)) {
-		uint16_t id = s->next;
-		s->next = (uint16_t)(id + segs);
-		s->left = (uint16_t)(s->left - segs);
-		return id;
+	uint32_t cur = s->cur;
+	if (TXS_LIKELY(s->tag == (c->v.tag_epoch | b) && (cur & 0xffff) >= segs)) {
+		s->cur = cur + (segs << 16) - segs;
+		return (uint16_t)(cur >> 16);
 	}
 	return lease_refill(c, b, s, segs);
 }

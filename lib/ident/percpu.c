@@ -11,20 +11,20 @@
 
 static int percpu_init(struct txs_ident_core *c)
 {
-	c->seg_base = (uint16_t)((c->index % (65536u / IDENT_SEGMENT)) * IDENT_SEGMENT);
-	c->seg_off = (uint16_t)ident_rand_below(&c->rng, IDENT_SEGMENT);
+	c->seg_base = (c->index % (65536u / IDENT_SEGMENT)) * IDENT_SEGMENT;
+	c->seg_off = ident_rand_below(&c->rng, IDENT_SEGMENT);
 	return 0;
 }
 
 static uint16_t percpu_reserve(struct txs_ident_core *c, uint32_t hash, unsigned segs)
 {
 	(void)hash;
-	unsigned off = c->seg_off;
+	uint32_t off = c->seg_off;
 	/* keep the run consecutive: restart the segment when it would not fit
 	 * (a run longer than the segment spills past it) */
 	if (TXS_UNLIKELY(off + segs > IDENT_SEGMENT))
 		off = 0;
-	c->seg_off = (uint16_t)(off + segs > 0xffff ? IDENT_SEGMENT : off + segs);
+	c->seg_off = off + segs;
 	return (uint16_t)(c->seg_base + off);
 }
 
