@@ -240,6 +240,17 @@ TXS_API uint32_t txs_ident_hash6(const struct txs_ident *id, const uint8_t daddr
 
 TXS_API uint16_t txs_ident_reserve(struct txs_ident_core *c, uint32_t hash, unsigned segs)
 {
+	/* the lease fast path first, so it costs one direct call here too */
+	struct txs_ident_lease_slot *sl = c->v.slots;
+	if (TXS_LIKELY(sl != NULL)) {
+		uint32_t b = hash & c->v.bucket_mask;
+		struct txs_ident_lease_slot *s = &sl[b & c->v.slot_mask];
+		uint32_t cur = s->cur;
+		if (TXS_LIKELY(s->tag == (c->v.tag_epoch | b) && (cur & 0xffff) >= segs)) {
+			s->cur = cur + (segs << 16) - segs;
+			return (uint16_t)(cur >> 16);
+		}
+	}
 	return c->reserve(c, hash, segs);
 }
 
