@@ -6,6 +6,7 @@
 #define TXSCALE_GEN_H
 
 #include <txscale/engine.h>
+#include <txscale/ident.h>
 #include <txscale/pkt.h>
 
 #ifdef __cplusplus
@@ -16,6 +17,13 @@ struct txs_gen_conf {
 	struct txs_flow_spec spec;  /* worker k sends flow_id = spec.flow_id + k */
 	bool spread_sport;          /* worker k uses sport + k (iperf3 -P style) */
 	uint64_t seed;              /* 0: random (getrandom) */
+	/* IPv4 identification. The caller creates the allocator before the
+	 * engine starts (txs_ident_create with max_cores >= workers, strategy
+	 * `ident`) and destroys it after txs_engine_destroy(); worker k opens
+	 * core handle k in init and closes it in fini, on its own thread. NULL:
+	 * a per-flow counter with a random start (the kernel's inet_id). */
+	const char *ident;            /* strategy name, for reports; NULL = "lease" */
+	struct txs_ident *ident_inst; /* NULL = per-flow counter */
 };
 
 TXS_API extern const struct txs_gen_ops txs_udp_gen_ops;

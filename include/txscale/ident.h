@@ -71,6 +71,59 @@ static inline uint16_t txs_ident_flow_reserve(struct txs_ident_flow *f, unsigned
 	return id;
 }
 
+/* ---- additions: inline fast path, clock hint, diagnostics ----------------- */
+
+/* The first bytes of every struct txs_ident_core are this view, so the lease
+ * fast path can be inlined into the caller. Only lib/ident writes it; the
+ * owning thread reads it. For strategies other than "lease" slots is NULL. */
+struct txs_ident_lease_slot {
+	uint32_t tag; /* epoch << TXS_IDENT_TAG_SHIFT | bucket; 0 = empty */
+	uint32_t cur; /* next ID << 16 | IDs left in the lease. One 32-bit word:
+		       * the per-ID update is a single 32-bit store (forwarded to
+		       * the next load at once, where a 16-bit one stalls), and
+		       * next wraps at 65536 by dropping the carry. */
+};
+#define TXS_IDENT_TAG_SHIFT 20 /* table_size <= 1 << 20 */
+struct txs_ident_core_view {
+	struct txs_ident_lease_slot *slots; /* lease: direct-mapped by bucket index */
+	uint32_t tag_epoch;                 /* current epoch << TXS_IDENT_TAG_SHIFT */
+	uint32_t bucket_mask;               /* table_size - 1 */
+	uint32_t slot_mask;                 /* slots - 1 */
+};
+
+/* Same contract and result as txs_ident_reserve(); the lease strategy's
+ * common case (the bucket's lease is current and large enough) runs inline,
+ * everything else calls txs_ident_reserve(). Owning thread only, wait-free
+ * on the inline path. */
+static inline uint16_t txs_ident_reserve_fast(struct txs_ident_core *c, uint32_t hash, unsigned segs)
+{
+	struct txs_ident_core_view *v = (struct txs_ident_core_view *)(void *)c;
+	if (TXS_LIKELY(v->slots != NULL)) {
+		uint32_t b = hash & v->bucket_mask;
+		struct txs_ident_lease_slot *s = &v->slots[b & v->slot_mask];
+		uint32_t cur = s->cur;
+		if (TXS_LIKELY(s->tag == (v->tag_epoch | b) && (cur & 0xffff) >= segs)) {
+			s->cur = cur + (segs << 16) - segs;
+			return (uint16_t)(cur >> 16);
+		}
+	}
+	return txs_ident_reserve(c, hash, segs);
+}
+
+/* Let the core observe the coarse clock (lease: leases taken in an earlier
+ * tick expire, so a core that idled does not hand out stale positions).
+ * Optional: refills observe the clock too. Call it once per burst. Owning
+ * thread only; no-op for the other strategies. */
+TXS_API void txs_ident_core_tick(struct txs_ident_core *c);
+
+/* Diagnostics (tests, bench): the 32-bit shared counter of the bucket `hash`
+ * falls in (how far the bucket advanced; relaxed read, any thread). 0 for
+ * strategies without shared counters (percpu-segment, flow). */
+TXS_API uint32_t txs_ident_bucket_position(const struct txs_ident *id, uint32_t hash);
+/* Number of buckets, and the lease block bounds in force (0 unless lease). */
+TXS_API unsigned txs_ident_table_size(const struct txs_ident *id);
+TXS_API void txs_ident_lease_bounds(const struct txs_ident *id, unsigned *bmin, unsigned *bmax);
+
 /* Whether DF datagrams that are not fragmented get ID 0 (conf.df_zero). */
 TXS_API bool txs_ident_df_zero(const struct txs_ident *id);
 /* Name of the strategy in use, and the registered names. */

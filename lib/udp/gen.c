@@ -2,13 +2,47 @@
 /* Connected-flow generator: template built once per worker, patched per packet. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <txscale/gen.h>
+
+/* ---- IPv4 ID from lib/ident (conf->ident_inst) -------------------------- */
+struct gen_ident {
+	struct txs_ident_core *core; /* NULL: use gen_state.ip_id */
+	uint32_t hash;               /* the flow's bucket hash, computed once */
+	bool flow, zero;             /* "flow" strategy; DF + df_zero: ID 0 */
+	struct txs_ident_flow fl;
+};
+
+static int gen_ident_open(struct gen_ident *gi, struct txs_ident *inst, const struct txs_flow_spec *sp, unsigned k)
+{
+	if (!inst || sp->dst.family != AF_INET)
+		return 0; /* IPv6 datagrams sent whole carry no ID */
+	int rc = txs_ident_core_open(inst, k, &gi->core);
+	if (rc < 0)
+		return rc;
+	gi->hash = txs_ident_hash4(inst, sp->dst.v4.s_addr, sp->src.v4.s_addr, 17 /* UDP */);
+	gi->flow = strcmp(txs_ident_name(inst), "flow") == 0;
+	if (gi->flow)
+		txs_ident_flow_init(gi->core, &gi->fl);
+	gi->zero = sp->df && txs_ident_df_zero(inst); /* datagrams are never fragmented here */
+	return 0;
+}
+
+static inline uint16_t gen_ident_next(struct gen_ident *gi)
+{
+	if (gi->zero)
+		return 0;
+	if (gi->flow)
+		return txs_ident_flow_reserve(&gi->fl, 1);
+	return txs_ident_reserve_fast(gi->core, gi->hash, 1);
+}
 
 struct gen_state {
 	struct txs_tmpl t;
 	uint64_t seq;
 	uint16_t ip_id; /* per-flow counter, random start (kernel inet_id) */
+	struct gen_ident id; /* allocator from conf->ident_inst, if any */
 } TXS_CACHE_ALIGNED;
 
 static uint64_t seed64(uint64_t seed, unsigned id)
@@ -44,6 +78,12 @@ static int gen_init(struct txs_worker *w, void *confp)
 		return rc;
 	}
 	g->ip_id = (uint16_t)seed64(c->seed, w->id);
+	rc = gen_ident_open(&g->id, c->ident_inst, &sp, w->id);
+	if (rc < 0) {
+		txs_tmpl_free(&g->t);
+		free(g);
+		return rc;
+	}
 	w->gen = g;
 	return 0;
 }
@@ -56,7 +96,12 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 		return 0;
 	uint64_t seq = g->seq;
 	uint16_t id = g->ip_id;
+	struct gen_ident *gi = g->id.core ? &g->id : NULL;
+	if (gi)
+		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
 	for (unsigned i = 0; i < n; i++) {
+		if (gi)
+			id = gen_ident_next(gi);
 		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
@@ -71,6 +116,7 @@ static void gen_fini(struct txs_worker *w)
 	struct gen_state *g = w->gen;
 	if (!g)
 		return;
+	txs_ident_core_close(g->id.core);
 	txs_tmpl_free(&g->t);
 	free(g);
 	w->gen = NULL;

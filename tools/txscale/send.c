@@ -33,6 +33,8 @@ struct send_cfg {
 	uint64_t seed;
 	const char *summary_file;
 	bool no_pin;
+	const char *ident;
+	bool ident_df_zero;
 };
 
 #define O(f) offsetof(struct send_cfg, f)
@@ -61,6 +63,8 @@ static const struct opt send_opts[] = {
 	{ "dst-mac", 0, OPT_STR, O(dst_mac), "MAC", "destination MAC for frame devices" },
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
+	{ "ident", 0, OPT_STR, O(ident), "NAME", "IPv4 ID allocator: lease, atomic, cas-loop, percpu-segment, flow", "lease" },
+	{ "ident-df-zero", 0, OPT_FLAG, O(ident_df_zero), NULL, "with --df, send IPv4 ID 0 (RFC 6864)" },
 	OPT_END
 };
 #undef O
@@ -109,6 +113,21 @@ static void add_extra(struct txs_json *j, void *arg)
 	txs_json_u64(j, "verify_errors", x->verify_err);
 }
 
+/* --ident NAME: one of the registered strategies, else one line listing them. */
+static int check_ident(const char *name)
+{
+	unsigned n;
+	const char *const *names = txs_ident_strategies(&n);
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
+			return 0;
+	fprintf(stderr, "txscale send: bad value for --ident: '%s': valid are", name);
+	for (unsigned i = 0; i < n; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+	fputc('\n', stderr);
+	return -1;
+}
+
 int cmd_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -133,6 +152,8 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: -4 and -6 exclude each other\n");
 		return 2;
 	}
+	if (check_ident(cfg.ident) < 0)
+		return 2;
 	struct txs_gen_conf gc = { 0 };
 	struct txs_flow_spec *sp = &gc.spec;
 	if (txs_addr_parse(&sp->dst, cfg.dest) < 0) {
@@ -248,6 +269,15 @@ int cmd_send(int argc, char **argv)
 			memcpy(sp->dst_mac, dev->dst_mac, 6);
 	}
 
+	struct txs_ident_conf ic = { .strategy = cfg.ident, .max_cores = nthreads, .seed = cfg.seed,
+				     .df_zero = cfg.ident_df_zero };
+	gc.ident = cfg.ident;
+	rc = txs_ident_create(&gc.ident_inst, &ic);
+	if (rc < 0) {
+		fprintf(stderr, "txscale send: --ident %s: %s\n", cfg.ident, txs_strerror(rc));
+		txs_netdev_close(dev);
+		return 1;
+	}
 	struct txs_engine_conf ec = {
 		.n_workers = nthreads,
 		.cpus = cpus,
@@ -262,6 +292,7 @@ int cmd_send(int argc, char **argv)
 	rc = txs_engine_create(&eng, &ec);
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: engine: %s\n", txs_strerror(rc));
+		txs_ident_destroy(gc.ident_inst);
 		txs_netdev_close(dev);
 		return 1;
 	}
@@ -342,6 +373,7 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: %llu frames failed verification\n", (unsigned long long)x.verify_err);
 	g_engine = NULL;
 	txs_engine_destroy(eng);
+	txs_ident_destroy(gc.ident_inst);
 	txs_netdev_close(dev);
 	free(cur);
 	free(prev);
