@@ -198,3 +198,106 @@ class Lab:
             for s in self.sections:
                 f.write(s + "\n")
         return p
+
+
+# ---------------------------------------------------------------------------
+# experiments: each returns nothing; fills sections/summary; est = seconds
+# ---------------------------------------------------------------------------
+SEED_IDENT = {"cas-loop": 3.4, "atomic": 12.8, "percpu-segment": 14.3}  # Mpps, 32 cores, seed 000
+
+
+def exp_ident(lab, prog, idx):
+    title = "1. IP ID allocators (seed 000-002: ip_idents_reserve)"
+    if not lab.have_bench("ident"):
+        return lab.unavailable(title, "`txscale bench ident` is not built")
+    runs = "3" if lab.a.quick else "7"
+    ops = "2M" if lab.a.quick else "20M"
+    rows = []
+    for i, mode in enumerate(["--hot", "--spread"]):
+        prog.step(idx, i + 1, 2, f"bench ident {mode}")
+        cmd = [lab.txs, "bench", "ident", "--strategies", "cas-loop,atomic,percpu-segment,lease,flow",
+               "--threads", lab.a.threads, mode, "--json", "--runs", runs, "--ops", ops] + lab.cpu_args()
+        rc, out, err = sh(cmd)
+        if rc != 0:
+            return lab.unavailable(title, f"`{' '.join(cmd[1:])}` failed: {err.strip()[:200]}")
+        rows += json_rows(out)
+    lab.save("ident", rows)
+    tmax = max(r["threads"] for r in rows)
+    hot = {(r["strategy"], r["threads"]): r for r in rows if r.get("hot")}
+    threads = sorted({r["threads"] for r in rows})
+    strategies = [s for s in ["cas-loop", "atomic", "percpu-segment", "lease", "flow"]
+                  if any(k[0] == s for k in hot)]
+    body = ["One hot bucket (every core sends to one destination, as in the seed's iperf3 test): "
+            "Mops/s total, ns per ID per thread, and the reuse distance measured for that destination.\n"]
+    body.append(md_table(["strategy"] + [f"{t} thr Mops/s" for t in threads] + [f"{tmax} thr ns/op", "reuse distance"],
+                         [[s] + [fmt(hot.get((s, t), {}).get("mops")) for t in threads]
+                          + [fmt(hot.get((s, tmax), {}).get("ns_per_op")),
+                             hot.get((s, tmax), {}).get("reuse_distance", "n/a")] for s in strategies]))
+
+    def ratio(a, b):
+        x, y = hot.get((a, tmax), {}).get("mops"), hot.get((b, tmax), {}).get("mops")
+        return x / y if x and y else None
+
+    body.append(f"\nRatios at {tmax} threads on one hot bucket, against the seed's 32-core figures "
+                "(3.4 / 12.8 / 14.3 Mpps):\n")
+    body.append(md_table(["ratio", "seed (32 cores, kernel)", f"txscale ({tmax} threads, user space)"], [
+        ["atomic / cas-loop", fmt(12.8 / 3.4), fmt(ratio("atomic", "cas-loop"))],
+        ["percpu-segment / cas-loop", fmt(14.3 / 3.4), fmt(ratio("percpu-segment", "cas-loop"))],
+        ["percpu-segment / atomic", fmt(14.3 / 12.8), fmt(ratio("percpu-segment", "atomic"))],
+        ["lease / atomic", "-", fmt(ratio("lease", "atomic"))],
+        ["lease / cas-loop", "-", fmt(ratio("lease", "cas-loop"))],
+        ["lease / percpu-segment", "-", fmt(ratio("lease", "percpu-segment"))],
+    ]))
+    series = {f"{t} threads": {s: hot.get((s, t), {}).get("mops") for s in strategies} for t in threads}
+    if gnuplot_bars(os.path.join(lab.out, "ident.png"), "IP ID reserve, one hot bucket", "Mops/s (log)",
+                    strategies, series, logscale=True):
+        body.append("\n![ident](ident.png)\n")
+    spread = [r for r in rows if not r.get("hot")]
+    if spread:
+        body.append("\n2048 buckets (spread destinations):\n")
+        body.append(md_table(["strategy", "threads", "Mops/s", "ns/op"],
+                             [[r["strategy"], r["threads"], fmt(r["mops"]), fmt(r["ns_per_op"])] for r in spread]))
+    lab.section(title, "\n".join(body))
+    lab.summary.append(f"IP ID, {tmax} threads, hot bucket: lease = {fmt(ratio('lease', 'atomic'))}x atomic, "
+                       f"{fmt(ratio('lease', 'cas-loop'))}x cas-loop, {fmt(ratio('lease', 'percpu-segment'))}x "
+                       f"percpu-segment; reuse distance lease {hot.get(('lease', tmax), {}).get('reuse_distance')}"
+                       f" vs percpu-segment {hot.get(('percpu-segment', tmax), {}).get('reuse_distance')}")
+
+
+def exp_linksel(lab, prog, idx):
+    title = "2. Bonding round-robin counter (seed 003: rr_tx_counter)"
+    if not lab.have_bench("linksel"):
+        return lab.unavailable(title, "`txscale bench linksel` is not built")
+    prog.step(idx, 1, 1, "bench linksel")
+    cmd = [lab.txs, "bench", "linksel", "--threads", lab.a.threads, "--links", "4", "--json"] + lab.cpu_args()
+    rc, out, err = sh(cmd)
+    if rc != 0:
+        return lab.unavailable(title, f"`{' '.join(cmd[1:])}` failed: {err.strip()[:200]}")
+    rows = json_rows(out)
+    lab.save("linksel", rows)
+    tmax = max(r["threads"] for r in rows)
+    body = ["ns per selection, imbalance (max/min link share over windows of 1000 packets) and Jain's "
+            "fairness index, 4 links.\n",
+            md_table(["mode", "scope", "threads", "ns/op", "imbalance", "Jain"],
+                     [[r.get("mode"), r.get("scope", "-"), r["threads"], fmt(r.get("ns_per_op")),
+                       fmt(r.get("imbalance"), 3), fmt(r.get("jain"), 4)] for r in rows])]
+    rr = {(r.get("scope"), r["threads"]): r for r in rows if r.get("mode") == "balance-rr"}
+    sh_ = rr.get(("shared", tmax), {}).get("ns_per_op")
+    pc = rr.get(("percore", tmax), {}).get("ns_per_op")
+    st = rr.get(("staggered", tmax), {}).get("ns_per_op")
+    r1 = sh_ / pc if sh_ and pc else None
+    r2 = sh_ / st if sh_ and st else None
+    body.append(f"\nAt {tmax} threads: shared / percore = {fmt(r1)}x, shared / staggered = {fmt(r2)}x "
+                "(seed: CPU load 50% -> 10%, i.e. 5x, on a 100 Gbit/s 64-byte test).\n")
+    cats = sorted({f"{r.get('mode')}/{r.get('scope', '-')}" for r in rows})
+    threads = sorted({r["threads"] for r in rows})
+    series = {f"{t} threads": {f"{r.get('mode')}/{r.get('scope', '-')}": r.get("ns_per_op")
+                               for r in rows if r["threads"] == t} for t in threads}
+    if gnuplot_bars(os.path.join(lab.out, "linksel.png"), "link selection cost", "ns per selection (log)",
+                    cats, series, logscale=True):
+        body.append("![linksel](linksel.png)\n")
+    lab.section(title, "\n".join(body))
+    lab.summary.append(f"Bonding rr at {tmax} threads: percore {fmt(r1)}x, staggered {fmt(r2)}x faster than "
+                       f"the shared counter; staggered imbalance "
+                       f"{fmt(rr.get(('staggered', tmax), {}).get('imbalance'), 3)} vs shared "
+                       f"{fmt(rr.get(('shared', tmax), {}).get('imbalance'), 3)}")
