@@ -92,7 +92,7 @@ static void dst_build(const struct txs_udp_ep *ep, struct udp_dst *d, const stru
 		ip[9] = TXS_IPPROTO_UDP;
 		memcpy(ip + 12, &saddr, 4);
 		memcpy(ip + 16, &daddr, 4);
-		d->ip_sum = txs_csum_partial(ip + 12, 8, 0);
+		d->ip_sum = txs_csum_fold16(txs_csum_partial(ip + 12, 8, 0));
 		memcpy(f + UDP4_L4_OFF, ports, 4);
 		d->udp_sum = txs_csum_partial(ports, 4, txs_pseudo4_sum(saddr, daddr, 0));
 		d->id_hash = txs_ident_hash4(ep->ident, daddr, saddr, TXS_IPPROTO_UDP);
@@ -289,7 +289,7 @@ static inline size_t iov_copy(uint8_t *dst, const struct iovec *iov, size_t n)
 }
 
 /* Single frame: the benchmarked path. */
-static inline int emit_one(struct txs_udp_ep *ep, const struct udp_dst *d, const struct udp_eff *o, bool flow,
+static inline __attribute__((always_inline)) int emit_one(struct txs_udp_ep *ep, const struct udp_dst *d, const struct udp_eff *o, bool flow,
 			   const struct iovec *iov, size_t iovlen, size_t len)
 {
 	int err = -ENOBUFS;
@@ -301,15 +301,20 @@ static inline int emit_one(struct txs_udp_ep *ep, const struct udp_dst *d, const
 	if (d->v4) {
 		memcpy(f, d->hdr, UDP4_PAY_OFF);
 		uint8_t *p = f + UDP4_PAY_OFF;
+		/* runts (payload < 18): zero bytes 42..60 first, constant-size
+		 * stores instead of a byte loop */
+		if (len < TXS_ETH_MIN_FRAME - UDP4_PAY_OFF)
+			memset(p, 0, TXS_ETH_MIN_FRAME - UDP4_PAY_OFF);
 		if (TXS_LIKELY(iovlen == 1))
 			memcpy(p, iov[0].iov_base, len);
 		else
 			iov_copy(p, iov, iovlen);
-		uint32_t ps = o->no_csum ? 0 : txs_csum_partial(p, len, 0);
+		uint64_t ps = o->no_csum ? 0 : udp_payload_sum(p, len);
 		uint16_t id = pick_id(ep, d, o, flow, 1);
 		udp_put_ip4(f, d, o, TXS_IPV4_HLEN + ulen, id, o->df ? TXS_IPV4_DF : 0);
 		udp_put_udp(f + UDP4_L4_OFF, d, o, ulen, ps);
-		b->len = udp_pad(f, UDP4_PAY_OFF + (uint32_t)len);
+		uint32_t fl = UDP4_PAY_OFF + (uint32_t)len;
+		b->len = fl < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : fl;
 		b->l4_off = UDP4_L4_OFF;
 	} else {
 		memcpy(f, d->hdr, UDP6_PAY_OFF);
@@ -318,7 +323,7 @@ static inline int emit_one(struct txs_udp_ep *ep, const struct udp_dst *d, const
 			memcpy(p, iov[0].iov_base, len);
 		else
 			iov_copy(p, iov, iovlen);
-		uint32_t ps = txs_csum_partial(p, len, 0);
+		uint64_t ps = udp_payload_sum(p, len);
 		udp_put_ip6(f, ep, o, ulen, TXS_IPPROTO_UDP);
 		udp_put_udp(f + UDP6_L4_OFF, d, o, ulen, ps);
 		b->len = UDP6_PAY_OFF + (uint32_t)len; /* >= 62: never a runt */
@@ -380,7 +385,7 @@ static __attribute__((noinline)) int emit_multi(struct txs_udp_ep *ep, const str
 	return (int)n;
 }
 
-static inline int emit(struct txs_udp_ep *ep, const struct udp_dst *d, const struct udp_eff *o, bool flow,
+static inline __attribute__((always_inline)) int emit(struct txs_udp_ep *ep, const struct udp_dst *d, const struct udp_eff *o, bool flow,
 		       const struct iovec *iov, size_t iovlen, size_t len)
 {
 	uint32_t hdrs = d->v4 ? TXS_IPV4_HLEN + TXS_UDP_HLEN : TXS_IPV6_HLEN + TXS_UDP_HLEN;
@@ -510,13 +515,18 @@ TXS_API ssize_t txs_udp_sendmsg(struct txs_udp_ep *ep, struct txs_udp_msg *m)
 		rc = nr;
 		goto fail;
 	}
-	struct udp_eff o = ep->def;
-	if (m->opts)
-		eff_apply(&o, m->opts);
-	rc = dgram_check(ep, d, &o, len);
-	if (TXS_UNLIKELY(rc < 0))
-		goto fail;
-	rc = emit(ep, d, &o, flow, m->iov, m->iovlen, len);
+	if (TXS_LIKELY(!m->opts && (int64_t)len <= ep->fast_len[d->v4])) {
+		/* endpoint defaults, one frame: every check already holds */
+		rc = emit_one(ep, d, &ep->def, flow, m->iov, m->iovlen, len);
+	} else {
+		struct udp_eff o = ep->def;
+		if (m->opts)
+			eff_apply(&o, m->opts);
+		rc = dgram_check(ep, d, &o, len);
+		if (TXS_UNLIKELY(rc < 0))
+			goto fail;
+		rc = emit(ep, d, &o, flow, m->iov, m->iovlen, len);
+	}
 	if (TXS_UNLIKELY(rc < 0))
 		goto fail;
 	m->frames = (unsigned)rc;
@@ -665,6 +675,13 @@ TXS_API int txs_udp_open(struct txs_udp_ep **out, struct txs_txq *q, const struc
 		ep->own_ident = true;
 	}
 	ep->df_zero = txs_ident_df_zero(ep->ident);
+	/* payloads that take the unchecked path with the defaults: one frame,
+	 * no GSO, and (IPv6 frames) no checksum-off to refuse */
+	for (int v4 = 0; v4 < 2; v4++) {
+		uint32_t hdrs = (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) + TXS_UDP_HLEN;
+		bool ok = !ep->def.gso && (v4 || !ep->def.no_csum);
+		ep->fast_len[v4] = ok ? (int64_t)(mtu - hdrs) : -1;
+	}
 	*out = ep;
 	return 0;
 }

@@ -63,6 +63,8 @@ struct txs_udp_ep {
 	unsigned batch;
 	uint32_t mtu;
 	uint32_t frame_max; /* mtu + Ethernet header */
+	int64_t fast_len[2]; /* [frame is IPv4]: largest payload sent with the
+			      * defaults without checks; -1: none */
 	struct udp_eff def;
 	struct udp_dst *cache;
 	unsigned cache_mask;
@@ -104,6 +106,46 @@ static inline uint16_t udp_fold_final(uint64_t s)
 	return c ? c : 0xffff;
 }
 
+/* Ones'-complement partial sum of a payload, compatible with
+ * txs_csum_partial() (native-order words; a trailing odd byte is the first
+ * byte of a zero-padded word). Inline for the short payloads the hot path
+ * sends; long ones go to the 32-bytes-per-step library loop. */
+static inline uint64_t udp_payload_sum(const uint8_t *p, size_t len)
+{
+	if (len >= 64)
+		return txs_csum_partial(p, len, 0);
+	uint64_t acc = 0, carry = 0;
+	while (len >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		acc += w;
+		carry += acc < w;
+		p += 8;
+		len -= 8;
+	}
+	uint64_t t = 0;
+	if (len & 4) {
+		uint32_t w;
+		memcpy(&w, p, 4);
+		t += w;
+		p += 4;
+	}
+	if (len & 2) {
+		uint16_t w;
+		memcpy(&w, p, 2);
+		t += w;
+		p += 2;
+	}
+	if (len & 1) {
+		uint16_t w = 0;
+		memcpy(&w, p, 1);
+		t += w;
+	}
+	/* fold acc to 32 bits with its carries, then add the tail */
+	uint64_t s = (acc & 0xffffffffu) + (acc >> 32) + carry + t;
+	return s;
+}
+
 /* IPv4 header fields that change per frame; header checksum from the
  * template's address sum plus the variable words. */
 static inline void udp_put_ip4(uint8_t *f, const struct udp_dst *d, const struct udp_eff *o, uint32_t tot_len,
@@ -117,7 +159,11 @@ static inline void udp_put_ip4(uint8_t *f, const struct udp_dst *d, const struct
 	memcpy(ip + 4, &w2, 2);
 	memcpy(ip + 6, &w3, 2);
 	memcpy(ip + 8, &w4, 2);
-	uint16_t c = txs_csum_finish((uint64_t)d->ip_sum + w0 + w1 + w2 + w3 + w4);
+	/* < 2^20: two 16-bit folds are enough */
+	uint32_t s = d->ip_sum + w0 + w1 + w2 + w3 + w4;
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	uint16_t c = (uint16_t)~s;
 	memcpy(ip + 10, &c, 2);
 }
 
@@ -136,7 +182,7 @@ static inline void udp_put_ip6(uint8_t *f, const struct txs_udp_ep *ep, const st
 /* UDP length and checksum; paysum is the payload's partial sum (the payload
  * starts at an even offset from the UDP header). */
 static inline void udp_put_udp(uint8_t *u, const struct udp_dst *d, const struct udp_eff *o, uint32_t ulen,
-			       uint32_t paysum)
+			       uint64_t paysum)
 {
 	uint16_t l = htons((uint16_t)ulen);
 	memcpy(u + 4, &l, 2);
