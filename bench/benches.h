@@ -4,8 +4,10 @@
 #define TXS_BENCHES_H
 int bench_path(int argc, char **argv);
 int bench_ident(int argc, char **argv);
+int bench_sendmsg(int argc, char **argv);
 
 #define TXS_BENCHES \
 	{ "ident", "IP ID allocators: Mops/s, ns/ID, reuse distance, strategy x threads", bench_ident }, \
-	{ "path", "send path into the dummy device: Mpps per core, 1 vs N threads", bench_path },
+	{ "path", "send path into the dummy device: Mpps per core, 1 vs N threads", bench_path }, \
+	{ "sendmsg", "txs_udp_sendmsg calls/s per core, IPv4/IPv6, connected/unconnected", bench_sendmsg },
 #endif

@@ -94,11 +94,14 @@ static void duration_stops(void **st)
 static void rate_control(void **st)
 {
 	(void)st;
-	/* 50k pps for 0.5 s: packet k is due at k/rate, so the count follows the
-	 * schedule whatever the load, within 1% */
+	/* 50k pps for 0.5 s: packet k is due at t0 + k/rate, so the engine is
+	 * never ahead of the schedule (at most one burst of slack). How close it
+	 * stays behind depends on getting the CPU, which a unit test on a shared
+	 * machine cannot promise: accuracy (within 1%) is measured in bench/, here
+	 * only a loose lower bound. */
 	struct run r = run_engine("dummy", 1, 0, 0.5, 50000, false, 16);
-	double expect = 50000 * 0.5;
-	assert_true(r.packets >= expect * 0.99 && r.packets <= expect * 1.01 + 32);
+	assert_true(r.packets <= 50000 * r.secs * 1.001 + 32);
+	assert_true(r.packets >= 50000 * 0.5 * 0.5);
 	/* split over 2 workers; with a count the run ends when the count is reached */
 	r = run_engine("dummy", 2, 20000, 0, 100000, true, 16);
 	assert_int_equal(r.packets, 20000);

@@ -12,6 +12,7 @@
 #include <txscale/txscale.h>
 #include "cli.h"
 #include "opt.h"
+#include "send_udp.h"
 
 struct send_cfg {
 	const char *dest;
@@ -35,6 +36,8 @@ struct send_cfg {
 	bool no_pin;
 	const char *ident;
 	bool ident_df_zero;
+	unsigned gso;
+	bool connected, unconnected;
 };
 
 #define O(f) offsetof(struct send_cfg, f)
@@ -62,6 +65,9 @@ static const struct opt send_opts[] = {
 	{ "src-mac", 0, OPT_STR, O(src_mac), "MAC", "source MAC for frame devices" },
 	{ "dst-mac", 0, OPT_STR, O(dst_mac), "MAC", "destination MAC for frame devices" },
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
+	{ "gso", 0, OPT_UINT, O(gso), "SIZE", "UDP_SEGMENT: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "0", 0, 65535 },
+	{ "connected", 0, OPT_FLAG, O(connected), NULL, "one connected flow per thread (default)" },
+	{ "unconnected", 0, OPT_FLAG, O(unconnected), NULL, "name the destination per datagram (sendmsg path)" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ident", 0, OPT_STR, O(ident), "NAME", "IPv4 ID allocator: lease, atomic, cas-loop, percpu-segment, flow", "lease" },
 	{ "ident-df-zero", 0, OPT_FLAG, O(ident_df_zero), NULL, "with --df, send IPv4 ID 0 (RFC 6864)" },
@@ -200,6 +206,12 @@ int cmd_send(int argc, char **argv)
 	sp->no_udp_csum = cfg.no_csum;
 	gc.spread_sport = true;
 	gc.seed = cfg.seed;
+	struct txs_udp_gen_conf uc;
+	uint32_t sock_frame = 0;
+	unsigned burst = 0;
+	int route = send_udp_route(cfg.gso, cfg.connected, cfg.unconnected, sp, &uc, &sock_frame, &burst);
+	if (route == 2)
+		return 2;
 
 	/* threads and CPUs */
 	int cpus[TXS_MAX_CORES];
@@ -241,12 +253,12 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: cannot build packets: %s\n", txs_strerror(rc));
 		return 2;
 	}
-	uint32_t wire = probe.wire_len;
+	uint32_t wire = route ? sock_frame : probe.wire_len;
 	txs_tmpl_free(&probe);
 
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
 
-	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = wire };
+	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = route ? SEND_UDP_FRAME_SIZE : wire };
 	if (cfg.src_mac) {
 		memcpy(dc.src_mac, sp->src_mac, 6);
 		dc.have_src_mac = true;
@@ -278,6 +290,8 @@ int cmd_send(int argc, char **argv)
 		txs_netdev_close(dev);
 		return 1;
 	}
+	uc.spec = *sp;
+	uc.ident = gc.ident_inst; /* the sendmsg path shares the --ident allocator */
 	struct txs_engine_conf ec = {
 		.n_workers = nthreads,
 		.cpus = cpus,
@@ -285,8 +299,9 @@ int cmd_send(int argc, char **argv)
 		.duration = cfg.time,
 		.rate_pps = rate_pps,
 		.dev = dev,
-		.gen = &txs_udp_gen_ops,
-		.gen_conf = &gc,
+		.burst = burst,
+		.gen = route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
+		.gen_conf = route ? (void *)&uc : (void *)&gc,
 	};
 	struct txs_engine *eng;
 	rc = txs_engine_create(&eng, &ec);
