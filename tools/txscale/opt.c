@@ -249,7 +249,10 @@ void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FI
 			n = snprintf(left, sizeof(left), "    ");
 		snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", o->lng, o->metavar ? " " : "",
 			 o->metavar ? o->metavar : "");
-		fprintf(f, "  %-26s %s", left, o->help);
+		if (strlen(left) > 26)
+			fprintf(f, "  %s\n  %-26s %s", left, "", o->help); /* long metavar: help below */
+		else
+			fprintf(f, "  %-26s %s", left, o->help);
 		if (o->def)
 			fprintf(f, " (default %s)", o->def);
 		fputc('\n', f);
