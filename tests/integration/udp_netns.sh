@@ -89,6 +89,27 @@ fi
 # socket is checked here (bind=tx0), with the source given
 run_case v4_bind --dev udp:bind=tx0 -B 198.18.0.1 -n 10000 -p 9 198.18.0.2
 
+# a full device queue: a slow qdisc on tx0 and a socket buffer larger than the
+# qdisc limit make the kernel refuse datagrams (ENOBUFS, reported thanks to
+# IP_RECVERR). Refused frames are retried, then counted as drops: sent +
+# drops = built, the device's drop_full equals the engine's drops, and rx0
+# sees exactly the sent ones.
+if tc -n "$A" qdisc add dev tx0 root tbf rate 1mbit burst 5k limit 5k 2>/dev/null; then
+  run_case v4_qdisc_full --dev udp:sndbuf=4000000 -n 3000 -p 9 198.18.0.2
+  s=$dir/v4_qdisc_full.json
+  sent=$(summary_field "$s" packets) drops=$(summary_field "$s" drops)
+  link=$(sed -n 's/.*"links":\[{\([^}]*\)}.*/\1/p' "$s")
+  ldrops=$(echo "$link" | sed -n 's/.*"drops":\([0-9]*\).*/\1/p')
+  lerrs=$(echo "$link" | sed -n 's/.*"errors":\([0-9]*\).*/\1/p')
+  echo "v4_qdisc_full: engine drops $drops, device drop_full $ldrops, drop_err $lerrs"
+  [ $((sent + drops)) -eq 3000 ] || fail "v4_qdisc_full: sent $sent + drops $drops != 3000 built"
+  [ "$drops" -gt 0 ] || fail "v4_qdisc_full: the slow qdisc refused nothing (test did not test)"
+  [ "$ldrops" = "$drops" ] && [ "$lerrs" = 0 ] || fail "v4_qdisc_full: device drop_full $ldrops / drop_err $lerrs, engine drops $drops"
+  tc -n "$A" qdisc del dev tx0 root
+else
+  echo "note: no tbf qdisc: the full-queue case is skipped"
+fi
+
 # the wire: TOS, TTL, DF, ports and source as the frames say
 if command -v tshark >/dev/null; then
   ip netns exec "$B" tshark -n -i rx0 -a duration:8 -c 100 -f "udp and dst port 7" -w "$dir/wire.pcap" \
