@@ -45,6 +45,11 @@ bench: build
 	@scripts/deps bench
 	bench/run-all $(TXS)
 
+# txscale devices against peer tools (iperf3, sockperf, ...) on one veth: docs/results/peers.json
+bench-peers: build
+	@scripts/deps bench
+	bench/peers --txscale $(TXS) --out docs/results/peers.json $(PEERS_ARGS)
+
 install: build
 	cmake --install $(BUILD)
 

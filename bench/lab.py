@@ -301,3 +301,49 @@ def exp_linksel(lab, prog, idx):
                        f"the shared counter; staggered imbalance "
                        f"{fmt(rr.get(('staggered', tmax), {}).get('imbalance'), 3)} vs shared "
                        f"{fmt(rr.get(('shared', tmax), {}).get('imbalance'), 3)}")
+
+
+SEED_UDPV6_TX = 2240481  # tx/s per core, dummy netdev, 16-byte datagrams (seed 004)
+
+
+def exp_sendmsg(lab, prog, idx):
+    title = "3. sendmsg path (seed 004: udpv6_sendmsg over a dummy netdev)"
+    if not lab.have_bench("sendmsg"):
+        return lab.unavailable(title, "`txscale bench sendmsg` is not built")
+    prog.step(idx, 1, 2, "bench sendmsg")
+    n = "2M" if lab.a.quick else "20M"
+    runs = "3" if lab.a.quick else "7"
+    cmd = [lab.txs, "bench", "sendmsg", "-n", n, "--runs", runs, "--json"] + lab.cpu_args(1)
+    rc, out, err = sh(cmd)
+    if rc != 0:
+        return lab.unavailable(title, f"`{' '.join(cmd[1:])}` failed: {err.strip()[:200]}")
+    rows = json_rows(out)
+    prog.step(idx, 2, 2, "callgrind instructions per call")
+    ipc = {}
+    if shutil.which("valgrind"):
+        rc, out2, err2 = sh(["bash", "bench/sendmsg-callgrind", lab.txs, "50000" if lab.a.quick else "200000"])
+        for line in out2.splitlines():
+            parts = line.replace(":", "").split()
+            if len(parts) >= 3 and parts[0].startswith("IPv"):
+                ipc[(int(parts[0][3:]), parts[1] == "connected")] = float(parts[2])
+    for r in rows:
+        r["instructions_per_call"] = ipc.get((r.get("family"), r.get("connected")))
+    lab.save("sendmsg", rows)
+    body = ["16-byte payloads into the dummy device, one core; calls/s is the median of the runs. "
+            "Instructions per call from callgrind (`bench/sendmsg-callgrind`), setup excluded.\n",
+            md_table(["family", "destination", "M calls/s per core", "x seed (2.24 M tx/s)", "instructions/call"],
+                     [[f"IPv{r['family']}", "connected" if r["connected"] else "per call",
+                       fmt(r["calls_per_s"] / 1e6), fmt(r["calls_per_s"] / SEED_UDPV6_TX, 1),
+                       fmt(r.get("instructions_per_call"), 0)] for r in rows])]
+    by = {(r["family"], r["connected"]): r["calls_per_s"] for r in rows}
+    ratios = []
+    for conn in (True, False):
+        if by.get((4, conn)) and by.get((6, conn)):
+            ratios.append((conn, by[(4, conn)] / by[(6, conn)]))
+    body.append("\nIPv6 / IPv4 cost ratio (time per call): " + ", ".join(
+        f"{'connected' if c else 'unconnected'} {fmt(x)}" for c, x in ratios) + "\n")
+    v6 = by.get((6, True))
+    lab.section(title, "\n".join(body))
+    lab.summary.append(f"sendmsg: IPv6 connected {fmt((v6 or 0) / 1e6)} M calls/s per core = "
+                       f"{fmt((v6 or 0) / SEED_UDPV6_TX, 1)}x the seed's udpv6_sendmsg figure; IPv6/IPv4 cost "
+                       + ", ".join(f"{fmt(x)}" for _, x in ratios))

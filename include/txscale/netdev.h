@@ -26,6 +26,7 @@
 #define TXSCALE_NETDEV_H
 
 #include <txscale/common.h>
+#include <txscale/pkt.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +82,14 @@ struct txs_netdev_conf {
 	uint32_t frame_size;      /* largest frame the caller will build */
 	uint8_t src_mac[6], dst_mac[6];
 	bool have_src_mac, have_dst_mac;
+	/* Optional, for backends that send through the kernel's IP stack (udp:):
+	 * the flow's destination and, when the caller fixed it, its source
+	 * (family 0 = not given; ports host order, 0 = not given). With dst set,
+	 * such a backend checks the route at open and reports the source address
+	 * the kernel would pick in txs_netdev.kernel_src. Frames stay the truth:
+	 * each queue connects to what its first frame carries. */
+	struct txs_addr dst, src;
+	uint16_t dport, sport;
 };
 
 struct txs_netdev {
@@ -93,6 +102,9 @@ struct txs_netdev {
 	void *priv;
 	struct txs_txq **queues;  /* opened queues, for stats */
 	char err[160];            /* backend's reason for a failed open */
+	/* Set by kernel-stack backends (udp:) when conf.dst was given: the
+	 * source address the kernel uses towards it (family 0 = not known). */
+	struct txs_addr kernel_src;
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad

@@ -8,6 +8,10 @@
 
 static const struct txs_netdev_ops *const backends[] = {
 	&txs_netdev_dummy_ops,
+	&txs_netdev_udp_ops,
+#ifdef TXS_HAVE_PCAP
+	&txs_netdev_pcap_ops,
+#endif
 #ifdef TXS_NETDEV_EXTRA
 	TXS_NETDEV_EXTRA
 #endif

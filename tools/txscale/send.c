@@ -40,11 +40,25 @@ struct send_cfg {
 	bool connected, unconnected;
 };
 
+/* --dev help: the registered backends' usage lines, filled before parsing */
+static char dev_help[2048];
+
+static void build_dev_help(void)
+{
+	unsigned n;
+	const struct txs_netdev_ops *const *b = txs_netdev_backends(&n);
+	size_t off = (size_t)snprintf(dev_help, sizeof(dev_help), "device, one of:");
+	for (unsigned i = 0; i < n && off < sizeof(dev_help); i++)
+		off += (size_t)snprintf(dev_help + off, sizeof(dev_help) - off, "\n%29s%s", "", b[i]->usage);
+	if (off < sizeof(dev_help))
+		snprintf(dev_help + off, sizeof(dev_help) - off, "\n%28s", "");
+}
+
 #define O(f) offsetof(struct send_cfg, f)
 static const struct opt send_opts[] = {
 	{ "client", 'c', OPT_STR, O(dest), "ADDR", "destination address (or give it as DEST)" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "destination UDP port", "5201" },
-	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (dummy/pcap: 198.18.0.1 or 2001:2::1)" },
+	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; other devices: 198.18.0.1 or 2001:2::1)" },
 	{ "sport", 0, OPT_PORT, O(sport), "PORT", "source port of thread 0; thread k uses PORT+k", "40000" },
 	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only (destination must be IPv4)" },
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (destination must be IPv6)" },
@@ -57,7 +71,7 @@ static const struct opt send_opts[] = {
 	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin workers" },
 	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
-	{ "dev", 0, OPT_STR, O(dev), "DEV", "device: dummy[:links=N][,verify]", "dummy" },
+	{ "dev", 0, OPT_STR, O(dev), "DEV", dev_help, "dummy" },
 	{ "tos", 0, OPT_UINT, O(tos), "TOS", "IPv4 TOS / IPv6 traffic class", "0", 0, 255 },
 	{ "ttl", 0, OPT_UINT, O(ttl), "TTL", "IPv4 TTL / IPv6 hop limit", "64", 1, 255 },
 	{ "df", 0, OPT_FLAG, O(df), NULL, "set IPv4 don't-fragment" },
@@ -140,6 +154,7 @@ int cmd_send(int argc, char **argv)
 	const char *pos[1];
 	int npos = 0;
 	static const char *syn = "[options] [-c] DEST";
+	build_dev_help();
 	int rc = opt_parse("send", syn, send_opts, &cfg, argc, argv, pos, 1, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
@@ -258,7 +273,10 @@ int cmd_send(int argc, char **argv)
 
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
 
-	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = route ? SEND_UDP_FRAME_SIZE : wire };
+	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = route ? SEND_UDP_FRAME_SIZE : wire,
+				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
+	if (cfg.bind)
+		dc.src = sp->src;
 	if (cfg.src_mac) {
 		memcpy(dc.src_mac, sp->src_mac, 6);
 		dc.have_src_mac = true;
@@ -273,6 +291,16 @@ int cmd_send(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: --dev %s\n", err);
 		return rc == -EINVAL || rc == -ENODEV ? 2 : 1;
+	}
+	if (dev->kernel_src.family == sp->dst.family) {
+		/* the device sends through the kernel's IP stack: default to the
+		 * source it picks, and say so when -B names another one */
+		char a[INET6_ADDRSTRLEN], k[INET6_ADDRSTRLEN];
+		if (!cfg.bind)
+			sp->src = dev->kernel_src;
+		else if (memcmp(sp->src.bytes, dev->kernel_src.bytes, v4 ? 4 : 16) != 0)
+			fprintf(stderr, "txscale send: -B %s is not a local address: the kernel sends from %s\n",
+				txs_addr_str(&sp->src, a, sizeof(a)), txs_addr_str(&dev->kernel_src, k, sizeof(k)));
 	}
 	if (dev->l2_needed) {
 		if (!cfg.src_mac)

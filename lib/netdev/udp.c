@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: MIT */
+/* The udp device: frames leave through kernel UDP sockets.
+ *
+ *   udp[:OPTIONS]   OPTIONS, comma separated:
+ *     gso[=N]        coalesce up to N (2..64; bare "gso" or gso=1: 64) consecutive
+ *                    same-size payloads of a burst into one UDP_SEGMENT send;
+ *                    gso=0 / gso=off: no GSO (default)
+ *     bind=IFNAME    SO_BINDTODEVICE for every link that names no interface
+ *     links=L+L+...  several links, one socket per link per queue; each L is
+ *                    IFNAME, ADDR (source address) or ADDR@IFNAME
+ *     sndbuf=BYTES   SO_SNDBUF of every socket
+ *     df             IPv6: IPV6_DONTFRAG (IPv4 takes DF from the frames)
+ *
+ * Each queue (worker) owns one socket per link. A socket is set up from the
+ * first frame sent on it: TOS/TTL/DF (IPv6: traffic class/hop limit), a zero
+ * UDP checksum (SO_NO_CHECK), source bound to the frame's source address and
+ * port when the address is local (otherwise the wildcard: the kernel picks the
+ * source; a source port in use falls back to a kernel-chosen port), then
+ * connect()ed to the frame's destination. All frames of a queue and link must
+ * carry the same addresses, ports, TOS and TTL (one flow per queue, as the
+ * txscale generator builds them); later frames contribute only their UDP
+ * payload, which sendmmsg() reads straight from the frame buffer (no copy).
+ *
+ * Counting (docs/devices.md): a message the kernel accepted counts its
+ * segments in `packets`. Sockets are non-blocking and carry IP_RECVERR, so a
+ * full socket buffer (EAGAIN) or a full device queue (ENOBUFS, silent without
+ * IP_RECVERR) is reported: tx_send then returns the accepted prefix and marks
+ * the rest "full"; tx_flush waits up to 1 ms for POLLOUT (ENOBUFS: 50 us) so
+ * the engine's retries are worth something. Other errors mark the rest "err".
+ * Frames still marked when the caller releases them are counted drop_full /
+ * drop_err. ICMP errors reported late on a connected socket (ECONNREFUSED,
+ * EHOSTUNREACH, ...) concern earlier datagrams: the refused datagram was not
+ * sent, so it is sent again, at most UDP_ASYNC_BUDGET times per call.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <txscale/pkt.h>
+#include "netdev_priv.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+#define UDP_POOL 256          /* frames per queue, reused every burst: the kernel copies at send */
+#define UDP_GSO_MAX 64        /* segments per send every kernel with UDP_SEGMENT accepts */
+#define UDP_ASYNC_BUDGET 8    /* late ICMP reports absorbed per tx_send call */
+#define UDP_FULL_WAIT_MS 1    /* tx_flush after EAGAIN: wait this long for POLLOUT */
+#define UDP_NOBUF_WAIT_NS 50000
+
+/* refusal marks in txs_pktbuf.priv, read back by tx_release */
+enum { MARK_NONE = 0, MARK_FULL = 1, MARK_ERR = 2 };
+
+struct udp_link {
+	char ifname[IF_NAMESIZE]; /* "" = not bound to a device */
+	struct txs_addr addr;     /* family 0 = source from the frame */
+};
+
+struct udp_dev {
+	unsigned gso_max; /* 0 = off */
+	int sndbuf;       /* 0 = kernel default */
+	bool v6_dontfrag;
+	char bind_if[IF_NAMESIZE];
+	unsigned n_links;
+	bool links_given;
+	struct udp_link link[TXS_MAX_LINKS];
+};
+
+/* What a socket is set up from (the first frame, or conf at open). */
+struct udp_flow {
+	int family;
+	struct txs_addr src, dst;
+	uint16_t sport, dport;
+	uint8_t tos, ttl;
+	bool df, no_csum;
+};
+
+struct udp_sock {
+	int fd;             /* -1 until the first frame on this link */
+	int err;            /* sticky setup failure (positive errno), 0 = none */
+	uint32_t gso_limit; /* largest payload to coalesce (path MTU - headers); 0 = no GSO */
+	uint32_t max_dgram; /* largest UDP payload of one send */
+};
+
+union udp_cmsg {
+	char buf[CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
+};
+
+struct udp_q {
+	struct udp_sock s[TXS_MAX_LINKS];
+	unsigned n_links, gso_max;
+	int last_refusal;    /* errno of the last "full" refusal, for tx_flush */
+	uint64_t async_reports;
+	uint32_t buf_size;
+	uint8_t *pool;
+	struct mmsghdr msg[UDP_POOL];
+	struct iovec iov[UDP_POOL];
+	uint16_t first[UDP_POOL + 1]; /* message m covers frames first[m]..first[m+1]-1 of the run */
+	bool ours[UDP_POOL];          /* message m was coalesced here (GSO may be turned off) */
+	union udp_cmsg cm[UDP_POOL];
+	TXS_CACHE_GUARD;
+} TXS_CACHE_ALIGNED;
+
+/* ---- options ---------------------------------------------------------- */
+
+static int copy_ifname(struct txs_netdev *dev, char *dst, const char *name)
+{
+	if (!*name || strlen(name) >= IF_NAMESIZE) {
+		txs_netdev_set_err(dev, "bad interface name '%s'", name);
+		return -EINVAL;
+	}
+	strcpy(dst, name);
+	return 0;
+}
+
+static int parse_link(struct txs_netdev *dev, struct udp_link *l, char *item)
+{
+	char *at = strchr(item, '@');
+	if (at) {
+		*at = 0;
+		if (txs_addr_parse(&l->addr, item) < 0) {
+			txs_netdev_set_err(dev, "links: bad source address '%s'", item);
+			return -EINVAL;
+		}
+		return copy_ifname(dev, l->ifname, at + 1);
+	}
+	if (txs_addr_parse(&l->addr, item) == 0)
+		return 0;
+	return copy_ifname(dev, l->ifname, item);
+}
+
+static int udp_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
+{
+	struct udp_dev *d = arg;
+	if (strcmp(key, "gso") == 0) {
+		if (!val || strcmp(val, "on") == 0 || strcmp(val, "1") == 0) {
+			d->gso_max = UDP_GSO_MAX;
+			return 0;
+		}
+		if (strcmp(val, "off") == 0 || strcmp(val, "0") == 0) {
+			d->gso_max = 0;
+			return 0;
+		}
+		char *end;
+		long n = strtol(val, &end, 10);
+		if (*end || n < 2 || n > UDP_GSO_MAX) {
+			txs_netdev_set_err(dev, "gso=%s: expected on, off or 2..%d segments", val, UDP_GSO_MAX);
+			return -EINVAL;
+		}
+		d->gso_max = (unsigned)n;
+		return 0;
+	}
+	if (strcmp(key, "bind") == 0 && val)
+		return copy_ifname(dev, d->bind_if, val);
+	if (strcmp(key, "sndbuf") == 0 && val) {
+		char *end;
+		long n = strtol(val, &end, 10);
+		if (*end || n < 1024 || n > (1l << 30)) {
+			txs_netdev_set_err(dev, "sndbuf=%s: expected 1024..1073741824 bytes", val);
+			return -EINVAL;
+		}
+		d->sndbuf = (int)n;
+		return 0;
+	}
+	if (strcmp(key, "df") == 0 && !val) {
+		d->v6_dontfrag = true;
+		return 0;
+	}
+	if (strcmp(key, "links") == 0 && val) {
+		char buf[256];
+		snprintf(buf, sizeof(buf), "%s", val);
+		d->n_links = 0;
+		char *save = NULL;
+		for (char *it = strtok_r(buf, "+", &save); it; it = strtok_r(NULL, "+", &save)) {
+			if (d->n_links == TXS_MAX_LINKS) {
+				txs_netdev_set_err(dev, "links=%s: at most %d links", val, TXS_MAX_LINKS);
+				return -EINVAL;
+			}
+			int rc = parse_link(dev, &d->link[d->n_links], it);
+			if (rc)
+				return rc;
+			d->n_links++;
+		}
+		if (!d->n_links) {
+			txs_netdev_set_err(dev, "links=%s: no link given", val);
+			return -EINVAL;
+		}
+		d->links_given = true;
+		return 0;
+	}
+	txs_netdev_set_err(dev, "unknown udp option '%s' (expected gso[=N], bind=IFNAME, links=L+L.., sndbuf=BYTES, df)",
+			   key);
+	return -EINVAL;
+}
+
+/* ---- socket setup (cold: once per queue and link) ---------------------- */
+
+static socklen_t fill_sa(struct sockaddr_storage *ss, const struct txs_addr *a, int family, uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		if (a && a->family == AF_INET)
+			s4->sin_addr = a->v4;
+		return sizeof(*s4);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	if (a && a->family == AF_INET6)
+		s6->sin6_addr = a->v6;
+	return sizeof(*s6);
+}
+
+static bool addr_unspec(const struct txs_addr *a)
+{
+	static const uint8_t zero[16];
+	return a->family == 0 || memcmp(a->bytes, zero, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+/* Open, configure, bind and connect one socket for `f` on link `l`. On
+ * failure returns -errno and, if why is given, one line saying which step. */
+static int sock_connect(const struct udp_dev *d, const struct udp_link *l, const struct udp_flow *f, int *out,
+			struct txs_addr *src_out, char *why, size_t wlen)
+{
+	const char *step = "socket";
+	const char *ifn = l->ifname[0] ? l->ifname : d->bind_if;
+	int one = 1, fd = socket(f->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (fd < 0)
+		goto fail;
+	if (ifn[0]) {
+		step = "SO_BINDTODEVICE";
+		if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifn, (socklen_t)strlen(ifn)) < 0)
+			goto fail;
+	}
+	step = "SO_SNDBUF";
+	if (d->sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &d->sndbuf, sizeof(d->sndbuf)) < 0)
+		goto fail;
+	if (f->family == AF_INET) {
+		int tos = f->tos, ttl = f->ttl ? f->ttl : 64;
+		int pmtu = f->df ? IP_PMTUDISC_DO : IP_PMTUDISC_DONT;
+		step = "IPv4 socket options";
+		if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) < 0 ||
+		    setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0 ||
+		    setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) < 0 ||
+		    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) < 0 ||
+		    (f->no_csum && setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)) < 0))
+			goto fail;
+	} else {
+		int tc = f->tos, hops = f->ttl ? f->ttl : 64;
+		step = "IPv6 socket options";
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &one, sizeof(one)) < 0 ||
+		    setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tc, sizeof(tc)) < 0 ||
+		    setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &hops, sizeof(hops)) < 0 ||
+		    (d->v6_dontfrag && setsockopt(fd, IPPROTO_IPV6, IPV6_DONTFRAG, &one, sizeof(one)) < 0))
+			goto fail;
+	}
+	/* source: the link's address, else the frame's when it is local, else the
+	 * wildcard; port: the frame's, else (in use) one the kernel picks */
+	const struct txs_addr *src = l->addr.family ? &l->addr : addr_unspec(&f->src) ? NULL : &f->src;
+	uint16_t port = f->sport;
+	struct sockaddr_storage ss;
+	step = "bind";
+	for (int attempt = 0; attempt < 3; attempt++) {
+		socklen_t sl = fill_sa(&ss, src, f->family, port);
+		if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
+			break;
+		if (errno == EADDRNOTAVAIL && src && !l->addr.family)
+			src = NULL;
+		else if (errno == EADDRINUSE && port)
+			port = 0;
+		else
+			goto fail;
+		if (attempt == 2)
+			goto fail;
+	}
+	step = "connect";
+	socklen_t dl = fill_sa(&ss, &f->dst, f->family, f->dport);
+	if (connect(fd, (struct sockaddr *)&ss, dl) < 0)
+		goto fail;
+	if (src_out) {
+		socklen_t sl = sizeof(ss);
+		memset(src_out, 0, sizeof(*src_out));
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+			src_out->family = ss.ss_family;
+			if (ss.ss_family == AF_INET)
+				src_out->v4 = ((struct sockaddr_in *)&ss)->sin_addr;
+			else
+				src_out->v6 = ((struct sockaddr_in6 *)&ss)->sin6_addr;
+		}
+	}
+	*out = fd;
+	return 0;
+fail:;
+	int e = errno ? errno : EIO;
+	if (why) {
+		char ab[INET6_ADDRSTRLEN];
+		if (strcmp(step, "connect") == 0)
+			snprintf(why, wlen, "connect to %s port %u: %s", txs_addr_str(&f->dst, ab, sizeof(ab)),
+				 f->dport, strerror(e));
+		else if (strcmp(step, "SO_BINDTODEVICE") == 0)
+			snprintf(why, wlen, "bind to interface '%s': %s", ifn, strerror(e));
+		else
+			snprintf(why, wlen, "%s: %s", step, strerror(e));
+	}
+	if (fd >= 0)
+		close(fd);
+	return -e;
+}
+
+/* GSO on a connected socket: supported by the kernel, payloads up to the path
+ * MTU, and not with a zero UDP checksum (the kernel refuses that). */
+static void sock_gso_setup(struct udp_sock *s, const struct udp_flow *f, unsigned gso_max)
+{
+	s->max_dgram = f->family == AF_INET ? 65507 : 65527;
+	s->gso_limit = 0;
+	if (gso_max < 2 || f->no_csum)
+		return;
+	int zero = 0, mtu = 0;
+	socklen_t ml = sizeof(mtu);
+	if (setsockopt(s->fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) < 0)
+		return; /* kernel without UDP GSO */
+	if (f->family == AF_INET ? getsockopt(s->fd, IPPROTO_IP, IP_MTU, &mtu, &ml) < 0
+				 : getsockopt(s->fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &ml) < 0)
+		return;
+	int lim = mtu - (f->family == AF_INET ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) - TXS_UDP_HLEN;
+	if (lim > 0)
+		s->gso_limit = (uint32_t)lim;
+}
+
+static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, struct udp_sock *s, unsigned link,
+							   const struct txs_pktbuf *b)
+{
+	const struct udp_dev *d = q->dev->priv;
+	struct udp_q *u = q->priv;
+	struct txs_pkt_info pi;
+	if (txs_parse(b->data, b->len, TXS_L2_ETH, &pi) != TXS_PERR_OK)
+		return -EINVAL;
+	struct udp_flow f = { .family = pi.family, .src = pi.src, .dst = pi.dst, .sport = pi.sport,
+			      .dport = pi.dport, .tos = pi.tos, .ttl = pi.ttl, .df = pi.df,
+			      .no_csum = pi.family == AF_INET && !pi.udp_csum_present };
+	int rc = sock_connect(d, &d->link[link], &f, &s->fd, NULL, NULL, 0);
+	if (rc < 0) {
+		s->fd = -1;
+		s->err = -rc;
+		return rc;
+	}
+	sock_gso_setup(s, &f, u->gso_max);
+	return 0;
+}
+
+/* ---- device ------------------------------------------------------------ */
+
+static int udp_open(struct txs_netdev *dev, const char *args)
+{
+	struct udp_dev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->n_links = 1;
+	int rc = txs_netdev_parse_args(dev, args, udp_arg, d);
+	for (unsigned i = 0; rc == 0 && i < d->n_links; i++) {
+		const char *ifn = d->link[i].ifname[0] ? d->link[i].ifname : d->bind_if;
+		if (ifn[0] && if_nametoindex(ifn) == 0) {
+			txs_netdev_set_err(dev, "no interface '%s' here", ifn);
+			rc = -ENODEV;
+		}
+	}
+	/* With the destination known, check the route now (one clear error at
+	 * open instead of drops later) and learn the kernel's source address. */
+	const struct txs_netdev_conf *c = &dev->conf;
+	for (unsigned i = 0; rc == 0 && c->dst.family && i < d->n_links; i++) {
+		const struct udp_link *l = &d->link[i];
+		if (l->addr.family && l->addr.family != c->dst.family) {
+			txs_netdev_set_err(dev, "link %u: source address family differs from the destination's", i);
+			rc = -EINVAL;
+			break;
+		}
+		struct udp_flow f = { .family = c->dst.family, .dst = c->dst, .dport = c->dport ? c->dport : 9 };
+		if (c->src.family == c->dst.family)
+			f.src = c->src;
+		struct txs_addr ksrc;
+		int fd;
+		char why[140];
+		rc = sock_connect(d, l, &f, &fd, &ksrc, why, sizeof(why));
+		if (rc < 0) {
+			txs_netdev_set_err(dev, "%s", why);
+			break;
+		}
+		close(fd);
+		if (i == 0)
+			dev->kernel_src = ksrc;
+	}
+	if (rc) {
+		free(d);
+		return rc;
+	}
+	dev->n_links = d->n_links;
+	dev->l2_needed = false;
+	dev->priv = d;
+	return 0;
+}
+
+static void udp_close(struct txs_netdev *dev)
+{
+	free(dev->priv);
+}
+
+static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
+{
+	const struct udp_dev *d = dev->priv;
+	struct udp_q *u = aligned_alloc(TXS_CACHE_LINE, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	memset(u, 0, sizeof(*u));
+	u->n_links = d->n_links;
+	u->gso_max = d->gso_max;
+	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
+		u->s[i].fd = -1;
+	u->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
+	u->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)UDP_POOL * u->buf_size);
+	if (!u->pool) {
+		free(u);
+		return -ENOMEM;
+	}
+	q->priv = u;
+	return 0;
+}
+
+static void udp_txq_close(struct txs_txq *q)
+{
+	struct udp_q *u = q->priv;
+	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
+		if (u->s[i].fd >= 0)
+			close(u->s[i].fd);
+	free(u->pool);
+	free(u);
+	q->priv = NULL;
+}
+
+static unsigned udp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	struct udp_q *u = q->priv;
+	if (n > UDP_POOL)
+		n = UDP_POOL;
+	for (unsigned i = 0; i < n; i++) {
+		b[i].data = u->pool + (size_t)i * u->buf_size;
+		b[i].cap = u->buf_size;
+		b[i].len = 0;
+		b[i].link = 0;
+		b[i].gso_size = 0;
+		b[i].segs = 1;
+		b[i].priv = MARK_NONE;
+	}
+	return n;
+}
+
+static inline unsigned link_of(const struct udp_q *u, const struct txs_pktbuf *b)
+{
+	return TXS_LIKELY(b->link < u->n_links) ? b->link : 0;
+}
+
+/* UDP payload of a frame: bounds from the UDP length field (frames may carry
+ * Ethernet padding after the datagram). */
+static inline bool payload_of(const struct txs_pktbuf *b, uint8_t **p, uint32_t *len)
+{
+	uint32_t o = b->l4_off;
+	if (TXS_UNLIKELY(o + TXS_UDP_HLEN > b->len))
+		return false;
+	uint32_t ulen = txs_get_be16(b->data + o + 4);
+	if (b->segs > 1 && b->gso_size) /* a GSO super-frame: its UDP length may not fit 16 bits */
+		ulen = b->len - o;
+	if (TXS_UNLIKELY(ulen < TXS_UDP_HLEN || o + ulen > b->len))
+		return false;
+	*p = b->data + o + TXS_UDP_HLEN;
+	*len = ulen - TXS_UDP_HLEN;
+	return true;
+}
+
+static inline bool is_late_icmp(int e)
+{
+	return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == EHOSTDOWN || e == ENONET ||
+	       e == EPROTO || e == ENOPROTOOPT;
+}
+
+/* sendmmsg until all nm messages are accepted or a refusal that is not a
+ * late ICMP report. A short count means the message after the accepted ones
+ * failed (and was not sent): the next call starts there and returns its error. */
+static int send_msgs(struct udp_q *u, int fd, unsigned nm, unsigned *accepted)
+{
+	unsigned done = 0, budget = UDP_ASYNC_BUDGET;
+	int e = 0;
+	while (done < nm) {
+		int r = sendmmsg(fd, u->msg + done, nm - done, MSG_DONTWAIT);
+		if (TXS_LIKELY(r > 0)) {
+			done += (unsigned)r;
+			continue;
+		}
+		e = r < 0 ? errno : EIO;
+		if ((e == EINTR || is_late_icmp(e)) && budget) {
+			budget--;
+			u->async_reports += e != EINTR;
+			e = 0;
+			continue;
+		}
+		break;
+	}
+	*accepted = done;
+	return e;
+}
+
+static void refuse(struct udp_q *u, struct txs_pktbuf *b, unsigned n, int e)
+{
+	bool full = e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS;
+	for (unsigned i = 0; i < n; i++)
+		b[i].priv = full ? MARK_FULL : MARK_ERR;
+	if (full)
+		u->last_refusal = e;
+}
+
+static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	struct udp_q *u = q->priv;
+	unsigned done = 0;
+	while (done < n) {
+		unsigned l = link_of(u, &b[done]);
+		struct udp_sock *s = &u->s[l];
+		if (TXS_UNLIKELY(s->fd < 0)) {
+			int rc = s->err ? -s->err : sock_from_frame(q, s, l, &b[done]);
+			if (rc < 0) {
+				refuse(u, b + done, n - done, -rc);
+				break;
+			}
+		}
+		/* messages for the run of frames on link l, at most UDP_POOL frames */
+		unsigned lim = n - done > UDP_POOL ? done + UDP_POOL : n;
+		unsigned nm = 0, j = done;
+		int bad = 0;
+		while (j < lim && link_of(u, &b[j]) == l) {
+			uint8_t *p;
+			uint32_t plen;
+			if (TXS_UNLIKELY(!payload_of(&b[j], &p, &plen))) {
+				bad = EINVAL;
+				break;
+			}
+			struct iovec *iov = &u->iov[j - done];
+			iov->iov_base = p;
+			iov->iov_len = plen;
+			struct msghdr *mh = &u->msg[nm].msg_hdr;
+			mh->msg_iov = iov;
+			mh->msg_iovlen = 1;
+			mh->msg_control = NULL;
+			mh->msg_controllen = 0;
+			u->first[nm] = (uint16_t)(j - done);
+			u->ours[nm] = false;
+			uint16_t gso = 0;
+			unsigned k = j + 1;
+			if (b[j].segs > 1 && b[j].gso_size) {
+				gso = b[j].gso_size; /* the caller's own super-datagram */
+			} else if (s->gso_limit && plen && plen <= s->gso_limit) {
+				uint32_t total = plen;
+				while (k < lim && k - j < u->gso_max && link_of(u, &b[k]) == l && b[k].segs == 1 &&
+				       !b[k].gso_size && total + plen <= s->max_dgram) {
+					uint8_t *p2;
+					uint32_t l2;
+					if (!payload_of(&b[k], &p2, &l2) || l2 != plen)
+						break;
+					u->iov[k - done] = (struct iovec){ p2, l2 };
+					total += plen;
+					k++;
+				}
+				if (k - j > 1) {
+					gso = (uint16_t)plen;
+					mh->msg_iovlen = k - j;
+					u->ours[nm] = true;
+				}
+			}
+			if (gso) {
+				mh->msg_control = u->cm[nm].buf;
+				mh->msg_controllen = sizeof(u->cm[nm].buf);
+				struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+				cm->cmsg_level = SOL_UDP;
+				cm->cmsg_type = UDP_SEGMENT;
+				cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+				memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+			}
+			j = k;
+			nm++;
+		}
+		u->first[nm] = (uint16_t)(j - done);
+		unsigned sm = 0;
+		int e = nm ? send_msgs(u, s->fd, nm, &sm) : 0;
+		unsigned acc = u->first[sm];
+		uint64_t pk = 0, by = 0;
+		for (unsigned i = done; i < done + acc; i++) {
+			pk += b[i].segs;
+			by += b[i].len;
+		}
+		if (acc) {
+			TXS_STAT_ADD(q->link[l].packets, pk);
+			TXS_STAT_ADD(q->link[l].bytes, by);
+		}
+		done += acc;
+		if (TXS_UNLIKELY(e)) {
+			if ((e == EIO || e == EINVAL) && u->ours[sm] && s->gso_limit) {
+				s->gso_limit = 0; /* the route refuses UDP GSO: send these one by one */
+				continue;
+			}
+			refuse(u, b + done, n - done, e);
+			break;
+		}
+		if (TXS_UNLIKELY(bad)) {
+			refuse(u, b + done, n - done, bad);
+			break;
+		}
+	}
+	return done;
+}
+
+static void udp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	struct udp_q *u = q->priv;
+	for (unsigned i = 0; i < n; i++) {
+		if (b[i].priv == MARK_NONE)
+			continue; /* never offered to the kernel (e.g. not filled) */
+		unsigned l = link_of(u, &b[i]);
+		if (b[i].priv == MARK_FULL)
+			TXS_STAT_ADD(q->link[l].drop_full, b[i].segs);
+		else
+			TXS_STAT_ADD(q->link[l].drop_err, b[i].segs);
+		b[i].priv = MARK_NONE;
+	}
+}
+
+/* Called by the engine between retries of a refused burst: give the socket a
+ * chance to drain. */
+static int udp_flush(struct txs_txq *q)
+{
+	struct udp_q *u = q->priv;
+	int e = u->last_refusal;
+	if (!e)
+		return 0;
+	u->last_refusal = 0;
+	if (e == ENOBUFS) {
+		struct timespec ts = { 0, UDP_NOBUF_WAIT_NS };
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	struct pollfd pf[TXS_MAX_LINKS];
+	unsigned np = 0;
+	for (unsigned i = 0; i < u->n_links; i++)
+		if (u->s[i].fd >= 0)
+			pf[np++] = (struct pollfd){ .fd = u->s[i].fd, .events = POLLOUT };
+	if (np)
+		poll(pf, np, UDP_FULL_WAIT_MS);
+	return 0;
+}
+
+const struct txs_netdev_ops txs_netdev_udp_ops = {
+	.name = "udp",
+	.usage = "udp[:gso[=N],bind=IF,links=L+L..,sndbuf=B,df]  kernel UDP sockets: sendmmsg, UDP GSO",
+	.open = udp_open,
+	.close = udp_close,
+	.txq_open = udp_txq_open,
+	.txq_close = udp_txq_close,
+	.tx_alloc = udp_alloc,
+	.tx_send = udp_send,
+	.tx_release = udp_release,
+	.tx_flush = udp_flush,
+};

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/netdev udp: frames sent through the udp device over loopback arrive as
+ * datagrams carrying exactly the frames' payloads, from the frames' source
+ * port, with the frames' TOS/TTL; GSO coalescing keeps every segment; refused
+ * frames are counted; bad options are refused at open. No root needed. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <txscale/txscale.h>
+#include "test_util.h"
+
+struct rx {
+	int fd;
+	int family;
+	uint16_t port;
+};
+
+static bool rx_open(struct rx *r, int family)
+{
+	r->family = family;
+	r->fd = socket(family, SOCK_DGRAM, 0);
+	if (r->fd < 0)
+		return false;
+	int big = 4 << 20, one = 1;
+	setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl;
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (void *)&ss;
+		s->sin_family = AF_INET;
+		s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sl = sizeof(*s);
+		setsockopt(r->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(r->fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	} else {
+		struct sockaddr_in6 *s = (void *)&ss;
+		s->sin6_family = AF_INET6;
+		s->sin6_addr = in6addr_loopback;
+		sl = sizeof(*s);
+		setsockopt(r->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(r->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+	}
+	if (bind(r->fd, (struct sockaddr *)&ss, sl) < 0) {
+		close(r->fd);
+		return false;
+	}
+	getsockname(r->fd, (struct sockaddr *)&ss, &sl);
+	r->port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return true;
+}
+
+/* A free UDP port on loopback, for the frames' source port. */
+static uint16_t free_port(int family)
+{
+	struct rx r;
+	if (!rx_open(&r, family))
+		return 0;
+	close(r.fd);
+	return r.port;
+}
+
+struct got {
+	uint8_t data[2048];
+	ssize_t len;
+	uint16_t sport;
+	int tos, ttl;
+};
+
+/* Receive one datagram (1 s timeout). */
+static bool rx_one(struct rx *r, struct got *g)
+{
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+	if (poll(&p, 1, 1000) != 1)
+		return false;
+	struct sockaddr_storage from;
+	char cbuf[256];
+	struct iovec iov = { g->data, sizeof(g->data) };
+	struct msghdr mh = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	g->len = recvmsg(r->fd, &mh, 0);
+	if (g->len < 0)
+		return false;
+	g->sport = ntohs(from.ss_family == AF_INET ? ((struct sockaddr_in *)&from)->sin_port
+						   : ((struct sockaddr_in6 *)&from)->sin6_port);
+	g->tos = g->ttl = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+			g->tos = *(uint8_t *)CMSG_DATA(c);
+		else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL)
+			g->ttl = *(int *)CMSG_DATA(c);
+		else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)
+			g->tos = *(int *)CMSG_DATA(c);
+		else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)
+			g->ttl = *(int *)CMSG_DATA(c);
+	}
+	return true;
+}
+
+struct lo_case {
+	int family;
+	const char *spec;
+	uint32_t payload;
+	unsigned n, burst;
+};
+
+/* Send n frames in bursts through the device and check each datagram. */
+static void run_loopback(const struct lo_case *c)
+{
+	struct rx r;
+	if (!rx_open(&r, c->family)) {
+		if (c->family == AF_INET6)
+			return; /* no IPv6 loopback here: nothing to check */
+		fail_msg("cannot open a loopback receiver");
+	}
+	struct txs_flow_spec sp = { 0 };
+	txs_addr_parse(&sp.src, c->family == AF_INET ? "127.0.0.1" : "::1");
+	txs_addr_parse(&sp.dst, c->family == AF_INET ? "127.0.0.1" : "::1");
+	sp.sport = free_port(c->family);
+	sp.dport = r.port;
+	sp.payload_len = c->payload;
+	sp.tos = 0x28;
+	sp.ttl = 33;
+	sp.flow_id = 7;
+	struct txs_tmpl t;
+	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
+
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .dst = sp.dst, .dport = sp.dport };
+	struct txs_netdev *dev;
+	char err[200];
+	assert_int_equal(txs_netdev_open(&dev, c->spec, &dc, err, sizeof(err)), 0);
+	assert_int_equal(dev->kernel_src.family, c->family);
+	assert_memory_equal(dev->kernel_src.bytes, sp.src.bytes, c->family == AF_INET ? 4 : 16);
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+
+	uint8_t *sent = malloc((size_t)c->n * c->payload + 1);
+	struct txs_pktbuf b[256];
+	unsigned done = 0;
+	uint64_t seq = 0;
+	while (done < c->n) {
+		unsigned want = c->n - done < c->burst ? c->n - done : c->burst;
+		unsigned got = txs_txq_alloc(q, b, want);
+		assert_true(got > 0);
+		for (unsigned i = 0; i < got; i++) {
+			assert_true(b[i].cap >= t.wire_len);
+			b[i].len = txs_tmpl_patch(&t, b[i].data, (uint16_t)seq, seq, 1000 + seq);
+			b[i].l4_off = t.l4_off;
+			memcpy(sent + (size_t)(done + i) * c->payload, b[i].data + t.pay_off, c->payload);
+			seq++;
+		}
+		assert_int_equal(txs_txq_send(q, b, got), got);
+		txs_txq_flush(q);
+		/* drain what arrived so far: the receive buffer stays small */
+		for (unsigned i = 0; i < got; i++) {
+			struct got g;
+			assert_true(rx_one(&r, &g));
+			assert_int_equal(g.len, c->payload);
+			assert_memory_equal(g.data, sent + (size_t)(done + i) * c->payload, c->payload);
+			assert_int_equal(g.sport, sp.sport);
+			assert_int_equal(g.tos, 0x28);
+			assert_int_equal(g.ttl, 33);
+		}
+		done += got;
+	}
+	struct txs_link_counters lc;
+	txs_netdev_link_stats(dev, 0, &lc);
+	assert_int_equal(lc.packets, c->n);
+	assert_int_equal(lc.bytes, (uint64_t)c->n * t.wire_len);
+	assert_int_equal(lc.drop_full + lc.drop_err, 0);
+	struct pollfd p = { .fd = r.fd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 50), 0); /* nothing more arrived */
+	txs_netdev_close(dev);
+	txs_tmpl_free(&t);
+	free(sent);
+	close(r.fd);
+}
+
+static void loopback_v4(void **st)
+{
+	(void)st;
+	run_loopback(&(struct lo_case){ AF_INET, "udp", 16, 200, 32 });
+	run_loopback(&(struct lo_case){ AF_INET, "udp", 1400, 50, 7 });
+	run_loopback(&(struct lo_case){ AF_INET, "udp", 0, 10, 3 });
+}
+
+static void loopback_v6(void **st)
+{
+	(void)st;
+	run_loopback(&(struct lo_case){ AF_INET6, "udp", 16, 200, 32 });
+	run_loopback(&(struct lo_case){ AF_INET6, "udp:gso", 100, 256, 64 });
+}
+
+/* GSO coalesces same-size payloads of a burst; every segment arrives, in
+ * order, counted once. Odd burst sizes and gso=N limits included. */
+static void loopback_gso(void **st)
+{
+	(void)st;
+	run_loopback(&(struct lo_case){ AF_INET, "udp:gso", 16, 256, 256 });
+	run_loopback(&(struct lo_case){ AF_INET, "udp:gso=3", 100, 100, 31 });
+	run_loopback(&(struct lo_case){ AF_INET, "udp:gso=on", 1000, 64, 64 });
+}
+
+/* A frame whose UDP header is out of bounds is refused with everything after
+ * it; released, the refused frames count as drop_err. */
+static void refusals_counted(void **st)
+{
+	(void)st;
+	struct rx r;
+	assert_true(rx_open(&r, AF_INET));
+	struct txs_flow_spec sp = { 0 };
+	txs_addr_parse(&sp.src, "127.0.0.1");
+	txs_addr_parse(&sp.dst, "127.0.0.1");
+	sp.sport = free_port(AF_INET);
+	sp.dport = r.port;
+	sp.payload_len = 32;
+	struct txs_tmpl t;
+	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
+	struct txs_netdev *dev;
+	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
+	assert_int_equal(dev->kernel_src.family, 0); /* no destination given */
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_pktbuf b[8];
+	assert_int_equal(txs_txq_alloc(q, b, 8), 8);
+	for (unsigned i = 0; i < 8; i++) {
+		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
+		b[i].l4_off = t.l4_off;
+	}
+	b[5].l4_off = (uint16_t)(b[5].len - 4); /* header out of bounds */
+	assert_int_equal(txs_txq_send(q, b, 8), 5);
+	txs_txq_release(q, b + 5, 3);
+	struct txs_link_counters lc;
+	txs_netdev_link_stats(dev, 0, &lc);
+	assert_int_equal(lc.packets, 5);
+	assert_int_equal(lc.drop_err, 3);
+	assert_int_equal(lc.drop_full, 0);
+	/* a released frame never offered to the kernel is not a drop */
+	assert_int_equal(txs_txq_alloc(q, b, 2), 2);
+	txs_txq_release(q, b, 2);
+	txs_netdev_link_stats(dev, 0, &lc);
+	assert_int_equal(lc.drop_err, 3);
+	for (int i = 0; i < 5; i++) {
+		struct got g;
+		assert_true(rx_one(&r, &g));
+		assert_int_equal(g.len, 32);
+	}
+	txs_netdev_close(dev);
+	txs_tmpl_free(&t);
+	close(r.fd);
+}
+
+static void options_checked(void **st)
+{
+	(void)st;
+	static const struct {
+		const char *spec;
+		int rc;
+	} cases[] = {
+		{ "udp", 0 },
+		{ "udp:gso", 0 },
+		{ "udp:gso=0", 0 },
+		{ "udp:gso=64,sndbuf=65536,df", 0 },
+		{ "udp:links=127.0.0.1+lo", 0 },
+		{ "udp:gso=65", -EINVAL },
+		{ "udp:gso=x", -EINVAL },
+		{ "udp:sndbuf=1", -EINVAL },
+		{ "udp:bogus", -EINVAL },
+		{ "udp:links=", -EINVAL },
+		{ "udp:links=1.2.3.4@", -EINVAL },
+		{ "udp:bind=no-such-if0", -ENODEV },
+	};
+	for (size_t i = 0; i < TXS_ARRAY_SIZE(cases); i++) {
+		struct txs_netdev *dev = NULL;
+		char err[200] = "";
+		struct txs_netdev_conf dc = { .max_queues = 1 };
+		int rc = txs_netdev_open(&dev, cases[i].spec, &dc, err, sizeof(err));
+		if (rc != cases[i].rc)
+			fail_msg("%s: got %d (%s), want %d", cases[i].spec, rc, err, cases[i].rc);
+		if (rc == 0) {
+			assert_false(dev->l2_needed);
+			if (strstr(cases[i].spec, "links="))
+				assert_int_equal(dev->n_links, 2);
+			txs_netdev_close(dev);
+		} else {
+			assert_true(strlen(err) > 0);
+		}
+	}
+}
+
+/* Two links, one per source address: frames pick the socket by link. */
+static void two_links(void **st)
+{
+	(void)st;
+	struct rx r;
+	assert_true(rx_open(&r, AF_INET));
+	struct txs_flow_spec sp = { 0 };
+	txs_addr_parse(&sp.src, "127.0.0.1");
+	txs_addr_parse(&sp.dst, "127.0.0.1");
+	sp.sport = free_port(AF_INET);
+	sp.dport = r.port;
+	sp.payload_len = 20;
+	struct txs_tmpl t;
+	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
+	struct txs_netdev *dev;
+	char err[200];
+	assert_int_equal(txs_netdev_open(&dev, "udp:links=127.0.0.1+127.0.0.2", &dc, err, sizeof(err)), 0);
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_pktbuf b[10];
+	assert_int_equal(txs_txq_alloc(q, b, 10), 10);
+	for (unsigned i = 0; i < 10; i++) {
+		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
+		b[i].l4_off = t.l4_off;
+		b[i].link = (uint16_t)(i % 3 == 0); /* 4 frames on link 1, 6 on link 0 */
+	}
+	assert_int_equal(txs_txq_send(q, b, 10), 10);
+	struct txs_link_counters l0, l1;
+	txs_netdev_link_stats(dev, 0, &l0);
+	txs_netdev_link_stats(dev, 1, &l1);
+	assert_int_equal(l0.packets, 6);
+	assert_int_equal(l1.packets, 4);
+	unsigned from2 = 0;
+	for (int i = 0; i < 10; i++) {
+		struct got g;
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		struct pollfd p = { .fd = r.fd, .events = POLLIN };
+		assert_int_equal(poll(&p, 1, 1000), 1);
+		g.len = recvfrom(r.fd, g.data, sizeof(g.data), 0, (struct sockaddr *)&from, &fl);
+		assert_int_equal(g.len, 20);
+		from2 += from.sin_addr.s_addr == htonl(0x7f000002);
+	}
+	assert_int_equal(from2, 4);
+	txs_netdev_close(dev);
+	txs_tmpl_free(&t);
+	close(r.fd);
+}
+
+/* The GSO path really coalesces: a receiver with UDP_GRO gets one read per
+ * super-datagram, with the segment size in a UDP_GRO cmsg; without gso the
+ * same burst arrives as single datagrams. */
+static unsigned reads_for_burst(const char *spec, unsigned n, int *seg_out)
+{
+	struct rx r;
+	assert_true(rx_open(&r, AF_INET));
+	int one = 1;
+	assert_int_equal(setsockopt(r.fd, SOL_UDP, UDP_GRO, &one, sizeof(one)), 0);
+	struct txs_flow_spec sp = { 0 };
+	txs_addr_parse(&sp.src, "127.0.0.1");
+	txs_addr_parse(&sp.dst, "127.0.0.1");
+	sp.sport = free_port(AF_INET);
+	sp.dport = r.port;
+	sp.payload_len = 100;
+	struct txs_tmpl t;
+	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
+	struct txs_netdev *dev;
+	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_pktbuf b[64];
+	assert_int_equal(txs_txq_alloc(q, b, n), n);
+	for (unsigned i = 0; i < n; i++) {
+		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
+		b[i].l4_off = t.l4_off;
+	}
+	assert_int_equal(txs_txq_send(q, b, n), n);
+	unsigned reads = 0, bytes = 0;
+	*seg_out = 0;
+	while (bytes < n * 100u) {
+		uint8_t buf[65536];
+		char cbuf[64];
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		struct pollfd p = { .fd = r.fd, .events = POLLIN };
+		assert_int_equal(poll(&p, 1, 1000), 1);
+		ssize_t len = recvmsg(r.fd, &mh, 0);
+		assert_true(len > 0);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+				*seg_out = *(int *)CMSG_DATA(c);
+		bytes += (unsigned)len;
+		reads++;
+	}
+	assert_int_equal(bytes, n * 100u);
+	txs_netdev_close(dev);
+	txs_tmpl_free(&t);
+	close(r.fd);
+	return reads;
+}
+
+static void gso_coalesces(void **st)
+{
+	(void)st;
+	int seg;
+	assert_int_equal(reads_for_burst("udp", 10, &seg), 10);
+	assert_int_equal(reads_for_burst("udp:gso", 10, &seg), 1);
+	assert_int_equal(seg, 100);
+	assert_int_equal(reads_for_burst("udp:gso=4", 10, &seg), 3); /* 4 + 4 + 2 */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(loopback_v4),
+		cmocka_unit_test(loopback_v6),
+		cmocka_unit_test(loopback_gso),
+		cmocka_unit_test(refusals_counted),
+		cmocka_unit_test(options_checked),
+		cmocka_unit_test(two_links),
+		cmocka_unit_test(gso_coalesces),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
