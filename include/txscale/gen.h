@@ -6,6 +6,7 @@
 #define TXSCALE_GEN_H
 
 #include <txscale/engine.h>
+#include <txscale/linksel.h>
 #include <txscale/pkt.h>
 
 #ifdef __cplusplus
@@ -16,6 +17,15 @@ struct txs_gen_conf {
 	struct txs_flow_spec spec;  /* worker k sends flow_id = spec.flow_id + k */
 	bool spread_sport;          /* worker k uses sport + k (iperf3 -P style) */
 	uint64_t seed;              /* 0: random (getrandom) */
+	/* Link selection: worker k opens core k of it and sets each frame's link.
+	 * NULL: every frame on link 0. broadcast: each packet is sent as one
+	 * frame per up link (same IP ID, sequence and bytes); every copy is a wire
+	 * packet and counts towards the engine's packet count, so -n N sends N
+	 * frames; only when the count ends inside a packet's copies does that
+	 * last packet go out on fewer links. No link up: the burst ends there
+	 * (txs_linksel_stats().nolink counts it; a burst with no frame at all
+	 * ends the worker with -EIO, as any failed fill). */
+	struct txs_linksel *linksel;
 };
 
 TXS_API extern const struct txs_gen_ops txs_udp_gen_ops;
