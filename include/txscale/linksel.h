@@ -255,7 +255,7 @@ static inline int txs_linksel_select(struct txs_linksel_core *c, const struct tx
 }
 
 /* Every link the packet goes out on: returns how many (>= 1) and sets *mask
- * (bit l = link l), or -ENETDOWN. broadcast: all up links; other modes: the
+ * (bit l = link l), or -ENETDOWN (*mask = 0). broadcast: all up links; other modes: the
  * one link select() picks. Owner thread only. */
 static inline int txs_linksel_select_mask(struct txs_linksel_core *c, const struct txs_flow_key *key,
 					  uint32_t *mask)
@@ -264,16 +264,16 @@ static inline int txs_linksel_select_mask(struct txs_linksel_core *c, const stru
 		uint64_t st = __atomic_load_n(c->state, __ATOMIC_RELAXED);
 		if (TXS_UNLIKELY(st != c->view))
 			txs_linksel_refresh_(c, st);
-		if (TXS_UNLIKELY(c->n_up == 0))
+		if (TXS_UNLIKELY(c->n_up == 0)) {
+			*mask = 0;
 			return txs_linksel_nolink_(c);
+		}
 		*mask = c->up_mask;
 		return c->n_up;
 	}
 	int l = txs_linksel_select(c, key);
-	if (l < 0)
-		return l;
-	*mask = 1u << l;
-	return 1;
+	*mask = l < 0 ? 0 : 1u << l;
+	return l < 0 ? l : 1;
 }
 
 /* Whether packets are copied to every up link (mode broadcast). */
