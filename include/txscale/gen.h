@@ -20,9 +20,10 @@ struct txs_gen_conf {
 	/* Link selection: worker k opens core k of it and sets each frame's link.
 	 * NULL: every frame on link 0. broadcast: each packet is sent as one
 	 * frame per up link (same IP ID, sequence and bytes); every copy is a wire
-	 * packet and counts towards the engine's packet count, so -n N sends N
-	 * frames; only when the count ends inside a packet's copies does that
-	 * last packet go out on fewer links. No link up: the burst ends there
+	 * packet and counts towards the engine's packet count and rate, so -n N
+	 * sends N frames; copies that do not fit a burst open the next one, and
+	 * only when the count ends inside a packet's copies does that last packet
+	 * go out on fewer links. No link up: the burst ends there
 	 * (txs_linksel_stats().nolink counts it; a burst with no frame at all
 	 * ends the worker with -EIO, as any failed fill). */
 	struct txs_linksel *linksel;

@@ -11,6 +11,9 @@ struct gen_state {
 	uint16_t ip_id; /* per-flow counter, random start (kernel inet_id) */
 	struct txs_linksel_core *ls; /* NULL: link 0 */
 	struct txs_flow_key key;     /* what balance-xor hashes, prepared once */
+	uint32_t bc_left;            /* broadcast: links still owed a copy of bc_frame */
+	uint32_t bc_len;
+	uint8_t *bc_frame;           /* broadcast: the packet whose copies did not fit */
 } TXS_CACHE_ALIGNED;
 
 static uint64_t seed64(uint64_t seed, unsigned id)
@@ -40,6 +43,8 @@ static int gen_linksel_init(struct gen_state *g, struct txs_linksel *ls, unsigne
 	k->dport = sp->dport;
 	k->proto = TXS_IPPROTO_UDP;
 	txs_linksel_key_prepare(ls, k);
+	if (txs_linksel_core_broadcast(g->ls) && !(g->bc_frame = malloc(g->t.wire_len)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -66,6 +71,7 @@ static int gen_init(struct txs_worker *w, void *confp)
 	}
 	g->ip_id = (uint16_t)seed64(c->seed, w->id);
 	if (c->linksel && (rc = gen_linksel_init(g, c->linksel, w->id, &sp)) < 0) {
+		txs_linksel_core_close(g->ls);
 		txs_tmpl_free(&g->t);
 		free(g);
 		return rc;
@@ -74,17 +80,25 @@ static int gen_init(struct txs_worker *w, void *confp)
 	return 0;
 }
 
-/* Broadcast: frames b[i..] become copies of frame b[first] on the remaining
- * links of mask (its lowest link is already b[first]'s). Returns the next i. */
-static unsigned gen_copies(struct txs_pktbuf *b, unsigned first, unsigned i, unsigned n, uint32_t mask)
+/* Broadcast: frames b[i..n) become copies of `frame` on the links of mask, in
+ * link order. Copies that do not fit are owed: the frame is kept and the next
+ * fill starts with them, so a packet reaches every link even when the engine
+ * asks for fewer frames than there are links (pacing). Returns the next i. */
+static unsigned gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, unsigned n,
+			   const uint8_t *frame, uint32_t len, uint32_t mask)
 {
-	for (mask &= mask - 1; mask && i < n; mask &= mask - 1, i++) {
-		memcpy(b[i].data, b[first].data, b[first].len);
-		b[i].len = b[first].len;
-		b[i].l4_off = b[first].l4_off;
+	for (; mask && i < n; mask &= mask - 1, i++) {
+		memcpy(b[i].data, frame, len);
+		b[i].len = len;
+		b[i].l4_off = g->t.l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);
 	}
+	if (mask && frame != g->bc_frame) {
+		memcpy(g->bc_frame, frame, len);
+		g->bc_len = len;
+	}
+	g->bc_left = mask;
 	return i;
 }
 
@@ -97,23 +111,20 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 	uint64_t seq = g->seq;
 	uint16_t id = g->ip_id;
 	unsigned i = 0;
+	if (TXS_UNLIKELY(g->bc_left)) /* copies owed from the last fill */
+		i = gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
 	while (i < n) {
 		uint32_t mask = 1; /* links of this packet: one, or every up link (broadcast) */
 		int copies = 1;
-		if (g->ls) {
-			copies = txs_linksel_select_mask(g->ls, &g->key, &mask);
-			/* no link up; or a broadcast group that does not fit: next burst
-			 * (a group is cut only when the burst cannot hold one at all) */
-			if (TXS_UNLIKELY(copies < 0) || TXS_UNLIKELY(copies > (int)(n - i) && i > 0))
-				break;
-		}
+		if (g->ls && TXS_UNLIKELY((copies = txs_linksel_select_mask(g->ls, &g->key, &mask)) < 0))
+			break; /* no link up: counted by the selector */
 		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);
 		i++;
 		if (TXS_UNLIKELY(copies > 1))
-			i = gen_copies(b, i - 1, i, n, mask);
+			i = gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
 	}
 	g->seq = seq;
 	g->ip_id = id;
@@ -126,6 +137,7 @@ static void gen_fini(struct txs_worker *w)
 	if (!g)
 		return;
 	txs_linksel_core_close(g->ls);
+	free(g->bc_frame);
 	txs_tmpl_free(&g->t);
 	free(g);
 	w->gen = NULL;
