@@ -347,3 +347,82 @@ def exp_sendmsg(lab, prog, idx):
     lab.summary.append(f"sendmsg: IPv6 connected {fmt((v6 or 0) / 1e6)} M calls/s per core = "
                        f"{fmt((v6 or 0) / SEED_UDPV6_TX, 1)}x the seed's udpv6_sendmsg figure; IPv6/IPv4 cost "
                        + ", ".join(f"{fmt(x)}" for _, x in ratios))
+
+
+def load_json_any(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return []
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return []
+    return json_rows(text)
+
+
+def exp_e2e(lab, prog, idx):
+    title = "4. End to end on a veth: txscale devices beside trafgen, iperf3 and sockperf"
+    if os.geteuid() != 0:
+        return lab.unavailable(title, "needs root to create the network namespaces (scripts/netns-lab)")
+    rows = []
+    notes = []
+    scripts = [s for s in ("bench/peers",) if os.path.exists(os.path.join(ROOT, s))]
+    for i, s in enumerate(scripts):
+        prog.step(idx, i + 1, len(scripts), s)
+        out = os.path.join(lab.out, os.path.basename(s) + ".json")
+        cmd = ["bash", s, "--txscale", lab.txs, "--out", out, "--threads", lab.a.threads,
+               "--name", "labe2e"]
+        if lab.a.quick:
+            cmd += ["--quick", "--threads", lab.a.threads.split(",")[0]]
+        if lab.a.cpus:
+            cmd += ["--cpus", lab.a.cpus_expanded()]
+        rc, so, se = sh(cmd, timeout=1800)
+        if rc != 0:
+            notes.append(f"`{s}` exited {rc}: {(se or so).strip()[-300:]}")
+            continue
+        rows += load_json_any(out)
+        notes += [l for l in se.splitlines() if "skip" in l.lower() or "unavailable" in l.lower()]
+    if not rows:
+        return lab.unavailable(title, "; ".join(notes) or "no peer benchmark script ran")
+    lab.save("e2e", rows)
+    body = ["16-byte UDP payloads from one namespace to another over a veth pair, every tool counted "
+            "on the receiver's veth RX counter over the same window; median of alternating rounds.\n",
+            md_table(["tool", "device", "threads", "pps", "pps per core"],
+                     [[r.get("tool"), r.get("device"), r.get("threads"), fmt(float(r.get("pps", 0)), 0),
+                       fmt(float(r.get("pps_per_core", r.get("pps", 0) / max(r.get("threads", 1), 1))), 0)]
+                      for r in rows])]
+
+    def pick(tool, dev_sub, t):
+        for r in rows:
+            if r.get("tool") == tool and dev_sub in str(r.get("device")) and r.get("threads") == t:
+                return r.get("pps")
+        return None
+
+    lines = []
+    for t in sorted({r.get("threads") for r in rows}):
+        pairs = [("txscale udp (sendmmsg) / iperf3", pick("txscale", "sendmmsg", t), pick("iperf3", "", t)),
+                 ("txscale udp:gso / iperf3", pick("txscale", "gso", t), pick("iperf3", "", t)),
+                 ("txscale udp (sendmmsg) / sockperf", pick("txscale", "sendmmsg", t), pick("sockperf", "", t)),
+                 ("txscale packet / trafgen", pick("txscale", "packet", t), pick("trafgen", "", t)),
+                 ("txscale xdp / trafgen", pick("txscale", "xdp", t), pick("trafgen", "", t)),
+                 ("txscale xdp / txscale packet", pick("txscale", "xdp", t), pick("txscale", "packet", t))]
+        for name, a, b in pairs:
+            if a and b:
+                lines.append([name, t, fmt(a / b)])
+    if lines:
+        body.append("\nRatios measured in this run:\n")
+        body.append(md_table(["ratio", "threads", "value"], lines))
+        lab.summary.append("End to end: " + "; ".join(f"{l[0]} = {l[2]}x ({l[1]} thr)" for l in lines[:6]))
+    cats = [f"{r.get('tool')} {str(r.get('device')).split(' ')[0]}" for r in rows if r.get("threads") == 1]
+    series = {"1 thread": {f"{r.get('tool')} {str(r.get('device')).split(' ')[0]}": r.get("pps", 0) / 1e3
+                           for r in rows if r.get("threads") == 1}}
+    if cats and gnuplot_bars(os.path.join(lab.out, "e2e.png"), "16-byte UDP over veth, 1 sender core",
+                             "kpps", cats, series):
+        body.append("\n![e2e](e2e.png)\n")
+    if notes:
+        body.append("\nNotes: " + "; ".join(notes) + "\n")
+    lab.section(title, "\n".join(body))

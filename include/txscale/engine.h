@@ -22,7 +22,7 @@ struct txs_worker;
 /* What fills frames: the engine allocates device buffers, the generator
  * writes them. fill() sets len (and link, segs, gso_size if used) for each of
  * the n buffers and returns how many it filled (< n only on error; the rest are
- * released). now_ns is the CLOCK_REALTIME time of the burst. */
+ * released). Returning 0 ends the worker with w->fill_err (or -EIO). now_ns is the CLOCK_REALTIME time of the burst. */
 struct txs_gen_ops {
 	int (*init)(struct txs_worker *w, void *conf);      /* per worker, on its thread */
 	unsigned (*fill)(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns);
@@ -51,6 +51,7 @@ struct txs_worker {
 	uint64_t quota;                /* packets to send, UINT64_MAX = no limit */
 	double rate_pps;               /* 0 = unlimited */
 	int error;                     /* -errno if the worker failed */
+	int fill_err;                  /* set by a generator whose fill() returns 0 (-ENETDOWN, ...) */
 	bool gen_ready;
 	struct txs_engine *eng;
 	pthread_t thread;

@@ -7,6 +7,7 @@
 
 #include <txscale/engine.h>
 #include <txscale/ident.h>
+#include <txscale/linksel.h>
 #include <txscale/pkt.h>
 
 #ifdef __cplusplus
@@ -24,6 +25,16 @@ struct txs_gen_conf {
 	 * a per-flow counter with a random start (the kernel's inet_id). */
 	const char *ident;            /* strategy name, for reports; NULL = "lease" */
 	struct txs_ident *ident_inst; /* NULL = per-flow counter */
+	/* Link selection: worker k opens core k of it and sets each frame's link.
+	 * NULL: every frame on link 0. broadcast: each packet is sent as one
+	 * frame per up link (same IP ID, sequence and bytes); every copy is a wire
+	 * packet and counts towards the engine's packet count and rate, so -n N
+	 * sends N frames; copies that do not fit a burst open the next one, and
+	 * only when the count ends inside a packet's copies does that last packet
+	 * go out on fewer links. No link up: the burst ends there
+	 * (txs_linksel_stats().nolink counts it; a burst with no frame at all
+	 * ends the worker with -EIO, as any failed fill). */
+	struct txs_linksel *linksel;
 };
 
 TXS_API extern const struct txs_gen_ops txs_udp_gen_ops;

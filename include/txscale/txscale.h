@@ -7,5 +7,6 @@
 #include <txscale/netdev.h>
 #include <txscale/stats.h>
 #include <txscale/engine.h>
+#include <txscale/linksel.h>
 #include <txscale/gen.h>
 #endif

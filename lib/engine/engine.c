@@ -160,7 +160,7 @@ static int worker_run(struct txs_worker *w)
 			txs_txq_release(q, bufs + filled, n - filled);
 		if (filled == 0) {
 			TXS_STAT_ADD(w->stats.errors, 1);
-			rc = -EIO;
+			rc = w->fill_err ? w->fill_err : -EIO;
 			break;
 		}
 		unsigned sent = 0, tries = 0;

@@ -42,7 +42,12 @@ struct gen_state {
 	struct txs_tmpl t;
 	uint64_t seq;
 	uint16_t ip_id; /* per-flow counter, random start (kernel inet_id) */
-	struct gen_ident id; /* allocator from conf->ident_inst, if any */
+	struct gen_ident id;         /* allocator from conf->ident_inst, if any */
+	struct txs_linksel_core *ls; /* NULL: link 0 */
+	struct txs_flow_key key;     /* what balance-xor hashes, prepared once */
+	uint32_t bc_left;            /* broadcast: links still owed a copy of bc_frame */
+	uint32_t bc_len;
+	uint8_t *bc_frame;           /* broadcast: the packet whose copies did not fit */
 } TXS_CACHE_ALIGNED;
 
 static uint64_t seed64(uint64_t seed, unsigned id)
@@ -54,6 +59,27 @@ static uint64_t seed64(uint64_t seed, unsigned id)
 	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
 	v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
 	return v ^ (v >> 31);
+}
+
+static int gen_linksel_init(struct gen_state *g, struct txs_linksel *ls, unsigned core,
+			    const struct txs_flow_spec *sp)
+{
+	int rc = txs_linksel_core_open(ls, core, &g->ls);
+	if (rc < 0)
+		return rc;
+	struct txs_flow_key *k = &g->key;
+	memcpy(k->src_mac, sp->src_mac, 6);
+	memcpy(k->dst_mac, sp->dst_mac, 6);
+	k->family = sp->src.family;
+	memcpy(k->saddr, sp->src.bytes, sp->src.family == AF_INET ? 4 : 16);
+	memcpy(k->daddr, sp->dst.bytes, sp->dst.family == AF_INET ? 4 : 16);
+	k->sport = sp->sport;
+	k->dport = sp->dport;
+	k->proto = TXS_IPPROTO_UDP;
+	txs_linksel_key_prepare(ls, k);
+	if (txs_linksel_core_broadcast(g->ls) && !(g->bc_frame = malloc(g->t.wire_len)))
+		return -ENOMEM;
+	return 0;
 }
 
 static int gen_init(struct txs_worker *w, void *confp)
@@ -78,14 +104,38 @@ static int gen_init(struct txs_worker *w, void *confp)
 		return rc;
 	}
 	g->ip_id = (uint16_t)seed64(c->seed, w->id);
-	rc = gen_ident_open(&g->id, c->ident_inst, &sp, w->id);
-	if (rc < 0) {
+	if ((rc = gen_ident_open(&g->id, c->ident_inst, &sp, w->id)) < 0 ||
+	    (c->linksel && (rc = gen_linksel_init(g, c->linksel, w->id, &sp)) < 0)) {
+		txs_ident_core_close(g->id.core);
+		txs_linksel_core_close(g->ls);
 		txs_tmpl_free(&g->t);
 		free(g);
 		return rc;
 	}
 	w->gen = g;
 	return 0;
+}
+
+/* Broadcast: frames b[i..n) become copies of `frame` on the links of mask, in
+ * link order. Copies that do not fit are owed: the frame is kept and the next
+ * fill starts with them, so a packet reaches every link even when the engine
+ * asks for fewer frames than there are links (pacing). Returns the next i. */
+static unsigned gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, unsigned n,
+			   const uint8_t *frame, uint32_t len, uint32_t mask)
+{
+	for (; mask && i < n; mask &= mask - 1, i++) {
+		memcpy(b[i].data, frame, len);
+		b[i].len = len;
+		b[i].l4_off = g->t.l4_off;
+		b[i].segs = 1;
+		b[i].link = (uint16_t)__builtin_ctz(mask);
+	}
+	if (mask && frame != g->bc_frame) {
+		memcpy(g->bc_frame, frame, len);
+		g->bc_len = len;
+	}
+	g->bc_left = mask;
+	return i;
 }
 
 static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
@@ -99,16 +149,29 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 	struct gen_ident *gi = g->id.core ? &g->id : NULL;
 	if (gi)
 		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
-	for (unsigned i = 0; i < n; i++) {
+	unsigned i = 0;
+	if (TXS_UNLIKELY(g->bc_left)) /* copies owed from the last fill */
+		i = gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
+	while (i < n) {
+		uint32_t mask = 1; /* links of this packet: one, or every up link (broadcast) */
+		int copies = 1;
+		if (g->ls && TXS_UNLIKELY((copies = txs_linksel_select_mask(g->ls, &g->key, &mask)) < 0))
+			break; /* no link up: counted by the selector */
 		if (gi)
 			id = gen_ident_next(gi);
 		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
+		b[i].link = (uint16_t)__builtin_ctz(mask);
+		i++;
+		if (TXS_UNLIKELY(copies > 1))
+			i = gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
 	}
 	g->seq = seq;
 	g->ip_id = id;
-	return n;
+	if (TXS_UNLIKELY(i == 0 && n))
+		w->fill_err = -ENETDOWN; /* only "no link up" leaves a burst empty */
+	return i;
 }
 
 static void gen_fini(struct txs_worker *w)
@@ -117,6 +180,8 @@ static void gen_fini(struct txs_worker *w)
 	if (!g)
 		return;
 	txs_ident_core_close(g->id.core);
+	txs_linksel_core_close(g->ls);
+	free(g->bc_frame);
 	txs_tmpl_free(&g->t);
 	free(g);
 	w->gen = NULL;

@@ -38,6 +38,8 @@ struct send_cfg {
 	bool ident_df_zero;
 	unsigned gso;
 	bool connected, unconnected;
+	unsigned links;
+	const char *bond;
 };
 
 /* --dev help: the registered backends' usage lines, filled before parsing */
@@ -85,6 +87,11 @@ static const struct opt send_opts[] = {
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ident", 0, OPT_STR, O(ident), "NAME", "IPv4 ID allocator: lease, atomic, cas-loop, percpu-segment, flow", "lease" },
 	{ "ident-df-zero", 0, OPT_FLAG, O(ident_df_zero), NULL, "with --df, send IPv4 ID 0 (RFC 6864)" },
+	{ "links", 0, OPT_UINT, O(links), "N", "dummy device: expose N links (adds links=N to --dev)", NULL, 1,
+	  TXS_MAX_LINKS },
+	{ "bond", 0, OPT_STR, O(bond), "SPEC",
+	  "link selection MODE[,packets_per_slave=N][,hash=POLICY][,scope=S][,primary=L]: balance-rr, "
+	  "active-backup, balance-xor, broadcast (docs/linksel.md); default balance-rr when the device has links" },
 	OPT_END
 };
 #undef O
@@ -123,6 +130,7 @@ struct summary_extra {
 	const struct send_cfg *cfg;
 	struct txs_netdev *dev;
 	uint64_t verify_err;
+	struct txs_linksel *ls;
 };
 
 static void add_extra(struct txs_json *j, void *arg)
@@ -131,6 +139,13 @@ static void add_extra(struct txs_json *j, void *arg)
 	txs_json_str(j, "device", x->dev->spec);
 	txs_json_u64(j, "payload_len", x->cfg->length);
 	txs_json_u64(j, "verify_errors", x->verify_err);
+	if (x->ls) {
+		char b[128];
+		struct txs_linksel_stats st;
+		txs_linksel_stats(x->ls, &st);
+		txs_json_str(j, "bond", txs_linksel_params_str(txs_linksel_params(x->ls), b, sizeof(b)));
+		txs_json_u64(j, "bond_nolink", st.nolink);
+	}
 }
 
 /* --ident NAME: one of the registered strategies, else one line listing them. */
@@ -285,9 +300,29 @@ int cmd_send(int argc, char **argv)
 		memcpy(dc.dst_mac, sp->dst_mac, 6);
 		dc.have_dst_mac = true;
 	}
+	/* links: --links N adds links=N to the dummy spec; other devices know theirs */
+	char devspec[256], err[256];
+	const char *devs = cfg.dev;
+	if (cfg.links) {
+		if (strncmp(cfg.dev, "dummy", 5) != 0 || (cfg.dev[5] && cfg.dev[5] != ':')) {
+			fprintf(stderr, "txscale send: --links %u applies to the dummy device; --dev %s takes its links "
+					"from the device\n", cfg.links, cfg.dev);
+			return 2;
+		}
+		if (strstr(cfg.dev, "links=")) {
+			fprintf(stderr, "txscale send: --links %u and --dev %s both set the links\n", cfg.links, cfg.dev);
+			return 2;
+		}
+		snprintf(devspec, sizeof(devspec), "%s%slinks=%u", cfg.dev, strchr(cfg.dev, ':') ? "," : ":", cfg.links);
+		devs = devspec;
+	}
+	struct txs_linksel_params bp;
+	if (cfg.bond && txs_linksel_parse(&bp, cfg.bond, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale send: bad value for --bond: '%s': %s\n", cfg.bond, err);
+		return 2;
+	}
 	struct txs_netdev *dev;
-	char err[256];
-	rc = txs_netdev_open(&dev, cfg.dev, &dc, err, sizeof(err));
+	rc = txs_netdev_open(&dev, devs, &dc, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: --dev %s\n", err);
 		return rc == -EINVAL || rc == -ENODEV ? 2 : 1;
@@ -308,6 +343,19 @@ int cmd_send(int argc, char **argv)
 		if (!cfg.dst_mac)
 			memcpy(sp->dst_mac, dev->dst_mac, 6);
 	}
+	struct txs_linksel *ls = NULL;
+	if (cfg.bond || dev->n_links > 1) {
+		struct txs_linksel_conf lc = { .mode = cfg.bond, .n_links = dev->n_links, .max_cores = nthreads,
+					       .seed = cfg.seed };
+		rc = txs_linksel_create(&ls, &lc, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "txscale send: bad value for --bond: '%s': %s\n", cfg.bond ? cfg.bond : "",
+				rc == -EINVAL ? err : txs_strerror(rc));
+			txs_netdev_close(dev);
+			return rc == -EINVAL ? 2 : 1;
+		}
+		gc.linksel = ls;
+	}
 
 	struct txs_ident_conf ic = { .strategy = cfg.ident, .max_cores = nthreads, .seed = cfg.seed,
 				     .df_zero = cfg.ident_df_zero };
@@ -316,6 +364,7 @@ int cmd_send(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: --ident %s: %s\n", cfg.ident, txs_strerror(rc));
 		txs_netdev_close(dev);
+		txs_linksel_destroy(ls);
 		return 1;
 	}
 	uc.spec = *sp;
@@ -337,6 +386,7 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: engine: %s\n", txs_strerror(rc));
 		txs_ident_destroy(gc.ident_inst);
 		txs_netdev_close(dev);
+		txs_linksel_destroy(ls);
 		return 1;
 	}
 	g_engine = eng;
@@ -350,9 +400,11 @@ int cmd_send(int argc, char **argv)
 	};
 	if (!cfg.json) {
 		char db[64];
-		printf("txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s\n",
+		char bb[128];
+		printf("txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s\n",
 		       txs_addr_str(&sp->src, db, sizeof(db)), cfg.dest, cfg.port, cfg.length, nthreads,
-		       nthreads > 1 ? "s" : "", dev->spec);
+		       nthreads > 1 ? "s" : "", dev->spec, ls ? ", bond " : "",
+		       ls ? txs_linksel_params_str(txs_linksel_params(ls), bb, sizeof(bb)) : "");
 	}
 	rc = txs_engine_start(eng);
 	struct txs_stat_row *cur = calloc(nthreads, sizeof(*cur)), *prev = calloc(nthreads, sizeof(*prev));
@@ -389,7 +441,7 @@ int cmd_send(int argc, char **argv)
 		if (any)
 			txs_report_interval(&rep, last, secs, delta, dl);
 	}
-	struct summary_extra x = { .cfg = &cfg, .dev = dev };
+	struct summary_extra x = { .cfg = &cfg, .dev = dev, .ls = ls };
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		struct txs_link_counters c;
 		txs_netdev_link_stats(dev, l, &c);
@@ -418,6 +470,7 @@ int cmd_send(int argc, char **argv)
 	txs_engine_destroy(eng);
 	txs_ident_destroy(gc.ident_inst);
 	txs_netdev_close(dev);
+	txs_linksel_destroy(ls);
 	free(cur);
 	free(prev);
 	free(delta);
