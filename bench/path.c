@@ -15,6 +15,7 @@ struct path_cfg {
 	const char *threads;
 	struct opt_cpus cpus;
 	bool json;
+	const char *ident;
 };
 
 #define O(f) offsetof(struct path_cfg, f)
@@ -25,12 +26,14 @@ static const struct opt path_opts[] = {
 	{ "threads", 0, OPT_STR, O(threads), "LIST", "thread counts, e.g. 1,2,4", "1,2" },
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "CPUs to pin to, in order (default: all allowed)" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "one JSON object per row" },
+	{ "ident", 0, OPT_STR, O(ident), "NAME", "IPv4 ID strategy, as send --ident", "lease" },
 	OPT_END
 };
 #undef O
 
 /* One run: returns total Mpps. */
-static double run_once(int family, unsigned threads, const int *cpus, uint64_t per_thread, unsigned length)
+static double run_once(int family, unsigned threads, const int *cpus, uint64_t per_thread, unsigned length,
+		       const char *ident)
 {
 	struct txs_gen_conf gc = { 0 };
 	txs_addr_parse(&gc.spec.src, family == 4 ? "198.18.0.1" : "2001:2::1");
@@ -40,10 +43,18 @@ static double run_once(int family, unsigned threads, const int *cpus, uint64_t p
 	gc.spec.payload_len = length;
 	gc.spread_sport = true;
 	gc.seed = 1;
+	/* the same set-up as `txscale send --dev dummy`: an ID allocator shared
+	 * by the workers */
+	struct txs_ident_conf ic = { .strategy = ident, .max_cores = threads, .seed = 1 };
+	if (txs_ident_create(&gc.ident_inst, &ic) < 0)
+		return -1;
+	gc.ident = ident;
 	struct txs_netdev *dev;
 	struct txs_netdev_conf dc = { .max_queues = threads, .frame_size = 2048 };
-	if (txs_netdev_open(&dev, "dummy", &dc, NULL, 0) < 0)
+	if (txs_netdev_open(&dev, "dummy", &dc, NULL, 0) < 0) {
+		txs_ident_destroy(gc.ident_inst);
 		return -1;
+	}
 	struct txs_engine_conf ec = { .n_workers = threads, .cpus = cpus, .count = per_thread * threads,
 				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
 	struct txs_engine *e;
@@ -60,6 +71,7 @@ static double run_once(int family, unsigned threads, const int *cpus, uint64_t p
 		txs_engine_destroy(e);
 	}
 	txs_netdev_close(dev);
+	txs_ident_destroy(gc.ident_inst);
 	return mpps;
 }
 
@@ -79,9 +91,9 @@ int bench_path(int argc, char **argv)
 	int cpus[TXS_MAX_CORES];
 	unsigned ncpu = bench_cpus(&cfg.cpus, cpus);
 	if (!cfg.json)
-		printf("# path: dummy device, %u-byte payload, %llu pkts/thread, median of %u runs\n"
+		printf("# path: dummy device, %u-byte payload, --ident %s, %llu pkts/thread, median of %u runs\n"
 		       "%-6s %7s %12s %14s %10s\n",
-		       cfg.length, (unsigned long long)cfg.count, cfg.runs, "family", "threads", "Mpps total",
+		       cfg.length, cfg.ident, (unsigned long long)cfg.count, cfg.runs, "family", "threads", "Mpps total",
 		       "Mpps per core", "scaling");
 	for (int fam = 4; fam <= 6; fam += 2) {
 		double base = 0;
@@ -96,7 +108,7 @@ int bench_path(int argc, char **argv)
 				tc[i] = cpus[i % ncpu];
 			double v[1000];
 			for (unsigned r = 0; r < cfg.runs; r++)
-				v[r] = run_once(fam, t, tc, cfg.count, cfg.length);
+				v[r] = run_once(fam, t, tc, cfg.count, cfg.length, cfg.ident);
 			double m = bench_median(v, cfg.runs);
 			if (m < 0) {
 				fprintf(stderr, "txscale bench path: run failed\n");
@@ -106,9 +118,9 @@ int bench_path(int argc, char **argv)
 				base = m / t;
 			double scaling = base > 0 ? m / base : 0;
 			if (cfg.json)
-				printf("{\"bench\":\"path\",\"family\":%d,\"threads\":%u,\"length\":%u,\"mpps\":%.3f,"
-				       "\"mpps_per_core\":%.3f,\"scaling_vs_first\":%.3f}\n",
-				       fam, t, cfg.length, m, m / t, scaling);
+				printf("{\"bench\":\"path\",\"family\":%d,\"threads\":%u,\"length\":%u,\"ident\":\"%s\","
+				       "\"mpps\":%.3f,\"mpps_per_core\":%.3f,\"scaling_vs_first\":%.3f}\n",
+				       fam, t, cfg.length, cfg.ident, m, m / t, scaling);
 			else
 				printf("IPv%-4d %7u %12.2f %14.2f %9.2fx\n", fam, t, m, m / t, scaling);
 		}
