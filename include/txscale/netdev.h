@@ -13,6 +13,9 @@
  *   sent = txs_txq_send(q, bufs, n);       returns how many were accepted
  *   unsent buffers stay owned by the caller: retry them or txs_txq_release().
  *   txs_txq_flush(q);                      kick whatever is batched
+ * tx_flush returns 0, or -errno when the device failed for good (interface
+ * down or gone): the engine then stops the worker with that error. A device
+ * whose alloc returns 0 must make progress on flush or fail it.
  *
  * Buffers hold whole Ethernet frames (dst MAC first). Backends that hand
  * datagrams to the kernel (udp:) use l4_off to find the UDP payload.
@@ -26,6 +29,7 @@
 #define TXSCALE_NETDEV_H
 
 #include <txscale/common.h>
+#include <txscale/pkt.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +85,9 @@ struct txs_netdev_conf {
 	uint32_t frame_size;      /* largest frame the caller will build */
 	uint8_t src_mac[6], dst_mac[6];
 	bool have_src_mac, have_dst_mac;
+	/* Optional (family 0 = not given): the flow's addresses. Frame devices
+	 * (packet:, xdp:) look up the next hop's MAC for dst_addr. */
+	struct txs_addr dst_addr, src_addr;
 };
 
 struct txs_netdev {
@@ -93,6 +100,9 @@ struct txs_netdev {
 	void *priv;
 	struct txs_txq **queues;  /* opened queues, for stats */
 	char err[160];            /* backend's reason for a failed open */
+	/* Set by frame devices when conf.src_addr was not given: the first
+	 * address of dst_addr's family on the (first) interface; family 0 = none. */
+	struct txs_addr src_addr;
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad

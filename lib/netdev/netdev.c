@@ -8,6 +8,8 @@
 
 static const struct txs_netdev_ops *const backends[] = {
 	&txs_netdev_dummy_ops,
+	&txs_netdev_packet_ops,
+	&txs_netdev_xdp_ops,
 #ifdef TXS_NETDEV_EXTRA
 	TXS_NETDEV_EXTRA
 #endif

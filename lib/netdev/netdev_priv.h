@@ -7,6 +7,8 @@
 
 /* Each backend defines one of these; add it to backends[] in netdev.c. */
 extern const struct txs_netdev_ops txs_netdev_dummy_ops;
+extern const struct txs_netdev_ops txs_netdev_packet_ops;
+extern const struct txs_netdev_ops txs_netdev_xdp_ops;
 
 /* Record a one-line reason for a failed open (shown by txs_netdev_open). */
 void txs_netdev_set_err(struct txs_netdev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -39,7 +39,7 @@ struct send_cfg {
 static const struct opt send_opts[] = {
 	{ "client", 'c', OPT_STR, O(dest), "ADDR", "destination address (or give it as DEST)" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "destination UDP port", "5201" },
-	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (dummy/pcap: 198.18.0.1 or 2001:2::1)" },
+	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: the interface's for packet:/xdp:, else 198.18.0.1 or 2001:2::1)" },
 	{ "sport", 0, OPT_PORT, O(sport), "PORT", "source port of thread 0; thread k uses PORT+k", "40000" },
 	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only (destination must be IPv4)" },
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (destination must be IPv6)" },
@@ -52,7 +52,7 @@ static const struct opt send_opts[] = {
 	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin workers" },
 	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
-	{ "dev", 0, OPT_STR, O(dev), "DEV", "device: dummy[:links=N][,verify]", "dummy" },
+	{ "dev", 0, OPT_STR, O(dev), "DEV", "device (list below)", "dummy" },
 	{ "tos", 0, OPT_UINT, O(tos), "TOS", "IPv4 TOS / IPv6 traffic class", "0", 0, 255 },
 	{ "ttl", 0, OPT_UINT, O(ttl), "TTL", "IPv4 TTL / IPv6 hop limit", "64", 1, 255 },
 	{ "df", 0, OPT_FLAG, O(df), NULL, "set IPv4 don't-fragment" },
@@ -66,6 +66,17 @@ static const struct opt send_opts[] = {
 #undef O
 
 static struct txs_engine *g_engine;
+
+/* --help lists every registered device with its usage line. */
+static void print_devices(FILE *f)
+{
+	unsigned n;
+	const struct txs_netdev_ops *const *b = txs_netdev_backends(&n);
+	fprintf(f, "\ndevices (--dev):\n");
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "  %s\n", b[i]->usage);
+	fprintf(f, "  packet:/xdp: without -B send from the interface's first address of the destination's family\n");
+}
 
 static void on_signal(int sig)
 {
@@ -104,6 +115,8 @@ int cmd_send(int argc, char **argv)
 	int npos = 0;
 	static const char *syn = "[options] [-c] DEST";
 	int rc = opt_parse("send", syn, send_opts, &cfg, argc, argv, pos, 1, &npos);
+	if (rc == 1)
+		print_devices(stdout);
 	if (rc)
 		return rc == 1 ? 0 : 2;
 	if (npos) {
@@ -222,6 +235,9 @@ int cmd_send(int argc, char **argv)
 		memcpy(dc.dst_mac, sp->dst_mac, 6);
 		dc.have_dst_mac = true;
 	}
+	dc.dst_addr = sp->dst;
+	if (cfg.bind)
+		dc.src_addr = sp->src;
 	struct txs_netdev *dev;
 	char err[256];
 	rc = txs_netdev_open(&dev, cfg.dev, &dc, err, sizeof(err));
@@ -229,6 +245,8 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: --dev %s\n", err);
 		return rc == -EINVAL || rc == -ENODEV ? 2 : 1;
 	}
+	if (!cfg.bind && dev->src_addr.family == sp->dst.family)
+		sp->src = dev->src_addr; /* frame devices: a real source address */
 	if (dev->l2_needed) {
 		if (!cfg.src_mac)
 			memcpy(sp->src_mac, dev->src_mac, 6);
