@@ -54,6 +54,8 @@ struct xdp_dev {
 	bool aligned;
 	unsigned ring; /* descriptors and frames per socket, power of two */
 	uint32_t slot; /* UMEM bytes per frame */
+	bool have_first;
+	struct xdp_sock *first; /* queue 0's sockets, bound at open */
 };
 
 /* One socket + UMEM: written only by the queue's thread (and the kernel). */
@@ -86,6 +88,9 @@ struct xdp_q {
 	unsigned n_links, deflink;
 	struct xdp_sock s[TXS_MAX_LINKS];
 } TXS_CACHE_ALIGNED;
+
+static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_sock *s);
+static void sock_teardown(struct xdp_sock *s);
 
 static int xdp_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
 {
@@ -141,6 +146,11 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 	struct xdp_dev *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	d->first = calloc(TXS_MAX_LINKS, sizeof(*d->first));
+	if (!d->first) {
+		free(d);
+		return -ENOMEM;
+	}
 	d->ring = XDP_DEF_RING;
 	dev->n_links = 0;
 	const char *comma = strchr(args, ',');
@@ -179,7 +189,7 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 					   "ethtool -L %s rx %u tx %u",
 					   d->links[l].ifname, have, dev->conf.max_queues, d->links[l].queue, need,
 					   d->links[l].ifname, need, need);
-			rc = -ERANGE;
+			rc = -EINVAL;
 			goto fail;
 		}
 	}
@@ -195,15 +205,38 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 	}
 	close(fd);
 	dev->priv = d;
+	/* bind queue 0's sockets now: privileges, the mode and the queue fail
+	 * here with their reason rather than in a worker. Queue 0 takes them
+	 * (an AF_XDP queue is released lazily, so a probe could not be redone). */
+	struct txs_txq probe;
+	memset(&probe, 0, sizeof(probe));
+	probe.dev = dev;
+	for (unsigned l = 0; l < dev->n_links; l++) {
+		d->first[l].fd = -1;
+		d->first[l].link = &d->links[l];
+		if ((rc = sock_setup(&probe, d, &d->first[l])) < 0) {
+			for (unsigned k = 0; k < l; k++)
+				sock_teardown(&d->first[k]);
+			dev->priv = NULL;
+			goto fail;
+		}
+	}
+	d->have_first = true;
 	return 0;
 fail:
+	free(d->first);
 	free(d);
 	return rc;
 }
 
 static void xdp_close(struct txs_netdev *dev)
 {
-	free(dev->priv);
+	struct xdp_dev *d = dev->priv;
+	if (d->have_first)
+		for (unsigned l = 0; l < dev->n_links; l++)
+			sock_teardown(&d->first[l]);
+	free(d->first);
+	free(d);
 }
 
 static int quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
@@ -387,6 +420,12 @@ static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 		xq->s[l].link = &d->links[l];
 	}
 	q->priv = xq;
+	if (q->id == 0 && d->have_first) {
+		for (unsigned l = 0; l < xq->n_links; l++)
+			xq->s[l] = d->first[l];
+		d->have_first = false;
+		return 0;
+	}
 	for (unsigned l = 0; l < xq->n_links; l++) {
 		int rc = sock_setup(q, d, &xq->s[l]);
 		if (rc < 0) {
