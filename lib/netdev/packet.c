@@ -315,6 +315,15 @@ static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 	int e = errno;
 	if (e == EAGAIN || e == ENOBUFS || e == EINTR || e == ENOMEM || e == EBUSY)
 		return 0;
+	if (e != ENETDOWN && e != ENXIO && e != ENODEV) {
+		/* a frame the kernel refused (EMSGSIZE, EINVAL): it stopped at a
+		 * WRONG_FORMAT frame, which reclaim counts and clears */
+		uint32_t st = __atomic_load_n(&frame_hdr(r, r->tail)->tp_status, __ATOMIC_ACQUIRE);
+		if (st & TP_STATUS_WRONG_FORMAT) {
+			reclaim(q, r, l);
+			return r->dead;
+		}
+	}
 	uncount(q, r, l, r->tail, r->head);
 	r->tail = r->head;
 	r->dead = -e;

@@ -268,6 +268,37 @@ static void sock_teardown(struct xdp_sock *s)
 	s->freeq = NULL;
 }
 
+/* One UMEM + socket for s on queue qid; on failure nothing is left. */
+static int xsk_bind_once(const struct xdp_dev *d, struct xdp_sock *s, unsigned qid, const char **what)
+{
+	struct xsk_umem_config uc = {
+		.fill_size = 64, /* unused: TX only, but the kernel wants one */
+		.comp_size = d->ring,
+		.frame_size = d->aligned ? d->slot : 2048,
+		.frame_headroom = 0,
+		.flags = d->aligned ? 0 : XDP_UMEM_UNALIGNED_CHUNK_FLAG,
+	};
+	*what = "UMEM registration";
+	int rc = xsk_umem__create(&s->umem, s->area, s->area_len, &s->fq, &s->cq, &uc);
+	if (rc)
+		return rc;
+	struct xsk_socket_config sc = {
+		.rx_size = 0,
+		.tx_size = d->ring,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.xdp_flags = 0,
+		.bind_flags = XDP_USE_NEED_WAKEUP |
+			      (d->mode == XM_COPY ? XDP_COPY : d->mode == XM_ZC ? XDP_ZEROCOPY : 0),
+	};
+	*what = "AF_XDP bind";
+	rc = xsk_socket__create(&s->xsk, s->link->ifname, qid, s->umem, NULL, &s->tx, &sc);
+	if (rc) {
+		xsk_umem__delete(s->umem);
+		s->umem = NULL;
+	}
+	return rc;
+}
+
 static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_sock *s)
 {
 	struct txs_netdev *dev = q->dev;
@@ -298,26 +329,16 @@ static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_soc
 
 	libxdp_print_fn_t old = libxdp_set_print(quiet);
 	libbpf_print_fn_t oldb = libbpf_set_print(quiet_bpf);
-	struct xsk_umem_config uc = {
-		.fill_size = 64, /* unused: TX only, but the kernel wants one */
-		.comp_size = d->ring,
-		.frame_size = d->aligned ? d->slot : 2048,
-		.frame_headroom = 0,
-		.flags = d->aligned ? 0 : XDP_UMEM_UNALIGNED_CHUNK_FLAG,
-	};
-	const char *what = "UMEM registration";
-	int rc = xsk_umem__create(&s->umem, s->area, s->area_len, &s->fq, &s->cq, &uc);
-	if (rc == 0) {
-		struct xsk_socket_config sc = {
-			.rx_size = 0,
-			.tx_size = d->ring,
-			.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-			.xdp_flags = 0,
-			.bind_flags = XDP_USE_NEED_WAKEUP |
-				      (d->mode == XM_COPY ? XDP_COPY : d->mode == XM_ZC ? XDP_ZEROCOPY : 0),
-		};
-		what = "AF_XDP bind";
-		rc = xsk_socket__create(&s->xsk, l->ifname, qid, s->umem, NULL, &s->tx, &sc);
+	const char *what = NULL;
+	int rc;
+	/* a queue whose socket just closed is released lazily: EBUSY for a few
+	 * milliseconds, so retry that for up to a second */
+	for (unsigned tries = 0;; tries++) {
+		rc = xsk_bind_once(d, s, qid, &what);
+		if ((rc != -EBUSY && rc != EBUSY) || tries >= 100)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
 	}
 	libxdp_set_print(old);
 	libbpf_set_print(oldb);
