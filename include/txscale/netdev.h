@@ -13,6 +13,9 @@
  *   sent = txs_txq_send(q, bufs, n);       returns how many were accepted
  *   unsent buffers stay owned by the caller: retry them or txs_txq_release().
  *   txs_txq_flush(q);                      kick whatever is batched
+ * tx_flush returns 0, or -errno when the device failed for good (interface
+ * down or gone): the engine then stops the worker with that error. A device
+ * whose alloc returns 0 must make progress on flush or fail it.
  *
  * Buffers hold whole Ethernet frames (dst MAC first). Backends that hand
  * datagrams to the kernel (udp:) use l4_off to find the UDP payload.
@@ -82,12 +85,10 @@ struct txs_netdev_conf {
 	uint32_t frame_size;      /* largest frame the caller will build */
 	uint8_t src_mac[6], dst_mac[6];
 	bool have_src_mac, have_dst_mac;
-	/* Optional, for backends that send through the kernel's IP stack (udp:):
-	 * the flow's destination and, when the caller fixed it, its source
-	 * (family 0 = not given; ports host order, 0 = not given). With dst set,
-	 * such a backend checks the route at open and reports the source address
-	 * the kernel would pick in txs_netdev.kernel_src. Frames stay the truth:
-	 * each queue connects to what its first frame carries. */
+	/* Optional, the flow's addresses (family 0 = not given; ports host
+	 * order, 0 = not given). Kernel-stack backends (udp:) check the route to
+	 * dst at open; frame devices (packet:, xdp:) look up the next hop's MAC
+	 * for dst. Frames stay the truth: each queue sends what its frames carry. */
 	struct txs_addr dst, src;
 	uint16_t dport, sport;
 };
@@ -102,9 +103,11 @@ struct txs_netdev {
 	void *priv;
 	struct txs_txq **queues;  /* opened queues, for stats */
 	char err[160];            /* backend's reason for a failed open */
-	/* Set by kernel-stack backends (udp:) when conf.dst was given: the
-	 * source address the kernel uses towards it (family 0 = not known). */
-	struct txs_addr kernel_src;
+	/* Set at open when conf.src was not given: the source address this
+	 * device uses towards conf.dst; udp: the one the kernel picks, frame
+	 * devices: the interface's first address of dst's family (family 0 =
+	 * not known). */
+	struct txs_addr src_addr;
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad

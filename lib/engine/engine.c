@@ -151,8 +151,10 @@ static int worker_run(struct txs_worker *w)
 		}
 		unsigned n = txs_txq_alloc(q, bufs, want);
 		if (n == 0) {
-			/* ring full: let completions happen */
-			txs_txq_flush(q);
+			/* ring full: let completions happen; a device that failed for good ends the worker */
+			rc = txs_txq_flush(q);
+			if (rc < 0)
+				break;
 			continue;
 		}
 		unsigned filled = c->gen->fill(w, bufs, n, txs_now_real_ns());

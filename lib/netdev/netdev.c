@@ -12,6 +12,8 @@ static const struct txs_netdev_ops *const backends[] = {
 #ifdef TXS_HAVE_PCAP
 	&txs_netdev_pcap_ops,
 #endif
+	&txs_netdev_packet_ops,
+	&txs_netdev_xdp_ops,
 #ifdef TXS_NETDEV_EXTRA
 	TXS_NETDEV_EXTRA
 #endif

@@ -11,6 +11,8 @@ extern const struct txs_netdev_ops txs_netdev_udp_ops;
 #ifdef TXS_HAVE_PCAP
 extern const struct txs_netdev_ops txs_netdev_pcap_ops;
 #endif
+extern const struct txs_netdev_ops txs_netdev_packet_ops;
+extern const struct txs_netdev_ops txs_netdev_xdp_ops;
 
 /* Record a one-line reason for a failed open (shown by txs_netdev_open). */
 void txs_netdev_set_err(struct txs_netdev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

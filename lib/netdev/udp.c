@@ -399,7 +399,7 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 		}
 		close(fd);
 		if (i == 0)
-			dev->kernel_src = ksrc;
+			dev->src_addr = ksrc;
 	}
 	if (rc) {
 		free(d);

@@ -133,8 +133,8 @@ static void run_loopback(const struct lo_case *c)
 	struct txs_netdev *dev;
 	char err[200];
 	assert_int_equal(txs_netdev_open(&dev, c->spec, &dc, err, sizeof(err)), 0);
-	assert_int_equal(dev->kernel_src.family, c->family);
-	assert_memory_equal(dev->kernel_src.bytes, sp.src.bytes, c->family == AF_INET ? 4 : 16);
+	assert_int_equal(dev->src_addr.family, c->family);
+	assert_memory_equal(dev->src_addr.bytes, sp.src.bytes, c->family == AF_INET ? 4 : 16);
 	struct txs_txq *q;
 	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
 
@@ -223,7 +223,7 @@ static void refusals_counted(void **st)
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
 	struct txs_netdev *dev;
 	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	assert_int_equal(dev->kernel_src.family, 0); /* no destination given */
+	assert_int_equal(dev->src_addr.family, 0); /* no destination given */
 	struct txs_txq *q;
 	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
 	struct txs_pktbuf b[8];

@@ -60,7 +60,7 @@ static void build_dev_help(void)
 static const struct opt send_opts[] = {
 	{ "client", 'c', OPT_STR, O(dest), "ADDR", "destination address (or give it as DEST)" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "destination UDP port", "5201" },
-	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; other devices: 198.18.0.1 or 2001:2::1)" },
+	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; packet:/xdp: the interface's; else 198.18.0.1 or 2001:2::1)" },
 	{ "sport", 0, OPT_PORT, O(sport), "PORT", "source port of thread 0; thread k uses PORT+k", "40000" },
 	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only (destination must be IPv4)" },
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (destination must be IPv6)" },
@@ -327,15 +327,16 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: --dev %s\n", err);
 		return rc == -EINVAL || rc == -ENODEV ? 2 : 1;
 	}
-	if (dev->kernel_src.family == sp->dst.family) {
-		/* the device sends through the kernel's IP stack: default to the
-		 * source it picks, and say so when -B names another one */
+	if (dev->src_addr.family == sp->dst.family) {
+		/* the device knows the source it sends from (udp: the kernel's
+		 * choice; packet:/xdp: the interface's address): default to it, and
+		 * say so when -B names another one */
 		char a[INET6_ADDRSTRLEN], k[INET6_ADDRSTRLEN];
 		if (!cfg.bind)
-			sp->src = dev->kernel_src;
-		else if (memcmp(sp->src.bytes, dev->kernel_src.bytes, v4 ? 4 : 16) != 0)
+			sp->src = dev->src_addr;
+		else if (memcmp(sp->src.bytes, dev->src_addr.bytes, v4 ? 4 : 16) != 0)
 			fprintf(stderr, "txscale send: -B %s is not a local address: the kernel sends from %s\n",
-				txs_addr_str(&sp->src, a, sizeof(a)), txs_addr_str(&dev->kernel_src, k, sizeof(k)));
+				txs_addr_str(&sp->src, a, sizeof(a)), txs_addr_str(&dev->src_addr, k, sizeof(k)));
 	}
 	if (dev->l2_needed) {
 		if (!cfg.src_mac)

@@ -1,0 +1,639 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp: AF_XDP transmit through libxdp's xsk.h. TX only: no XDP program is
+ * loaded (XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD), no RX ring.
+ *
+ * Spec: xdp:IF[:Q][+IF2[:Q2]...][,copy|zc][,ring=N][,aligned]
+ *   Each interface is one link. Worker k binds its own UMEM and socket to
+ *   hardware queue Q+k of every link (Q defaults to 0): AF_XDP allows one
+ *   socket per queue unless sockets share a UMEM, and a shared UMEM shares
+ *   its fill and completion rings between the workers, which txscale does
+ *   not do (nothing per packet is shared between cores). So N workers need N
+ *   queues: for a veth, `ethtool -L IF rx N tx N` (or create it with
+ *   numtxqueues/numrxqueues N); the open names the shortfall.
+ *   Mode: default lets the kernel choose (zero-copy where the driver supports
+ *   it, else copy); "copy" forces XDP_COPY, "zc" forces XDP_ZEROCOPY.
+ *
+ * UMEM layout: frames are packed at a stride of the frame size rounded up
+ * to 64 bytes (unaligned-chunk mode), so a 60-byte frame costs one cache
+ * line; "aligned" uses 2048-byte chunks instead. The generator writes frames
+ * in place; tx_send posts descriptors and kicks once per burst only when the
+ * kernel asks for it (needs_wakeup); completions return frames to a
+ * per-socket free FIFO.
+ *
+ * Counting: a frame counts as sent when its descriptor is posted. A kick
+ * answered EBUSY means the driver dropped one frame (copy mode): it is moved
+ * to drop_full. Descriptors never completed when the queue closes (bounded
+ * wait) are moved to drop_err. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "l2.h"
+
+#ifdef TXS_HAVE_XDP
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <xdp/libxdp.h>
+#include <xdp/xsk.h>
+
+#define XDP_DEF_RING 512
+#define XDP_DRAIN_NS 1000000000ull
+#define XDP_KICK_BATCH 32 /* descriptors the kernel sends per copy-mode kick */
+
+enum xdp_mode { XM_AUTO, XM_COPY, XM_ZC };
+
+struct xdp_dev {
+	struct txs_l2link links[TXS_MAX_LINKS];
+	enum xdp_mode mode;
+	bool aligned;
+	unsigned ring; /* descriptors and frames per socket, power of two */
+	uint32_t slot; /* UMEM bytes per frame */
+	bool have_first;
+	struct xdp_sock *first; /* queue 0's sockets, bound at open */
+};
+
+/* One socket + UMEM: written only by the queue's thread (and the kernel). */
+struct xdp_sock {
+	struct xsk_ring_prod tx;
+	struct xsk_ring_cons cq;
+	uint8_t *area;
+	uint64_t *freeq;     /* FIFO of free frame addresses */
+	uint16_t *flen;      /* frame length posted, per UMEM slot (for exact uncounting) */
+	uint32_t slot;
+	uint32_t fhead;      /* next free frame to hand out */
+	uint32_t ftail;      /* where completions go back */
+	uint32_t mask;       /* ring - 1 */
+	uint32_t outstanding;/* posted, not completed */
+	uint32_t unkicked;
+	uint32_t max_len;
+	bool fix_mac;
+	bool zc;
+	int fd;
+	int dead;
+	uint8_t macs[12];
+	struct xsk_ring_prod fq;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	size_t area_len;
+	const struct txs_l2link *link;
+};
+
+struct xdp_q {
+	unsigned n_links, deflink;
+	struct xdp_sock s[TXS_MAX_LINKS];
+} TXS_CACHE_ALIGNED;
+
+static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_sock *s);
+static void sock_teardown(struct xdp_sock *s);
+
+static int xdp_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
+{
+	struct xdp_dev *d = arg;
+	if (strncmp(key, "xdp:", 4) == 0 && !val)
+		return txs_l2_add_links(dev, d->links, key + 4, true);
+	if (strcmp(key, "copy") == 0 && !val) {
+		d->mode = XM_COPY;
+		return 0;
+	}
+	if (strcmp(key, "zc") == 0 && !val) {
+		d->mode = XM_ZC;
+		return 0;
+	}
+	if (strcmp(key, "aligned") == 0 && !val) {
+		d->aligned = true;
+		return 0;
+	}
+	if (strcmp(key, "ring") == 0 && val) {
+		char *end;
+		unsigned long n = strtoul(val, &end, 10);
+		if (*end || n < 64 || n > 32768 || (n & (n - 1))) {
+			txs_netdev_set_err(dev, "ring=%s: expected a power of two in 64..32768", val);
+			return -EINVAL;
+		}
+		d->ring = (unsigned)n;
+		return 0;
+	}
+	txs_netdev_set_err(dev, "unknown xdp option '%s' (expected copy, zc, ring=N, aligned, xdp:IF[:Q])", key);
+	return -EINVAL;
+}
+
+/* Hardware TX queues of ifname, or 0 when the driver does not say. */
+static unsigned tx_queues(const char *ifname)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	int rc = ioctl(fd, SIOCETHTOOL, &ifr);
+	close(fd);
+	if (rc < 0)
+		return 0;
+	return ch.tx_count + ch.combined_count;
+}
+
+static int xdp_open(struct txs_netdev *dev, const char *args)
+{
+	struct xdp_dev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->first = calloc(TXS_MAX_LINKS, sizeof(*d->first));
+	if (!d->first) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->ring = XDP_DEF_RING;
+	dev->n_links = 0;
+	const char *comma = strchr(args, ',');
+	char first[256];
+	size_t fl = comma ? (size_t)(comma - args) : strlen(args);
+	int rc = -EINVAL;
+	if (fl >= sizeof(first)) {
+		txs_netdev_set_err(dev, "interface list too long");
+		goto fail;
+	}
+	memcpy(first, args, fl);
+	first[fl] = 0;
+	if ((rc = txs_l2_add_links(dev, d->links, first, true)))
+		goto fail;
+	if (comma && (rc = txs_netdev_parse_args(dev, comma + 1, xdp_arg, d)))
+		goto fail;
+	if ((rc = txs_l2_resolve(dev, d->links, dev->n_links)))
+		goto fail;
+	uint32_t fs = dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size;
+	if (d->aligned || fs > 2048) {
+		d->aligned = true;
+		d->slot = fs <= 2048 ? 2048 : 4096;
+		if (fs > 4096) {
+			txs_netdev_set_err(dev, "frames of %u bytes exceed an AF_XDP frame (4096)", fs);
+			rc = -EMSGSIZE;
+			goto fail;
+		}
+	} else {
+		d->slot = (fs + 63) & ~63u;
+	}
+	for (unsigned l = 0; l < dev->n_links; l++) {
+		unsigned have = tx_queues(d->links[l].ifname), need = d->links[l].queue + dev->conf.max_queues;
+		if (have && need > have) {
+			txs_netdev_set_err(dev,
+					   "%s has %u TX queue(s); %u worker(s) from queue %u need %u: "
+					   "ethtool -L %s rx %u tx %u",
+					   d->links[l].ifname, have, dev->conf.max_queues, d->links[l].queue, need,
+					   d->links[l].ifname, need, need);
+			rc = -EINVAL;
+			goto fail;
+		}
+	}
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		if (errno == EAFNOSUPPORT)
+			txs_netdev_set_err(dev, "AF_XDP socket: this kernel has no AF_XDP (CONFIG_XDP_SOCKETS)");
+		else
+			txs_netdev_set_err(dev, "AF_XDP socket: %s%s", strerror(errno),
+					   errno == EPERM ? " (needs CAP_NET_RAW: run as root)" : "");
+		goto fail;
+	}
+	close(fd);
+	dev->priv = d;
+	/* bind queue 0's sockets now: privileges, the mode and the queue fail
+	 * here with their reason rather than in a worker. Queue 0 takes them
+	 * (an AF_XDP queue is released lazily, so a probe could not be redone). */
+	struct txs_txq probe;
+	memset(&probe, 0, sizeof(probe));
+	probe.dev = dev;
+	for (unsigned l = 0; l < dev->n_links; l++) {
+		d->first[l].fd = -1;
+		d->first[l].link = &d->links[l];
+		if ((rc = sock_setup(&probe, d, &d->first[l])) < 0) {
+			for (unsigned k = 0; k < l; k++)
+				sock_teardown(&d->first[k]);
+			dev->priv = NULL;
+			goto fail;
+		}
+	}
+	d->have_first = true;
+	return 0;
+fail:
+	free(d->first);
+	free(d);
+	return rc;
+}
+
+static void xdp_close(struct txs_netdev *dev)
+{
+	struct xdp_dev *d = dev->priv;
+	if (d->have_first)
+		for (unsigned l = 0; l < dev->n_links; l++)
+			sock_teardown(&d->first[l]);
+	free(d->first);
+	free(d);
+}
+
+static int quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0; /* the library never prints */
+}
+
+static int quiet_bpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+
+static void sock_teardown(struct xdp_sock *s)
+{
+	if (s->xsk)
+		xsk_socket__delete(s->xsk);
+	if (s->umem)
+		xsk_umem__delete(s->umem);
+	if (s->area)
+		munmap(s->area, s->area_len);
+	free(s->freeq);
+	free(s->flen);
+	s->flen = NULL;
+	s->xsk = NULL;
+	s->umem = NULL;
+	s->area = NULL;
+	s->freeq = NULL;
+}
+
+/* One UMEM + socket for s on queue qid; on failure nothing is left. */
+static int xsk_bind_once(const struct xdp_dev *d, struct xdp_sock *s, unsigned qid, const char **what)
+{
+	struct xsk_umem_config uc = {
+		.fill_size = 64, /* unused: TX only, but the kernel wants one */
+		.comp_size = d->ring,
+		.frame_size = d->aligned ? d->slot : 2048,
+		.frame_headroom = 0,
+		.flags = d->aligned ? 0 : XDP_UMEM_UNALIGNED_CHUNK_FLAG,
+	};
+	*what = "UMEM registration";
+	int rc = xsk_umem__create(&s->umem, s->area, s->area_len, &s->fq, &s->cq, &uc);
+	if (rc)
+		return rc;
+	struct xsk_socket_config sc = {
+		.rx_size = 0,
+		.tx_size = d->ring,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.xdp_flags = 0,
+		.bind_flags = XDP_USE_NEED_WAKEUP |
+			      (d->mode == XM_COPY ? XDP_COPY : d->mode == XM_ZC ? XDP_ZEROCOPY : 0),
+	};
+	*what = "AF_XDP bind";
+	rc = xsk_socket__create(&s->xsk, s->link->ifname, qid, s->umem, NULL, &s->tx, &sc);
+	if (rc) {
+		xsk_umem__delete(s->umem);
+		s->umem = NULL;
+	}
+	return rc;
+}
+
+static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_sock *s)
+{
+	struct txs_netdev *dev = q->dev;
+	const struct txs_l2link *l = s->link;
+	unsigned qid = l->queue + q->id;
+	s->area_len = ((size_t)d->ring * d->slot + 4095) & ~(size_t)4095;
+	if (s->area_len < 2048)
+		s->area_len = 4096;
+	s->area = mmap(NULL, s->area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (s->area == MAP_FAILED) {
+		s->area = NULL;
+		txs_netdev_set_err(dev, "%s: UMEM of %zu bytes: %s", l->ifname, s->area_len, strerror(errno));
+		return -ENOMEM;
+	}
+	s->freeq = malloc(sizeof(*s->freeq) * d->ring);
+	s->flen = calloc(d->ring, sizeof(*s->flen));
+	s->slot = d->slot;
+	if (!s->freeq || !s->flen) {
+		sock_teardown(s);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < d->ring; i++)
+		s->freeq[i] = (uint64_t)i * d->slot;
+	s->fhead = 0;
+	s->ftail = d->ring;
+	s->mask = d->ring - 1;
+	s->outstanding = s->unkicked = 0;
+
+	libxdp_print_fn_t old = libxdp_set_print(quiet);
+	libbpf_print_fn_t oldb = libbpf_set_print(quiet_bpf);
+	const char *what = NULL;
+	int rc;
+	/* a queue whose socket just closed is released lazily: EBUSY for a few
+	 * milliseconds, so retry that for up to a second */
+	for (unsigned tries = 0;; tries++) {
+		rc = xsk_bind_once(d, s, qid, &what);
+		if ((rc != -EBUSY && rc != EBUSY) || tries >= 100)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	libxdp_set_print(old);
+	libbpf_set_print(oldb);
+	if (rc) {
+		rc = rc < 0 ? rc : -rc;
+		const char *hint = "";
+		if (rc == -EPERM || rc == -EACCES)
+			hint = " (needs CAP_NET_RAW and CAP_IPC_LOCK or a larger RLIMIT_MEMLOCK: run as root)";
+		else if (rc == -ENOMEM || rc == -ENOBUFS)
+			hint = " (UMEM pages are locked: raise RLIMIT_MEMLOCK, ulimit -l)";
+		else if (rc == -EOPNOTSUPP && d->mode == XM_ZC)
+			hint = " (the driver has no AF_XDP zero-copy: drop ',zc')";
+		else if (rc == -EOPNOTSUPP)
+			hint = " (the driver or kernel cannot do AF_XDP here)";
+		else if (rc == -EBUSY)
+			hint = " (another AF_XDP socket or XDP program owns this queue)";
+		else if (rc == -EINVAL)
+			hint = " (queue out of range? see ethtool -l)";
+		txs_netdev_set_err(dev, "%s queue %u: %s: %s%s", l->ifname, qid, what, strerror(-rc), hint);
+		sock_teardown(s);
+		return rc;
+	}
+	s->fd = xsk_socket__fd(s->xsk);
+	struct xdp_options opts = { 0 };
+	socklen_t ol = sizeof(opts);
+	s->zc = getsockopt(s->fd, SOL_XDP, XDP_OPTIONS, &opts, &ol) == 0 && (opts.flags & XDP_OPTIONS_ZEROCOPY);
+	uint32_t room = d->slot;
+	s->max_len = l->mtu + TXS_ETH_HLEN < room ? l->mtu + TXS_ETH_HLEN : room;
+	memcpy(s->macs, l->dst_mac, 6);
+	memcpy(s->macs + 6, l->src_mac, 6);
+	s->fix_mac = memcmp(l->dst_mac, dev->dst_mac, 6) != 0 || memcmp(l->src_mac, dev->src_mac, 6) != 0;
+	s->dead = 0;
+	return 0;
+}
+
+/* Take completed frames back into the free FIFO. */
+static inline void drain_cq(struct xdp_sock *s)
+{
+	uint32_t idx;
+	uint32_t n = xsk_ring_cons__peek(&s->cq, s->mask + 1, &idx);
+	if (!n)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		s->freeq[(s->ftail + i) & s->mask] = *xsk_ring_cons__comp_addr(&s->cq, idx + i);
+	xsk_ring_cons__release(&s->cq, n);
+	s->ftail += n;
+	s->outstanding -= n;
+}
+
+static void uncount(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t to_full)
+{
+	if (!pk)
+		return;
+	TXS_STAT_ADD(q->link[l].packets, -pk);
+	if (to_full)
+		TXS_STAT_ADD(q->link[l].drop_full, pk);
+	else
+		TXS_STAT_ADD(q->link[l].drop_err, pk);
+}
+
+/* Kick the kernel if it asks for it (or `force`). */
+static int kick(struct txs_txq *q, struct xdp_sock *s, unsigned l, uint32_t last_len, bool force)
+{
+	uint32_t pending = s->unkicked;
+	s->unkicked = 0;
+	if (!force && !xsk_ring_prod__needs_wakeup(&s->tx))
+		return 0;
+	/* copy mode sends at most a batch per call and answers EAGAIN for the rest */
+	unsigned tries = pending / XDP_KICK_BATCH + 1;
+	for (unsigned t = 0; t < tries; t++) {
+		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+			return 0;
+		int e = errno;
+		if (e == EBUSY) { /* the driver dropped one frame; the rest wait */
+			uncount(q, l, 1, 1);
+			TXS_STAT_ADD(q->link[l].bytes, -(uint64_t)last_len);
+			continue;
+		}
+		if (e == EAGAIN)
+			continue;
+		if (e == ENOBUFS || e == EINTR || e == ENOMEM)
+			return 0;
+		s->dead = -e;
+		return -e;
+	}
+	return 0;
+}
+
+static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
+{
+	struct xdp_dev *d = dev->priv;
+	struct xdp_q *xq = aligned_alloc(TXS_CACHE_LINE, sizeof(*xq));
+	if (!xq)
+		return -ENOMEM;
+	memset(xq, 0, sizeof(*xq));
+	xq->n_links = dev->n_links;
+	xq->deflink = q->id % dev->n_links;
+	for (unsigned l = 0; l < xq->n_links; l++) {
+		xq->s[l].fd = -1;
+		xq->s[l].link = &d->links[l];
+	}
+	q->priv = xq;
+	if (q->id == 0 && d->have_first) {
+		for (unsigned l = 0; l < xq->n_links; l++)
+			xq->s[l] = d->first[l];
+		d->have_first = false;
+		return 0;
+	}
+	for (unsigned l = 0; l < xq->n_links; l++) {
+		int rc = sock_setup(q, d, &xq->s[l]);
+		if (rc < 0) {
+			for (unsigned k = 0; k < l; k++)
+				sock_teardown(&xq->s[k]);
+			free(xq);
+			q->priv = NULL;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void xdp_txq_close(struct txs_txq *q)
+{
+	struct xdp_q *xq = q->priv;
+	if (!xq)
+		return;
+	uint64_t t0 = txs_l2_now_ns();
+	for (unsigned l = 0; l < xq->n_links; l++) {
+		struct xdp_sock *s = &xq->s[l];
+		while (!s->dead) {
+			drain_cq(s);
+			if (!s->outstanding || txs_l2_now_ns() - t0 > XDP_DRAIN_NS)
+				break;
+			uint32_t before = s->outstanding;
+			kick(q, s, l, 0, true);
+			drain_cq(s);
+			if (s->outstanding == before) {
+				struct timespec ts = { 0, 200000 };
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (s->outstanding && s->freeq) {
+			/* frames not back in the free FIFO were never completed */
+			uint8_t *isfree = calloc(s->mask + 1, 1);
+			uint64_t by = 0;
+			if (isfree) {
+				for (uint32_t i = s->fhead; i != s->ftail; i++)
+					isfree[s->freeq[i & s->mask] / s->slot] = 1;
+				for (uint32_t i = 0; i <= s->mask; i++)
+					if (!isfree[i])
+						by += s->flen[i];
+				free(isfree);
+			}
+			uncount(q, l, s->outstanding, 0);
+			TXS_STAT_ADD(q->link[l].bytes, -by);
+		}
+		sock_teardown(s);
+	}
+	free(xq);
+	q->priv = NULL;
+}
+
+static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	struct xdp_q *xq = q->priv;
+	unsigned l = xq->deflink;
+	struct xdp_sock *s = &xq->s[l];
+	if (TXS_UNLIKELY(s->dead))
+		return 0;
+	uint32_t avail = s->ftail - s->fhead;
+	if (avail < n) {
+		drain_cq(s);
+		avail = s->ftail - s->fhead;
+		if (avail < n)
+			n = avail;
+	}
+	const uint32_t cap = s->max_len;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t fi = s->fhead + i;
+		b[i].data = s->area + s->freeq[fi & s->mask];
+		b[i].cap = cap;
+		b[i].len = 0;
+		b[i].link = (uint16_t)l;
+		b[i].gso_size = 0;
+		b[i].segs = 1;
+		b[i].priv = fi;
+	}
+	return n;
+}
+
+static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	struct xdp_q *xq = q->priv;
+	uint32_t touched = 0, cnt[TXS_MAX_LINKS], last[TXS_MAX_LINKS];
+	uint64_t by[TXS_MAX_LINKS];
+	unsigned i;
+	memset(cnt, 0, sizeof(cnt[0]) * xq->n_links);
+	memset(last, 0, sizeof(last[0]) * xq->n_links);
+	memset(by, 0, sizeof(by[0]) * xq->n_links);
+	for (i = 0; i < n; i++) {
+		unsigned l = b[i].link < xq->n_links ? b[i].link : 0;
+		struct xdp_sock *s = &xq->s[l];
+		uint32_t len = b[i].len;
+		if (TXS_UNLIKELY(len > s->max_len || len < TXS_ETH_HLEN || s->dead))
+			break;
+		if (TXS_UNLIKELY(s->ftail == s->fhead)) {
+			drain_cq(s);
+			if (s->ftail == s->fhead)
+				break;
+		}
+		uint64_t addr = s->freeq[s->fhead & s->mask];
+		uint8_t *f = s->area + addr;
+		if (TXS_UNLIKELY(b[i].data != f))
+			memmove(f, b[i].data, len); /* another link's or an older buffer */
+		uint32_t idx;
+		if (TXS_UNLIKELY(xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1))
+			break;
+		if (TXS_UNLIKELY(s->fix_mac))
+			memcpy(f, s->macs, 12);
+		struct xdp_desc *dsc = xsk_ring_prod__tx_desc(&s->tx, idx);
+		dsc->addr = addr;
+		dsc->len = len;
+		dsc->options = 0;
+		s->flen[addr / s->slot] = (uint16_t)len;
+		s->fhead++;
+		cnt[l]++;
+		by[l] += len;
+		last[l] = len;
+		touched |= 1u << l;
+	}
+	for (unsigned l = 0; touched; l++, touched >>= 1) {
+		if (!(touched & 1))
+			continue;
+		struct xdp_sock *s = &xq->s[l];
+		xsk_ring_prod__submit(&s->tx, cnt[l]);
+		s->outstanding += cnt[l];
+		s->unkicked += cnt[l];
+		TXS_STAT_ADD(q->link[l].packets, cnt[l]);
+		TXS_STAT_ADD(q->link[l].bytes, by[l]);
+		kick(q, s, l, last[l], false);
+	}
+	return i;
+}
+
+static void xdp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	(void)q, (void)b, (void)n; /* unsent frames stay at the head of the free FIFO */
+}
+
+static int xdp_flush(struct txs_txq *q)
+{
+	struct xdp_q *xq = q->priv;
+	int rc = 0;
+	for (unsigned l = 0; l < xq->n_links; l++) {
+		struct xdp_sock *s = &xq->s[l];
+		if (s->dead) {
+			rc = s->dead;
+			continue;
+		}
+		drain_cq(s);
+		if (s->outstanding) {
+			int k = kick(q, s, l, 0, s->unkicked == 0);
+			if (k < 0)
+				rc = k;
+		}
+	}
+	return rc;
+}
+
+#else /* !TXS_HAVE_XDP */
+
+static int xdp_open(struct txs_netdev *dev, const char *args)
+{
+	(void)args;
+	txs_netdev_set_err(dev, "built without libxdp (install libxdp-dev and rebuild)");
+	return -EOPNOTSUPP;
+}
+static void xdp_close(struct txs_netdev *dev) { (void)dev; }
+static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q) { (void)dev, (void)q; return -EOPNOTSUPP; }
+static void xdp_txq_close(struct txs_txq *q) { (void)q; }
+static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n) { (void)q, (void)b, (void)n; return 0; }
+static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n) { (void)q, (void)b, (void)n; return 0; }
+static void xdp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n) { (void)q, (void)b, (void)n; }
+static int xdp_flush(struct txs_txq *q) { (void)q; return -EOPNOTSUPP; }
+#endif
+
+const struct txs_netdev_ops txs_netdev_xdp_ops = {
+	.name = "xdp",
+	.usage = "xdp:IF[:Q][+IF2[:Q]..][,copy|zc][,ring=N]  AF_XDP socket per core on queues Q.. (TX only)",
+	.open = xdp_open,
+	.close = xdp_close,
+	.txq_open = xdp_txq_open,
+	.txq_close = xdp_txq_close,
+	.tx_alloc = xdp_alloc,
+	.tx_send = xdp_send,
+	.tx_release = xdp_release,
+	.tx_flush = xdp_flush,
+};
