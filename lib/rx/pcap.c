@@ -35,7 +35,7 @@
 #define LT_IPV6 229
 #define LT_LINUX_SLL2 276
 
-static uint32_t rd32(const struct txs_pcap *p, const uint8_t *b)
+static inline uint32_t rd32(const struct txs_pcap *p, const uint8_t *b)
 {
 	uint32_t v;
 	memcpy(&v, b, 4);
@@ -211,70 +211,81 @@ TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path)
 	return 0;
 }
 
-TXS_API int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
+#ifdef TXS_HAVE_PCAP
+static int next_lp(struct txs_pcap *p, struct txs_pcap_rec *r)
 {
 	for (;;) {
-		if (p->done)
+		struct pcap_pkthdr *h;
+		const u_char *d;
+		int rc = pcap_next_ex(p->lp, &h, &d);
+		if (rc != 1) {
+			if (rc == PCAP_ERROR)
+				p->n.truncated++;
+			p->done = true;
 			return 0;
-#ifdef TXS_HAVE_PCAP
-		if (p->lp) {
-			struct pcap_pkthdr *h;
-			const u_char *d;
-			int rc = pcap_next_ex(p->lp, &h, &d);
-			if (rc != 1) {
-				if (rc == PCAP_ERROR)
-					p->n.truncated++;
-				p->done = true;
-				return 0;
-			}
-			r->data = d;
-			r->caplen = h->caplen;
-			r->origlen = h->len;
-			r->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
-			if (r->caplen < r->origlen)
-				p->n.snapped++;
-			if (!strip_l2(p, r))
-				continue;
-			p->n.records++;
-			return 1;
 		}
+		r->data = d;
+		r->caplen = h->caplen;
+		r->origlen = h->len;
+		r->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
+		if (r->caplen < r->origlen)
+			p->n.snapped++;
+		if (!strip_l2(p, r))
+			continue;
+		p->n.records++;
+		return 1;
+	}
+}
 #endif
+
+TXS_API int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
+{
+#ifdef TXS_HAVE_PCAP
+	if (TXS_UNLIKELY(p->lp))
+		return p->done ? 0 : next_lp(p, r);
+#endif
+	for (;;) {
 		size_t left = p->len - p->off;
-		if (left == 0) {
+		if (TXS_UNLIKELY(left < RHDR_LEN)) {
+			if (left && !p->done)
+				p->n.truncated++;
 			p->done = true;
 			return 0;
 		}
-		if (left < RHDR_LEN) {
-			p->n.truncated++;
-			p->done = true;
-			return 0;
-		}
-		const uint8_t *h = p->buf + p->off;
-		uint32_t sec = rd32(p, h), frac = rd32(p, h + 4), incl = rd32(p, h + 8), orig = rd32(p, h + 12);
-		if (incl > TXS_PCAP_MAX_REC) {
-			/* the length is garbage: nothing after it can be trusted */
-			p->n.bad_len++;
-			p->done = true;
-			return 0;
-		}
-		if (incl > left - RHDR_LEN) {
-			p->n.truncated++;
+		const uint8_t *hp = p->buf + p->off;
+		uint32_t h[4];
+		memcpy(h, hp, RHDR_LEN);
+		if (TXS_UNLIKELY(p->swap))
+			for (int i = 0; i < 4; i++)
+				h[i] = __builtin_bswap32(h[i]);
+		uint32_t incl = h[2], orig = h[3];
+		if (TXS_UNLIKELY(incl > left - RHDR_LEN || incl > TXS_PCAP_MAX_REC)) {
+			/* a garbage length: nothing after it can be trusted */
+			if (incl > TXS_PCAP_MAX_REC)
+				p->n.bad_len++;
+			else
+				p->n.truncated++;
+			p->off = p->len;
 			p->done = true;
 			return 0;
 		}
 		p->off += RHDR_LEN + incl;
-		if (incl > orig || (frac >= (p->nsec ? 1000000000u : 1000000u))) {
+		if (TXS_UNLIKELY(incl > orig || h[1] >= (p->nsec ? 1000000000u : 1000000u))) {
 			p->n.bad_len++;
 			continue;
 		}
-		r->data = h + RHDR_LEN;
+		r->data = hp + RHDR_LEN;
 		r->caplen = incl;
 		r->origlen = orig;
-		r->ts_ns = (uint64_t)sec * 1000000000ull + (p->nsec ? frac : (uint64_t)frac * 1000u);
-		if (incl < orig)
+		r->ts_ns = (uint64_t)h[0] * 1000000000ull + (p->nsec ? h[1] : (uint64_t)h[1] * 1000u);
+		if (TXS_UNLIKELY(incl < orig))
 			p->n.snapped++;
-		if (!strip_l2(p, r))
+		if (TXS_LIKELY(p->linktype == LT_EN10MB)) {
+			r->l2 = TXS_L2_ETH;
+			r->not_ip = false;
+		} else if (!strip_l2(p, r)) {
 			continue;
+		}
 		p->n.records++;
 		return 1;
 	}

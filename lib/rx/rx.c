@@ -156,16 +156,16 @@ static uint64_t hash_tuple(const struct txs_rx_tuple *t)
 	return mix64(h ^ ports) | 1;
 }
 
-static void tuple_from_pi(struct txs_rx_tuple *t, const struct txs_pkt_info *pi)
+static void tuple_from_pkt(struct txs_rx_tuple *t, const struct rx_pkt *k)
 {
 	memset(t, 0, sizeof(*t));
-	t->src.family = pi->family;
-	t->dst.family = pi->family;
-	size_t al = pi->family == AF_INET ? 4 : 16;
-	memcpy(t->src.bytes, pi->src.bytes, al);
-	memcpy(t->dst.bytes, pi->dst.bytes, al);
-	t->sport = pi->sport;
-	t->dport = pi->dport;
+	t->src.family = k->family;
+	t->dst.family = k->family;
+	size_t al = k->family == AF_INET ? 4 : 16;
+	memcpy(t->src.bytes, k->src, al);
+	memcpy(t->dst.bytes, k->dst, al);
+	t->sport = k->sport;
+	t->dport = k->dport;
 }
 
 static void tuple_norm(struct txs_rx_tuple *t, const struct txs_rx_tuple *in)
@@ -210,7 +210,7 @@ static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_co
 	return f;
 }
 
-static inline struct rx_flow *flow_by_id(struct txs_rx_core *c, uint32_t id, const struct txs_pkt_info *pi,
+static inline struct rx_flow *flow_by_id(struct txs_rx_core *c, uint32_t id, const struct rx_pkt *pi,
 					 const struct txs_rx_tuple *t)
 {
 	if (TXS_LIKELY(c->last && c->last_id == id))
@@ -229,7 +229,7 @@ static inline struct rx_flow *flow_by_id(struct txs_rx_core *c, uint32_t id, con
 	}
 	struct txs_rx_tuple tt;
 	if (pi)
-		tuple_from_pi(&tt, pi);
+		tuple_from_pkt(&tt, pi);
 	else
 		tuple_norm(&tt, t);
 	struct rx_flow *f = flow_new(c, i, h, RX_KEY_ID, id, &tt);
@@ -240,12 +240,12 @@ static inline struct rx_flow *flow_by_id(struct txs_rx_core *c, uint32_t id, con
 	return f;
 }
 
-static struct rx_flow *flow_by_tuple(struct txs_rx_core *c, const struct txs_pkt_info *pi,
+static struct rx_flow *flow_by_tuple(struct txs_rx_core *c, const struct rx_pkt *pi,
 				     const struct txs_rx_tuple *t)
 {
 	struct txs_rx_tuple tt;
 	if (pi)
-		tuple_from_pi(&tt, pi);
+		tuple_from_pkt(&tt, pi);
 	else
 		tuple_norm(&tt, t);
 	uint64_t h = hash_tuple(&tt);
@@ -373,7 +373,7 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 	int64_t transit = (int64_t)(arr - sent);
 	if (TXS_LIKELY(transit >= 0)) {
 		uint64_t v = (uint64_t)transit;
-		txs_hist_add(&c->lat, v);
+		txs_hist_add_fast(&c->lat, v);
 		f->lat_count++;
 		f->lat_sum += v;
 		if (v < f->lat_min)
@@ -414,7 +414,7 @@ static inline void count_rx(struct txs_rx_core *c, unsigned link, size_t len)
 }
 
 static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const uint8_t *p, size_t len,
-						    unsigned link, const struct txs_pkt_info *pi,
+						    unsigned link, const struct rx_pkt *pi,
 						    const struct txs_rx_tuple *t)
 {
 	if (len >= TXS_PH_COMPACT_LEN) {
@@ -436,11 +436,11 @@ static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const
 	f->bytes += len;
 }
 
-static inline void payload_in(struct txs_rx_core *c, const uint8_t *p, size_t len, unsigned link, uint64_t ts,
-			      const struct txs_pkt_info *pi, const struct txs_rx_tuple *t)
+static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core *c, const uint8_t *p, size_t len, unsigned link, uint64_t ts,
+			      const struct rx_pkt *pi, const struct txs_rx_tuple *t)
 {
 	struct txs_ph ph;
-	enum txs_ph_kind k = txs_ph_read(p, len, &ph);
+	enum txs_ph_kind k = rx_ph_read(p, len, &ph);
 	if (TXS_UNLIKELY(k == TXS_PH_NONE)) {
 		payload_nohdr(c, p, len, link, pi, t);
 		return;
@@ -508,9 +508,11 @@ static __attribute__((noinline)) struct rx_pair *pair_new(struct txs_rx_core *c,
 	return p;
 }
 
-static inline void id_in(struct txs_rx_core *c, const struct txs_pkt_info *pi)
+static inline __attribute__((always_inline)) void id_in(struct txs_rx_core *c, const uint8_t *srcp, const uint8_t *dstp, uint16_t ip_id)
 {
-	uint32_t src = pi->src.v4.s_addr, dst = pi->dst.v4.s_addr;
+	uint32_t src, dst;
+	memcpy(&src, srcp, 4);
+	memcpy(&dst, dstp, 4);
 	struct rx_pair *p = c->last_pair;
 	if (TXS_UNLIKELY(!p || p->src != src || p->dst != dst)) {
 		p = NULL;
@@ -524,8 +526,8 @@ static inline void id_in(struct txs_rx_core *c, const struct txs_pkt_info *pi)
 		c->last_pair = p;
 	}
 	uint64_t idx = ++p->datagrams;
-	uint64_t prev = p->last[pi->ip_id];
-	p->last[pi->ip_id] = idx;
+	uint64_t prev = p->last[ip_id];
+	p->last[ip_id] = idx;
 	if (TXS_LIKELY(!prev))
 		return;
 	uint64_t d = idx - prev;
@@ -534,23 +536,17 @@ static inline void id_in(struct txs_rx_core *c, const struct txs_pkt_info *pi)
 		p->early++;
 	if (!p->min_dist || d < p->min_dist)
 		p->min_dist = d;
-	txs_hist_add(p->dist, d);
+	txs_hist_add_fast(p->dist, d);
 }
 
-static inline bool addr_eq(const struct txs_addr *a, const struct txs_addr *b)
-{
-	if (a->family != b->family)
-		return false;
-	return memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
-}
-
-static inline bool filter_ok(const struct txs_rx_core *c, int family, const struct txs_addr *dst, uint16_t dport)
+static inline bool filter_ok(const struct txs_rx_core *c, int family, const uint8_t *dst, uint16_t dport)
 {
 	if (c->conf.port && dport != c->conf.port)
 		return false;
 	if (c->conf.family && family != c->conf.family)
 		return false;
-	if (c->conf.dst.family && !addr_eq(dst, &c->conf.dst))
+	if (TXS_UNLIKELY(c->conf.dst.family) &&
+	    (family != c->conf.dst.family || memcmp(dst, c->conf.dst.bytes, family == AF_INET ? 4 : 16) != 0))
 		return false;
 	return true;
 }
@@ -567,8 +563,8 @@ static __attribute__((noinline, cold)) void frame_bad(struct txs_rx_core *c, enu
 				/* the first fragment names the UDP port: track its ID if ours */
 				if (!c->conf.no_id_track && pi->protocol == TXS_IPPROTO_UDP &&
 				    (size_t)pi->l4_off + 4 <= len &&
-				    filter_ok(c, pi->family, &pi->dst, txs_get_be16(buf + pi->l4_off + 2)))
-					id_in(c, pi);
+				    filter_ok(c, pi->family, pi->dst.bytes, txs_get_be16(buf + pi->l4_off + 2)))
+					id_in(c, pi->src.bytes, pi->dst.bytes, pi->ip_id);
 			}
 		} else {
 			c->frag_v6++;
@@ -578,7 +574,7 @@ static __attribute__((noinline, cold)) void frame_bad(struct txs_rx_core *c, enu
 		break;
 	case TXS_PERR_UDP_CSUM:
 		/* ports were read before the checksum was checked */
-		if (!filter_ok(c, pi->family, &pi->dst, pi->dport)) {
+		if (!filter_ok(c, pi->family, pi->dst.bytes, pi->dport)) {
 			c->filtered++;
 			TXS_STAT_ADD(c->live.ignored, 1);
 			return;
@@ -590,29 +586,48 @@ static __attribute__((noinline, cold)) void frame_bad(struct txs_rx_core *c, enu
 	txs_rx_count_perr(c, e, 1);
 }
 
+/* Not the fast shape: txs_parse decides. true: parsed OK, k filled from pi. */
+static __attribute__((noinline)) bool frame_slow(struct txs_rx_core *c, const uint8_t *buf, size_t len,
+						 enum txs_l2 l2, struct txs_pkt_info *pi, struct rx_pkt *k)
+{
+	enum txs_perr e = txs_parse(buf, len, l2, pi);
+	if (e != TXS_PERR_OK) {
+		frame_bad(c, e, pi, buf, len);
+		return false;
+	}
+	k->family = pi->family;
+	k->tos = pi->tos;
+	k->ip_id = pi->ip_id;
+	k->src = pi->src.bytes;
+	k->dst = pi->dst.bytes;
+	k->sport = pi->sport;
+	k->dport = pi->dport;
+	k->payload = pi->payload;
+	k->payload_len = pi->payload_len;
+	return true;
+}
+
 TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
 			  uint64_t ts_ns)
 {
+	struct rx_pkt k;
 	struct txs_pkt_info pi;
 	if (TXS_UNLIKELY(!c->raw))
 		c->raw = true;
 	if (TXS_UNLIKELY(link >= c->conf.n_links))
 		link = c->conf.n_links - 1;
-	enum txs_perr e = txs_parse(buf, len, l2, &pi);
-	if (TXS_UNLIKELY(e != TXS_PERR_OK)) {
-		frame_bad(c, e, &pi, buf, len);
+	if (TXS_UNLIKELY(!rx_parse_fast(buf, len, l2, &k)) && !frame_slow(c, buf, len, l2, &pi, &k))
 		return;
-	}
-	if (TXS_UNLIKELY(!filter_ok(c, pi.family, &pi.dst, pi.dport))) {
+	if (TXS_UNLIKELY(!filter_ok(c, k.family, k.dst, k.dport))) {
 		c->filtered++;
 		TXS_STAT_ADD(c->live.ignored, 1);
 		return;
 	}
 	c->perr[TXS_PERR_OK]++;
-	c->tos[pi.tos]++;
-	if (pi.family == AF_INET && !c->conf.no_id_track)
-		id_in(c, &pi);
-	payload_in(c, pi.payload, pi.payload_len, link, ts_ns, &pi, NULL);
+	c->tos[k.tos]++;
+	if (k.family == AF_INET && !c->conf.no_id_track)
+		id_in(c, k.src, k.dst, k.ip_id);
+	payload_in(c, k.payload, k.payload_len, link, ts_ns, &k, NULL);
 }
 
 TXS_API void txs_rx_dgram(struct txs_rx_core *c, const uint8_t *payload, size_t len, const struct txs_rx_tuple *t,
