@@ -74,7 +74,7 @@ TXS_API const char *txs_rx_bad_str(enum txs_rx_bad b);
 
 /* The live counters of one core, for interval reports and stop conditions. */
 struct txs_rx_live {
-	uint64_t received;   /* datagrams analysed (unique + duplicates + late + unsequenced) */
+	uint64_t received;   /* datagrams counted: unique + duplicates + late + unsequenced + overflow */
 	uint64_t bytes;      /* UDP payload bytes of those */
 	uint64_t unique;     /* first arrivals of a sequence number (sequenced flows) */
 	uint64_t duplicates;
@@ -165,7 +165,7 @@ struct txs_rx_idpair {
 
 struct txs_rx_result {
 	uint64_t received, bytes, unique, duplicates, reordered, late, malformed, ignored;
-	uint64_t unsequenced;    /* received on flows without sequence numbers */
+	uint64_t unsequenced;    /* received on tracked flows without sequence numbers */
 	uint64_t overflow;       /* datagrams of flows beyond max_flows (counted, not analysed) */
 	bool lost_exact;         /* the sender's count was known */
 	bool have_expected;

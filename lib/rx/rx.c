@@ -190,7 +190,8 @@ static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_co
 	size_t head = (sizeof(struct rx_flow) + 63) & ~(size_t)63;
 	size_t bits = key_kind == RX_KEY_ID ? (size_t)c->words * 8 : 0;
 	size_t ev = key_kind == RX_KEY_ID ? TXS_RX_EXTENT_RING * sizeof(struct rx_ev) : 0;
-	struct rx_flow *f = aligned_alloc(TXS_CACHE_LINE, head + bits + ev);
+	size_t total = (head + bits + ev + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1);
+	struct rx_flow *f = aligned_alloc(TXS_CACHE_LINE, total); /* C11: size a multiple of the alignment */
 	if (!f)
 		return NULL;
 	memset(f, 0, head + bits);
@@ -386,8 +387,8 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 	/* RFC 3550 6.4.1 / A.8: J += (|D| - J) / 16, kept scaled by 16; works with
 	 * offset clocks since only differences of transit times enter */
 	if (TXS_LIKELY(f->have_transit)) {
-		int64_t d = transit - f->last_transit;
-		uint64_t ad = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+		uint64_t d = (uint64_t)transit - (uint64_t)f->last_transit; /* wraps, never overflows */
+		uint64_t ad = d >> 63 ? (uint64_t)0 - d : d;
 		if (ad > (1ull << 40))
 			ad = 1ull << 40;
 		f->jitter16 = f->jitter16 - ((f->jitter16 + 8) >> 4) + ad;
@@ -426,12 +427,12 @@ static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const
 		return;
 	}
 	count_rx(c, link, len);
-	c->unsequenced++;
 	struct rx_flow *f = flow_by_tuple(c, pi, t);
 	if (!f) {
 		c->overflow++;
 		return;
 	}
+	c->unsequenced++;
 	f->received++;
 	f->bytes += len;
 }

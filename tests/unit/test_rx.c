@@ -673,10 +673,18 @@ static void flow_table_full(void **st)
 	for (uint32_t f = 0; f < 5; f++)
 		for (uint64_t s = 0; s < 10; s++)
 			feed(c, TXS_PH_FULL, f, s, 1, 2, 0);
+	/* 5-tuple flows (no header) overflow the same way */
+	uint8_t p[4] = { 1, 2, 3, 4 };
+	struct txs_rx_tuple t2 = tup1;
+	for (uint16_t port = 1; port <= 4; port++) {
+		t2.sport = port;
+		txs_rx_dgram(c, p, sizeof(p), &t2, 0, 0);
+	}
 	struct txs_rx_result *r = result1(c, NULL);
 	assert_int_equal(r->n_flows, 3);
-	assert_int_equal(r->overflow, 20);
-	assert_int_equal(r->received, 50);
+	assert_int_equal(r->overflow, 24);
+	assert_int_equal(r->received, 54);
+	assert_int_equal(r->unsequenced, 0);
 	check_invariants(r);
 	txs_rx_result_free(r);
 	txs_rx_core_destroy(c);
