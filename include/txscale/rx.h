@@ -309,6 +309,7 @@ struct txs_rx_input_stats {
 	bool have_socket_drops;
 	uint64_t socket_drops;   /* udp: SO_MEMINFO drops; packet: PACKET_STATISTICS tp_drops */
 	uint64_t ring_packets;   /* packet: tp_packets */
+	uint64_t csum_completed; /* packet: partial (offloaded) UDP checksums finished before parsing */
 	struct txs_pcap_counts pcap;
 };
 

@@ -30,6 +30,7 @@ struct pk_q {
 	uint8_t *ring;
 	unsigned n_blocks, cur;
 	uint64_t packets, drops; /* PACKET_STATISTICS, accumulated (the kernel resets on read) */
+	uint64_t csum_completed; /* partial UDP checksums finished before parsing */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 
@@ -198,6 +199,39 @@ static inline unsigned link_of(const struct pk_in *p, int ifindex)
 	return 0;
 }
 
+/* The kernel marks a frame TP_STATUS_CSUMNOTREADY when its checksum was left
+ * to offload (a local sender on veth/lo: CHECKSUM_PARTIAL): the UDP check
+ * field then holds only the pseudo-header sum. Finish it in place, as the
+ * offload would have, so the parser sees the datagram as it would be on a
+ * wire. Returns true if it did. */
+static bool csum_complete(uint8_t *net, size_t avail)
+{
+	size_t l4, end;
+	if (avail >= TXS_IPV4_HLEN && (net[0] >> 4) == 4) {
+		size_t hl = (size_t)(net[0] & 15) * 4;
+		size_t tot = txs_get_be16(net + 2);
+		if (hl < TXS_IPV4_HLEN || tot < hl || tot > avail || net[9] != TXS_IPPROTO_UDP ||
+		    (txs_get_be16(net + 6) & (TXS_IPV4_MF | TXS_IPV4_OFFMASK)))
+			return false;
+		l4 = hl;
+		end = tot;
+	} else if (avail >= TXS_IPV6_HLEN && (net[0] >> 4) == 6) {
+		end = TXS_IPV6_HLEN + (size_t)txs_get_be16(net + 4);
+		if (net[6] != TXS_IPPROTO_UDP || end > avail)
+			return false;
+		l4 = TXS_IPV6_HLEN;
+	} else {
+		return false;
+	}
+	if (end < l4 + TXS_UDP_HLEN)
+		return false;
+	uint16_t c = txs_csum_finish(txs_csum_partial(net + l4, end - l4, 0));
+	if (c == 0)
+		c = 0xffff;
+	memcpy(net + l4 + 6, &c, 2);
+	return true;
+}
+
 static int pk_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, int timeout_ms)
 {
 	struct pk_in *p = in->priv;
@@ -219,17 +253,22 @@ static int pk_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, 
 		if (!(__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
 			break;
 		uint32_t num = bd->hdr.bh1.num_pkts;
-		const uint8_t *blk = (const uint8_t *)bd;
+		uint8_t *blk = (uint8_t *)bd;
 		uint32_t off = bd->hdr.bh1.offset_to_first_pkt;
 		for (uint32_t i = 0; i < num && off < BLOCK_SIZE; i++) {
-			const struct tpacket3_hdr *h = (const struct tpacket3_hdr *)(blk + off);
+			struct tpacket3_hdr *h = (struct tpacket3_hdr *)(blk + off);
 			const struct sockaddr_ll *sll =
 				(const struct sockaddr_ll *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
 			uint64_t ts = (uint64_t)h->tp_sec * 1000000000ull + h->tp_nsec;
 			enum txs_l2 l2 = h->tp_net != h->tp_mac ? TXS_L2_ETH : TXS_L2_NONE;
-			if (h->tp_mac + (uint64_t)h->tp_snaplen <= BLOCK_SIZE - off)
+			if (h->tp_mac + (uint64_t)h->tp_snaplen <= BLOCK_SIZE - off) {
+				if (TXS_UNLIKELY(h->tp_status & TP_STATUS_CSUMNOTREADY) && h->tp_net >= h->tp_mac &&
+				    (uint32_t)(h->tp_net - h->tp_mac) <= h->tp_snaplen &&
+				    csum_complete((uint8_t *)h + h->tp_net, h->tp_snaplen - (h->tp_net - h->tp_mac)))
+					q->csum_completed++;
 				txs_rx_frame(c, (const uint8_t *)h + h->tp_mac, h->tp_snaplen, l2,
 					     link_of(p, sll->sll_ifindex), ts);
+			}
 			if (!h->tp_next_offset)
 				break;
 			off += h->tp_next_offset;
@@ -258,6 +297,7 @@ static void pk_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
 		}
 		o->socket_drops += p->q[i].drops;
 		o->ring_packets += p->q[i].packets;
+		o->csum_completed += p->q[i].csum_completed;
 	}
 }
 

@@ -275,10 +275,13 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 		for (unsigned i = 0; i < r->n_pairs; i++) {
 			const struct txs_rx_idpair *p = &r->pairs[i];
 			char a[64], d[64];
-			fprintf(f, "ip id    %s -> %s: %" PRIu64 " datagrams, %" PRIu64 " reuses (%" PRIu64
-				   " within 65536), min distance %" PRIu64 ", median %" PRIu64 "\n",
+			fprintf(f, "ip id    %s -> %s: %" PRIu64 " datagrams, %" PRIu64 " ID reuses",
 				txs_addr_str(&p->src, a, sizeof(a)), txs_addr_str(&p->dst, d, sizeof(d)), p->datagrams,
-				p->reuses, p->early, p->min_distance, p->p50_distance);
+				p->reuses);
+			if (p->reuses)
+				fprintf(f, " (%" PRIu64 " within 65536 datagrams), distance min %" PRIu64 " median %" PRIu64,
+					p->early, p->min_distance, p->p50_distance);
+			fputc('\n', f);
 		}
 	}
 	fflush(f);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/rx.h>
 #include "cli.h"
@@ -68,7 +69,7 @@ static const struct opt recv_opts[] = {
 	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
 	{ "idle", 0, OPT_SECONDS, O(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
 	{ "expect", 0, OPT_U64, O(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
-	{ "sender-summary", 0, OPT_STR, O(sender_summary), "FILE", "JSON summary of txscale send (--summary-file, or its -J output): exact loss per flow" },
+	{ "sender-summary", 0, OPT_STR, O(sender_summary), "FILE", "JSON summary of txscale send (--summary-file, or its -J output), read at the end: exact loss per flow" },
 	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
 	{ "rcvbuf", 0, OPT_U64, O(rcvbuf), "BYTES", "udp: socket receive buffer (SO_RCVBUFFORCE)", NULL, 1, 0x7fffffff },
@@ -240,7 +241,7 @@ static void interval(const struct recv_cfg *cfg, struct rthread *t, unsigned n, 
 		txs_json_end(&j);
 	} else {
 		if (!*header) {
-			printf("[  ID] Interval            %17s %13s %15s %8s %6s %8s %9s\n", "Received", "Rate",
+			printf("[  ID] Interval            %17s %13s %14s %8s %6s %8s %9s\n", "Received", "Rate",
 			       "Bitrate", "Lost", "Dup", "Reorder", "Malformed");
 			*header = true;
 		}
@@ -293,6 +294,7 @@ static void summary_json(FILE *f, const struct summary *s)
 	txs_json_u64(&j, "socket_drops", s->is->socket_drops);
 	txs_json_bool(&j, "socket_drops_known", s->is->have_socket_drops);
 	txs_json_u64(&j, "ring_packets", s->is->ring_packets);
+	txs_json_u64(&j, "csum_completed", s->is->csum_completed);
 	txs_json_obj_open(&j, "pcap");
 	txs_json_u64(&j, "records", s->is->pcap.records);
 	txs_json_u64(&j, "snapped", s->is->pcap.snapped);
@@ -462,10 +464,14 @@ int cmd_recv(int argc, char **argv)
 	if (!exp)
 		return 1;
 	if (cfg.sender_summary) {
-		rc = load_summary(cfg.sender_summary, exp);
-		if (rc) {
-			free(exp);
-			return rc;
+		/* read now if it is there (the run can stop once all arrived), and
+		 * again at the end: a live sender writes it while we receive */
+		if (access(cfg.sender_summary, F_OK) == 0) {
+			rc = load_summary(cfg.sender_summary, exp);
+			if (rc) {
+				free(exp);
+				return rc;
+			}
 		}
 	} else if (cfg.expect) {
 		exp->have_total = true;
@@ -615,6 +621,11 @@ int cmd_recv(int argc, char **argv)
 	txs_rx_kstats_delta(kd, kb, ka);
 	struct txs_rx_input_stats is;
 	txs_rx_input_stats(in, &is);
+	if (cfg.sender_summary && load_summary(cfg.sender_summary, exp) != 0) {
+		fprintf(stderr, "txscale recv: no exact loss: the sender summary could not be read\n");
+		memset(exp, 0, sizeof(*exp));
+		ret = 1;
+	}
 
 	struct txs_rx_result *res;
 	rc = txs_rx_result_build(&res, cores, nthreads, exp->have_total ? exp : NULL);
