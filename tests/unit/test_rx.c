@@ -4,8 +4,8 @@
  * extents, latency and RFC 3550 jitter, the IP layer (ID reuse, fragments,
  * checksum errors, filters), links and Jain's index, merging of cores,
  * expected counts from the sender's real summary writer, kernel counter
- * parsing, the pcap reader, the udp input on loopback, and histogram
- * percentiles against sorted reference data. */
+ * parsing, the pcap reader and the udp input on loopback (histogram:
+ * test_hist.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -745,66 +745,6 @@ static void random_vs_reference(void **st)
 	}
 }
 
-/* ---- histogram ------------------------------------------------------------------------ */
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void hist_percentiles(void **st)
-{
-	(void)st;
-	const double qs[] = { 0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0 };
-	uint64_t seed = 7;
-	for (int dist = 0; dist < 4; dist++) {
-		const unsigned n = 100000;
-		uint64_t *v = malloc(n * sizeof(*v));
-		struct txs_hist *h = malloc(sizeof(*h)), *h1 = malloc(sizeof(*h1)), *h2 = malloc(sizeof(*h2));
-		txs_hist_init(h);
-		txs_hist_init(h1);
-		txs_hist_init(h2);
-		for (unsigned i = 0; i < n; i++) {
-			uint64_t r = t_rand(&seed);
-			switch (dist) {
-			case 0: v[i] = r % 64; break;                            /* small: exact */
-			case 1: v[i] = 10000 + r % 1000000; break;               /* uniform */
-			case 2: v[i] = r >> (r % 64); break;                     /* log-spread, full 64-bit range */
-			default: v[i] = (uint64_t)(5000 * -log(((r >> 11) + 1) * 0x1p-53)) + 1; break; /* exponential */
-			}
-			txs_hist_add(h, v[i]);
-			txs_hist_add(i % 2 ? h1 : h2, v[i]);
-		}
-		txs_hist_merge(h1, h2);
-		qsort(v, n, sizeof(*v), cmp_u64);
-		assert_int_equal(h->count, n);
-		assert_int_equal(h->min, v[0]);
-		assert_int_equal(h->max, v[n - 1]);
-		for (size_t k = 0; k < TXS_ARRAY_SIZE(qs); k++) {
-			uint64_t rank = (uint64_t)ceil(qs[k] * n);
-			if (rank < 1)
-				rank = 1;
-			uint64_t ref = v[rank - 1], got = txs_hist_quantile(h, qs[k]);
-			/* never below the true value, at most 1/32 above it */
-			if (got < ref || got - ref > ref / 32)
-				fail_msg("dist %d q %g: got %llu, sorted reference %llu", dist, qs[k],
-					 (unsigned long long)got, (unsigned long long)ref);
-			if (dist == 0)
-				assert_int_equal(got, ref);
-			assert_int_equal(txs_hist_quantile(h1, qs[k]), got);
-		}
-		free(v);
-		free(h);
-		free(h1);
-		free(h2);
-	}
-	struct txs_hist e;
-	txs_hist_init(&e);
-	assert_int_equal(txs_hist_quantile(&e, 0.5), 0);
-	txs_hist_add(&e, UINT64_MAX);
-	assert_true(txs_hist_quantile(&e, 0.5) == UINT64_MAX);
-}
-
 /* ---- kernel counters ------------------------------------------------------------------------ */
 static void write_file(const char *dir, const char *name, const char *text)
 {
@@ -1088,7 +1028,6 @@ int main(void)
 		cmocka_unit_test(id_reuse),
 		cmocka_unit_test(flow_table_full),
 		cmocka_unit_test(random_vs_reference),
-		cmocka_unit_test(hist_percentiles),
 		cmocka_unit_test(kstats),
 		cmocka_unit_test(pcap_reader),
 		cmocka_unit_test(udp_input_loopback),

@@ -289,7 +289,12 @@ static void summary_json(FILE *f, const struct summary *s)
 	txs_json_dbl(&j, "pps", s->active > 0 ? s->r->received / s->active : 0);
 	txs_json_dbl(&j, "bps", s->active > 0 ? s->r->bytes * 8.0 / s->active : 0);
 	txs_rx_result_json(&j, s->r, s->link_names);
-	txs_rx_kstats_json(&j, "kernel_drops", s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
+	if (s->in->offline) {
+		txs_json_obj_open(&j, "kernel_drops"); /* a file: nothing the kernel dropped */
+		txs_json_obj_close(&j);
+	} else {
+		txs_rx_kstats_json(&j, "kernel_drops", s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
+	}
 	txs_json_obj_open(&j, "input");
 	txs_json_u64(&j, "socket_drops", s->is->socket_drops);
 	txs_json_bool(&j, "socket_drops_known", s->is->have_socket_drops);
@@ -493,7 +498,7 @@ int cmd_recv(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "txscale recv: --dev %s\n", err);
 		free(exp);
-		return rc == -EINVAL || rc == -ENODEV ? 2 : 1;
+		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT ? 2 : 1;
 	}
 	if (cfg.rcvbuf && strcmp(cfg.dev, "udp") != 0)
 		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
