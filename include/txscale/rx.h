@@ -271,6 +271,7 @@ struct txs_pcap {
 	uint32_t linktype, snaplen;
 	bool mapped;             /* buf is an mmap of the file */
 	bool done;
+	bool fast;               /* classic, host byte order, Ethernet: txs_pcap_next inline path */
 	void *lp;                /* pcap_t * when libpcap reads it */
 	void *memf;              /* FILE * under lp for memory input */
 	struct txs_pcap_counts n;
@@ -281,8 +282,29 @@ struct txs_pcap {
 TXS_API int txs_pcap_open_mem(struct txs_pcap *p, const void *buf, size_t len);
 TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path);
 /* Next record: 1 = rec filled, 0 = end (clean or at a corrupt point, see
- * counts). Bad records are counted and skipped when the stream can go on. */
-TXS_API int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *rec);
+ * counts). Bad records are counted and skipped when the stream can go on.
+ * Inline for the common record (classic, host order, Ethernet, whole);
+ * anything else goes to txs_pcap_next_slow(). */
+TXS_API int txs_pcap_next_slow(struct txs_pcap *p, struct txs_pcap_rec *rec);
+static inline int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
+{
+	if (TXS_LIKELY(p->fast) && p->len - p->off >= 16) {
+		uint32_t h[4];
+		memcpy(h, p->buf + p->off, 16);
+		if (TXS_LIKELY(h[2] == h[3] && h[2] <= p->len - p->off - 16 && h[2] <= TXS_PCAP_MAX_REC &&
+			       h[1] < (p->nsec ? 1000000000u : 1000000u))) {
+			r->data = p->buf + p->off + 16;
+			r->caplen = r->origlen = h[2];
+			r->ts_ns = (uint64_t)h[0] * 1000000000ull + (p->nsec ? h[1] : (uint64_t)h[1] * 1000u);
+			r->l2 = TXS_L2_ETH;
+			r->not_ip = false;
+			p->off += 16 + (size_t)h[2];
+			p->n.records++;
+			return 1;
+		}
+	}
+	return txs_pcap_next_slow(p, r);
+}
 TXS_API void txs_pcap_close(struct txs_pcap *p);
 /* Write a classic pcap (Ethernet, ns) header / record into buf; returns bytes
  * written. For generated test and benchmark input. */

@@ -127,6 +127,7 @@ static int open_classic(struct txs_pcap *p)
 		return -EINVAL;
 	}
 	p->off = GHDR_LEN;
+	p->fast = !p->swap && p->linktype == LT_EN10MB;
 	return 0;
 }
 
@@ -238,7 +239,7 @@ static int next_lp(struct txs_pcap *p, struct txs_pcap_rec *r)
 }
 #endif
 
-TXS_API int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
+TXS_API int txs_pcap_next_slow(struct txs_pcap *p, struct txs_pcap_rec *r)
 {
 #ifdef TXS_HAVE_PCAP
 	if (TXS_UNLIKELY(p->lp))

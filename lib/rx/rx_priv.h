@@ -104,7 +104,7 @@ static inline uint64_t rx_add64(uint64_t a, uint64_t b)
 
 /* Partial Internet checksum of p[0..n) in native-load order (txs_csum_partial's
  * convention), p at an even offset of the checksummed data. */
-static inline uint64_t rx_sum(const uint8_t *p, size_t n)
+static inline __attribute__((always_inline)) uint64_t rx_sum(const uint8_t *p, size_t n)
 {
 	if (n > 64)
 		return txs_csum_partial(p, n, 0);
@@ -136,6 +136,14 @@ static inline uint64_t rx_sum(const uint8_t *p, size_t n)
 	return rx_add64(s, t);
 }
 
+/* A partial sum checks out when it folds to 0xffff: a nonzero sum (end-around
+ * carries never make one 0) that is 0 modulo 0xffff, which divides 2^64 - 1
+ * (and 2^16 = 1 modulo it): same verdict as txs_csum_fold16() == 0xffff. */
+static inline bool rx_csum_ok(uint64_t s)
+{
+	return s != 0 && s % 0xffff == 0;
+}
+
 static inline __attribute__((always_inline)) bool rx_fast4(const uint8_t *ip, size_t left, struct rx_pkt *o)
 {
 	if (left < TXS_IPV4_HLEN + TXS_UDP_HLEN || ip[0] != 0x45)
@@ -144,7 +152,7 @@ static inline __attribute__((always_inline)) bool rx_fast4(const uint8_t *ip, si
 	if (tot < TXS_IPV4_HLEN + TXS_UDP_HLEN || tot > left || ip[9] != TXS_IPPROTO_UDP ||
 	    (txs_get_be16(ip + 6) & (TXS_IPV4_MF | TXS_IPV4_OFFMASK)))
 		return false;
-	if (txs_csum_fold16(rx_sum(ip, TXS_IPV4_HLEN)) != 0xffff)
+	if (!rx_csum_ok(rx_sum(ip, TXS_IPV4_HLEN)))
 		return false;
 	const uint8_t *u = ip + TXS_IPV4_HLEN;
 	uint16_t ulen = txs_get_be16(u + 4);
@@ -156,7 +164,7 @@ static inline __attribute__((always_inline)) bool rx_fast4(const uint8_t *ip, si
 		uint64_t ab;
 		memcpy(&w, ph, 4);
 		memcpy(&ab, ip + 12, 8); /* saddr, daddr */
-		if (txs_csum_fold16(rx_add64(rx_add64(ab, w), rx_sum(u, ulen))) != 0xffff)
+		if (!rx_csum_ok(rx_add64(rx_add64(ab, w), rx_sum(u, ulen))))
 			return false;
 	}
 	o->family = AF_INET;
@@ -182,7 +190,7 @@ static inline __attribute__((always_inline)) bool rx_fast6(const uint8_t *ip, si
 	if (txs_get_be16(u + 4) != plen || !(u[6] | u[7]))
 		return false;
 	uint8_t ph[8] = { 0, 0, (uint8_t)(plen >> 8), (uint8_t)plen, 0, 0, 0, TXS_IPPROTO_UDP };
-	if (txs_csum_fold16(rx_add64(rx_add64(rx_sum(ip + 8, 32), rx_sum(ph, 8)), rx_sum(u, plen))) != 0xffff)
+	if (!rx_csum_ok(rx_add64(rx_add64(rx_sum(ip + 8, 32), rx_sum(ph, 8)), rx_sum(u, plen))))
 		return false;
 	o->family = AF_INET6;
 	o->tos = (uint8_t)(txs_get_be32(ip) >> 20);

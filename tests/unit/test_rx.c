@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <txscale/rx.h>
 #include <txscale/stats.h>
+#include "rx/rx_priv.h"
 #include "test_util.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
@@ -1009,6 +1010,45 @@ static void udp_input_loopback(void **st)
 	assert_int_equal(txs_rx_input_open(&in, "packet:no-such-if0", NULL, err, sizeof(err)), -ENODEV);
 }
 
+/* The inline fast path against txs_parse: on template frames of every length
+ * (and with one random byte flipped) it accepts exactly what the shape allows
+ * and txs_parse accepts, with the same fields. */
+static void fast_path_agrees(void **st)
+{
+	(void)st;
+	uint64_t seed = 99;
+	uint8_t b[2048];
+	unsigned accepted = 0, declined_ok = 0;
+	for (unsigned i = 0; i < 20000; i++) {
+		int fam = i % 2 ? AF_INET6 : AF_INET;
+		unsigned plen = (unsigned)(t_rand(&seed) % 200);
+		uint32_t n = mkframe(b, fam, 5201, (uint16_t)i, i, i, plen);
+		if (i % 3 == 0)
+			b[t_rand(&seed) % n] ^= (uint8_t)(1 + t_rand(&seed) % 255);
+		enum txs_l2 l2 = i % 5 == 0 ? TXS_L2_NONE : TXS_L2_ETH;
+		const uint8_t *f = l2 == TXS_L2_NONE ? b + TXS_ETH_HLEN : b;
+		size_t len = l2 == TXS_L2_NONE ? n - TXS_ETH_HLEN : n;
+		struct txs_pkt_info pi;
+		struct rx_pkt k;
+		enum txs_perr e = txs_parse(f, len, l2, &pi);
+		bool fast = rx_parse_fast(f, len, l2, &k);
+		if (fast) {
+			accepted++;
+			assert_int_equal(e, TXS_PERR_OK);
+			assert_true(k.payload == pi.payload && k.payload_len == pi.payload_len);
+			assert_int_equal(k.sport, pi.sport);
+			assert_int_equal(k.dport, pi.dport);
+			assert_int_equal(k.family, pi.family);
+		} else if (e == TXS_PERR_OK) {
+			declined_ok++;
+		}
+		if (i % 3 != 0)
+			assert_true(fast); /* every intact template frame takes the fast path */
+	}
+	assert_true(accepted > 13000);
+	(void)declined_ok;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1031,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(kstats),
 		cmocka_unit_test(pcap_reader),
 		cmocka_unit_test(udp_input_loopback),
+		cmocka_unit_test(fast_path_agrees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
