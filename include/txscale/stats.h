@@ -84,6 +84,26 @@ struct txs_hist {
 };
 TXS_API void txs_hist_init(struct txs_hist *h);
 TXS_API void txs_hist_add(struct txs_hist *h, uint64_t v);
+/* Bucket of v: values below 2^SUB_BITS have their own bucket; above, bucket
+ * e*2^SUB_BITS + s holds [(2^SUB_BITS + s) << (e-1), (2^SUB_BITS + s + 1) << (e-1)). */
+static inline unsigned txs_hist_idx(uint64_t v)
+{
+	if (v < (1u << TXS_HIST_SUB_BITS))
+		return (unsigned)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v) - TXS_HIST_SUB_BITS + 1;
+	return (e << TXS_HIST_SUB_BITS) + (unsigned)((v >> (e - 1)) & ((1u << TXS_HIST_SUB_BITS) - 1));
+}
+/* txs_hist_add for hot paths (same result, inlined). */
+static inline void txs_hist_add_fast(struct txs_hist *h, uint64_t v)
+{
+	h->b[txs_hist_idx(v)]++;
+	h->count++;
+	h->sum += v;
+	if (TXS_UNLIKELY(v < h->min))
+		h->min = v;
+	if (TXS_UNLIKELY(v > h->max))
+		h->max = v;
+}
 TXS_API void txs_hist_merge(struct txs_hist *dst, const struct txs_hist *src);
 /* Value at quantile q (0..1): an upper bound of the bucket holding it,
  * clamped to max; exact for values < 2^TXS_HIST_SUB_BITS. */

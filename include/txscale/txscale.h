@@ -7,6 +7,9 @@
 #include <txscale/netdev.h>
 #include <txscale/stats.h>
 #include <txscale/engine.h>
-#include <txscale/linksel.h>
 #include <txscale/gen.h>
+#include <txscale/ident.h>
+#include <txscale/linksel.h>
+#include <txscale/rx.h>
+#include <txscale/udp.h>
 #endif

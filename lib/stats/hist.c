@@ -6,15 +6,6 @@
 
 #define SUB (1u << TXS_HIST_SUB_BITS)
 
-static unsigned idx_of(uint64_t v)
-{
-	if (v < SUB)
-		return (unsigned)v;
-	unsigned msb = 63u - (unsigned)__builtin_clzll(v);
-	unsigned e = msb - TXS_HIST_SUB_BITS + 1;
-	return e * SUB + (unsigned)((v >> (e - 1)) & (SUB - 1));
-}
-
 static uint64_t upper_of(unsigned idx)
 {
 	unsigned e = idx / SUB, sub = idx % SUB;
@@ -32,13 +23,7 @@ TXS_API void txs_hist_init(struct txs_hist *h)
 
 TXS_API void txs_hist_add(struct txs_hist *h, uint64_t v)
 {
-	h->b[idx_of(v)]++;
-	h->count++;
-	h->sum += v;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
+	txs_hist_add_fast(h, v);
 }
 
 TXS_API void txs_hist_merge(struct txs_hist *d, const struct txs_hist *s)

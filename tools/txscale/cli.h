@@ -10,10 +10,12 @@ struct txs_cmd {
 
 int cmd_send(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_recv(int argc, char **argv);
 
 /* One line per subcommand. */
 #define TXS_CLI_COMMANDS \
 	{ "send", "generate UDP traffic on a device", cmd_send }, \
+	{ "recv", "receive and analyse UDP traffic: loss, duplicates, reordering, latency", cmd_recv }, \
 	{ "bench", "micro-benchmarks (ident, linksel, sendmsg, ...)", cmd_bench },
 
 #endif

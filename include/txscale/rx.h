@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale receive side (lib/rx): per-flow analysis of txscale traffic (loss,
+ * duplicates, RFC 4737 reordering, late arrivals, one-way latency, RFC 3550
+ * jitter), the IP layer of raw inputs (IPv4 ID reuse, fragments, checksum
+ * errors, TOS, per-link share), the inputs that feed it (kernel UDP sockets,
+ * AF_PACKET rings, pcap files), the kernel's drop counters, and the sender's
+ * JSON summary as the source of exact expected counts. docs/recv.md.
+ *
+ * Model: one struct txs_rx_core per receiving thread holds everything written
+ * per packet (flow table, histograms, counters); nothing per packet is shared
+ * between cores. At report time txs_rx_result_build() merges the cores.
+ *
+ * Concurrency (per function below):
+ *  - txs_rx_core_*: create/destroy from any one thread while no one else uses
+ *    the core; txs_rx_frame/txs_rx_dgram/txs_rx_count only from the thread
+ *    owning the core (wait-free, no syscalls, allocation only for a new flow
+ *    or IPv4 address pair); txs_rx_core_live() from any thread at any time
+ *    (relaxed reads of single-writer counters, exact once the owner stopped).
+ *  - txs_rx_result_build: after every owner stopped writing its core.
+ *  - txs_rx_input_poll(in, q, ...): only the thread owning queue q; other
+ *    txs_rx_input_* from the controlling thread while no poll runs.
+ *  - txs_pcap_*, txs_rx_expect_parse, txs_rx_kstats_*: caller-owned memory,
+ *    any thread.
+ */
+#ifndef TXSCALE_RX_H
+#define TXSCALE_RX_H
+
+#include <stdio.h>
+#include <txscale/common.h>
+#include <txscale/pkt.h>
+#include <txscale/stats.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- configuration ------------------------------------------------------ */
+#define TXS_RX_WINDOW_DEFAULT 4096u        /* duplicate window per flow, packets */
+#define TXS_RX_WINDOW_MAX (1u << 20)
+#define TXS_RX_EXTENT_RING 128u            /* reordering-extent history per flow */
+#define TXS_RX_MAX_FLOWS_DEFAULT 4096u     /* flows per core */
+#define TXS_RX_MAX_JUMP_DEFAULT (1ull << 30)
+#define TXS_RX_ID_PAIRS_DEFAULT 16u        /* IPv4 (src,dst) pairs tracked per core */
+
+struct txs_rx_conf {
+	/* Per-flow sliding window (power of two, 64..TXS_RX_WINDOW_MAX; 0 =
+	 * default): a bitmap of the last `window` sequence numbers below the
+	 * highest one seen. Inside it duplicates and reordering are exact; a
+	 * packet older than the window is counted as "late" (it may be a
+	 * duplicate or a very late original: the two cannot be told apart). */
+	unsigned window;
+	unsigned max_flows;    /* per core (0 = default); beyond: counted as overflow */
+	uint64_t max_jump;     /* a forward sequence jump above this is malformed (0 = default) */
+	unsigned n_links;      /* links the input delivers on (0 = 1), <= TXS_MAX_LINKS */
+	unsigned max_id_pairs; /* IPv4 ID reuse tracking, pairs per core (0 = default) */
+	bool no_id_track;      /* skip IPv4 ID reuse tracking */
+	bool verify_fill;      /* check the payload fill pattern (docs/wire-format.md) */
+	/* Filters for raw inputs (frames); datagrams that fail are "ignored". */
+	uint16_t port;         /* UDP destination port, 0 = any */
+	int family;            /* AF_INET, AF_INET6, 0 = both */
+	struct txs_addr dst;   /* destination address, family 0 = any */
+};
+
+/* ---- counters ----------------------------------------------------------- */
+/* Malformed input beyond the parser's kinds (enum txs_perr). */
+enum txs_rx_bad {
+	TXS_RX_BAD_MAGIC = 0,   /* UDP payload >= 16 bytes without a txscale header */
+	TXS_RX_BAD_SEQ_JUMP,    /* sequence more than max_jump ahead of the flow */
+	TXS_RX_BAD_FILL,        /* verify_fill: payload bytes differ from the pattern */
+	TXS_RX_BAD_PCAP_RECORD, /* pcap record header corrupt (input) */
+	TXS_RX_BAD__COUNT
+};
+TXS_API const char *txs_rx_bad_str(enum txs_rx_bad b);
+
+/* The live counters of one core, for interval reports and stop conditions. */
+struct txs_rx_live {
+	uint64_t received;   /* datagrams counted: unique + duplicates + late + unsequenced + overflow */
+	uint64_t bytes;      /* UDP payload bytes of those */
+	uint64_t unique;     /* first arrivals of a sequence number (sequenced flows) */
+	uint64_t duplicates;
+	uint64_t reordered;  /* RFC 4737: arrived with seq below the next expected */
+	uint64_t late;       /* older than the duplicate window */
+	uint64_t gaps;       /* sequence numbers skipped when a flow advanced */
+	uint64_t malformed;  /* all malformed kinds */
+	uint64_t ignored;    /* not ours: not IP, not UDP, fragments, filtered */
+};
+
+struct txs_rx_core;
+
+/* Validate conf and allocate a core. Returns 0, -EINVAL, -ENOMEM. */
+TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_conf *conf);
+TXS_API void txs_rx_core_destroy(struct txs_rx_core *c);
+/* Relaxed snapshot of the live counters. Provisional loss = gaps - reordered. */
+TXS_API void txs_rx_core_live(const struct txs_rx_core *c, struct txs_rx_live *out);
+
+/* A 5-tuple, addresses in network order, ports in host order. */
+struct txs_rx_tuple {
+	struct txs_addr src, dst;
+	uint16_t sport, dport;
+};
+
+/* One frame from a raw input: Ethernet (l2 = TXS_L2_ETH) or starting at the IP
+ * header (TXS_L2_NONE). ts_ns: arrival time, CLOCK_REALTIME ns (0 = unknown:
+ * no latency). link < n_links. Parses (txs_parse), filters, analyses. */
+TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
+			  uint64_t ts_ns);
+/* One UDP payload from a kernel socket (no IP header seen). t: the datagram's
+ * 5-tuple (used for the flow key when the payload carries no header). */
+TXS_API void txs_rx_dgram(struct txs_rx_core *c, const uint8_t *payload, size_t len, const struct txs_rx_tuple *t,
+			  unsigned link, uint64_t ts_ns);
+/* Count malformed input an input found itself (truncated datagrams, corrupt
+ * pcap records). */
+TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t n);
+TXS_API void txs_rx_count_bad(struct txs_rx_core *c, enum txs_rx_bad b, uint64_t n);
+
+/* ---- what the sender sent ----------------------------------------------- */
+struct txs_rx_expect {
+	bool have_total;
+	uint64_t total;          /* packets the sender sent */
+	unsigned n_flows;        /* per_flow[k]: packets of flow id k (sender thread k) */
+	uint64_t per_flow[TXS_MAX_CORES];
+	uint64_t sender_drops;   /* built but not accepted by the sender's device */
+};
+/* Parse the sender's JSON summary ({"type":"summary","kind":"send",...}, as
+ * written by `txscale send --summary-file` or the last line of `send -J`).
+ * text may hold several JSON lines: the last summary line is used. Takes
+ * "packets" and "drops", and per thread "id"/"packets": thread k sends flow
+ * id k with sequence numbers from 0. Returns 0, -EINVAL (no summary line,
+ * malformed JSON, or inconsistent counts). */
+TXS_API int txs_rx_expect_parse(struct txs_rx_expect *e, const char *text, size_t len);
+
+/* ---- merged result --------------------------------------------------------- */
+struct txs_rx_flow {
+	bool by_id;              /* keyed by the payload header's flow id, else by 5-tuple */
+	bool sequenced;          /* carries sequence numbers */
+	enum txs_ph_kind kind;
+	uint32_t id;
+	struct txs_rx_tuple tuple; /* the first packet's 5-tuple */
+	unsigned cores;          /* cores that saw the flow (>1: cross-core duplicates not detected) */
+	uint64_t received, bytes, unique, duplicates, reordered, late;
+	uint64_t next_seq;       /* highest sequence seen + 1 */
+	bool have_expected;
+	uint64_t expected;       /* sender's count for this flow */
+	uint64_t lost;           /* expected - unique (exact) or next_seq - unique */
+	uint64_t excess;         /* unique beyond the expected count */
+	uint64_t extent_max, extent_sum, extent_beyond; /* RFC 4737 reordering extent */
+	uint64_t lat_count, lat_min, lat_max, lat_sum; /* ns */
+	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
+};
+
+struct txs_rx_link {
+	uint64_t packets, bytes;
+	double share;            /* of all analysed packets */
+};
+
+struct txs_rx_idpair {
+	struct txs_addr src, dst;
+	uint64_t datagrams;      /* IPv4 datagrams (first fragments or whole) of the pair */
+	uint64_t reuses;         /* datagrams whose ID was seen before on the pair */
+	uint64_t early;          /* reuses at distance < 65536 datagrams */
+	uint64_t min_distance;   /* 0 = no reuse */
+	uint64_t p50_distance;
+	unsigned cores;
+};
+
+struct txs_rx_result {
+	uint64_t received, bytes, unique, duplicates, reordered, late, malformed, ignored;
+	uint64_t unsequenced;    /* received on tracked flows without sequence numbers */
+	uint64_t overflow;       /* datagrams of flows beyond max_flows (counted, not analysed) */
+	bool lost_exact;         /* the sender's count was known */
+	bool have_expected;
+	uint64_t expected;
+	uint64_t lost, excess, sender_drops;
+	uint64_t perr[TXS_PERR__COUNT];   /* parser verdicts (OK = parsed) */
+	uint64_t bad[TXS_RX_BAD__COUNT];
+	uint64_t filtered;       /* parsed UDP, but not for our port/address/family */
+	uint64_t extent_max, extent_sum, extent_beyond;
+	struct txs_hist lat;     /* one-way latency, ns */
+	uint64_t lat_none;       /* no timestamp (0) or arrival time unknown */
+	uint64_t lat_negative;   /* timestamp after arrival (clocks disagree) */
+	uint64_t jitter_ns;      /* mean of the flows' jitter weighted by packets */
+	uint64_t jitter_max_ns;
+	unsigned n_links;
+	struct txs_rx_link links[TXS_MAX_LINKS];
+	double jain;             /* Jain's fairness index over links' packets (1 link: 1) */
+	uint64_t frag_v4, frag_v4_first, frag_v6, frag_v6_first;
+	uint64_t tos[256];       /* analysed datagrams per IPv4 TOS / IPv6 traffic class */
+	bool raw;                /* frames were seen (IP layer fields meaningful) */
+	uint64_t id_pairs_overflow;
+	unsigned n_pairs;
+	struct txs_rx_idpair *pairs;
+	unsigned n_flows;
+	struct txs_rx_flow *flows; /* by_id flows by id, then 5-tuple flows */
+};
+
+/* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).
+ * Loss: with e->per_flow, lost_k = expected_k - unique_k per flow (flows the
+ * sender sent but that never arrived are included); with only e->total,
+ * lost = total - sum(unique); without e, lost = sum over flows of
+ * (next_seq - unique) (the sender starts at sequence 0). Returns 0, -ENOMEM. */
+TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *const *cores, unsigned n,
+				const struct txs_rx_expect *e);
+TXS_API void txs_rx_result_free(struct txs_rx_result *r);
+
+/* Write the result's fields into an open JSON object (docs/json-schema.md). */
+TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *r,
+				const char *const *link_names);
+/* Human-readable summary lines. */
+TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const char *const *link_names);
+
+/* ---- kernel drop counters ---------------------------------------------------- */
+enum txs_rx_ks_udp {
+	TXS_KS_IN_DATAGRAMS = 0,
+	TXS_KS_NO_PORTS,
+	TXS_KS_IN_ERRORS,
+	TXS_KS_RCVBUF_ERRORS,
+	TXS_KS_IN_CSUM_ERRORS,
+	TXS_KS_MEM_ERRORS,
+	TXS_KS_UDP__COUNT
+};
+#define TXS_KS_MAX_IF 64
+struct txs_rx_kstats {
+	bool have_udp, have_udp6, have_softnet;
+	uint64_t udp[TXS_KS_UDP__COUNT], udp6[TXS_KS_UDP__COUNT];
+	uint64_t softnet_dropped, softnet_squeezed; /* summed over CPUs (host-wide) */
+	unsigned n_if;
+	struct {
+		char name[32];
+		uint64_t rx_packets, rx_errs, rx_drop, rx_fifo;
+	} ifs[TXS_KS_MAX_IF];
+};
+TXS_API const char *txs_rx_ks_udp_str(enum txs_rx_ks_udp k); /* "RcvbufErrors", ... */
+/* Read /proc/net/snmp, /proc/net/snmp6, /proc/net/softnet_stat, /proc/net/dev
+ * under proc_root (NULL = "/proc"; the network namespace is the caller's).
+ * Missing files leave their have_* false. Returns 0 (even if some are missing). */
+TXS_API int txs_rx_kstats_read(struct txs_rx_kstats *k, const char *proc_root);
+/* after - before, per counter (interfaces matched by name). */
+TXS_API void txs_rx_kstats_delta(struct txs_rx_kstats *out, const struct txs_rx_kstats *before,
+				 const struct txs_rx_kstats *after);
+/* Write {"udp":{...},"udp6":{...},"softnet":{...},"interfaces":{...},
+ * "sockets":N} as key `key`. ifnames (n) limits interfaces (NULL: all).
+ * socket_drops < 0: not known. */
+TXS_API void txs_rx_kstats_json(struct txs_json *j, const char *key, const struct txs_rx_kstats *d,
+				const char *const *ifnames, unsigned n, int64_t socket_drops);
+TXS_API void txs_rx_kstats_text(FILE *f, const struct txs_rx_kstats *d, const char *const *ifnames, unsigned n,
+				int64_t socket_drops);
+
+/* ---- pcap reader (memory or file) ---------------------------------------------- *
+ * Classic pcap (both byte orders, us/ns) is parsed in place, zero-copy; with
+ * libpcap (TXS_HAVE_PCAP) pcapng and other formats are read through it.
+ * Link types: Ethernet, raw IP (101, 228, 229), Linux cooked v1/v2. */
+struct txs_pcap_rec {
+	const uint8_t *data;     /* starts at the layer `l2` says */
+	uint32_t caplen, origlen;
+	enum txs_l2 l2;
+	bool not_ip;             /* a cooked/loopback header says: not IPv4/IPv6 */
+	uint64_t ts_ns;          /* capture time, ns since the epoch */
+};
+struct txs_pcap_counts {
+	uint64_t records;        /* records returned */
+	uint64_t snapped;        /* caplen < origlen (capture snap length) */
+	uint64_t bad_len;        /* caplen > origlen or above the snap limit (skipped) */
+	uint64_t truncated;      /* file ends inside a record header or data (stops) */
+	uint64_t bad_l2;         /* link-layer header shorter than its type needs (skipped) */
+};
+#define TXS_PCAP_MAX_REC 262144u /* larger record lengths are corrupt (libpcap's limit) */
+struct txs_pcap {
+	const uint8_t *buf;      /* classic: whole file */
+	size_t len, off;
+	bool swap, nsec;
+	uint32_t linktype, snaplen;
+	bool mapped;             /* buf is an mmap of the file */
+	bool done;
+	bool fast;               /* classic, host byte order, Ethernet: txs_pcap_next inline path */
+	void *lp;                /* pcap_t * when libpcap reads it */
+	void *memf;              /* FILE * under lp for memory input */
+	struct txs_pcap_counts n;
+	char err[160];
+};
+/* Open from memory (buf must outlive the reader) or a file. Returns 0,
+ * -EINVAL (not a pcap / unsupported link type, err says which), -errno. */
+TXS_API int txs_pcap_open_mem(struct txs_pcap *p, const void *buf, size_t len);
+TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path);
+/* Next record: 1 = rec filled, 0 = end (clean or at a corrupt point, see
+ * counts). Bad records are counted and skipped when the stream can go on.
+ * Inline for the common record (classic, host order, Ethernet, whole);
+ * anything else goes to txs_pcap_next_slow(). */
+TXS_API int txs_pcap_next_slow(struct txs_pcap *p, struct txs_pcap_rec *rec);
+static inline int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
+{
+	if (TXS_LIKELY(p->fast) && p->len - p->off >= 16) {
+		uint32_t h[4];
+		memcpy(h, p->buf + p->off, 16);
+		if (TXS_LIKELY(h[2] == h[3] && h[2] <= p->len - p->off - 16 && h[2] <= TXS_PCAP_MAX_REC &&
+			       h[1] < (p->nsec ? 1000000000u : 1000000u))) {
+			r->data = p->buf + p->off + 16;
+			r->caplen = r->origlen = h[2];
+			r->ts_ns = (uint64_t)h[0] * 1000000000ull + (p->nsec ? h[1] : (uint64_t)h[1] * 1000u);
+			r->l2 = TXS_L2_ETH;
+			r->not_ip = false;
+			p->off += 16 + (size_t)h[2];
+			p->n.records++;
+			return 1;
+		}
+	}
+	return txs_pcap_next_slow(p, r);
+}
+TXS_API void txs_pcap_close(struct txs_pcap *p);
+/* Write a classic pcap (Ethernet, ns) header / record into buf; returns bytes
+ * written. For generated test and benchmark input. */
+TXS_API size_t txs_pcap_write_hdr(uint8_t *buf, uint32_t snaplen);
+TXS_API size_t txs_pcap_write_rec(uint8_t *buf, const uint8_t *frame, uint32_t len, uint64_t ts_ns);
+
+/* ---- inputs ------------------------------------------------------------------------ *
+ * "udp"                      kernel UDP sockets, one per queue, SO_REUSEPORT, recvmmsg
+ * "packet:IF[,IF...]"        AF_PACKET TPACKET_V3 rings, PACKET_FANOUT_HASH across
+ *                            queues; link i = interface i
+ * "pcap:FILE"                a capture file, one queue, ends at end of file */
+struct txs_rx_input_conf {
+	unsigned n_queues;       /* threads that will poll (0 = 1) */
+	int family;              /* udp: AF_INET, AF_INET6 or 0 (dual-stack ::) */
+	bool have_bind;
+	struct txs_addr bind;    /* udp: local address */
+	uint16_t port;           /* udp: local port */
+	int rcvbuf;              /* udp: SO_RCVBUF(FORCE) bytes, 0 = system default */
+	unsigned batch;          /* datagrams / records per poll (0 = 64) */
+	unsigned ring_blocks;    /* packet: blocks of 1 MiB per queue (0 = 16) */
+};
+
+struct txs_rx_input_stats {
+	bool have_socket_drops;
+	uint64_t socket_drops;   /* udp: SO_MEMINFO drops; packet: PACKET_STATISTICS tp_drops */
+	uint64_t ring_packets;   /* packet: tp_packets */
+	uint64_t csum_completed; /* packet: partial (offloaded) UDP checksums finished before parsing */
+	struct txs_pcap_counts pcap;
+};
+
+struct txs_rx_input;
+struct txs_rx_input_ops {
+	const char *name;
+	const char *usage;
+	int (*open)(struct txs_rx_input *in, const char *args);
+	void (*close)(struct txs_rx_input *in);
+	/* receive up to conf.batch packets into c; see txs_rx_input_poll */
+	int (*poll)(struct txs_rx_input *in, unsigned q, struct txs_rx_core *c, int timeout_ms);
+	void (*stats)(struct txs_rx_input *in, struct txs_rx_input_stats *out);
+};
+
+struct txs_rx_input {
+	const struct txs_rx_input_ops *ops;
+	char spec[256];
+	struct txs_rx_input_conf conf;
+	bool raw;                /* delivers frames (IP layer visible) */
+	bool offline;            /* pcap: ends by itself */
+	unsigned n_links;
+	char link_names[TXS_MAX_LINKS][32];
+	void *priv;
+	char err[200];
+};
+
+/* Open "udp", "packet:IF[,IF...]", "pcap:FILE". Returns 0 or -errno (-ENODEV
+ * unknown name, -EINVAL bad arguments; err receives one line). */
+TXS_API int txs_rx_input_open(struct txs_rx_input **out, const char *spec, const struct txs_rx_input_conf *conf,
+			      char *err, size_t errlen);
+TXS_API void txs_rx_input_close(struct txs_rx_input *in);
+/* Receive what is there (waiting at most timeout_ms when nothing is) and
+ * analyse it into c. Returns packets handed to c (>= 0), -ENODATA at the end
+ * of an offline input, or -errno. Only the thread owning queue q. */
+static inline int txs_rx_input_poll(struct txs_rx_input *in, unsigned q, struct txs_rx_core *c, int timeout_ms)
+{
+	return in->ops->poll(in, q, c, timeout_ms);
+}
+/* Counters kept by the kernel for our sockets (cumulative; call once the
+ * pollers stopped). */
+TXS_API void txs_rx_input_stats(struct txs_rx_input *in, struct txs_rx_input_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* Input "udp": kernel UDP sockets, one per queue, all bound to the same
+ * address and port with SO_REUSEPORT (the kernel spreads flows over them by
+ * 4-tuple hash, so a flow stays on one queue), read with recvmmsg. Arrival
+ * time: one CLOCK_REALTIME read per recvmmsg batch. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
+#include "rx_priv.h"
+
+#define UDP_BUF 65536
+
+struct udp_q {
+	int fd;
+	unsigned batch;
+	struct mmsghdr *msgs;
+	struct iovec *iov;
+	struct sockaddr_in6 *names;
+	uint8_t *bufs;
+	struct txs_rx_tuple tuple; /* dst filled at open, src per datagram */
+	TXS_CACHE_GUARD;
+} TXS_CACHE_ALIGNED;
+
+struct udp_in {
+	unsigned n;
+	struct udp_q *q;
+};
+
+static void q_free(struct udp_q *q)
+{
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q->msgs);
+	free(q->iov);
+	free(q->names);
+	free(q->bufs);
+}
+
+static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
+{
+	const struct txs_rx_input_conf *c = &in->conf;
+	int family = c->have_bind ? c->bind.family : c->family == AF_INET ? AF_INET : AF_INET6;
+	q->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (q->fd < 0) {
+		int e = errno;
+		txs_rx_input_set_err(in, "socket: %s", strerror(e));
+		return -e;
+	}
+	int one = 1, zero = 0;
+	if (setsockopt(q->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+		int e = errno;
+		txs_rx_input_set_err(in, "SO_REUSEPORT: %s", strerror(e));
+		return -e;
+	}
+	if (family == AF_INET6 && !c->have_bind) {
+		int v6only = c->family == AF_INET6 ? 1 : 0;
+		setsockopt(q->fd, IPPROTO_IPV6, IPV6_V6ONLY, v6only ? &one : &zero, sizeof(int));
+	}
+	if (c->rcvbuf > 0) {
+		/* FORCE passes rmem_max (needs CAP_NET_ADMIN); the plain one is capped */
+		if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &c->rcvbuf, sizeof(c->rcvbuf)) < 0 &&
+		    setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf)) < 0) {
+			int e = errno;
+			txs_rx_input_set_err(in, "SO_RCVBUF %d: %s", c->rcvbuf, strerror(e));
+			return -e;
+		}
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	memset(&ss, 0, sizeof(ss));
+	memset(&q->tuple, 0, sizeof(q->tuple));
+	q->tuple.dport = c->port;
+	if (family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->port);
+		if (c->have_bind) {
+			s4->sin_addr = c->bind.v4;
+			q->tuple.dst = c->bind;
+		}
+		sl = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(c->port);
+		if (c->have_bind) {
+			s6->sin6_addr = c->bind.v6;
+			q->tuple.dst = c->bind;
+		}
+		sl = sizeof(*s6);
+	}
+	if (bind(q->fd, (struct sockaddr *)&ss, sl) < 0) {
+		int e = errno;
+		char a[64] = "*";
+		if (c->have_bind)
+			txs_addr_str(&c->bind, a, sizeof(a));
+		txs_rx_input_set_err(in, "bind %s port %u (queue %u): %s", a, c->port, id, strerror(e));
+		return -e;
+	}
+	q->batch = c->batch;
+	q->msgs = calloc(q->batch, sizeof(*q->msgs));
+	q->iov = calloc(q->batch, sizeof(*q->iov));
+	q->names = calloc(q->batch, sizeof(*q->names));
+	q->bufs = malloc((size_t)q->batch * UDP_BUF);
+	if (!q->msgs || !q->iov || !q->names || !q->bufs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < q->batch; i++) {
+		q->iov[i].iov_base = q->bufs + (size_t)i * UDP_BUF;
+		q->iov[i].iov_len = UDP_BUF;
+		q->msgs[i].msg_hdr.msg_iov = &q->iov[i];
+		q->msgs[i].msg_hdr.msg_iovlen = 1;
+		q->msgs[i].msg_hdr.msg_name = &q->names[i];
+		q->msgs[i].msg_hdr.msg_namelen = sizeof(q->names[i]);
+	}
+	return 0;
+}
+
+static void udp_close(struct txs_rx_input *in)
+{
+	struct udp_in *u = in->priv;
+	if (!u)
+		return;
+	for (unsigned i = 0; i < u->n; i++)
+		q_free(&u->q[i]);
+	free(u->q);
+	free(u);
+	in->priv = NULL;
+}
+
+static int udp_open(struct txs_rx_input *in, const char *args)
+{
+	if (args && *args) {
+		txs_rx_input_set_err(in, "udp takes no arguments (use -B, -p, -4/-6, --rcvbuf)");
+		return -EINVAL;
+	}
+	if (!in->conf.port) {
+		txs_rx_input_set_err(in, "no port");
+		return -EINVAL;
+	}
+	struct udp_in *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	in->priv = u;
+	u->q = aligned_alloc(TXS_CACHE_LINE, sizeof(*u->q) * in->conf.n_queues);
+	if (!u->q) {
+		udp_close(in);
+		return -ENOMEM;
+	}
+	memset(u->q, 0, sizeof(*u->q) * in->conf.n_queues);
+	/* every socket exists before the first poll, so REUSEPORT spreads from the start */
+	for (unsigned i = 0; i < in->conf.n_queues; i++) {
+		u->q[i].fd = -1;
+		u->n = i + 1;
+		int rc = q_open(in, &u->q[i], i);
+		if (rc < 0) {
+			udp_close(in);
+			return rc;
+		}
+	}
+	in->raw = false;
+	snprintf(in->link_names[0], sizeof(in->link_names[0]), "udp");
+	return 0;
+}
+
+static inline void src_of(struct txs_rx_tuple *t, const struct sockaddr_in6 *sa)
+{
+	if (sa->sin6_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+		t->src.family = AF_INET;
+		memset(t->src.bytes, 0, 16);
+		t->src.v4 = s4->sin_addr;
+		t->sport = ntohs(s4->sin_port);
+	} else if (IN6_IS_ADDR_V4MAPPED(&sa->sin6_addr)) {
+		t->src.family = AF_INET;
+		memset(t->src.bytes, 0, 16);
+		memcpy(t->src.bytes, &sa->sin6_addr.s6_addr[12], 4);
+		t->sport = ntohs(sa->sin6_port);
+	} else {
+		t->src.family = AF_INET6;
+		t->src.v6 = sa->sin6_addr;
+		t->sport = ntohs(sa->sin6_port);
+	}
+}
+
+static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, int timeout_ms)
+{
+	struct udp_in *u = in->priv;
+	struct udp_q *q = &u->q[qi];
+	int n = recvmmsg(q->fd, q->msgs, q->batch, MSG_DONTWAIT, NULL);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (timeout_ms <= 0)
+			return 0;
+		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+		int r = poll(&pfd, 1, timeout_ms);
+		if (r < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (r == 0)
+			return 0;
+		n = recvmmsg(q->fd, q->msgs, q->batch, MSG_DONTWAIT, NULL);
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	for (int i = 0; i < n; i++) {
+		struct msghdr *h = &q->msgs[i].msg_hdr;
+		if (TXS_UNLIKELY(h->msg_flags & MSG_TRUNC)) {
+			txs_rx_count_perr(c, TXS_PERR_TRUNCATED, 1);
+		} else {
+			src_of(&q->tuple, &q->names[i]);
+			txs_rx_dgram(c, q->iov[i].iov_base, q->msgs[i].msg_len, &q->tuple, 0, now);
+		}
+		h->msg_namelen = sizeof(q->names[i]);
+		h->msg_flags = 0;
+	}
+	return n;
+}
+
+static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
+{
+	struct udp_in *u = in->priv;
+	o->have_socket_drops = true;
+	for (unsigned i = 0; i < u->n; i++) {
+		uint32_t mi[SK_MEMINFO_VARS];
+		socklen_t l = sizeof(mi);
+		memset(mi, 0, sizeof(mi));
+		if (getsockopt(u->q[i].fd, SOL_SOCKET, SO_MEMINFO, mi, &l) < 0 || l <= SK_MEMINFO_DROPS * 4) {
+			o->have_socket_drops = false;
+			continue;
+		}
+		o->socket_drops += mi[SK_MEMINFO_DROPS];
+	}
+}
+
+const struct txs_rx_input_ops txs_rx_input_udp_ops = {
+	.name = "udp",
+	.usage = "udp",
+	.open = udp_open,
+	.close = udp_close,
+	.poll = udp_poll,
+	.stats = udp_stats,
+};

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* Merge per-core analysis into one result, then apply the sender's counts. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rx_priv.h"
+
+_Static_assert(sizeof(struct txs_rx_tuple) == 44, "tuple hashed as 40 bytes of addresses + 4 of ports");
+
+struct mtab {
+	uint64_t *hash;
+	unsigned *idx;
+	unsigned mask;
+};
+
+static int mtab_init(struct mtab *m, unsigned n)
+{
+	unsigned slots = 16;
+	while (slots < n * 2)
+		slots <<= 1;
+	m->hash = calloc(slots, sizeof(*m->hash));
+	m->idx = calloc(slots, sizeof(*m->idx));
+	m->mask = slots - 1;
+	return m->hash && m->idx ? 0 : -ENOMEM;
+}
+
+static void mtab_free(struct mtab *m)
+{
+	free(m->hash);
+	free(m->idx);
+}
+
+static bool same_flow(const struct txs_rx_flow *a, const struct rx_flow *f)
+{
+	if (a->by_id != (f->key_kind == RX_KEY_ID))
+		return false;
+	if (a->by_id)
+		return a->id == f->id;
+	return memcmp(&a->tuple, &f->tuple, sizeof(a->tuple)) == 0;
+}
+
+static void flow_add(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
+{
+	if (first) {
+		memset(d, 0, sizeof(*d));
+		d->by_id = f->key_kind == RX_KEY_ID;
+		d->id = f->id;
+		d->tuple = f->tuple;
+		d->sequenced = f->sequenced;
+		d->kind = (enum txs_ph_kind)f->kind;
+		d->lat_min = UINT64_MAX;
+	}
+	d->cores++;
+	d->received += f->received;
+	d->bytes += f->bytes;
+	d->unique += f->unique;
+	d->duplicates += f->dup;
+	d->reordered += f->reordered;
+	d->late += f->late;
+	if (f->next > d->next_seq)
+		d->next_seq = f->next;
+	d->extent_sum += f->extent_sum;
+	d->extent_beyond += f->extent_beyond;
+	if (f->extent_max > d->extent_max)
+		d->extent_max = f->extent_max;
+	/* jitter: the estimate of the core that saw most of the flow */
+	if (f->lat_count > d->lat_count)
+		d->jitter_ns = f->jitter16 >> 4;
+	d->lat_count += f->lat_count;
+	d->lat_sum += f->lat_sum;
+	if (f->lat_count && f->lat_min < d->lat_min)
+		d->lat_min = f->lat_min;
+	if (f->lat_max > d->lat_max)
+		d->lat_max = f->lat_max;
+	if (!d->kind)
+		d->kind = (enum txs_ph_kind)f->kind;
+}
+
+static int cmp_flow(const void *pa, const void *pb)
+{
+	const struct txs_rx_flow *a = pa, *b = pb;
+	if (a->by_id != b->by_id)
+		return a->by_id ? -1 : 1;
+	if (a->by_id)
+		return a->id < b->id ? -1 : a->id > b->id;
+	return a->received > b->received ? -1 : a->received < b->received;
+}
+
+static int merge_flows(struct txs_rx_result *r, struct txs_rx_core *const *cores, unsigned n,
+		       const struct txs_rx_expect *e)
+{
+	unsigned total = e ? e->n_flows : 0;
+	for (unsigned i = 0; i < n; i++)
+		total += cores[i]->n_flows;
+	r->flows = calloc(total ? total : 1, sizeof(*r->flows));
+	struct mtab m = { 0 };
+	if (!r->flows || mtab_init(&m, total + 1) < 0) {
+		mtab_free(&m);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct txs_rx_core *c = cores[i];
+		for (unsigned k = 0; k < c->n_flows; k++) {
+			const struct rx_flow *f = c->flows[k];
+			unsigned s = (unsigned)f->hash & m.mask;
+			for (; m.hash[s]; s = (s + 1) & m.mask)
+				if (m.hash[s] == f->hash && same_flow(&r->flows[m.idx[s]], f))
+					break;
+			if (m.hash[s]) {
+				flow_add(&r->flows[m.idx[s]], f, false);
+			} else {
+				m.hash[s] = f->hash;
+				m.idx[s] = r->n_flows;
+				flow_add(&r->flows[r->n_flows++], f, true);
+			}
+		}
+	}
+	/* flows the sender sent that never arrived */
+	for (unsigned k = 0; e && k < e->n_flows; k++) {
+		bool found = false;
+		for (unsigned i = 0; i < r->n_flows && !found; i++)
+			found = r->flows[i].by_id && r->flows[i].id == k;
+		if (found || !e->per_flow[k])
+			continue;
+		struct txs_rx_flow *d = &r->flows[r->n_flows++];
+		memset(d, 0, sizeof(*d));
+		d->by_id = true;
+		d->sequenced = true;
+		d->id = k;
+		d->lat_min = UINT64_MAX;
+	}
+	mtab_free(&m);
+	qsort(r->flows, r->n_flows, sizeof(*r->flows), cmp_flow);
+	return 0;
+}
+
+static void apply_expect(struct txs_rx_result *r, const struct txs_rx_expect *e)
+{
+	bool per_flow = e && e->n_flows > 0;
+	uint64_t uniq = 0, lost = 0, excess = 0;
+	for (unsigned i = 0; i < r->n_flows; i++) {
+		struct txs_rx_flow *f = &r->flows[i];
+		if (f->lat_min == UINT64_MAX)
+			f->lat_min = 0;
+		if (!f->sequenced) {
+			uniq += f->received;
+			continue;
+		}
+		uniq += f->unique;
+		if (per_flow && f->by_id && f->id < e->n_flows) {
+			f->have_expected = true;
+			f->expected = e->per_flow[f->id];
+			f->lost = f->expected > f->unique ? f->expected - f->unique : 0;
+			f->excess = f->unique > f->expected ? f->unique - f->expected : 0;
+		} else {
+			/* the sender starts at 0: every sequence below next not seen is missing */
+			f->lost = f->next_seq - f->unique;
+			if (per_flow)
+				f->excess = f->unique; /* a flow the sender did not send */
+		}
+		lost += f->lost;
+		excess += f->excess;
+	}
+	r->lost_exact = false;
+	if (e && e->have_total) {
+		r->have_expected = true;
+		r->expected = e->total;
+		r->sender_drops = e->sender_drops;
+		r->lost_exact = true;
+		if (per_flow) {
+			r->lost = lost;
+			r->excess = excess;
+		} else {
+			r->lost = e->total > uniq ? e->total - uniq : 0;
+			r->excess = uniq > e->total ? uniq - e->total : 0;
+		}
+	} else {
+		r->lost = lost;
+		r->excess = 0;
+	}
+}
+
+static void merge_pairs(struct txs_rx_result *r, struct txs_rx_core *const *cores, unsigned n)
+{
+	unsigned total = 0;
+	for (unsigned i = 0; i < n; i++)
+		total += cores[i]->n_pairs;
+	if (!total)
+		return;
+	r->pairs = calloc(total, sizeof(*r->pairs));
+	struct txs_hist *h = malloc(sizeof(*h) * total);
+	if (!r->pairs || !h) {
+		free(h);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct txs_rx_core *c = cores[i];
+		for (unsigned k = 0; k < c->n_pairs; k++) {
+			const struct rx_pair *p = &c->pairs[k];
+			unsigned j = 0;
+			while (j < r->n_pairs && !(r->pairs[j].src.v4.s_addr == p->src && r->pairs[j].dst.v4.s_addr == p->dst))
+				j++;
+			struct txs_rx_idpair *d = &r->pairs[j];
+			if (j == r->n_pairs) {
+				r->n_pairs++;
+				d->src.family = d->dst.family = AF_INET;
+				d->src.v4.s_addr = p->src;
+				d->dst.v4.s_addr = p->dst;
+				txs_hist_init(&h[j]);
+			}
+			d->cores++;
+			d->datagrams += p->datagrams;
+			d->reuses += p->reuses;
+			d->early += p->early;
+			if (p->min_dist && (!d->min_distance || p->min_dist < d->min_distance))
+				d->min_distance = p->min_dist;
+			txs_hist_merge(&h[j], p->dist);
+		}
+	}
+	for (unsigned j = 0; j < r->n_pairs; j++)
+		r->pairs[j].p50_distance = txs_hist_quantile(&h[j], 0.5);
+	free(h);
+}
+
+TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *const *cores, unsigned n,
+				const struct txs_rx_expect *e)
+{
+	*out = NULL;
+	struct txs_rx_result *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	txs_hist_init(&r->lat);
+	r->n_links = 1;
+	for (unsigned i = 0; i < n; i++) {
+		const struct txs_rx_core *c = cores[i];
+		struct txs_rx_live l;
+		txs_rx_core_live(c, &l);
+		r->received += l.received;
+		r->bytes += l.bytes;
+		r->unique += l.unique;
+		r->duplicates += l.duplicates;
+		r->reordered += l.reordered;
+		r->late += l.late;
+		r->malformed += l.malformed;
+		r->ignored += l.ignored;
+		r->unsequenced += c->unsequenced;
+		r->overflow += c->overflow;
+		r->filtered += c->filtered;
+		for (unsigned k = 0; k < TXS_PERR__COUNT; k++)
+			r->perr[k] += c->perr[k];
+		for (unsigned k = 0; k < TXS_RX_BAD__COUNT; k++)
+			r->bad[k] += c->bad[k];
+		txs_hist_merge(&r->lat, &c->lat);
+		r->lat_none += c->lat_none;
+		r->lat_negative += c->lat_negative;
+		if (c->conf.n_links > r->n_links)
+			r->n_links = c->conf.n_links;
+		for (unsigned k = 0; k < TXS_MAX_LINKS; k++) {
+			r->links[k].packets += c->link[k].packets;
+			r->links[k].bytes += c->link[k].bytes;
+		}
+		r->frag_v4 += c->frag_v4;
+		r->frag_v4_first += c->frag_v4_first;
+		r->frag_v6 += c->frag_v6;
+		r->frag_v6_first += c->frag_v6_first;
+		for (unsigned k = 0; k < 256; k++)
+			r->tos[k] += c->tos[k];
+		r->raw |= c->raw;
+		r->id_pairs_overflow += c->id_pairs_overflow;
+	}
+	/* links: share and Jain's index (sum x)^2 / (n sum x^2) */
+	double sx = 0, sxx = 0;
+	for (unsigned k = 0; k < r->n_links; k++) {
+		double x = (double)r->links[k].packets;
+		sx += x;
+		sxx += x * x;
+	}
+	for (unsigned k = 0; k < r->n_links; k++)
+		r->links[k].share = sx > 0 ? r->links[k].packets / sx : 0;
+	r->jain = sxx > 0 ? sx * sx / (r->n_links * sxx) : NAN;
+
+	if (merge_flows(r, cores, n, e) < 0) {
+		txs_rx_result_free(r);
+		return -ENOMEM;
+	}
+	apply_expect(r, e);
+	double wsum = 0;
+	uint64_t wn = 0;
+	for (unsigned i = 0; i < r->n_flows; i++) {
+		const struct txs_rx_flow *f = &r->flows[i];
+		r->extent_sum += f->extent_sum;
+		r->extent_beyond += f->extent_beyond;
+		if (f->extent_max > r->extent_max)
+			r->extent_max = f->extent_max;
+		if (f->jitter_ns > r->jitter_max_ns)
+			r->jitter_max_ns = f->jitter_ns;
+		wsum += (double)f->jitter_ns * (double)f->lat_count;
+		wn += f->lat_count;
+	}
+	r->jitter_ns = wn ? (uint64_t)(wsum / (double)wn) : 0;
+	merge_pairs(r, cores, n);
+	*out = r;
+	return 0;
+}
+
+TXS_API void txs_rx_result_free(struct txs_rx_result *r)
+{
+	if (!r)
+		return;
+	free(r->flows);
+	free(r->pairs);
+	free(r);
+}

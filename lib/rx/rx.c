@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-core receive analysis: the per-packet path.
+ *
+ * Per flow, sequence numbers are tracked with a sliding bitmap of `window`
+ * bits covering [next - window, next), next = highest sequence seen + 1:
+ *   s == next          in order: set the bit (fast path)
+ *   s >  next          a gap of s - next: clear the skipped bits, advance
+ *   next-window <= s   set bit: duplicate; clear bit: reordered (RFC 4737,
+ *                      s below the next expected), fills a hole
+ *   s < next-window    late: fell out of the window, cannot tell duplicate
+ *                      from original; counted, never unique
+ * so at any time a flow's holes are next - unique, and with the sender's count
+ * loss is exact: expected - unique.
+ *
+ * RFC 4737 reordering extent of a reordered packet arriving at index i is
+ * i - j, j the earliest arrival with a larger sequence number. That arrival
+ * is always one where the running maximum grew, so the flow keeps a ring of
+ * the last TXS_RX_EXTENT_RING such events (index and sequence both increase)
+ * and binary-searches it; an extent reaching past the ring is counted as
+ * "beyond" instead. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rx_priv.h"
+
+#define EV_MASK (TXS_RX_EXTENT_RING - 1)
+
+static const char *const bad_names[TXS_RX_BAD__COUNT] = {
+	[TXS_RX_BAD_MAGIC] = "bad-magic",
+	[TXS_RX_BAD_SEQ_JUMP] = "seq-jump",
+	[TXS_RX_BAD_FILL] = "fill",
+	[TXS_RX_BAD_PCAP_RECORD] = "pcap-record",
+};
+
+TXS_API const char *txs_rx_bad_str(enum txs_rx_bad b)
+{
+	return (unsigned)b < TXS_RX_BAD__COUNT ? bad_names[b] : "unknown";
+}
+
+TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_conf *conf)
+{
+	*out = NULL;
+	struct txs_rx_conf cf = conf ? *conf : (struct txs_rx_conf){ 0 };
+	if (!cf.window)
+		cf.window = TXS_RX_WINDOW_DEFAULT;
+	if (!cf.max_flows)
+		cf.max_flows = TXS_RX_MAX_FLOWS_DEFAULT;
+	if (!cf.max_jump)
+		cf.max_jump = TXS_RX_MAX_JUMP_DEFAULT;
+	if (!cf.n_links)
+		cf.n_links = 1;
+	if (!cf.max_id_pairs)
+		cf.max_id_pairs = TXS_RX_ID_PAIRS_DEFAULT;
+	if (cf.window < 64 || cf.window > TXS_RX_WINDOW_MAX || (cf.window & (cf.window - 1)) ||
+	    cf.max_flows > (1u << 22) || cf.n_links > TXS_MAX_LINKS || cf.max_id_pairs > 4096 ||
+	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) ||
+	    (cf.dst.family && cf.dst.family != AF_INET && cf.dst.family != AF_INET6))
+		return -EINVAL;
+	struct txs_rx_core *c = aligned_alloc(TXS_CACHE_LINE, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	c->conf = cf;
+	c->window = cf.window;
+	c->words = cf.window / 64;
+	c->wmask = c->words - 1;
+	unsigned slots = 16;
+	while (slots < cf.max_flows * 2)
+		slots <<= 1;
+	c->tab = calloc(slots, sizeof(*c->tab));
+	c->tab_mask = slots - 1;
+	c->flows = calloc(cf.max_flows, sizeof(*c->flows));
+	c->pairs = calloc(cf.max_id_pairs, sizeof(*c->pairs));
+	txs_hist_init(&c->lat);
+	if (!c->tab || !c->flows || !c->pairs) {
+		txs_rx_core_destroy(c);
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+TXS_API void txs_rx_core_destroy(struct txs_rx_core *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; c->flows && i < c->n_flows; i++)
+		free(c->flows[i]);
+	for (unsigned i = 0; c->pairs && i < c->n_pairs; i++) {
+		free(c->pairs[i].last);
+		free(c->pairs[i].dist);
+	}
+	free(c->pairs);
+	free(c->flows);
+	free(c->tab);
+	free(c);
+}
+
+TXS_API void txs_rx_core_live(const struct txs_rx_core *c, struct txs_rx_live *o)
+{
+	o->received = TXS_STAT_READ(c->live.received);
+	o->bytes = TXS_STAT_READ(c->live.bytes);
+	o->unique = TXS_STAT_READ(c->live.unique);
+	o->duplicates = TXS_STAT_READ(c->live.duplicates);
+	o->reordered = TXS_STAT_READ(c->live.reordered);
+	o->late = TXS_STAT_READ(c->live.late);
+	o->gaps = TXS_STAT_READ(c->live.gaps);
+	o->malformed = TXS_STAT_READ(c->live.malformed);
+	o->ignored = TXS_STAT_READ(c->live.ignored);
+}
+
+TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t n)
+{
+	if ((unsigned)e >= TXS_PERR__COUNT || e == TXS_PERR_OK)
+		return;
+	c->perr[e] += n;
+	if (e == TXS_PERR_NOT_IP || e == TXS_PERR_NOT_UDP || e == TXS_PERR_FRAGMENT)
+		TXS_STAT_ADD(c->live.ignored, n);
+	else
+		TXS_STAT_ADD(c->live.malformed, n);
+}
+
+TXS_API void txs_rx_count_bad(struct txs_rx_core *c, enum txs_rx_bad b, uint64_t n)
+{
+	if ((unsigned)b >= TXS_RX_BAD__COUNT)
+		return;
+	c->bad[b] += n;
+	TXS_STAT_ADD(c->live.malformed, n);
+}
+
+/* ---- flow table -------------------------------------------------------------- */
+static inline uint64_t mix64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdull;
+	v ^= v >> 33;
+	v *= 0xc4ceb9fe1a85ec53ull;
+	v ^= v >> 33;
+	return v;
+}
+
+static inline uint64_t hash_id(uint32_t id)
+{
+	return mix64(id | (uint64_t)RX_KEY_ID << 32) | 1;
+}
+
+static uint64_t hash_tuple(const struct txs_rx_tuple *t)
+{
+	uint64_t w[6];
+	memcpy(w, t, 40);
+	uint64_t h = RX_KEY_TUPLE;
+	for (int i = 0; i < 5; i++)
+		h = mix64(h ^ w[i]);
+	uint32_t ports;
+	memcpy(&ports, (const uint8_t *)t + 40, 4);
+	return mix64(h ^ ports) | 1;
+}
+
+static void tuple_from_pkt(struct txs_rx_tuple *t, const struct rx_pkt *k)
+{
+	memset(t, 0, sizeof(*t));
+	t->src.family = k->family;
+	t->dst.family = k->family;
+	size_t al = k->family == AF_INET ? 4 : 16;
+	memcpy(t->src.bytes, k->src, al);
+	memcpy(t->dst.bytes, k->dst, al);
+	t->sport = k->sport;
+	t->dport = k->dport;
+}
+
+static void tuple_norm(struct txs_rx_tuple *t, const struct txs_rx_tuple *in)
+{
+	memset(t, 0, sizeof(*t));
+	if (!in)
+		return;
+	t->src.family = in->src.family;
+	t->dst.family = in->dst.family;
+	memcpy(t->src.bytes, in->src.bytes, in->src.family == AF_INET ? 4 : in->src.family == AF_INET6 ? 16 : 0);
+	memcpy(t->dst.bytes, in->dst.bytes, in->dst.family == AF_INET ? 4 : in->dst.family == AF_INET6 ? 16 : 0);
+	t->sport = in->sport;
+	t->dport = in->dport;
+}
+
+static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_core *c, unsigned slot, uint64_t h,
+								 uint8_t key_kind, uint32_t id,
+								 const struct txs_rx_tuple *t)
+{
+	if (c->n_flows >= c->conf.max_flows)
+		return NULL;
+	size_t head = (sizeof(struct rx_flow) + 63) & ~(size_t)63;
+	size_t bits = key_kind == RX_KEY_ID ? (size_t)c->words * 8 : 0;
+	size_t ev = key_kind == RX_KEY_ID ? TXS_RX_EXTENT_RING * sizeof(struct rx_ev) : 0;
+	size_t total = (head + bits + ev + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1);
+	struct rx_flow *f = aligned_alloc(TXS_CACHE_LINE, total); /* C11: size a multiple of the alignment */
+	if (!f)
+		return NULL;
+	memset(f, 0, head + bits);
+	if (bits) {
+		f->bits = (uint64_t *)((uint8_t *)f + head);
+		f->ev = (struct rx_ev *)((uint8_t *)f + head + bits);
+		f->sequenced = true;
+	}
+	f->key_kind = key_kind;
+	f->id = id;
+	f->hash = h;
+	f->lat_min = UINT64_MAX;
+	f->tuple = *t;
+	c->tab[slot].hash = h;
+	c->tab[slot].f = f;
+	c->flows[c->n_flows++] = f;
+	return f;
+}
+
+static inline struct rx_flow *flow_by_id(struct txs_rx_core *c, uint32_t id, const struct rx_pkt *pi,
+					 const struct txs_rx_tuple *t)
+{
+	if (TXS_LIKELY(c->last && c->last_id == id))
+		return c->last;
+	uint64_t h = hash_id(id);
+	unsigned i = (unsigned)h & c->tab_mask;
+	for (;; i = (i + 1) & c->tab_mask) {
+		struct rx_slot *s = &c->tab[i];
+		if (!s->hash)
+			break;
+		if (s->hash == h && s->f->key_kind == RX_KEY_ID && s->f->id == id) {
+			c->last = s->f;
+			c->last_id = id;
+			return s->f;
+		}
+	}
+	struct txs_rx_tuple tt;
+	if (pi)
+		tuple_from_pkt(&tt, pi);
+	else
+		tuple_norm(&tt, t);
+	struct rx_flow *f = flow_new(c, i, h, RX_KEY_ID, id, &tt);
+	if (f) {
+		c->last = f;
+		c->last_id = id;
+	}
+	return f;
+}
+
+static struct rx_flow *flow_by_tuple(struct txs_rx_core *c, const struct rx_pkt *pi,
+				     const struct txs_rx_tuple *t)
+{
+	struct txs_rx_tuple tt;
+	if (pi)
+		tuple_from_pkt(&tt, pi);
+	else
+		tuple_norm(&tt, t);
+	uint64_t h = hash_tuple(&tt);
+	unsigned i = (unsigned)h & c->tab_mask;
+	for (;; i = (i + 1) & c->tab_mask) {
+		struct rx_slot *s = &c->tab[i];
+		if (!s->hash)
+			break;
+		if (s->hash == h && s->f->key_kind == RX_KEY_TUPLE && memcmp(&s->f->tuple, &tt, sizeof(tt)) == 0)
+			return s->f;
+	}
+	return flow_new(c, i, h, RX_KEY_TUPLE, 0, &tt);
+}
+
+/* ---- sequence ------------------------------------------------------------------ */
+enum seq_verdict { SEQ_UNIQUE, SEQ_DUP, SEQ_LATE, SEQ_REJECT };
+
+/* Extend a 32-bit compact sequence to 64 bits: the value nearest to next
+ * (within -2^31..2^31), never below 0. */
+static inline uint64_t seq_extend32(uint64_t next, uint32_t s32)
+{
+	uint64_t cand = (next & ~0xffffffffull) | s32;
+	int64_t d = (int64_t)(cand - next);
+	if (d >= (int64_t)0x80000000ll && cand >= 0x100000000ull)
+		cand -= 0x100000000ull;
+	else if (d < -(int64_t)0x80000000ll)
+		cand += 0x100000000ull;
+	return cand;
+}
+
+static inline void ev_push(struct rx_flow *f, uint64_t idx, uint64_t s)
+{
+	struct rx_ev *e = &f->ev[f->ev_head & EV_MASK];
+	e->idx = idx;
+	e->seq = s;
+	f->ev_head++;
+}
+
+/* Clear the bits of sequences [from, from + n), n < window. */
+static void bits_clear(struct txs_rx_core *c, uint64_t *bits, uint64_t from, uint64_t n)
+{
+	while (n) {
+		uint64_t pos = from & (c->window - 1);
+		unsigned bit = (unsigned)(pos & 63);
+		uint64_t take = 64 - bit < n ? 64 - bit : n;
+		uint64_t m = take == 64 ? ~0ull : ((1ull << take) - 1) << bit;
+		bits[pos >> 6] &= ~m;
+		from += take;
+		n -= take;
+	}
+}
+
+static __attribute__((noinline)) enum seq_verdict seq_ahead(struct txs_rx_core *c, struct rx_flow *f, uint64_t s,
+							    uint64_t idx)
+{
+	uint64_t gap = s - f->next;
+	if (f->ev_head && gap > c->conf.max_jump)
+		return SEQ_REJECT;
+	if (gap >= c->window)
+		memset(f->bits, 0, (size_t)c->words * 8);
+	else
+		bits_clear(c, f->bits, f->next, gap);
+	f->bits[(s >> 6) & c->wmask] |= 1ull << (s & 63);
+	f->next = s + 1;
+	ev_push(f, idx, s);
+	TXS_STAT_ADD(c->live.gaps, gap);
+	return SEQ_UNIQUE;
+}
+
+static __attribute__((noinline)) enum seq_verdict seq_behind(struct txs_rx_core *c, struct rx_flow *f, uint64_t s,
+							     uint64_t idx)
+{
+	if (f->next - s > c->window)
+		return SEQ_LATE;
+	uint64_t *w = &f->bits[(s >> 6) & c->wmask];
+	uint64_t m = 1ull << (s & 63);
+	if (*w & m)
+		return SEQ_DUP;
+	*w |= m;
+	f->reordered++;
+	TXS_STAT_ADD(c->live.reordered, 1);
+	/* extent: earliest max-event with seq > s (one exists: next - 1 > s) */
+	uint64_t nev = f->ev_head < TXS_RX_EXTENT_RING ? f->ev_head : TXS_RX_EXTENT_RING;
+	uint64_t oldest = f->ev_head - nev;
+	uint64_t lo = 0, hi = nev;
+	while (lo < hi) {
+		uint64_t mid = (lo + hi) / 2;
+		if (f->ev[(oldest + mid) & EV_MASK].seq > s)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == 0 && oldest > 0) {
+		f->extent_beyond++;
+	} else if (lo < nev) {
+		uint64_t e = idx - f->ev[(oldest + lo) & EV_MASK].idx;
+		f->extent_sum += e;
+		if (e > f->extent_max)
+			f->extent_max = e;
+	}
+	return SEQ_UNIQUE;
+}
+
+static inline enum seq_verdict seq_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t s)
+{
+	uint64_t idx = f->received;
+	if (TXS_LIKELY(s == f->next)) {
+		f->bits[(s >> 6) & c->wmask] |= 1ull << (s & 63);
+		f->next = s + 1;
+		ev_push(f, idx, s);
+		return SEQ_UNIQUE;
+	}
+	if (s > f->next)
+		return seq_ahead(c, f, s, idx);
+	return seq_behind(c, f, s, idx);
+}
+
+/* ---- latency ----------------------------------------------------------------- */
+static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr, uint64_t sent)
+{
+	if (TXS_UNLIKELY(!arr || !sent)) {
+		c->lat_none++;
+		return;
+	}
+	int64_t transit = (int64_t)(arr - sent);
+	if (TXS_LIKELY(transit >= 0)) {
+		uint64_t v = (uint64_t)transit;
+		txs_hist_add_fast(&c->lat, v);
+		f->lat_count++;
+		f->lat_sum += v;
+		if (v < f->lat_min)
+			f->lat_min = v;
+		if (v > f->lat_max)
+			f->lat_max = v;
+	} else {
+		c->lat_negative++;
+	}
+	/* RFC 3550 6.4.1 / A.8: J += (|D| - J) / 16, kept scaled by 16; works with
+	 * offset clocks since only differences of transit times enter */
+	if (TXS_LIKELY(f->have_transit)) {
+		uint64_t d = (uint64_t)transit - (uint64_t)f->last_transit; /* wraps, never overflows */
+		uint64_t ad = d >> 63 ? (uint64_t)0 - d : d;
+		if (ad > (1ull << 40))
+			ad = 1ull << 40;
+		f->jitter16 = f->jitter16 - ((f->jitter16 + 8) >> 4) + ad;
+	}
+	f->last_transit = transit;
+	f->have_transit = true;
+}
+
+/* ---- payload ------------------------------------------------------------------- */
+static bool fill_ok(const uint8_t *p, size_t from, size_t len)
+{
+	for (size_t i = from; i < len; i++)
+		if (p[i] != (uint8_t)i)
+			return false;
+	return true;
+}
+
+static inline void count_rx(struct txs_rx_core *c, unsigned link, size_t len)
+{
+	TXS_STAT_ADD(c->live.received, 1);
+	TXS_STAT_ADD(c->live.bytes, len);
+	c->link[link].packets++;
+	c->link[link].bytes += len;
+}
+
+static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const uint8_t *p, size_t len,
+						    unsigned link, const struct rx_pkt *pi,
+						    const struct txs_rx_tuple *t)
+{
+	if (len >= TXS_PH_COMPACT_LEN) {
+		txs_rx_count_bad(c, TXS_RX_BAD_MAGIC, 1);
+		return;
+	}
+	if (c->conf.verify_fill && !fill_ok(p, 0, len)) {
+		txs_rx_count_bad(c, TXS_RX_BAD_FILL, 1);
+		return;
+	}
+	count_rx(c, link, len);
+	struct rx_flow *f = flow_by_tuple(c, pi, t);
+	if (!f) {
+		c->overflow++;
+		return;
+	}
+	c->unsequenced++;
+	f->received++;
+	f->bytes += len;
+}
+
+static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core *c, const uint8_t *p, size_t len, unsigned link, uint64_t ts,
+			      const struct rx_pkt *pi, const struct txs_rx_tuple *t)
+{
+	struct txs_ph ph;
+	enum txs_ph_kind k = rx_ph_read(p, len, &ph);
+	if (TXS_UNLIKELY(k == TXS_PH_NONE)) {
+		payload_nohdr(c, p, len, link, pi, t);
+		return;
+	}
+	if (TXS_UNLIKELY(c->conf.verify_fill) && !fill_ok(p, txs_ph_len(k), len)) {
+		txs_rx_count_bad(c, TXS_RX_BAD_FILL, 1);
+		return;
+	}
+	struct rx_flow *f = flow_by_id(c, ph.flow, pi, t);
+	if (TXS_UNLIKELY(!f)) {
+		count_rx(c, link, len);
+		c->overflow++;
+		return;
+	}
+	uint64_t s = ph.seq;
+	if (k == TXS_PH_COMPACT)
+		s = seq_extend32(f->next, (uint32_t)s);
+	enum seq_verdict v = seq_in(c, f, s);
+	switch (v) {
+	case SEQ_UNIQUE:
+		f->unique++;
+		TXS_STAT_ADD(c->live.unique, 1);
+		lat_in(c, f, ts, ph.ts_ns);
+		break;
+	case SEQ_DUP:
+		f->dup++;
+		TXS_STAT_ADD(c->live.duplicates, 1);
+		break;
+	case SEQ_LATE:
+		f->late++;
+		TXS_STAT_ADD(c->live.late, 1);
+		break;
+	case SEQ_REJECT:
+		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
+		return;
+	}
+	f->kind = (uint8_t)k;
+	f->received++;
+	f->bytes += len;
+	count_rx(c, link, len);
+}
+
+/* ---- IP layer -------------------------------------------------------------------- */
+static __attribute__((noinline)) struct rx_pair *pair_new(struct txs_rx_core *c, uint32_t src, uint32_t dst)
+{
+	if (c->n_pairs >= c->conf.max_id_pairs) {
+		c->id_pairs_overflow++;
+		return NULL;
+	}
+	struct rx_pair *p = &c->pairs[c->n_pairs];
+	p->last = calloc(65536, sizeof(*p->last));
+	p->dist = malloc(sizeof(*p->dist));
+	if (!p->last || !p->dist) {
+		free(p->last);
+		free(p->dist);
+		p->last = NULL;
+		p->dist = NULL;
+		c->id_pairs_overflow++;
+		return NULL;
+	}
+	txs_hist_init(p->dist);
+	p->src = src;
+	p->dst = dst;
+	c->n_pairs++;
+	return p;
+}
+
+static inline __attribute__((always_inline)) void id_in(struct txs_rx_core *c, const uint8_t *srcp, const uint8_t *dstp, uint16_t ip_id)
+{
+	uint32_t src, dst;
+	memcpy(&src, srcp, 4);
+	memcpy(&dst, dstp, 4);
+	struct rx_pair *p = c->last_pair;
+	if (TXS_UNLIKELY(!p || p->src != src || p->dst != dst)) {
+		p = NULL;
+		for (unsigned i = 0; i < c->n_pairs; i++)
+			if (c->pairs[i].src == src && c->pairs[i].dst == dst) {
+				p = &c->pairs[i];
+				break;
+			}
+		if (!p && !(p = pair_new(c, src, dst)))
+			return;
+		c->last_pair = p;
+	}
+	uint64_t idx = ++p->datagrams;
+	uint64_t prev = p->last[ip_id];
+	p->last[ip_id] = idx;
+	if (TXS_LIKELY(!prev))
+		return;
+	uint64_t d = idx - prev;
+	p->reuses++;
+	if (d < 65536)
+		p->early++;
+	if (!p->min_dist || d < p->min_dist)
+		p->min_dist = d;
+	txs_hist_add_fast(p->dist, d);
+}
+
+static inline bool filter_ok(const struct txs_rx_core *c, int family, const uint8_t *dst, uint16_t dport)
+{
+	if (c->conf.port && dport != c->conf.port)
+		return false;
+	if (c->conf.family && family != c->conf.family)
+		return false;
+	if (TXS_UNLIKELY(c->conf.dst.family) &&
+	    (family != c->conf.dst.family || memcmp(dst, c->conf.dst.bytes, family == AF_INET ? 4 : 16) != 0))
+		return false;
+	return true;
+}
+
+static __attribute__((noinline, cold)) void frame_bad(struct txs_rx_core *c, enum txs_perr e,
+						      const struct txs_pkt_info *pi, const uint8_t *buf, size_t len)
+{
+	switch (e) {
+	case TXS_PERR_FRAGMENT:
+		if (pi->family == AF_INET) {
+			c->frag_v4++;
+			if (pi->frag_offset == 0) {
+				c->frag_v4_first++;
+				/* the first fragment names the UDP port: track its ID if ours */
+				if (!c->conf.no_id_track && pi->protocol == TXS_IPPROTO_UDP &&
+				    (size_t)pi->l4_off + 4 <= len &&
+				    filter_ok(c, pi->family, pi->dst.bytes, txs_get_be16(buf + pi->l4_off + 2)))
+					id_in(c, pi->src.bytes, pi->dst.bytes, pi->ip_id);
+			}
+		} else {
+			c->frag_v6++;
+			if (pi->frag_offset == 0)
+				c->frag_v6_first++;
+		}
+		break;
+	case TXS_PERR_UDP_CSUM:
+		/* ports were read before the checksum was checked */
+		if (!filter_ok(c, pi->family, pi->dst.bytes, pi->dport)) {
+			c->filtered++;
+			TXS_STAT_ADD(c->live.ignored, 1);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	txs_rx_count_perr(c, e, 1);
+}
+
+/* Not the fast shape: txs_parse decides. true: parsed OK, k filled from pi. */
+static __attribute__((noinline)) bool frame_slow(struct txs_rx_core *c, const uint8_t *buf, size_t len,
+						 enum txs_l2 l2, struct txs_pkt_info *pi, struct rx_pkt *k)
+{
+	enum txs_perr e = txs_parse(buf, len, l2, pi);
+	if (e != TXS_PERR_OK) {
+		frame_bad(c, e, pi, buf, len);
+		return false;
+	}
+	k->family = pi->family;
+	k->tos = pi->tos;
+	k->ip_id = pi->ip_id;
+	k->src = pi->src.bytes;
+	k->dst = pi->dst.bytes;
+	k->sport = pi->sport;
+	k->dport = pi->dport;
+	k->payload = pi->payload;
+	k->payload_len = pi->payload_len;
+	return true;
+}
+
+TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
+			  uint64_t ts_ns)
+{
+	struct rx_pkt k;
+	struct txs_pkt_info pi;
+	if (TXS_UNLIKELY(!c->raw))
+		c->raw = true;
+	if (TXS_UNLIKELY(link >= c->conf.n_links))
+		link = c->conf.n_links - 1;
+	if (TXS_UNLIKELY(!rx_parse_fast(buf, len, l2, &k)) && !frame_slow(c, buf, len, l2, &pi, &k))
+		return;
+	if (TXS_UNLIKELY(!filter_ok(c, k.family, k.dst, k.dport))) {
+		c->filtered++;
+		TXS_STAT_ADD(c->live.ignored, 1);
+		return;
+	}
+	c->perr[TXS_PERR_OK]++;
+	c->tos[k.tos]++;
+	if (k.family == AF_INET && !c->conf.no_id_track)
+		id_in(c, k.src, k.dst, k.ip_id);
+	payload_in(c, k.payload, k.payload_len, link, ts_ns, &k, NULL);
+}
+
+TXS_API void txs_rx_dgram(struct txs_rx_core *c, const uint8_t *payload, size_t len, const struct txs_rx_tuple *t,
+			  unsigned link, uint64_t ts_ns)
+{
+	if (TXS_UNLIKELY(link >= c->conf.n_links))
+		link = c->conf.n_links - 1;
+	payload_in(c, payload, len, link, ts_ns, NULL, t);
+}

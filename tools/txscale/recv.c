@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale recv: receive and analyse txscale traffic (docs/recv.md). One
+ * thread per queue, each with its own analysis core; the main thread only
+ * reads relaxed live counters for interval lines and stop conditions, and
+ * merges the cores once the threads have stopped. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <txscale/txscale.h>
+#include <txscale/rx.h>
+#include "cli.h"
+#include "opt.h"
+
+#define LIVE_DEFAULT_TIME 10.0
+#define POLL_MS 50
+
+struct opt_time {
+	bool set;
+	double v;
+};
+
+struct recv_cfg {
+	const char *bind;
+	uint16_t port;
+	bool v4, v6;
+	unsigned threads;
+	struct opt_cpus cpus;
+	bool no_pin;
+	const char *dev;
+	struct opt_time time;
+	double idle;
+	uint64_t expect;
+	const char *sender_summary;
+	double interval;
+	bool json;
+	uint64_t rcvbuf;
+	unsigned window, max_flows, batch;
+	bool verify;
+	const char *summary_file;
+};
+
+static int parse_time(const char *val, void *dst, char *err, size_t errlen)
+{
+	struct opt_time *t = dst;
+	if (opt_parse_seconds(val, &t->v) < 0) {
+		snprintf(err, errlen, "expected seconds, e.g. 10, 0.5, 250ms (0 = no limit, needs --idle)");
+		return -1;
+	}
+	t->set = true;
+	return 0;
+}
+
+#define O(f) offsetof(struct recv_cfg, f)
+static const struct opt recv_opts[] = {
+	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "local address (udp); raw inputs: analyse only packets to ADDR" },
+	{ "port", 'p', OPT_PORT, O(port), "PORT", "UDP port (default 5201; pcap: any port unless given)" },
+	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only" },
+	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (udp without -B: dual-stack unless -4/-6)" },
+	{ "parallel", 'P', OPT_UINT, O(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
+	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: CPUs in order)" },
+	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads" },
+	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp | packet:IFNAME[,IFNAME...] | pcap:FILE", "udp" },
+	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
+	{ "idle", 0, OPT_SECONDS, O(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
+	{ "expect", 0, OPT_U64, O(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
+	{ "sender-summary", 0, OPT_STR, O(sender_summary), "FILE", "JSON summary of txscale send (--summary-file, or its -J output), read at the end: exact loss per flow" },
+	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
+	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
+	{ "rcvbuf", 0, OPT_U64, O(rcvbuf), "BYTES", "udp: socket receive buffer (SO_RCVBUFFORCE)", NULL, 1, 0x7fffffff },
+	{ "window", 0, OPT_UINT, O(window), "PKTS", "duplicate/reorder window per flow, power of two", "4096", 64, TXS_RX_WINDOW_MAX },
+	{ "max-flows", 0, OPT_UINT, O(max_flows), "N", "flows tracked per thread", "4096", 1, 1u << 22 },
+	{ "batch", 0, OPT_UINT, O(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
+	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
+	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
+	OPT_END
+};
+#undef O
+
+static int g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
+}
+
+static bool stopping(void)
+{
+	return __atomic_load_n(&g_stop, __ATOMIC_RELAXED);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct rthread {
+	struct txs_rx_input *in;
+	struct txs_rx_core *core;
+	unsigned q;
+	int cpu;
+	uint64_t first_ns, last_ns; /* mono; written by the thread per batch, read by main */
+	int error;
+	int done;
+	bool started;
+	pthread_t th;
+	TXS_CACHE_GUARD;
+} TXS_CACHE_ALIGNED;
+
+static void *rthread_main(void *arg)
+{
+	struct rthread *t = arg;
+	int rc = 0;
+	if (t->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		int e = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (e)
+			rc = -e;
+	}
+	while (rc == 0 && !stopping()) {
+		int n = txs_rx_input_poll(t->in, t->q, t->core, POLL_MS);
+		if (n > 0) {
+			uint64_t now = mono_ns();
+			if (!__atomic_load_n(&t->first_ns, __ATOMIC_RELAXED))
+				__atomic_store_n(&t->first_ns, now, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->last_ns, now, __ATOMIC_RELAXED);
+		} else if (n == -ENODATA) {
+			break;
+		} else if (n < 0) {
+			rc = n;
+		}
+	}
+	t->error = rc;
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* ---- interval lines ------------------------------------------------------------- */
+struct iv_row {
+	struct txs_rx_live l;
+};
+
+static void live_sub(struct txs_rx_live *d, const struct txs_rx_live *a, const struct txs_rx_live *b)
+{
+	d->received = a->received - b->received;
+	d->bytes = a->bytes - b->bytes;
+	d->unique = a->unique - b->unique;
+	d->duplicates = a->duplicates - b->duplicates;
+	d->reordered = a->reordered - b->reordered;
+	d->late = a->late - b->late;
+	d->gaps = a->gaps - b->gaps;
+	d->malformed = a->malformed - b->malformed;
+	d->ignored = a->ignored - b->ignored;
+}
+
+static void live_add(struct txs_rx_live *d, const struct txs_rx_live *a)
+{
+	d->received += a->received;
+	d->bytes += a->bytes;
+	d->unique += a->unique;
+	d->duplicates += a->duplicates;
+	d->reordered += a->reordered;
+	d->late += a->late;
+	d->gaps += a->gaps;
+	d->malformed += a->malformed;
+	d->ignored += a->ignored;
+}
+
+/* provisional: holes opened minus holes filled (negative when reordered
+ * packets fill holes of an earlier interval) */
+static int64_t live_lost(const struct txs_rx_live *l)
+{
+	return (int64_t)(l->gaps - l->reordered);
+}
+
+static void iv_json_row(struct txs_json *j, const struct txs_rx_live *l, double dt)
+{
+	txs_json_u64(j, "received", l->received);
+	txs_json_u64(j, "bytes", l->bytes);
+	txs_json_dbl(j, "pps", dt > 0 ? l->received / dt : 0);
+	txs_json_dbl(j, "bps", dt > 0 ? l->bytes * 8.0 / dt : 0);
+	txs_json_i64(j, "lost", live_lost(l));
+	txs_json_u64(j, "duplicates", l->duplicates);
+	txs_json_u64(j, "reordered", l->reordered);
+	txs_json_u64(j, "late", l->late);
+	txs_json_u64(j, "malformed", l->malformed);
+	txs_json_u64(j, "ignored", l->ignored);
+}
+
+static void iv_text_row(const char *id, double t0, double t1, const struct txs_rx_live *l)
+{
+	char pps[32], bps[32];
+	double dt = t1 - t0 > 0 ? t1 - t0 : 1e-9;
+	printf("[%4s] %7.2f-%-7.2f sec %12llu pkts %9s pps %9sbit/s %8lld %6llu %8llu %9llu\n", id, t0, t1,
+	       (unsigned long long)l->received, txs_fmt_si(l->received / dt, pps, sizeof(pps)),
+	       txs_fmt_si(l->bytes * 8.0 / dt, bps, sizeof(bps)), (long long)live_lost(l),
+	       (unsigned long long)l->duplicates, (unsigned long long)l->reordered,
+	       (unsigned long long)l->malformed);
+}
+
+static void interval(const struct recv_cfg *cfg, struct rthread *t, unsigned n, struct txs_rx_live *prev,
+		     double t0, double t1, bool *header)
+{
+	struct txs_rx_live sum = { 0 }, *d = calloc(n, sizeof(*d));
+	if (!d)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		struct txs_rx_live cur;
+		txs_rx_core_live(t[i].core, &cur);
+		live_sub(&d[i], &cur, &prev[i]);
+		prev[i] = cur;
+		live_add(&sum, &d[i]);
+	}
+	if (cfg->json) {
+		struct txs_json j;
+		txs_json_begin(&j, stdout);
+		txs_json_str(&j, "type", "interval");
+		txs_json_str(&j, "kind", "recv");
+		txs_json_dbl(&j, "start", t0);
+		txs_json_dbl(&j, "end", t1);
+		iv_json_row(&j, &sum, t1 - t0);
+		txs_json_arr_open(&j, "threads");
+		for (unsigned i = 0; i < n; i++) {
+			txs_json_obj_open(&j, NULL);
+			txs_json_u64(&j, "id", i);
+			txs_json_i64(&j, "cpu", t[i].cpu);
+			iv_json_row(&j, &d[i], t1 - t0);
+			txs_json_obj_close(&j);
+		}
+		txs_json_arr_close(&j);
+		txs_json_end(&j);
+	} else {
+		if (!*header) {
+			printf("[  ID] Interval            %17s %13s %14s %8s %6s %8s %9s\n", "Received", "Rate",
+			       "Bitrate", "Lost", "Dup", "Reorder", "Malformed");
+			*header = true;
+		}
+		if (n > 1)
+			for (unsigned i = 0; i < n; i++) {
+				char id[16];
+				snprintf(id, sizeof(id), "%u", i);
+				iv_text_row(id, t0, t1, &d[i]);
+			}
+		iv_text_row("SUM", t0, t1, &sum);
+		fflush(stdout);
+	}
+	free(d);
+}
+
+/* ---- summary ---------------------------------------------------------------------- */
+struct summary {
+	const struct recv_cfg *cfg;
+	const struct txs_rx_input *in;
+	const struct txs_rx_result *r;
+	const struct rthread *t;
+	unsigned n;
+	double seconds, active;
+	const struct txs_rx_kstats *kd;
+	const struct txs_rx_input_stats *is;
+	const char *link_names[TXS_MAX_LINKS];
+	const char *if_names[TXS_MAX_LINKS];
+	unsigned n_if;
+};
+
+static int64_t sock_drops(const struct summary *s)
+{
+	return s->is->have_socket_drops ? (int64_t)s->is->socket_drops : -1;
+}
+
+static void summary_json(FILE *f, const struct summary *s)
+{
+	struct txs_json j;
+	txs_json_begin(&j, f);
+	txs_json_str(&j, "type", "summary");
+	txs_json_str(&j, "kind", "recv");
+	txs_json_str(&j, "device", s->in->spec);
+	txs_json_dbl(&j, "seconds", s->seconds);
+	txs_json_dbl(&j, "active_seconds", s->active);
+	txs_json_dbl(&j, "pps", s->active > 0 ? s->r->received / s->active : 0);
+	txs_json_dbl(&j, "bps", s->active > 0 ? s->r->bytes * 8.0 / s->active : 0);
+	txs_rx_result_json(&j, s->r, s->link_names);
+	if (s->in->offline) {
+		txs_json_obj_open(&j, "kernel_drops"); /* a file: nothing the kernel dropped */
+		txs_json_obj_close(&j);
+	} else {
+		txs_rx_kstats_json(&j, "kernel_drops", s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
+	}
+	txs_json_obj_open(&j, "input");
+	txs_json_u64(&j, "socket_drops", s->is->socket_drops);
+	txs_json_bool(&j, "socket_drops_known", s->is->have_socket_drops);
+	txs_json_u64(&j, "ring_packets", s->is->ring_packets);
+	txs_json_u64(&j, "csum_completed", s->is->csum_completed);
+	txs_json_obj_open(&j, "pcap");
+	txs_json_u64(&j, "records", s->is->pcap.records);
+	txs_json_u64(&j, "snapped", s->is->pcap.snapped);
+	txs_json_u64(&j, "bad_len", s->is->pcap.bad_len);
+	txs_json_u64(&j, "truncated", s->is->pcap.truncated);
+	txs_json_u64(&j, "bad_l2", s->is->pcap.bad_l2);
+	txs_json_obj_close(&j);
+	txs_json_obj_close(&j);
+	txs_json_arr_open(&j, "threads");
+	for (unsigned i = 0; i < s->n; i++) {
+		struct txs_rx_live l;
+		txs_rx_core_live(s->t[i].core, &l);
+		txs_json_obj_open(&j, NULL);
+		txs_json_u64(&j, "id", i);
+		txs_json_i64(&j, "cpu", s->t[i].cpu);
+		txs_json_u64(&j, "received", l.received);
+		txs_json_u64(&j, "bytes", l.bytes);
+		txs_json_u64(&j, "malformed", l.malformed);
+		txs_json_u64(&j, "ignored", l.ignored);
+		txs_json_obj_close(&j);
+	}
+	txs_json_arr_close(&j);
+	txs_json_end(&j);
+}
+
+static void summary_text(const struct summary *s)
+{
+	char pps[32], bps[32];
+	printf("- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n");
+	printf("recv: %s, %u thread%s, %.3f s (first to last packet %.3f s): %s pps, %sbit/s payload\n", s->in->spec,
+	       s->n, s->n > 1 ? "s" : "", s->seconds, s->active,
+	       txs_fmt_si(s->active > 0 ? s->r->received / s->active : 0, pps, sizeof(pps)),
+	       txs_fmt_si(s->active > 0 ? s->r->bytes * 8.0 / s->active : 0, bps, sizeof(bps)));
+	txs_rx_result_text(stdout, s->r, s->link_names);
+	if (!s->in->offline)
+		txs_rx_kstats_text(stdout, s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
+	const struct txs_pcap_counts *pc = &s->is->pcap;
+	if (pc->bad_len || pc->truncated || pc->bad_l2 || pc->snapped)
+		printf("pcap     %llu records; corrupt: %llu bad length, %llu truncated, %llu bad link header; %llu "
+		       "cut by snap length\n",
+		       (unsigned long long)pc->records, (unsigned long long)pc->bad_len,
+		       (unsigned long long)pc->truncated, (unsigned long long)pc->bad_l2,
+		       (unsigned long long)pc->snapped);
+	fflush(stdout);
+}
+
+static int load_summary(const char *path, struct txs_rx_expect *e)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "txscale recv: cannot read --sender-summary '%s': %s\n", path, strerror(errno));
+		return 2;
+	}
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+		if (len == cap) {
+			if (cap >= (64u << 20)) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (!buf) {
+		fprintf(stderr, "txscale recv: --sender-summary '%s': too large or out of memory\n", path);
+		return 2;
+	}
+	int rc = txs_rx_expect_parse(e, buf, len);
+	free(buf);
+	if (rc < 0) {
+		fprintf(stderr,
+			"txscale recv: --sender-summary '%s': no valid txscale send summary line "
+			"({\"type\":\"summary\",\"kind\":\"send\",\"packets\":N,\"threads\":[...]})\n",
+			path);
+		return 2;
+	}
+	return 0;
+}
+
+int cmd_recv(int argc, char **argv)
+{
+	struct recv_cfg cfg = { 0 };
+	const char *pos[1];
+	int npos = 0;
+	static const char *syn =
+		"[-B ADDR] [-p PORT] [-4|-6] [-P N] [-A CPUS] [--dev udp|packet:IFNAME[,IFNAME...]|pcap:FILE] "
+		"[-t SECONDS] [--idle SECONDS] [--expect N | --sender-summary FILE] [-i SEC] [-J]";
+	int rc = opt_parse("recv", syn, recv_opts, &cfg, argc, argv, pos, 0, &npos);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (cfg.v4 && cfg.v6) {
+		fprintf(stderr, "txscale recv: -4 and -6 exclude each other\n");
+		return 2;
+	}
+	if (cfg.expect && cfg.sender_summary) {
+		fprintf(stderr, "txscale recv: --expect and --sender-summary exclude each other\n");
+		return 2;
+	}
+	if (cfg.window & (cfg.window - 1)) {
+		fprintf(stderr, "txscale recv: bad value for --window: '%u': expected a power of two\n", cfg.window);
+		return 2;
+	}
+	struct txs_addr bind = { 0 };
+	if (cfg.bind) {
+		if (txs_addr_parse(&bind, cfg.bind) < 0) {
+			fprintf(stderr, "txscale recv: bad value for -B/--bind: '%s': expected an IPv4 or IPv6 address\n",
+				cfg.bind);
+			return 2;
+		}
+		if ((cfg.v4 && bind.family != AF_INET) || (cfg.v6 && bind.family != AF_INET6)) {
+			fprintf(stderr, "txscale recv: -B '%s' is not %s\n", cfg.bind, cfg.v4 ? "IPv4" : "IPv6");
+			return 2;
+		}
+	}
+	bool is_pcap = strncmp(cfg.dev, "pcap:", 5) == 0 || strcmp(cfg.dev, "pcap") == 0;
+	int cpus[TXS_MAX_CORES];
+	unsigned nthreads = cfg.threads ? cfg.threads : cfg.cpus.n ? cfg.cpus.n : 1;
+	if (cfg.cpus.n && cfg.threads && cfg.threads > cfg.cpus.n) {
+		fprintf(stderr, "txscale recv: -P %u needs at least %u CPUs in -A (got %u)\n", cfg.threads, cfg.threads,
+			cfg.cpus.n);
+		return 2;
+	}
+	if (is_pcap && nthreads != 1) {
+		fprintf(stderr, "txscale recv: --dev pcap: is read by one thread: -P/-A give %u\n", nthreads);
+		return 2;
+	}
+	if (!is_pcap) {
+		if (!cfg.time.set)
+			cfg.time.v = LIVE_DEFAULT_TIME;
+		else if (cfg.time.v == 0 && cfg.idle == 0) {
+			fprintf(stderr, "txscale recv: -t 0 (no time limit) needs --idle SEC to end the run\n");
+			return 2;
+		}
+	}
+	cpu_set_t online;
+	sched_getaffinity(0, sizeof(online), &online);
+	for (unsigned i = 0, c = 0; i < nthreads; i++) {
+		if (cfg.no_pin) {
+			cpus[i] = -1;
+		} else if (cfg.cpus.n) {
+			cpus[i] = cfg.cpus.cpu[i];
+		} else {
+			unsigned tries = 0;
+			while (!CPU_ISSET(c % CPU_SETSIZE, &online) && tries++ < CPU_SETSIZE)
+				c++;
+			cpus[i] = (int)(c % CPU_SETSIZE);
+			c++;
+			if ((int)c >= CPU_SETSIZE || c > (unsigned)CPU_COUNT(&online) * 4)
+				c = 0;
+		}
+	}
+	struct txs_rx_expect *exp = calloc(1, sizeof(*exp));
+	if (!exp)
+		return 1;
+	if (cfg.sender_summary) {
+		/* read now if it is there (the run can stop once all arrived), and
+		 * again at the end: a live sender writes it while we receive */
+		if (access(cfg.sender_summary, F_OK) == 0) {
+			rc = load_summary(cfg.sender_summary, exp);
+			if (rc) {
+				free(exp);
+				return rc;
+			}
+		}
+	} else if (cfg.expect) {
+		exp->have_total = true;
+		exp->total = cfg.expect;
+	}
+	int family = cfg.v4 ? AF_INET : cfg.v6 ? AF_INET6 : 0;
+	struct txs_rx_input_conf ic = {
+		.n_queues = nthreads,
+		.family = family,
+		.have_bind = cfg.bind != NULL,
+		.bind = bind,
+		.port = cfg.port ? cfg.port : 5201,
+		.rcvbuf = (int)cfg.rcvbuf,
+		.batch = cfg.batch,
+	};
+	struct txs_rx_input *in;
+	char err[320];
+	rc = txs_rx_input_open(&in, cfg.dev, &ic, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "txscale recv: --dev %s\n", err);
+		free(exp);
+		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT ? 2 : 1;
+	}
+	if (cfg.rcvbuf && strcmp(cfg.dev, "udp") != 0)
+		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
+	struct txs_rx_conf rc_conf = {
+		.window = cfg.window,
+		.max_flows = cfg.max_flows,
+		.n_links = in->n_links,
+		.verify_fill = cfg.verify,
+		.port = in->raw ? (is_pcap ? cfg.port : ic.port) : 0,
+		.family = in->raw ? family : 0,
+	};
+	if (in->raw && cfg.bind)
+		rc_conf.dst = bind;
+	struct rthread *t = aligned_alloc(TXS_CACHE_LINE, sizeof(*t) * nthreads);
+	struct txs_rx_core **cores = calloc(nthreads, sizeof(*cores));
+	struct txs_rx_live *prev = calloc(nthreads, sizeof(*prev));
+	int ret = 0;
+	unsigned started = 0;
+	if (!t || !cores || !prev) {
+		fprintf(stderr, "txscale recv: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	memset(t, 0, sizeof(*t) * nthreads);
+	for (unsigned i = 0; i < nthreads; i++) {
+		rc = txs_rx_core_create(&cores[i], &rc_conf);
+		if (rc < 0) {
+			fprintf(stderr, "txscale recv: analysis state: %s\n", txs_strerror(rc));
+			ret = 1;
+			goto out;
+		}
+		t[i].in = in;
+		t[i].core = cores[i];
+		t[i].q = i;
+		t[i].cpu = cpus[i];
+	}
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	struct txs_rx_kstats *kb = calloc(1, sizeof(*kb)), *ka = calloc(1, sizeof(*ka)), *kd = calloc(1, sizeof(*kd));
+	if (!kb || !ka || !kd) {
+		free(kb);
+		free(ka);
+		free(kd);
+		ret = 1;
+		goto out;
+	}
+	txs_rx_kstats_read(kb, NULL);
+	if (!cfg.json) {
+		char a[64] = "*";
+		if (cfg.bind)
+			txs_addr_str(&bind, a, sizeof(a));
+		if (strcmp(cfg.dev, "udp") == 0)
+			printf("txscale recv: udp %s port %u, %u thread%s", a, ic.port, nthreads, nthreads > 1 ? "s" : "");
+		else
+			printf("txscale recv: %s, %u thread%s", in->spec, nthreads, nthreads > 1 ? "s" : "");
+		if (cfg.time.v > 0 && !is_pcap)
+			printf(", up to %.1f s", cfg.time.v);
+		if (cfg.idle > 0)
+			printf(", ends after %.1f s idle", cfg.idle);
+		if (exp->have_total)
+			printf(", expecting %llu packets", (unsigned long long)exp->total);
+		printf("\n");
+		fflush(stdout);
+	}
+	uint64_t t0 = mono_ns();
+	for (; started < nthreads; started++) {
+		int e = pthread_create(&t[started].th, NULL, rthread_main, &t[started]);
+		if (e) {
+			fprintf(stderr, "txscale recv: cannot start thread: %s\n", strerror(e));
+			__atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
+			ret = 1;
+			break;
+		}
+		t[started].started = true;
+	}
+	double last_iv = 0;
+	bool header = false;
+	while (!stopping()) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		uint64_t now = mono_ns();
+		double el = (double)(now - t0) / 1e9;
+		unsigned done = 0;
+		uint64_t last = 0, uniq = 0;
+		for (unsigned i = 0; i < started; i++) {
+			done += __atomic_load_n(&t[i].done, __ATOMIC_ACQUIRE) ? 1 : 0;
+			uint64_t l = __atomic_load_n(&t[i].last_ns, __ATOMIC_RELAXED);
+			if (l > last)
+				last = l;
+			struct txs_rx_live lv;
+			txs_rx_core_live(cores[i], &lv);
+			uniq += lv.received - lv.duplicates - lv.late;
+		}
+		if (cfg.interval > 0 && el - last_iv >= cfg.interval) {
+			interval(&cfg, t, started, prev, last_iv, el, &header);
+			last_iv = el;
+		}
+		if (done == started)
+			break;
+		if (cfg.time.v > 0 && el >= cfg.time.v)
+			break;
+		if (cfg.idle > 0) {
+			uint64_t ref = last ? last : cfg.time.v == 0 ? t0 : 0;
+			if (ref && now > ref && (double)(now - ref) / 1e9 >= cfg.idle)
+				break;
+		}
+		if (exp->have_total && uniq >= exp->total)
+			break;
+	}
+	__atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(t[i].th, NULL);
+		if (t[i].error < 0) {
+			fprintf(stderr, "txscale recv: queue %u: %s\n", i, txs_strerror(t[i].error));
+			ret = 1;
+		}
+	}
+	uint64_t t_end = mono_ns();
+	double secs = (double)(t_end - t0) / 1e9;
+	if (cfg.interval > 0 && secs - last_iv > 0.05)
+		interval(&cfg, t, started, prev, last_iv, secs, &header);
+	txs_rx_kstats_read(ka, NULL);
+	txs_rx_kstats_delta(kd, kb, ka);
+	struct txs_rx_input_stats is;
+	txs_rx_input_stats(in, &is);
+	if (cfg.sender_summary && load_summary(cfg.sender_summary, exp) != 0) {
+		fprintf(stderr, "txscale recv: no exact loss: the sender summary could not be read\n");
+		memset(exp, 0, sizeof(*exp));
+		ret = 1;
+	}
+
+	struct txs_rx_result *res;
+	rc = txs_rx_result_build(&res, cores, nthreads, exp->have_total ? exp : NULL);
+	if (rc < 0) {
+		fprintf(stderr, "txscale recv: %s\n", txs_strerror(rc));
+		ret = 1;
+	} else {
+		uint64_t first = 0, last = 0;
+		for (unsigned i = 0; i < started; i++) {
+			if (t[i].first_ns && (!first || t[i].first_ns < first))
+				first = t[i].first_ns;
+			if (t[i].last_ns > last)
+				last = t[i].last_ns;
+		}
+		struct summary s = {
+			.cfg = &cfg, .in = in, .r = res, .t = t, .n = nthreads, .seconds = secs,
+			.active = last > first ? (double)(last - first) / 1e9 : 0, .kd = kd, .is = &is,
+		};
+		if (in->offline)
+			s.active = secs;
+		for (unsigned l = 0; l < in->n_links && l < TXS_MAX_LINKS; l++)
+			s.link_names[l] = in->link_names[l];
+		if (in->raw && !in->offline) {
+			s.n_if = in->n_links;
+			for (unsigned l = 0; l < in->n_links; l++)
+				s.if_names[l] = in->link_names[l];
+		}
+		if (cfg.json)
+			summary_json(stdout, &s);
+		else
+			summary_text(&s);
+		if (cfg.summary_file) {
+			FILE *f = fopen(cfg.summary_file, "w");
+			if (!f) {
+				fprintf(stderr, "txscale recv: cannot write --summary-file '%s': %s\n", cfg.summary_file,
+					strerror(errno));
+				ret = 1;
+			} else {
+				summary_json(f, &s);
+				fclose(f);
+			}
+		}
+		txs_rx_result_free(res);
+	}
+	free(kb);
+	free(ka);
+	free(kd);
+out:
+	for (unsigned i = 0; cores && i < nthreads; i++)
+		txs_rx_core_destroy(cores[i]);
+	free(cores);
+	free(t);
+	free(prev);
+	free(exp);
+	txs_rx_input_close(in);
+	return ret;
+}
