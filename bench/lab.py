@@ -107,7 +107,6 @@ set yrange [0:*]
 set xtics rotate by -20
 plot '{dat}' using 2:xtic(1) title columnhead(2)""" + "".join(
         f", '' using {i + 2} title columnhead({i + 2})" for i in range(1, cols)) + "\n"
-    rc, _, err = sh(["gnuplot"], timeout=60) if False else (None, None, None)
     p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
     if p.returncode != 0:
         sys.stderr.write(f"lab: gnuplot failed for {png}: {p.stderr}\n")
@@ -141,6 +140,21 @@ class Lab:
         os.makedirs(self.out, exist_ok=True)
 
     # -- helpers -------------------------------------------------------
+    def cpu_args(self, n=None):
+        """-A CPUS for txscale commands, when the user gave a CPU list."""
+        return ["-A", self.a.cpus] if self.a.cpus else []
+
+    def cpus_expanded(self):
+        """The CPU list as plain comma-separated numbers (0-2,5 -> 0,1,2,5)."""
+        out = []
+        for part in self.a.cpus.split(","):
+            if "-" in part:
+                lo, hi = part.split("-")
+                out += [str(c) for c in range(int(lo), int(hi) + 1)]
+            elif part:
+                out.append(part)
+        return ",".join(out)
+
     def have_bench(self, name):
         rc, out, err = sh([self.txs, "bench", "--help"])
         return any(l.split()[:1] == [name] for l in out.splitlines() + err.splitlines())
@@ -370,22 +384,21 @@ def exp_e2e(lab, prog, idx):
         return lab.unavailable(title, "needs root to create the network namespaces (scripts/netns-lab)")
     rows = []
     notes = []
-    scripts = [s for s in ("bench/peers",) if os.path.exists(os.path.join(ROOT, s))]
-    for i, s in enumerate(scripts):
-        prog.step(idx, i + 1, len(scripts), s)
+    threads = lab.a.threads.split(",")[:1] if lab.a.quick else lab.a.threads.split(",")
+    runs = [("bench/peers", ["--threads", ",".join(threads), "--name", "labe2e"] +
+             (["--quick"] if lab.a.quick else []) +
+             (["--cpus", lab.cpus_expanded()] if lab.a.cpus else [])),
+            ("bench/peers-ring", ["--threads", " ".join(threads)] + (["--quick"] if lab.a.quick else []))]
+    for i, (s, extra) in enumerate(runs):
+        if not os.path.exists(os.path.join(ROOT, s)):
+            continue
+        prog.step(idx, i + 1, len(runs), s)
         out = os.path.join(lab.out, os.path.basename(s) + ".json")
-        cmd = ["bash", s, "--txscale", lab.txs, "--out", out, "--threads", lab.a.threads,
-               "--name", "labe2e"]
-        if lab.a.quick:
-            cmd += ["--quick", "--threads", lab.a.threads.split(",")[0]]
-        if lab.a.cpus:
-            cmd += ["--cpus", lab.a.cpus_expanded()]
-        rc, so, se = sh(cmd, timeout=1800)
+        rc, so, se = sh(["bash", s, "--txscale", lab.txs, "--out", out] + extra, timeout=1800)
         if rc != 0:
             notes.append(f"`{s}` exited {rc}: {(se or so).strip()[-300:]}")
             continue
         rows += load_json_any(out)
-        notes += [l for l in se.splitlines() if "skip" in l.lower() or "unavailable" in l.lower()]
     if not rows:
         return lab.unavailable(title, "; ".join(notes) or "no peer benchmark script ran")
     lab.save("e2e", rows)
@@ -426,3 +439,144 @@ def exp_e2e(lab, prog, idx):
     if notes:
         body.append("\nNotes: " + "; ".join(notes) + "\n")
     lab.section(title, "\n".join(body))
+
+
+def exp_profile(lab, prog, idx):
+    title = "5. Where the time goes (the seed's perf report, in user space)"
+    rc, out, err = sh([lab.txs, "send", "--help"])
+    if "--profile" not in out:
+        return lab.unavailable(title, "`txscale send --profile` is not built")
+    strategies = ["cas-loop", "atomic", "percpu-segment", "lease", "flow"]
+    tmax = max(int(t) for t in lab.a.threads.split(","))
+    n = "10M" if lab.a.quick else "50M"
+    rows = []
+    for i, s in enumerate(strategies):
+        prog.step(idx, i + 1, len(strategies), f"send --profile --ident {s}")
+        cmd = [lab.txs, "send", "--dev", "dummy", "--profile", "-n", n, "-P", str(tmax), "-i", "0", "-J",
+               "--ident", s, "198.18.0.2"] + lab.cpu_args(tmax)
+        rc, out, err = sh(cmd)
+        summ = [r for r in json_rows(out) if r.get("type") == "summary"]
+        if rc != 0 or not summ or "profile" not in summ[-1]:
+            return lab.unavailable(title, f"`{' '.join(cmd[1:])}` failed: {err.strip()[:200]}")
+        p = summ[-1]["profile"]
+        row = {"strategy": s, "threads": tmax, "pps": summ[-1].get("pps")}
+        for st, v in p.get("stages", {}).items():
+            row[f"{st}_share"] = v.get("share")
+            row[f"{st}_ns_per_pkt"] = v.get("ns_per_pkt")
+        rows.append(row)
+    lab.save("profile", rows)
+    stages = [k[:-6] for k in rows[0] if k.endswith("_share")]
+    body = [f"`txscale send --profile` on the dummy device, {tmax} threads, one destination (one hot ID bucket), "
+            "16-byte payloads: share of sampled cycles per stage of the walk. The seed's perf report had "
+            "`ip_idents_reserve` at 63% with the cmpxchg loop and 17% after the revert to atomic_add_return.\n",
+            md_table(["--ident", "Mpps"] + [f"{s} %" for s in stages] + ["ident ns/pkt"],
+                     [[r["strategy"], fmt((r.get("pps") or 0) / 1e6)] +
+                      [fmt(100 * (r.get(f"{s}_share") or 0), 1) for s in stages] +
+                      [fmt(r.get("ident_ns_per_pkt"))] for r in rows])]
+    series = {s: {r["strategy"]: 100 * (r.get(f"{s}_share") or 0) for r in rows} for s in stages}
+    if gnuplot_bars(os.path.join(lab.out, "profile.png"), f"share of cycles per stage, {tmax} threads, hot bucket",
+                    "% of sampled cycles", [r["strategy"] for r in rows], series):
+        body.append("\n![profile](profile.png)\n")
+    lab.section(title, "\n".join(body))
+    by = {r["strategy"]: r for r in rows}
+    lab.summary.append("Profile, ident share of the walk: " + ", ".join(
+        f"{s} {fmt(100 * (by[s].get('ident_share') or 0), 1)}%" for s in strategies if s in by))
+
+
+def exp_ndr(lab, prog, idx):
+    title = "6. Zero-loss rate search (NDR)"
+    rc, out, err = sh([lab.txs, "--help"])
+    if not any(l.split()[:1] == ["ndr"] for l in out.splitlines()):
+        return lab.unavailable(title, "`txscale ndr` is not built")
+    if os.geteuid() != 0:
+        return lab.unavailable(title, "needs root to create the network namespaces (scripts/netns-lab)")
+    rows = []
+    lab_name = "labndr"
+    rc, so, se = sh(["bash", "scripts/netns-lab", "up", "--name", lab_name])
+    if rc != 0:
+        return lab.unavailable(title, f"netns-lab up failed: {se.strip()[:200]}")
+    try:
+        cases = [("4", "198.18.0.2"), ("6", "2001:2::2")]
+        for i, (fam, dst) in enumerate(cases):
+            prog.step(idx, i + 1, len(cases), f"ndr IPv{fam}")
+            cmd = [lab.txs, "ndr", "--dev", "udp", "-l", "16", "--send-netns", f"{lab_name}-a",
+                   "--recv-netns", f"{lab_name}-b", "--trial", "1" if lab.a.quick else "3",
+                   "--precision", "5" if lab.a.quick else "1", "-J", dst]
+            rc, out, err = sh(cmd, timeout=900)
+            res = [r for r in json_rows(out) if r.get("type") == "ndr"]
+            trials = [r for r in json_rows(out) if r.get("type") == "trial"]
+            if rc != 0 or not res:
+                rows.append({"family": int(fam), "error": (err or out).strip()[-200:]})
+                continue
+            r = dict(res[-1])
+            r["family"] = int(fam)
+            r["n_trials"] = len(trials)
+            rows.append(r)
+    finally:
+        sh(["bash", "scripts/netns-lab", "down", "--name", lab_name])
+    lab.save("ndr", rows)
+    ok = [r for r in rows if "rate_pps" in r]
+    if not ok:
+        return lab.unavailable(title, "; ".join(r.get("error", "") for r in rows))
+    body = ["`txscale ndr --dev udp -l 16` between two namespaces over a veth: binary search for the highest "
+            "rate at which `txscale recv` counts zero loss.\n",
+            md_table(["family", "NDR pps", "precision %", "trial s", "trials"],
+                     [[f"IPv{r['family']}", fmt(float(r["rate_pps"]), 0), r.get("precision_pct"), r.get("trial_s"),
+                       r.get("n_trials")] for r in ok])]
+    lab.section(title, "\n".join(body))
+    lab.summary.append("NDR (udp device, veth, 16 B): " + ", ".join(
+        f"IPv{r['family']} {fmt(float(r['rate_pps']) / 1e3, 0)} kpps" for r in ok))
+
+
+EXPERIMENTS = [
+    ("ident", exp_ident, 60),
+    ("linksel", exp_linksel, 20),
+    ("sendmsg", exp_sendmsg, 40),
+    ("e2e", exp_e2e, 60),
+    ("profile", exp_profile, 20),
+    ("ndr", exp_ndr, 60),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description="txscale lab: the seed experiments as ratios, with plots")
+    ap.add_argument("--quick", action="store_true", help="smoke run, under 2 minutes on 2 cores")
+    ap.add_argument("--threads", default=None, help="thread counts, e.g. 1,2,4 (default 1,2 or 1,N)")
+    ap.add_argument("--cpus", default="", help="CPU list to pin to, e.g. 0-15 (default: all allowed)")
+    ap.add_argument("--out", default=None, help="report folder (default docs/results/<date>-<host>)")
+    ap.add_argument("--only", default="", help="comma-separated experiments: " +
+                    ",".join(e[0] for e in EXPERIMENTS))
+    ap.add_argument("--build", default="build", help="build folder holding the txscale binary")
+    a = ap.parse_args()
+    ncpu = len(os.sched_getaffinity(0))
+    if a.threads is None:
+        a.threads = "1,2" if ncpu <= 2 else f"1,2,{ncpu}" if ncpu < 8 else f"1,2,{ncpu // 2},{ncpu}"
+    started = datetime.datetime.utcnow()
+    if a.out is None:
+        a.out = os.path.join(ROOT, "docs", "results",
+                             f"{started.strftime('%Y-%m-%d')}-{socket.gethostname()}{'-quick' if a.quick else ''}")
+    lab = Lab(a)
+    if not os.access(lab.txs, os.X_OK):
+        sys.exit(f"lab: no txscale binary at {lab.txs} (run make build)")
+    exps = [e for e in EXPERIMENTS if not a.only or e[0] in a.only.split(",")]
+    if a.quick:
+        exps = [(n, f, max(5, est // 3)) for n, f, est in exps]
+    prog = Progress([(n, 1, est) for n, _, est in exps])
+    t0 = time.monotonic()
+    for i, (name, fn, est) in enumerate(exps):
+        prog.step(i, 0, 1, "starting")
+        try:
+            fn(lab, prog, i)
+        except Exception as e:  # a broken experiment must not lose the others
+            lab.unavailable(name, f"lab error: {type(e).__name__}: {e}")
+        prog.advance(est)
+    prog.finish()
+    dur = time.monotonic() - t0
+    path = lab.write_report(started, dur)
+    print(f"lab: report {os.path.relpath(path, ROOT)} ({dur:.0f} s)")
+    for s in lab.summary:
+        print("  - " + s)
+
+
+if __name__ == "__main__":
+    main()
