@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "netdev_priv.h"
@@ -22,5 +23,18 @@ int txs_netdev_parse_args(struct txs_netdev *dev, const char *args,
 		if (rc)
 			return rc;
 	}
+	return 0;
+}
+
+int txs_netdev_arg_pow2(struct txs_netdev *dev, const char *key, const char *val, unsigned lo, unsigned hi,
+			unsigned *out)
+{
+	char *end;
+	unsigned long n = strtoul(val, &end, 10);
+	if (!*val || *end || n < lo || n > hi || (n & (n - 1))) {
+		txs_netdev_set_err(dev, "%s=%s: expected a power of two in %u..%u", key, val, lo, hi);
+		return -EINVAL;
+	}
+	*out = (unsigned)n;
 	return 0;
 }

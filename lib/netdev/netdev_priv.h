@@ -10,6 +10,9 @@ extern const struct txs_netdev_ops txs_netdev_dummy_ops;
 extern const struct txs_netdev_ops txs_netdev_udp_ops;
 #ifdef TXS_HAVE_PCAP
 extern const struct txs_netdev_ops txs_netdev_pcap_ops;
+/* "key=N" with N a power of two in lo..hi; sets a one-line error naming it. */
+int txs_netdev_arg_pow2(struct txs_netdev *dev, const char *key, const char *val, unsigned lo, unsigned hi,
+			unsigned *out);
 #endif
 extern const struct txs_netdev_ops txs_netdev_packet_ops;
 extern const struct txs_netdev_ops txs_netdev_xdp_ops;
@@ -21,4 +24,7 @@ void txs_netdev_set_err(struct txs_netdev *dev, const char *fmt, ...) __attribut
  * value NULL for bare flags. Stops at the first non-zero return. */
 int txs_netdev_parse_args(struct txs_netdev *dev, const char *args,
 			  int (*fn)(struct txs_netdev *dev, const char *key, const char *val, void *arg), void *arg);
+/* "key=N" with N a power of two in lo..hi; sets a one-line error naming it. */
+int txs_netdev_arg_pow2(struct txs_netdev *dev, const char *key, const char *val, unsigned lo, unsigned hi,
+			unsigned *out);
 #endif

@@ -100,16 +100,8 @@ static int pkt_arg(struct txs_netdev *dev, const char *key, const char *val, voi
 		d->vnet = false;
 		return 0;
 	}
-	if (strcmp(key, "ring") == 0 && val) {
-		char *end;
-		unsigned long n = strtoul(val, &end, 10);
-		if (*end || n < 64 || n > 65536 || (n & (n - 1))) {
-			txs_netdev_set_err(dev, "ring=%s: expected a power of two in 64..65536", val);
-			return -EINVAL;
-		}
-		d->ring = (unsigned)n;
-		return 0;
-	}
+	if (strcmp(key, "ring") == 0 && val)
+		return txs_netdev_arg_pow2(dev, key, val, 64, 65536, &d->ring);
 	txs_netdev_set_err(dev, "unknown packet option '%s' (expected qdisc, ring=N, vnet, novnet, packet:IF)", key);
 	return -EINVAL;
 }

@@ -109,16 +109,8 @@ static int xdp_arg(struct txs_netdev *dev, const char *key, const char *val, voi
 		d->aligned = true;
 		return 0;
 	}
-	if (strcmp(key, "ring") == 0 && val) {
-		char *end;
-		unsigned long n = strtoul(val, &end, 10);
-		if (*end || n < 64 || n > 32768 || (n & (n - 1))) {
-			txs_netdev_set_err(dev, "ring=%s: expected a power of two in 64..32768", val);
-			return -EINVAL;
-		}
-		d->ring = (unsigned)n;
-		return 0;
-	}
+	if (strcmp(key, "ring") == 0 && val)
+		return txs_netdev_arg_pow2(dev, key, val, 64, 32768, &d->ring);
 	txs_netdev_set_err(dev, "unknown xdp option '%s' (expected copy, zc, ring=N, aligned, xdp:IF[:Q])", key);
 	return -EINVAL;
 }

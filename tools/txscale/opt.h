@@ -59,6 +59,9 @@ int opt_parse_u64(const char *s, uint64_t *out);
 int opt_parse_seconds(const char *s, double *out);
 int opt_parse_rate(const char *s, struct opt_rate *out);
 int opt_parse_cpus(const char *s, struct opt_cpus *out, char *err, size_t errlen);
+/* Worker CPUs: the -A list in order, or (no list) the CPUs this process may
+ * run on, in order, wrapping; -1 for every worker with no_pin. */
+void opt_assign_cpus(const struct opt_cpus *given, bool no_pin, unsigned n, int *cpus);
 /* A comma-separated list of unsigned, e.g. "1,2,4". */
 int opt_parse_uint_list(const char *s, unsigned *out, unsigned max, unsigned *n);
 #endif

@@ -448,23 +448,7 @@ int cmd_recv(int argc, char **argv)
 			return 2;
 		}
 	}
-	cpu_set_t online;
-	sched_getaffinity(0, sizeof(online), &online);
-	for (unsigned i = 0, c = 0; i < nthreads; i++) {
-		if (cfg.no_pin) {
-			cpus[i] = -1;
-		} else if (cfg.cpus.n) {
-			cpus[i] = cfg.cpus.cpu[i];
-		} else {
-			unsigned tries = 0;
-			while (!CPU_ISSET(c % CPU_SETSIZE, &online) && tries++ < CPU_SETSIZE)
-				c++;
-			cpus[i] = (int)(c % CPU_SETSIZE);
-			c++;
-			if ((int)c >= CPU_SETSIZE || c > (unsigned)CPU_COUNT(&online) * 4)
-				c = 0;
-		}
-	}
+	opt_assign_cpus(&cfg.cpus, cfg.no_pin, nthreads, cpus);
 	struct txs_rx_expect *exp = calloc(1, sizeof(*exp));
 	if (!exp)
 		return 1;

@@ -255,24 +255,7 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: --sport %u + %u threads exceeds port 65535\n", cfg.sport, nthreads);
 		return 2;
 	}
-	cpu_set_t online;
-	sched_getaffinity(0, sizeof(online), &online);
-	for (unsigned i = 0, c = 0; i < nthreads; i++) {
-		if (cfg.no_pin) {
-			cpus[i] = -1;
-		} else if (cfg.cpus.n) {
-			cpus[i] = cfg.cpus.cpu[i];
-		} else {
-			/* default: online CPUs in order, wrapping */
-			unsigned tries = 0;
-			while (!CPU_ISSET(c % CPU_SETSIZE, &online) && tries++ < CPU_SETSIZE)
-				c++;
-			cpus[i] = (int)(c % CPU_SETSIZE);
-			c++;
-			if ((int)c >= CPU_SETSIZE || c > (unsigned)CPU_COUNT(&online) * 4)
-				c = 0;
-		}
-	}
+	opt_assign_cpus(&cfg.cpus, cfg.no_pin, nthreads, cpus);
 	if (cfg.time == 0 && cfg.count == 0)
 		cfg.time = 10;
 
