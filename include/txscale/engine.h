@@ -19,6 +19,67 @@ extern "C" {
 
 struct txs_worker;
 
+/* ---- profile: where the cycles of the walk go (txscale send --profile) ----
+ * With conf.profile_every = N, each worker samples one burst in N (bursts
+ * 0, N, 2N, ... of that worker: ceil(bursts / N) samples) by reading the CPU
+ * cycle counter (lfence; rdtsc; lfence) between the stages of the walk:
+ *   ident    IPv4 ID reservation for the burst's packets
+ *   linksel  link selection
+ *   header   template patch / header build (and broadcast copies)
+ *   device   txq alloc + send (+ retries, release of refused frames)
+ *   other    the rest of the loop iteration: clock read, pacing arithmetic,
+ *            stats, the generator's own loop and call overhead
+ * A sampled burst runs each stage over the whole burst in turn (reserve n IDs,
+ * select n links, patch n headers, one device call), so a few counter reads
+ * cover a burst; each interval is net of the measured cost of one read.
+ * Unsampled bursts take the normal path; with profile_every = 0 the worker
+ * loop is the unprofiled one (a separate instance, chosen at start).
+ * x86-64 only: elsewhere txs_engine_create() refuses profile_every with
+ * -ENOTSUP (TXS_PROF_SUPPORTED is 0). Docs: docs/profile.md. */
+enum txs_prof_stage {
+	TXS_PROF_IDENT,
+	TXS_PROF_LINKSEL,
+	TXS_PROF_HEADER,
+	TXS_PROF_DEVICE,
+	TXS_PROF_OTHER,
+	TXS_PROF_STAGES
+};
+
+/* One worker's profile counters, in its struct txs_worker, written by that
+ * worker only (on sampled bursts and at start and end of its run). Read them
+ * after txs_engine_wait(). */
+struct txs_prof {
+	uint64_t samples;  /* sampled bursts */
+	uint64_t pkts;     /* frames filled in sampled bursts */
+	uint64_t stamps;   /* counter reads in sampled bursts, engine + generator */
+	uint64_t loop;     /* raw cycles of the sampled loop iterations, first to last read */
+	int64_t cyc[TXS_PROF_STAGES]; /* net cycles per stage; OTHER stays 0 here:
+				       * txs_engine_prof() derives it from loop */
+	uint64_t stamp_cost; /* cycles one counter read adds to an interval
+			      * (median of back-to-back reads, at worker start) */
+	uint64_t tsc, ns;  /* cycle-counter ticks and CLOCK_MONOTONIC ns over the run */
+	bool split;        /* the generator timed ident / linksel / header apart
+			    * (fill_prof); false: its whole fill is in header */
+};
+
+#if defined(__x86_64__)
+#define TXS_PROF_SUPPORTED 1
+/* One serialised cycle-counter read: earlier instructions finish before it,
+ * later ones start after it. The compiler keeps memory accesses on their side. */
+static inline uint64_t txs_prof_stamp(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) : : "memory");
+	return (uint64_t)hi << 32 | lo;
+}
+#else
+#define TXS_PROF_SUPPORTED 0
+static inline uint64_t txs_prof_stamp(void)
+{
+	return 0;
+}
+#endif
+
 /* What fills frames: the engine allocates device buffers, the generator
  * writes them. fill() sets len (and link, segs, gso_size if used) for each of
  * the n buffers and returns how many it filled (< n only on error; the rest are
@@ -27,6 +88,12 @@ struct txs_gen_ops {
 	int (*init)(struct txs_worker *w, void *conf);      /* per worker, on its thread */
 	unsigned (*fill)(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns);
 	void (*fini)(struct txs_worker *w);
+	/* Optional: fill() for a sampled burst when profiling (same contract and
+	 * the same frames as fill()), which also adds its stages' net cycles to
+	 * w->prof.cyc[IDENT, LINKSEL, HEADER] (interval minus w->prof.stamp_cost
+	 * each) and its counter reads to w->prof.stamps. NULL: the engine times
+	 * the whole fill() as header. */
+	unsigned (*fill_prof)(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns);
 };
 
 struct txs_engine_conf {
@@ -40,6 +107,7 @@ struct txs_engine_conf {
 	struct txs_netdev *dev;
 	const struct txs_gen_ops *gen;
 	void *gen_conf;
+	unsigned profile_every; /* 0 = off; else sample one burst in N (see above) */
 };
 
 struct txs_worker {
@@ -55,6 +123,7 @@ struct txs_worker {
 	bool gen_ready;
 	struct txs_engine *eng;
 	pthread_t thread;
+	struct txs_prof prof;          /* conf.profile_every: this worker's samples */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 
@@ -74,6 +143,27 @@ TXS_API void txs_engine_destroy(struct txs_engine *e);
 TXS_API double txs_engine_read(struct txs_engine *e, struct txs_stat_row *rows);
 TXS_API unsigned txs_engine_workers(const struct txs_engine *e);
 TXS_API struct txs_worker *txs_engine_worker(struct txs_engine *e, unsigned i);
+
+/* The profile summed over the workers, after txs_engine_wait(): other =
+ * each worker's loop cycles net of its counter reads, minus its stages.
+ * Shares are of the sampled cycles (stages clamped at 0; they sum to 1 when
+ * any cycle was sampled); per-packet figures divide by the sampled frames;
+ * tsc_hz is ticks / ns over the workers' runs (0: not known, ns_per_pkt 0).
+ * Returns 0, or -ENODATA when profiling was off. Controlling thread only. */
+struct txs_prof_summary {
+	unsigned every;    /* conf.profile_every */
+	uint64_t samples, pkts;
+	bool split;        /* false: ident and linksel are inside header (sendmsg path) */
+	double tsc_hz;
+	double stamp_cycles; /* one counter read's cost subtracted per interval (mean over workers) */
+	double cycles[TXS_PROF_STAGES]; /* net cycles, clamped at 0 */
+	double share[TXS_PROF_STAGES];
+	double cyc_per_pkt[TXS_PROF_STAGES];
+	double ns_per_pkt[TXS_PROF_STAGES];
+};
+TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out);
+/* "ident", "linksel", "header", "device", "other"; NULL past the last. */
+TXS_API const char *txs_prof_stage_name(unsigned stage);
 
 /* Monotonic and realtime clocks in ns. */
 TXS_API uint64_t txs_now_mono_ns(void);

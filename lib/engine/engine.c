@@ -43,6 +43,8 @@ TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_c
 	    c->rate_pps < 0 || c->duration < 0 || c->burst > TXS_MAX_BURST ||
 	    c->n_workers > c->dev->conf.max_queues)
 		return -EINVAL;
+	if (c->profile_every && !TXS_PROF_SUPPORTED)
+		return -ENOTSUP; /* no cycle counter we know how to read */
 	struct txs_engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
@@ -119,76 +121,48 @@ static int worker_setup(struct txs_worker *w)
 	return 0;
 }
 
-static int worker_run(struct txs_worker *w)
-{
-	struct txs_engine *e = w->eng;
-	const struct txs_engine_conf *c = &e->conf;
-	struct txs_pktbuf bufs[TXS_MAX_BURST];
-	uint64_t t0 = txs_now_mono_ns();
-	uint64_t deadline = c->duration > 0 ? t0 + (uint64_t)(c->duration * 1e9) : UINT64_MAX;
-	double ns_per_pkt = w->rate_pps > 0 ? 1e9 / w->rate_pps : 0;
-	uint64_t done = 0; /* wire packets built (sent or dropped) */
-	struct txs_txq *q = w->txq;
-	int rc = 0;
+/* The worker loop, instantiated twice from worker_loop.h: worker_run() is the
+ * plain loop, worker_loop_prof() samples one burst in conf.profile_every
+ * (include/txscale/engine.h, docs/profile.md). Two preprocessor instances
+ * rather than one inline function with a constant flag: the compiler then
+ * sees the plain loop exactly as it was written before profiling existed and
+ * emits the same code for it (an inlined generic body is register-allocated
+ * differently). */
+#define WL_NAME worker_run
+#define WL_PROF 0
+#include "worker_loop.h"
+#define WL_NAME worker_loop_prof
+#define WL_PROF 1
+#include "worker_loop.h"
 
-	while (done < w->quota && !stopping(e)) {
-		uint64_t mono = txs_now_mono_ns();
-		if (mono >= deadline)
-			break;
-		unsigned want = c->burst;
-		if (w->quota - done < want)
-			want = (unsigned)(w->quota - done);
-		if (ns_per_pkt > 0) {
-			/* packets allowed by now: packet k is due at t0 + k * ns_per_pkt */
-			uint64_t allowed = (uint64_t)((double)(mono - t0) / ns_per_pkt) + 1;
-			if (allowed <= done) {
-				uint64_t next = t0 + (uint64_t)((double)done * ns_per_pkt);
-				pace_until(e, next < deadline ? next : deadline);
-				continue;
-			}
-			if (allowed - done < want)
-				want = (unsigned)(allowed - done);
-		}
-		unsigned n = txs_txq_alloc(q, bufs, want);
-		if (n == 0) {
-			/* ring full: let completions happen; a device that failed for good ends the worker */
-			rc = txs_txq_flush(q);
-			if (rc < 0)
-				break;
-			continue;
-		}
-		unsigned filled = c->gen->fill(w, bufs, n, txs_now_real_ns());
-		if (filled < n)
-			txs_txq_release(q, bufs + filled, n - filled);
-		if (filled == 0) {
-			TXS_STAT_ADD(w->stats.errors, 1);
-			rc = w->fill_err ? w->fill_err : -EIO;
-			break;
-		}
-		unsigned sent = 0, tries = 0;
-		for (;;) {
-			sent += txs_txq_send(q, bufs + sent, filled - sent);
-			if (sent == filled || ++tries > c->retries)
-				break;
-			txs_txq_flush(q);
-		}
-		uint64_t pk = 0, by = 0, dr = 0;
-		for (unsigned i = 0; i < sent; i++) {
-			pk += bufs[i].segs;
-			by += bufs[i].len;
-		}
-		for (unsigned i = sent; i < filled; i++)
-			dr += bufs[i].segs;
-		if (sent < filled)
-			txs_txq_release(q, bufs + sent, filled - sent);
-		TXS_STAT_ADD(w->stats.packets, pk);
-		TXS_STAT_ADD(w->stats.bytes, by);
-		if (dr)
-			TXS_STAT_ADD(w->stats.drops, dr);
-		TXS_STAT_ADD(w->stats.bursts, 1);
-		done += pk + dr;
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* What one counter read adds to an interval between two reads: the median of
+ * back-to-back pairs. */
+static uint64_t prof_stamp_cost(void)
+{
+	uint64_t d[127];
+	for (unsigned i = 0; i < TXS_ARRAY_SIZE(d); i++) {
+		uint64_t a = txs_prof_stamp();
+		d[i] = txs_prof_stamp() - a;
 	}
-	txs_txq_flush(q);
+	qsort(d, TXS_ARRAY_SIZE(d), sizeof(d[0]), cmp_u64);
+	return d[TXS_ARRAY_SIZE(d) / 2];
+}
+
+static __attribute__((noinline)) int worker_run_prof(struct txs_worker *w)
+{
+	struct txs_prof *pf = &w->prof;
+	pf->split = w->eng->conf.gen->fill_prof != NULL;
+	pf->stamp_cost = prof_stamp_cost();
+	uint64_t ns0 = txs_now_mono_ns(), tsc0 = txs_prof_stamp();
+	int rc = worker_loop_prof(w);
+	pf->tsc = txs_prof_stamp() - tsc0;
+	pf->ns = txs_now_mono_ns() - ns0;
 	return rc;
 }
 
@@ -203,7 +177,7 @@ static void *worker_main(void *arg)
 	while (!__atomic_load_n(&e->go, __ATOMIC_ACQUIRE))
 		sched_yield();
 	if (rc == 0)
-		rc = worker_run(w);
+		rc = e->conf.profile_every ? worker_run_prof(w) : worker_run(w);
 	if (w->gen_ready && e->conf.gen->fini)
 		e->conf.gen->fini(w);
 	txs_txq_close(w->txq);
@@ -293,4 +267,51 @@ TXS_API unsigned txs_engine_workers(const struct txs_engine *e)
 TXS_API struct txs_worker *txs_engine_worker(struct txs_engine *e, unsigned i)
 {
 	return i < e->conf.n_workers ? &e->w[i] : NULL;
+}
+
+static const char *const prof_names[TXS_PROF_STAGES] = { "ident", "linksel", "header", "device", "other" };
+
+TXS_API const char *txs_prof_stage_name(unsigned stage)
+{
+	return stage < TXS_PROF_STAGES ? prof_names[stage] : NULL;
+}
+
+TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!e->conf.profile_every)
+		return -ENODATA;
+	out->every = e->conf.profile_every;
+	out->split = e->conf.gen->fill_prof != NULL;
+	int64_t cyc[TXS_PROF_STAGES] = { 0 };
+	uint64_t tsc = 0, ns = 0;
+	for (unsigned i = 0; i < e->conf.n_workers; i++) {
+		const struct txs_prof *p = &e->w[i].prof;
+		out->samples += p->samples;
+		out->pkts += p->pkts;
+		tsc += p->tsc;
+		ns += p->ns;
+		out->stamp_cycles += (double)p->stamp_cost / e->conf.n_workers;
+		/* every interval between two reads carries one read's cost */
+		int64_t loop = (int64_t)p->loop - (int64_t)(p->stamps - p->samples) * (int64_t)p->stamp_cost;
+		int64_t staged = 0;
+		for (unsigned s = 0; s < TXS_PROF_OTHER; s++) {
+			cyc[s] += p->cyc[s];
+			staged += p->cyc[s];
+		}
+		if (p->samples)
+			cyc[TXS_PROF_OTHER] += loop - staged;
+	}
+	out->tsc_hz = ns ? (double)tsc * 1e9 / (double)ns : 0;
+	double total = 0;
+	for (unsigned s = 0; s < TXS_PROF_STAGES; s++) {
+		out->cycles[s] = cyc[s] > 0 ? (double)cyc[s] : 0;
+		total += out->cycles[s];
+	}
+	for (unsigned s = 0; s < TXS_PROF_STAGES; s++) {
+		out->share[s] = total > 0 ? out->cycles[s] / total : 0;
+		out->cyc_per_pkt[s] = out->pkts ? out->cycles[s] / (double)out->pkts : 0;
+		out->ns_per_pkt[s] = out->tsc_hz > 0 ? out->cyc_per_pkt[s] * 1e9 / out->tsc_hz : 0;
+	}
+	return 0;
 }

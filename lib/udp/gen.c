@@ -4,16 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <txscale/gen.h>
+#include "gen_priv.h"
 
 /* ---- IPv4 ID from lib/ident (conf->ident_inst) -------------------------- */
-struct gen_ident {
-	struct txs_ident_core *core; /* NULL: use gen_state.ip_id */
-	uint32_t hash;               /* the flow's bucket hash, computed once */
-	bool flow, zero;             /* "flow" strategy; DF + df_zero: ID 0 */
-	struct txs_ident_flow fl;
-};
-
 static int gen_ident_open(struct gen_ident *gi, struct txs_ident *inst, const struct txs_flow_spec *sp, unsigned k)
 {
 	if (!inst || sp->dst.family != AF_INET)
@@ -28,27 +21,6 @@ static int gen_ident_open(struct gen_ident *gi, struct txs_ident *inst, const st
 	gi->zero = sp->df && txs_ident_df_zero(inst); /* datagrams are never fragmented here */
 	return 0;
 }
-
-static inline uint16_t gen_ident_next(struct gen_ident *gi)
-{
-	if (gi->zero)
-		return 0;
-	if (gi->flow)
-		return txs_ident_flow_reserve(&gi->fl, 1);
-	return txs_ident_reserve_fast(gi->core, gi->hash, 1);
-}
-
-struct gen_state {
-	struct txs_tmpl t;
-	uint64_t seq;
-	uint16_t ip_id; /* per-flow counter, random start (kernel inet_id) */
-	struct gen_ident id;         /* allocator from conf->ident_inst, if any */
-	struct txs_linksel_core *ls; /* NULL: link 0 */
-	struct txs_flow_key key;     /* what balance-xor hashes, prepared once */
-	uint32_t bc_left;            /* broadcast: links still owed a copy of bc_frame */
-	uint32_t bc_len;
-	uint8_t *bc_frame;           /* broadcast: the packet whose copies did not fit */
-} TXS_CACHE_ALIGNED;
 
 static uint64_t seed64(uint64_t seed, unsigned id)
 {
@@ -120,7 +92,7 @@ static int gen_init(struct txs_worker *w, void *confp)
  * link order. Copies that do not fit are owed: the frame is kept and the next
  * fill starts with them, so a packet reaches every link even when the engine
  * asks for fewer frames than there are links (pacing). Returns the next i. */
-static unsigned gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, unsigned n,
+unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, unsigned n,
 			   const uint8_t *frame, uint32_t len, uint32_t mask)
 {
 	for (; mask && i < n; mask &= mask - 1, i++) {
@@ -151,7 +123,7 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
 	unsigned i = 0;
 	if (TXS_UNLIKELY(g->bc_left)) /* copies owed from the last fill */
-		i = gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
+		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
 	while (i < n) {
 		uint32_t mask = 1; /* links of this packet: one, or every up link (broadcast) */
 		int copies = 1;
@@ -165,7 +137,7 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 		b[i].link = (uint16_t)__builtin_ctz(mask);
 		i++;
 		if (TXS_UNLIKELY(copies > 1))
-			i = gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
 	}
 	g->seq = seq;
 	g->ip_id = id;
@@ -191,4 +163,5 @@ TXS_API const struct txs_gen_ops txs_udp_gen_ops = {
 	.init = gen_init,
 	.fill = gen_fill,
 	.fini = gen_fini,
+	.fill_prof = udp_gen_fill_prof, /* gen_prof.c */
 };

@@ -267,8 +267,9 @@ void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FI
 			n = snprintf(left, sizeof(left), "-%c, ", o->shrt);
 		else
 			n = snprintf(left, sizeof(left), "    ");
-		snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", o->lng, o->metavar ? " " : "",
-			 o->metavar ? o->metavar : "");
+		snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s%s", o->lng,
+			 o->metavar ? o->implicit ? "[=" : " " : "", o->metavar ? o->metavar : "",
+			 o->metavar && o->implicit ? "]" : "");
 		if (strlen(left) > 26)
 			fprintf(f, "  %s\n  %-26s %s", left, "", o->help); /* long metavar: help below */
 		else
@@ -299,7 +300,7 @@ int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, voi
 		const struct opt *o = &opts[i];
 		bool arg = o->type != OPT_FLAG && o->type != OPT_FLAG_OFF;
 		lo[i].name = o->lng;
-		lo[i].has_arg = arg ? required_argument : no_argument;
+		lo[i].has_arg = o->implicit ? optional_argument : arg ? required_argument : no_argument;
 		lo[i].val = 256 + (int)i;
 		if (o->shrt) {
 			so[sp++] = (char)o->shrt;
@@ -348,7 +349,7 @@ int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, voi
 			for (size_t i = 0; i < n; i++)
 				if (opts[i].shrt == c)
 					o = &opts[i];
-		if (!o || apply(cmd, o, cfg, optarg) < 0) {
+		if (!o || apply(cmd, o, cfg, optarg || !o->implicit ? optarg : o->implicit) < 0) {
 			rc = 2;
 			goto out;
 		}

@@ -43,6 +43,8 @@ struct opt {
 	const char *def;     /* default, parsed like user input (NULL = zero) */
 	uint64_t lo, hi;     /* range for OPT_UINT / OPT_U64 (hi 0 = none) */
 	int (*parse)(const char *val, void *dst, char *err, size_t errlen);
+	const char *implicit; /* non-NULL (long options only): the value is optional (--name[=VALUE]);
+			       * given without one, the option takes this */
 };
 
 #define OPT_END { NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL }

@@ -40,6 +40,7 @@ struct send_cfg {
 	bool connected, unconnected;
 	unsigned links;
 	const char *bond;
+	unsigned profile;
 };
 
 /* --dev help: the registered backends' usage lines, filled before parsing */
@@ -92,6 +93,10 @@ static const struct opt send_opts[] = {
 	{ "bond", 0, OPT_STR, O(bond), "SPEC",
 	  "link selection MODE[,packets_per_slave=N][,hash=POLICY][,scope=S][,primary=L]: balance-rr, "
 	  "active-backup, balance-xor, broadcast (docs/linksel.md); default balance-rr when the device has links" },
+	{ "profile", 0, OPT_UINT, O(profile), "N",
+	  "time each stage of the walk (ident, linksel, header, device, other) with the cycle counter on one burst "
+	  "in N (N defaults to 64) and print each one's share after the summary (x86-64; docs/profile.md)",
+	  NULL, 1, 1u << 20, NULL, "64" },
 	OPT_END
 };
 #undef O
@@ -131,7 +136,58 @@ struct summary_extra {
 	struct txs_netdev *dev;
 	uint64_t verify_err;
 	struct txs_linksel *ls;
+	const struct txs_prof_summary *prof; /* --profile */
 };
+
+/* "profile":{...} in the summary (docs/json-schema.md, "profile") */
+static void prof_json(struct txs_json *j, const struct txs_prof_summary *p)
+{
+	txs_json_obj_open(j, "profile");
+	txs_json_u64(j, "sample_every", p->every);
+	txs_json_u64(j, "samples", p->samples);
+	txs_json_u64(j, "packets", p->pkts);
+	txs_json_dbl(j, "tsc_hz", p->tsc_hz > 0 ? p->tsc_hz : NAN);
+	txs_json_dbl(j, "stamp_cycles", p->stamp_cycles);
+	txs_json_bool(j, "ident_in_header", !p->split);
+	txs_json_obj_open(j, "stages");
+	for (unsigned s = 0; s < TXS_PROF_STAGES; s++) {
+		if (!p->split && (s == TXS_PROF_IDENT || s == TXS_PROF_LINKSEL))
+			continue; /* not timed apart on the sendmsg path */
+		txs_json_obj_open(j, txs_prof_stage_name(s));
+		txs_json_dbl(j, "share", p->share[s]);
+		txs_json_dbl(j, "cycles_per_pkt", p->cyc_per_pkt[s]);
+		txs_json_dbl(j, "ns_per_pkt", p->tsc_hz > 0 ? p->ns_per_pkt[s] : NAN);
+		txs_json_obj_close(j);
+	}
+	txs_json_obj_close(j);
+	txs_json_obj_close(j);
+}
+
+/* One line after the text summary. */
+static void prof_text(FILE *f, const struct txs_prof_summary *p)
+{
+	fprintf(f, "profile (1 burst in %u, %llu packets sampled", p->every, (unsigned long long)p->pkts);
+	if (p->tsc_hz > 0)
+		fprintf(f, ", TSC %.3f GHz", p->tsc_hz / 1e9);
+	fprintf(f, "):");
+	if (!p->pkts) {
+		fprintf(f, " no burst sampled\n");
+		return;
+	}
+	for (unsigned s = 0, first = 1; s < TXS_PROF_STAGES; s++) {
+		if (!p->split && (s == TXS_PROF_IDENT || s == TXS_PROF_LINKSEL))
+			continue;
+		fprintf(f, "%s%s%s %.1f%% (%.1f cyc", first ? " " : "  ", txs_prof_stage_name(s),
+			!p->split && s == TXS_PROF_HEADER ? "+ident" : "", 100 * p->share[s], p->cyc_per_pkt[s]);
+		if (p->tsc_hz > 0)
+			fprintf(f, ", %.2f ns", p->ns_per_pkt[s]);
+		fprintf(f, "/pkt)");
+		first = 0;
+	}
+	if (!p->split)
+		fprintf(f, "  [sendmsg path: ident is timed inside header, no link selection]");
+	fputc('\n', f);
+}
 
 static void add_extra(struct txs_json *j, void *arg)
 {
@@ -146,6 +202,8 @@ static void add_extra(struct txs_json *j, void *arg)
 		txs_json_str(j, "bond", txs_linksel_params_str(txs_linksel_params(x->ls), b, sizeof(b)));
 		txs_json_u64(j, "bond_nolink", st.nolink);
 	}
+	if (x->prof)
+		prof_json(j, x->prof);
 }
 
 /* --ident NAME: one of the registered strategies, else one line listing them. */
@@ -190,6 +248,11 @@ int cmd_send(int argc, char **argv)
 	}
 	if (check_ident(cfg.ident) < 0)
 		return 2;
+	if (cfg.profile && !TXS_PROF_SUPPORTED) {
+		fprintf(stderr, "txscale send: --profile=%u: needs the x86-64 cycle counter (rdtsc), which this "
+				"architecture lacks\n", cfg.profile);
+		return 2;
+	}
 	struct txs_gen_conf gc = { 0 };
 	struct txs_flow_spec *sp = &gc.spec;
 	if (txs_addr_parse(&sp->dst, cfg.dest) < 0) {
@@ -363,6 +426,7 @@ int cmd_send(int argc, char **argv)
 		.burst = burst,
 		.gen = route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
 		.gen_conf = route ? (void *)&uc : (void *)&gc,
+		.profile_every = cfg.profile,
 	};
 	struct txs_engine *eng;
 	rc = txs_engine_create(&eng, &ec);
@@ -425,7 +489,9 @@ int cmd_send(int argc, char **argv)
 		if (any)
 			txs_report_interval(&rep, last, secs, delta, dl);
 	}
-	struct summary_extra x = { .cfg = &cfg, .dev = dev, .ls = ls };
+	struct txs_prof_summary prof;
+	struct summary_extra x = { .cfg = &cfg, .dev = dev, .ls = ls,
+				   .prof = cfg.profile && txs_engine_prof(eng, &prof) == 0 ? &prof : NULL };
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		struct txs_link_counters c;
 		txs_netdev_link_stats(dev, l, &c);
@@ -434,6 +500,8 @@ int cmd_send(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "txscale send: %s\n", txs_strerror(rc));
 	txs_report_summary(&rep, secs, cur, links, add_extra, &x);
+	if (!cfg.json && x.prof)
+		prof_text(stdout, x.prof);
 	if (cfg.summary_file) {
 		FILE *f = fopen(cfg.summary_file, "w");
 		if (!f) {

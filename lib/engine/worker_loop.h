@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to lib/engine/engine.c, included once per instance of the worker
+ * loop: define WL_NAME (the function) and WL_PROF (0: plain, 1: profiled)
+ * first. No include guard, on purpose. */
+static int WL_NAME(struct txs_worker *w)
+{
+	struct txs_engine *e = w->eng;
+	const struct txs_engine_conf *c = &e->conf;
+	struct txs_pktbuf bufs[TXS_MAX_BURST];
+	uint64_t t0 = txs_now_mono_ns();
+	uint64_t deadline = c->duration > 0 ? t0 + (uint64_t)(c->duration * 1e9) : UINT64_MAX;
+	double ns_per_pkt = w->rate_pps > 0 ? 1e9 / w->rate_pps : 0;
+	uint64_t done = 0; /* wire packets built (sent or dropped) */
+	struct txs_txq *q = w->txq;
+	int rc = 0;
+	/* profile: countdown to the next sampled burst (the first one is) */
+	struct txs_prof *pf = &w->prof;
+	unsigned cd = 1;
+
+	while (done < w->quota && !stopping(e)) {
+		const bool sample = WL_PROF && cd == 1;
+		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, now_ns = 0;
+		if (sample)
+			s0 = txs_prof_stamp();
+		uint64_t mono = txs_now_mono_ns();
+		if (mono >= deadline)
+			break;
+		unsigned want = c->burst;
+		if (w->quota - done < want)
+			want = (unsigned)(w->quota - done);
+		if (ns_per_pkt > 0) {
+			/* packets allowed by now: packet k is due at t0 + k * ns_per_pkt */
+			uint64_t allowed = (uint64_t)((double)(mono - t0) / ns_per_pkt) + 1;
+			if (allowed <= done) {
+				uint64_t next = t0 + (uint64_t)((double)done * ns_per_pkt);
+				pace_until(e, next < deadline ? next : deadline);
+				continue;
+			}
+			if (allowed - done < want)
+				want = (unsigned)(allowed - done);
+		}
+		if (sample) {
+			now_ns = txs_now_real_ns(); /* before the device stage, not inside it */
+			s1 = txs_prof_stamp();
+		}
+		unsigned n = txs_txq_alloc(q, bufs, want);
+		if (sample)
+			s2 = txs_prof_stamp();
+		if (n == 0) {
+			/* ring full: let completions happen; a device that failed for good ends the worker */
+			rc = txs_txq_flush(q);
+			if (rc < 0)
+				break;
+			continue;
+		}
+		unsigned filled;
+		if (sample) {
+			filled = c->gen->fill_prof ? c->gen->fill_prof(w, bufs, n, now_ns) : c->gen->fill(w, bufs, n, now_ns);
+			s3 = txs_prof_stamp();
+		} else {
+			filled = c->gen->fill(w, bufs, n, txs_now_real_ns());
+		}
+		if (filled < n)
+			txs_txq_release(q, bufs + filled, n - filled);
+		if (filled == 0) {
+			TXS_STAT_ADD(w->stats.errors, 1);
+			rc = w->fill_err ? w->fill_err : -EIO;
+			break;
+		}
+		unsigned sent = 0, tries = 0;
+		for (;;) {
+			sent += txs_txq_send(q, bufs + sent, filled - sent);
+			if (sent == filled || ++tries > c->retries)
+				break;
+			txs_txq_flush(q);
+		}
+		if (sample)
+			s4 = txs_prof_stamp();
+		uint64_t pk = 0, by = 0, dr = 0;
+		for (unsigned i = 0; i < sent; i++) {
+			pk += bufs[i].segs;
+			by += bufs[i].len;
+		}
+		for (unsigned i = sent; i < filled; i++)
+			dr += bufs[i].segs;
+		if (sent < filled) {
+			uint64_t r0 = sample ? txs_prof_stamp() : 0;
+			txs_txq_release(q, bufs + sent, filled - sent);
+			if (sample) {
+				pf->cyc[TXS_PROF_DEVICE] += (int64_t)(txs_prof_stamp() - r0) - (int64_t)pf->stamp_cost;
+				pf->stamps += 2;
+			}
+		}
+		TXS_STAT_ADD(w->stats.packets, pk);
+		TXS_STAT_ADD(w->stats.bytes, by);
+		if (dr)
+			TXS_STAT_ADD(w->stats.drops, dr);
+		TXS_STAT_ADD(w->stats.bursts, 1);
+		done += pk + dr;
+		if (WL_PROF) {
+			if (sample) {
+				uint64_t s5 = txs_prof_stamp();
+				int64_t cost = (int64_t)pf->stamp_cost;
+				pf->samples++;
+				pf->pkts += pk + dr;
+				pf->stamps += 6; /* s0..s5 */
+				pf->loop += s5 - s0;
+				/* device: alloc, and send with its retries (refused frames' release above) */
+				pf->cyc[TXS_PROF_DEVICE] += (int64_t)(s2 - s1) + (int64_t)(s4 - s3) - 2 * cost;
+				if (!c->gen->fill_prof)
+					pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
+				cd = c->profile_every;
+			} else {
+				cd--;
+			}
+		}
+	}
+	txs_txq_flush(q);
+	return rc;
+}
+
+#undef WL_NAME
+#undef WL_PROF
