@@ -49,7 +49,8 @@ enum txs_prof_stage {
  * worker only (on sampled bursts and at start and end of its run). Read them
  * after txs_engine_wait(). */
 struct txs_prof {
-	uint64_t samples;  /* sampled bursts */
+	uint64_t samples;  /* sampled bursts kept */
+	uint64_t discarded;/* sampled bursts dropped as preempted (see docs/profile.md) */
 	uint64_t pkts;     /* frames filled in sampled bursts */
 	uint64_t stamps;   /* counter reads in sampled bursts, engine + generator */
 	uint64_t loop;     /* raw cycles of the sampled loop iterations, first to last read */
@@ -152,7 +153,7 @@ TXS_API struct txs_worker *txs_engine_worker(struct txs_engine *e, unsigned i);
  * Returns 0, or -ENODATA when profiling was off. Controlling thread only. */
 struct txs_prof_summary {
 	unsigned every;    /* conf.profile_every */
-	uint64_t samples, pkts;
+	uint64_t samples, pkts, discarded;
 	bool split;        /* false: ident and linksel are inside header (sendmsg path) */
 	double tsc_hz;
 	double stamp_cycles; /* one counter read's cost subtracted per interval (mean over workers) */

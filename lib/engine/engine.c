@@ -128,6 +128,17 @@ static int worker_setup(struct txs_worker *w)
  * sees the plain loop exactly as it was written before profiling existed and
  * emits the same code for it (an inlined generic body is register-allocated
  * differently). */
+/* A sampled burst that took far longer than the kept ones was preempted or
+ * interrupted: its cycles belong to another thread, not to a stage. Kept:
+ * anything under 16x the mean of the samples kept so far (after 16 of them),
+ * and under 2^21 cycles (about 1 ms) before that. */
+static inline bool prof_preempted(const struct txs_prof *pf, uint64_t loop)
+{
+	if (pf->samples < 16)
+		return loop > (1u << 21);
+	return loop > 16 * (pf->loop / pf->samples);
+}
+
 #define WL_NAME worker_run
 #define WL_PROF 0
 #include "worker_loop.h"
@@ -288,6 +299,7 @@ TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out)
 	for (unsigned i = 0; i < e->conf.n_workers; i++) {
 		const struct txs_prof *p = &e->w[i].prof;
 		out->samples += p->samples;
+		out->discarded += p->discarded;
 		out->pkts += p->pkts;
 		tsc += p->tsc;
 		ns += p->ns;

@@ -20,8 +20,13 @@ static int WL_NAME(struct txs_worker *w)
 	while (done < w->quota && !stopping(e)) {
 		const bool sample = WL_PROF && cd == 1;
 		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, now_ns = 0;
-		if (sample)
+		int64_t cyc0[TXS_PROF_STAGES]; /* to undo a preempted sample */
+		uint64_t stamps0 = 0;
+		if (sample) {
+			memcpy(cyc0, pf->cyc, sizeof(cyc0));
+			stamps0 = pf->stamps;
 			s0 = txs_prof_stamp();
+		}
 		uint64_t mono = txs_now_mono_ns();
 		if (mono >= deadline)
 			break;
@@ -101,6 +106,13 @@ static int WL_NAME(struct txs_worker *w)
 			if (sample) {
 				uint64_t s5 = txs_prof_stamp();
 				int64_t cost = (int64_t)pf->stamp_cost;
+				cd = c->profile_every;
+				if (prof_preempted(pf, s5 - s0)) {
+					memcpy(pf->cyc, cyc0, sizeof(cyc0));
+					pf->stamps = stamps0;
+					pf->discarded++;
+					continue;
+				}
 				pf->samples++;
 				pf->pkts += pk + dr;
 				pf->stamps += 6; /* s0..s5 */
@@ -109,7 +121,6 @@ static int WL_NAME(struct txs_worker *w)
 				pf->cyc[TXS_PROF_DEVICE] += (int64_t)(s2 - s1) + (int64_t)(s4 - s3) - 2 * cost;
 				if (!c->gen->fill_prof)
 					pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
-				cd = c->profile_every;
 			} else {
 				cd--;
 			}

@@ -145,6 +145,7 @@ static void prof_json(struct txs_json *j, const struct txs_prof_summary *p)
 	txs_json_obj_open(j, "profile");
 	txs_json_u64(j, "sample_every", p->every);
 	txs_json_u64(j, "samples", p->samples);
+	txs_json_u64(j, "discarded", p->discarded);
 	txs_json_u64(j, "packets", p->pkts);
 	txs_json_dbl(j, "tsc_hz", p->tsc_hz > 0 ? p->tsc_hz : NAN);
 	txs_json_dbl(j, "stamp_cycles", p->stamp_cycles);
