@@ -147,12 +147,34 @@ static void ndr_edges(void **st)
 	for (unsigned i = 1; i < o.calls; i++)
 		assert_true(o.rates[i] >= 10000 && o.rates[i] <= 400000);
 
-	/* the sender itself is the limit */
-	o = (struct oracle){ .T = 1e6, .sender = 300000 };
+	/* the sender itself is the limit: the probe passes, then a whole
+	 * trial paced at the probe's rate */
+	o = (struct oracle){ .T = 1e6, .sender = 300000.7 };
 	assert_int_equal(ndr_init(&s, 10000, 0, 0.01, 20), 0);
-	assert_int_equal(run_search(&s, &o), 1);
+	assert_int_equal(run_search(&s, &o), 2);
+	assert_int_equal(o.phases[1], NDR_HI);
+	assert_true(o.rates[1] == 300000);
 	assert_int_equal(s.outcome, NDR_HI_PASSES);
 	assert_true(s.result == 300000);
+	assert_true(s.confirmed);
+
+	/* the probe passes (a short trial) but the whole trial at its rate
+	 * does not: the search goes on below */
+	struct oracle o2 = { .T = 250000, .sender = 240000 };
+	assert_int_equal(ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	double rate, ach;
+	enum ndr_phase ph;
+	assert_true(ndr_next(&s, &rate, &ph));
+	ndr_report(&s, true, 240000);
+	assert_true(ndr_next(&s, &rate, &ph));
+	assert_int_equal(ph, NDR_HI);
+	ndr_report(&s, false, 240000);
+	while (ndr_next(&s, &rate, &ph)) {
+		bool pass = oracle_trial(&o2, rate, ph, &ach) && rate < 200000;
+		ndr_report(&s, pass, ach);
+	}
+	assert_int_equal(s.outcome, NDR_FOUND);
+	assert_true(s.result < 200000 && s.result > 200000 * 0.99 - 2);
 
 	/* a sender slower than lo, losing: lo decides alone */
 	o = (struct oracle){ .T = 3000, .sender = 8000 };

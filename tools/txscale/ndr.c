@@ -111,7 +111,7 @@ static double mono_s(void)
 /* ---- files ------------------------------------------------------------------- */
 
 struct paths {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX - 64]; /* room for the file names below */
 	char send_json[PATH_MAX], recv_json[PATH_MAX], send_err[PATH_MAX], recv_err[PATH_MAX];
 };
 
@@ -128,7 +128,11 @@ static void paths_remove(const struct paths *p)
 static int paths_make(struct paths *p)
 {
 	const char *t = getenv("TMPDIR");
-	snprintf(p->dir, sizeof(p->dir), "%s/txscale-ndr.XXXXXX", t && *t ? t : "/tmp");
+	int n = snprintf(p->dir, sizeof(p->dir), "%s/txscale-ndr.XXXXXX", t && *t ? t : "/tmp");
+	if (n < 0 || (size_t)n >= sizeof(p->dir)) {
+		p->dir[0] = 0;
+		return -ENAMETOOLONG;
+	}
 	if (!mkdtemp(p->dir)) {
 		p->dir[0] = 0;
 		return -errno;
@@ -641,16 +645,25 @@ static void result_out(const struct run *r, const struct ndr_search *s, double l
 	const struct ndr_cfg *c = r->cfg;
 	bool hi_known = s->outcome != NDR_HI_PASSES;
 	double lo = s->n_pass ? s->lo : 0;
+	double rate = s->result;
+	const char *lim = limited_by(s);
+	/* the last trial passed at `result` but the sender fell short of it:
+	 * what was shown to pass is what it sent */
+	bool short_send = s->confirmed && s->result > 0 && last_sent_pps < s->result * (1 - s->precision);
+	if (short_send) {
+		rate = last_sent_pps;
+		lim = "sender";
+	}
 	if (c->json) {
 		struct txs_json j;
 		txs_json_begin(&j, stdout);
 		txs_json_str(&j, "type", "ndr");
-		txs_json_dbl(&j, "rate_pps", s->result);
+		txs_json_dbl(&j, "rate_pps", rate);
 		txs_json_dbl(&j, "precision_pct", c->precision.v);
 		txs_json_dbl(&j, "trial_s", c->trial);
 		txs_json_u64(&j, "trials", s->trials);
 		txs_json_str(&j, "outcome", ndr_outcome_str(s->outcome));
-		txs_json_str(&j, "limited_by", limited_by(s));
+		txs_json_str(&j, "limited_by", lim);
 		txs_json_bool(&j, "confirmed", s->confirmed);
 		txs_json_dbl(&j, "lo_pps", lo);
 		if (hi_known)
@@ -672,17 +685,21 @@ static void result_out(const struct run *r, const struct ndr_search *s, double l
 	char a[32], b[32], l[32];
 	switch (s->outcome) {
 	case NDR_FOUND:
+		if (short_send)
+			printf("ndr: note: the sender reached only %s pps of the %s pps asked for\n",
+			       txs_fmt_si(last_sent_pps, a, sizeof(a)), txs_fmt_si(s->result, b, sizeof(b)));
 		printf("ndr: %s pps with %s loss (bracket %s..%s pps, %.2g%% <= %.2g%%), confirmed; %u trials of %.3g s, "
 		       "%.1f s\n",
-		       txs_fmt_si(s->result, a, sizeof(a)), c->loss.v > 0 ? "acceptable" : "zero",
+		       txs_fmt_si(rate, a, sizeof(a)), c->loss.v > 0 ? "acceptable" : "zero",
 		       txs_fmt_si(lo, l, sizeof(l)), txs_fmt_si(s->hi, b, sizeof(b)), ndr_bracket(s) * 100, c->precision.v,
 		       s->trials, c->trial, seconds);
 		break;
 	case NDR_HI_PASSES:
 		printf("ndr: no loss at the upper bound: %s pps (%s); the path takes at least that; %u trial%s, %.1f s\n",
-		       txs_fmt_si(s->result, a, sizeof(a)),
-		       s->hi0 > 0 ? "--hi" : "the sender's unlimited rate, the sender is the limit", s->trials,
-		       s->trials > 1 ? "s" : "", seconds);
+		       txs_fmt_si(rate, a, sizeof(a)),
+		       short_send ? "what the sender reached: the sender is the limit"
+		       : s->hi0 > 0 ? "--hi" : "the sender's unlimited rate: the sender is the limit",
+		       s->trials, s->trials > 1 ? "s" : "", seconds);
 		break;
 	case NDR_LO_FAILS:
 		printf("ndr: loss even at the lower bound %s pps: the NDR is below --lo; %u trials, %.1f s\n",

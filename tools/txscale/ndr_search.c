@@ -107,13 +107,15 @@ void ndr_report(struct ndr_search *s, bool pass, double achieved_pps)
 	s->trials++;
 	switch (s->phase) {
 	case NDR_MEASURE:
+		s->measured = true;
 		if (pass) {
-			/* the sender's full rate had no loss: nothing above it to find */
-			s->hi = achieved_pps;
-			finish(s, NDR_HI_PASSES, achieved_pps, true);
+			/* no loss at the sender's full rate, in a probe that may be
+			 * shorter than a trial: a whole trial paced at that rate
+			 * decides (a pass there ends the search) */
+			s->hi = floor(achieved_pps) > s->lo ? floor(achieved_pps) : s->lo + 1;
+			s->phase = NDR_HI;
 			return;
 		}
-		s->measured = true;
 		/* a sender slower than lo: the bracket is empty, lo decides */
 		s->hi = floor(achieved_pps) > s->lo ? floor(achieved_pps) : s->lo;
 		s->phase = NDR_LO;

@@ -18,7 +18,8 @@
 #define NDR_MAX_TRIALS 100
 
 enum ndr_phase {
-	NDR_MEASURE, /* no --hi: one short unlimited trial; its sending rate becomes hi */
+	NDR_MEASURE, /* no --hi: one short unlimited trial; its sending rate becomes hi
+		      * (no loss there: hi is tried next, else lo) */
 	NDR_HI,      /* the upper bound: a pass there ends the search */
 	NDR_LO,      /* the lower bound: a failure there ends the search */
 	NDR_SEARCH,  /* bisection of [lo, hi] */
