@@ -43,6 +43,7 @@ struct recv_cfg {
 	unsigned window, max_flows, batch;
 	bool verify;
 	const char *summary_file;
+	unsigned ready_fd;
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -78,6 +79,7 @@ static const struct opt recv_opts[] = {
 	{ "batch", 0, OPT_UINT, O(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
+	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	OPT_END
 };
 #undef O
@@ -559,6 +561,12 @@ int cmd_recv(int argc, char **argv)
 			break;
 		}
 		t[started].started = true;
+	}
+	if (cfg.ready_fd && ret == 0) {
+		/* the input is open and bound: a sender may start now */
+		if (write((int)cfg.ready_fd, "ready\n", 6) != 6)
+			fprintf(stderr, "txscale recv: --ready-fd %u: %s\n", cfg.ready_fd, strerror(errno));
+		close((int)cfg.ready_fd);
 	}
 	double last_iv = 0;
 	bool header = false;

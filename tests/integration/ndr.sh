@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# txscale ndr between two namespaces (netns lab "ndr"): sender --dev udp in
+# ndr-a, receiver in ndr-b, over a veth.
+#   0. bad input exits 2 naming the value (no root needed)
+#   1. IPv4 and IPv6, 16-byte payloads, 1 thread: the search ends within a
+#      bounded time and trial budget with a rate > 0 whose final
+#      (confirmation) trial passed with zero loss; every trial's counts add
+#      up exactly (sent = received + lost, nothing duplicated)
+#   2. --recv-args "--rcvbuf 4096": a lower NDR than with the default buffer,
+#      or loss in failing trials that the kernel attributes to our receive
+#      socket (RcvbufErrors)
+#   3. SIGINT mid-trial: exit 130, no child left, temporary files removed
+# Needs root and jq; exits 77 with the reason otherwise.
+set -euo pipefail
+
+TXS=${TXS_BIN:-build/txscale}
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+LAB=ndr
+A=$LAB-a
+B=$LAB-b
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+
+# 0. bad input: exit 2, one line naming the value
+bad() {
+  local want=$1; shift
+  set +e
+  out=$("$TXS" ndr "$@" 2>&1 >/dev/null)
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] || fail "ndr $*: exit $rc, expected 2 ($out)"
+  case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
+}
+bad "--precision" --precision 0 198.18.0.2
+bad "--hi" --lo 100k --hi 50k 198.18.0.2
+bad "--hi" --hi 1Gbit 198.18.0.2
+bad "--max-trials" --max-trials 2 198.18.0.2
+bad "--loss" --loss 100 198.18.0.2
+bad "destination" --trial 1
+bad "nowhere" nowhere
+echo "ok: bad input exits 2"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
+command -v ip >/dev/null || skip "needs ip (iproute2)"
+
+tmp=$(mktemp -d)
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null || true
+  wait 2>/dev/null || true
+  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+set +e
+"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
+[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+
+if ! out=$(ip netns exec "$A" timeout 10 "$TXS" send --dev udp -n 1 -i 0 -p 9 198.18.0.2 2>&1); then
+  case "$out" in
+    *"unknown device"*) skip "txscale send --dev udp is not available: $out" ;;
+    *) fail "txscale send --dev udp: $out" ;;
+  esac
+fi
+
+MAXT=14
+# run_ndr NAME DEST [ndr options...]: JSON lines into $tmp/NAME.json
+run_ndr() {
+  local name=$1 dst=$2; shift 2
+  local t0=$SECONDS
+  TMPDIR=$tmp/t timeout 300 "$TXS" ndr --send-netns "$A" --recv-netns "$B" --trial 1 --precision 5 \
+    --max-trials $MAXT -J "$@" "$dst" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+    fail "$name: ndr exited $?: $(cat "$tmp/$name.err")"
+  local took=$((SECONDS - t0))
+  # bounded: at most MAXT trials of 1 s, each with < 5 s of start, drain and parsing
+  [ $took -le $((MAXT * 6)) ] || fail "$name: took $took s"
+  F=$tmp/$name.json
+  tail -n1 "$F" | jq -e '.type == "ndr"' >/dev/null || fail "$name: no result line: $(tail -n1 "$F")"
+  [ -z "$(ls -A "$tmp/t")" ] || fail "$name: temporary files left: $(ls "$tmp/t")"
+  # every trial exact: sent = received + lost, no duplicates; drops at the sender counted apart
+  jq -e -s '[.[] | select(.type == "trial")] | length > 0 and all(.sent == .received + .lost)' \
+    "$F" >/dev/null || fail "$name: a trial's counts do not add up: $(jq -c -s '[.[] | select(.type == "trial") | {rate, sent, received, lost}]' "$F")"
+}
+res() { tail -n1 "$F" | jq -r "$1"; }
+mkdir -p "$tmp/t"
+
+# 1. v4 and v6
+for fam in 4 6; do
+  if [ $fam = 4 ]; then dst=198.18.0.2; else dst=2001:2::2; fi
+  run_ndr "v$fam" "$dst"
+  rate=$(res .rate_pps)
+  trials=$(res .trials)
+  jq -e -n "$rate > 0" >/dev/null || fail "v$fam: rate $rate"
+  [ "$trials" -le $MAXT ] || fail "v$fam: $trials trials > $MAXT"
+  [ "$(jq -s '[.[] | select(.type == "trial")] | length' "$F")" = "$trials" ] || fail "v$fam: trial rows != trials"
+  [ "$(res .confirmed)" = true ] || fail "v$fam: not confirmed ($(res .outcome))"
+  last=$(jq -c -s '[.[] | select(.type == "trial")] | last' "$F")
+  echo "$last" | jq -e '.pass and .lost == 0 and .sender_drops == 0 and .received == .sent and .sent > 0' >/dev/null ||
+    fail "v$fam: final trial not lossless: $last"
+  # the final trial ran at the reported rate
+  # (or at what the sender reached, when it fell short of that rate)
+  echo "$last" | jq -e --argjson r "$rate" '.rate == $r or .sent_pps == $r' >/dev/null ||
+    fail "v$fam: final trial at $(echo "$last" | jq .rate), result $rate"
+  # a fail lies above every reported pass: the result is below the lowest failing rate tried
+  jq -e -s --argjson r "$rate" '[.[] | select(.type == "trial" and (.pass | not) and .rate > 0) | .rate] | all(. > $r)' \
+    "$F" >/dev/null || fail "v$fam: a failing trial below the result"
+  eval "ndr$fam=$rate"
+  echo "ok: IPv$fam NDR $rate pps ($(res .outcome), $trials trials, bracket $(res .bracket_pct)%)"
+done
+
+# 2. a tiny receive buffer
+run_ndr tiny 198.18.0.2 --recv-args "--rcvbuf 4096"
+tiny=$(res .rate_pps)
+sockfail=$(jq -s '[.[] | select(.type == "trial" and (.pass | not) and .kernel_drops.sockets > 0
+                   and (.kernel_drops.udp.RcvbufErrors + .kernel_drops.udp6.RcvbufErrors) > 0)] | length' "$F")
+fails=$(jq -s '[.[] | select(.type == "trial" and (.pass | not))] | length' "$F")
+if jq -e -n "$tiny < $ndr4" >/dev/null; then
+  echo "ok: --rcvbuf 4096: NDR $tiny < $ndr4 pps ($sockfail of $fails failing trials lost at our socket)"
+elif [ "$sockfail" -gt 0 ]; then
+  echo "ok: --rcvbuf 4096: NDR $tiny (default buffer $ndr4), $sockfail of $fails failing trials lost at our socket (RcvbufErrors)"
+else
+  fail "--rcvbuf 4096: NDR $tiny not below $ndr4 and no failing trial lost at the socket"
+fi
+
+# 3. SIGINT in the middle of a trial
+TMPDIR=$tmp/t "$TXS" ndr --send-netns "$A" --recv-netns "$B" --trial 3 198.18.0.2 >"$tmp/int.out" 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT $pid
+set +e
+wait $pid
+rc=$?
+set -e
+[ $rc -eq 130 ] || fail "SIGINT: exit $rc, expected 130 ($(cat "$tmp/int.out"))"
+sleep 0.2
+left=$(ip netns pids "$A"; ip netns pids "$B")
+[ -z "$left" ] || fail "SIGINT: processes left in the lab: $left"
+[ -z "$(ls -A "$tmp/t")" ] || fail "SIGINT: temporary files left"
+echo "ok: SIGINT ends the search (exit 130), children and files gone"
+echo "ndr: all passed"

@@ -1,0 +1,865 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale ndr: the highest rate at which `txscale recv` counts no loss
+ * (docs/ndr.md). Each trial runs this very binary twice as child processes,
+ * a receiver and then a sender (optionally each in a network namespace via
+ * `ip netns exec`), reads both JSON summaries and feeds the verdict to the
+ * search in ndr_search.c. Every child is bounded in time and killed on a
+ * timeout or SIGINT; the temporary directory is removed on every exit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <txscale/txscale.h>
+#include "cli.h"
+#include "ndr_search.h"
+#include "opt.h"
+
+#define READY_TIMEOUT_S 10.0 /* receiver: from start to bound socket */
+#define RECV_IDLE "0.5"      /* receiver ends this long after the last packet */
+#define RECV_EXTRA_S 3.0     /* receiver's own -t: trial + this */
+#define CHILD_EXTRA_S 15.0   /* both children killed at trial + this */
+#define MEASURE_MAX_S 1.0    /* the unlimited trial without --hi */
+#define MAX_ARGS 96
+#define MAX_FILE (1u << 20)
+
+struct pct {
+	bool set;
+	double v;
+};
+
+struct ndr_cfg {
+	const char *dev;
+	uint16_t port;
+	unsigned length;
+	unsigned threads;
+	struct opt_cpus cpus;
+	const char *bind;
+	double trial;
+	struct pct precision, loss;
+	struct opt_rate lo, hi;
+	unsigned max_trials;
+	const char *send_netns, *recv_netns;
+	const char *recv_dev, *recv_args;
+	bool json;
+};
+
+static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
+{
+	struct pct *p = dst;
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (end != val && *end == '%')
+		end++;
+	if (errno || end == val || *end || !isfinite(v) || v < 0 || v >= 100) {
+		snprintf(err, errlen, "expected a percentage 0 <= PCT < 100, e.g. 1 or 0.5");
+		return -1;
+	}
+	p->set = true;
+	p->v = v;
+	return 0;
+}
+
+#define O(f) offsetof(struct ndr_cfg, f)
+static const struct opt ndr_opts[] = {
+	{ "dev", 0, OPT_STR, O(dev), "DEV", "sender device (txscale send --dev)", "udp" },
+	{ "port", 'p', OPT_PORT, O(port), "PORT", "UDP port", "5201" },
+	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length", "16", 0, 65527 },
+	{ "parallel", 'P', OPT_UINT, O(threads), "N", "sender threads (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
+	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "sender CPUs, e.g. 0-1 (the receiver gets the first other CPU unless --recv-args pins it)" },
+	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "sender source address" },
+	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "length of each trial's sending", "2" },
+	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "stop when (hi - lo) / hi <= PCT percent", "1", 0, 0, parse_pct },
+	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lower bound, packets/s", "10k" },
+	{ "hi", 0, OPT_RATE, O(hi), "RATE", "upper bound, packets/s (default: the sender's unlimited rate, measured first)" },
+	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials, the confirmation included", "20", 3, NDR_MAX_TRIALS },
+	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent (0: zero loss)", "0", 0, 0, parse_pct },
+	{ "send-netns", 0, OPT_STR, O(send_netns), "NS", "run the sender in network namespace NS (ip netns exec)" },
+	{ "recv-netns", 0, OPT_STR, O(recv_netns), "NS", "run the receiver in network namespace NS (ip netns exec)" },
+	{ "recv-dev", 0, OPT_STR, O(recv_dev), "DEV", "receiver input (txscale recv --dev)", "udp" },
+	{ "recv-args", 0, OPT_STR, O(recv_args), "ARGS", "extra txscale recv options, split at spaces, e.g. \"--rcvbuf 4096\"" },
+	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines: one per trial, then the result (docs/ndr.md)" },
+	OPT_END
+};
+#undef O
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- files ------------------------------------------------------------------- */
+
+struct paths {
+	char dir[PATH_MAX - 64]; /* room for the file names below */
+	char send_json[PATH_MAX], recv_json[PATH_MAX], send_err[PATH_MAX], recv_err[PATH_MAX];
+};
+
+static void paths_remove(const struct paths *p)
+{
+	unlink(p->send_json);
+	unlink(p->recv_json);
+	unlink(p->send_err);
+	unlink(p->recv_err);
+	if (p->dir[0])
+		rmdir(p->dir);
+}
+
+static int paths_make(struct paths *p)
+{
+	const char *t = getenv("TMPDIR");
+	int n = snprintf(p->dir, sizeof(p->dir), "%s/txscale-ndr.XXXXXX", t && *t ? t : "/tmp");
+	if (n < 0 || (size_t)n >= sizeof(p->dir)) {
+		p->dir[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	if (!mkdtemp(p->dir)) {
+		p->dir[0] = 0;
+		return -errno;
+	}
+	/* the receiver may run as another namespace's root: same uid, keep 0700 */
+	snprintf(p->send_json, sizeof(p->send_json), "%s/send.json", p->dir);
+	snprintf(p->recv_json, sizeof(p->recv_json), "%s/recv.json", p->dir);
+	snprintf(p->send_err, sizeof(p->send_err), "%s/send.err", p->dir);
+	snprintf(p->recv_err, sizeof(p->recv_err), "%s/recv.err", p->dir);
+	return 0;
+}
+
+/* Whole file into a NUL-terminated buffer (at most MAX_FILE); NULL if absent. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char *b = malloc(MAX_FILE + 1);
+	size_t n = b ? fread(b, 1, MAX_FILE, f) : 0;
+	fclose(f);
+	if (!b)
+		return NULL;
+	b[n] = 0;
+	*len = n;
+	return b;
+}
+
+/* The last non-empty line of a child's stderr, for one-line errors. */
+static void last_line(const char *path, char *out, size_t outlen)
+{
+	size_t n;
+	char *b = slurp(path, &n);
+	out[0] = 0;
+	if (!b)
+		return;
+	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r'))
+		b[--n] = 0;
+	char *s = strrchr(b, '\n');
+	snprintf(out, outlen, "%s", s ? s + 1 : b);
+	free(b);
+}
+
+/* One JSON line: trim trailing newlines; the summary files hold exactly one. */
+static size_t trim(char *b, size_t n)
+{
+	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r' || b[n - 1] == ' '))
+		b[--n] = 0;
+	return n;
+}
+
+/* ---- child processes ----------------------------------------------------------- */
+
+struct args {
+	const char *v[MAX_ARGS + 1];
+	unsigned n;
+	char num[16][48];
+	unsigned nnum;
+	bool overflow;
+};
+
+static void arg(struct args *a, const char *s)
+{
+	if (a->n < MAX_ARGS)
+		a->v[a->n++] = s;
+	else
+		a->overflow = true;
+	a->v[a->n] = NULL;
+}
+
+static const char *fmt_arg(struct args *a, const char *fmt, double v)
+{
+	if (a->nnum >= 16) {
+		a->overflow = true;
+		return "0";
+	}
+	char *b = a->num[a->nnum++];
+	snprintf(b, sizeof(a->num[0]), fmt, v);
+	return b;
+}
+
+/* ip netns exec NS EXE (or EXE alone) */
+static void arg_prefix(struct args *a, const char *netns, const char *exe)
+{
+	if (netns) {
+		arg(a, "ip");
+		arg(a, "netns");
+		arg(a, "exec");
+		arg(a, netns);
+	}
+	arg(a, exe);
+}
+
+/* fork + exec with stdout to /dev/null, stderr to errpath; keep_fd stays
+ * open across exec. Returns the pid or -errno. */
+static pid_t spawn(const struct args *a, const char *errpath, int keep_fd)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (nul >= 0) {
+			dup2(nul, STDIN_FILENO);
+			dup2(nul, STDOUT_FILENO);
+		}
+		if (err >= 0)
+			dup2(err, STDERR_FILENO);
+		if (keep_fd >= 0)
+			fcntl(keep_fd, F_SETFD, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(a->v[0], (char *const *)a->v);
+		fprintf(stderr, "cannot run %s: %s\n", a->v[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Reap pid if it has exited: 1 and *status, 0 still running. */
+static int reaped(pid_t pid, int *status)
+{
+	pid_t r = waitpid(pid, status, WNOHANG);
+	return r == pid ? 1 : 0;
+}
+
+/* Wait up to grace s for pid to exit by itself, then SIGTERM, then SIGKILL
+ * after 2 s; always reaps. Returns true when it had exited by itself
+ * (*status set). */
+static bool stop_child(pid_t pid, double grace, int *status)
+{
+	int st = 0;
+	if (pid <= 0)
+		return false;
+	double end = mono_s() + grace;
+	for (;;) {
+		if (reaped(pid, &st)) {
+			if (status)
+				*status = st;
+			return true;
+		}
+		if (mono_s() >= end)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGTERM);
+	end = mono_s() + 2.0;
+	while (mono_s() < end) {
+		if (reaped(pid, &st))
+			return false;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return false;
+}
+
+static void describe_exit(int st, char *out, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(out, len, "exit status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(out, len, "killed by signal %d", WTERMSIG(st));
+	else
+		snprintf(out, len, "status %d", st);
+}
+
+/* ---- one trial ------------------------------------------------------------------------ */
+
+struct run {
+	const struct ndr_cfg *cfg;
+	const char *dest;
+	char exe[PATH_MAX];
+	struct paths p;
+	char sender_cpus[TXS_MAX_CORES * 8];
+	int recv_cpu; /* -1: let recv choose */
+	const char *recv_argv[32];
+	unsigned recv_argc;
+	char recv_args_buf[1024];
+	char err[512];
+};
+
+static void recv_argv_split(struct run *r)
+{
+	r->recv_argc = 0;
+	if (!r->cfg->recv_args)
+		return;
+	snprintf(r->recv_args_buf, sizeof(r->recv_args_buf), "%s", r->cfg->recv_args);
+	char *save = NULL;
+	for (char *t = strtok_r(r->recv_args_buf, " \t", &save); t && r->recv_argc < 32;
+	     t = strtok_r(NULL, " \t", &save))
+		r->recv_argv[r->recv_argc++] = t;
+}
+
+/* Does --recv-args already choose the receiver's CPUs or threads? */
+static bool recv_args_pin(const struct run *r)
+{
+	static const char *const k[] = { "-A", "--affinity", "--no-pin", "-P", "--parallel" };
+	for (unsigned i = 0; i < r->recv_argc; i++)
+		for (unsigned j = 0; j < TXS_ARRAY_SIZE(k); j++)
+			if (strncmp(r->recv_argv[i], k[j], strlen(k[j])) == 0)
+				return true;
+	return false;
+}
+
+/* The sender's CPUs as send chooses them (-A, else the first P online),
+ * and the first online CPU outside them for the receiver. */
+static void pick_cpus(struct run *r)
+{
+	const struct ndr_cfg *c = r->cfg;
+	cpu_set_t online, used;
+	CPU_ZERO(&online);
+	CPU_ZERO(&used);
+	sched_getaffinity(0, sizeof(online), &online);
+	size_t off = 0;
+	r->sender_cpus[0] = 0;
+	for (unsigned i = 0; i < c->cpus.n; i++) {
+		CPU_SET(c->cpus.cpu[i], &used);
+		off += (size_t)snprintf(r->sender_cpus + off, sizeof(r->sender_cpus) - off, "%s%d", i ? "," : "",
+					c->cpus.cpu[i]);
+		if (off >= sizeof(r->sender_cpus))
+			break;
+	}
+	if (!c->cpus.n) {
+		unsigned want = c->threads ? c->threads : 1;
+		for (int cpu = 0; cpu < CPU_SETSIZE && want; cpu++)
+			if (CPU_ISSET(cpu, &online)) {
+				CPU_SET(cpu, &used);
+				want--;
+			}
+	}
+	r->recv_cpu = -1;
+	if (recv_args_pin(r))
+		return;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &online) && !CPU_ISSET(cpu, &used)) {
+			r->recv_cpu = cpu;
+			break;
+		}
+}
+
+/* Kill what runs, say why. */
+static int abort_trial(pid_t rp, pid_t sp, int rc)
+{
+	stop_child(sp, 0, NULL);
+	stop_child(rp, 0, NULL);
+	return rc;
+}
+
+/* Run one trial at rate pps (0 = unlimited) for secs. 0 and *t filled;
+ * -EINTR on SIGINT/SIGTERM; other -errno with r->err set. */
+static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *t, char **sbuf, char **rbuf)
+{
+	const struct ndr_cfg *c = r->cfg;
+	pid_t rp = -1, sp = -1;
+	int st;
+	*sbuf = *rbuf = NULL;
+	r->err[0] = 0;
+	unlink(r->p.send_json);
+	unlink(r->p.recv_json);
+
+	/* receiver */
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		snprintf(r->err, sizeof(r->err), "pipe: %s", strerror(errno));
+		return -errno;
+	}
+	struct args ra = { .n = 0 };
+	arg_prefix(&ra, c->recv_netns, r->exe);
+	arg(&ra, "recv");
+	arg(&ra, "--dev");
+	arg(&ra, c->recv_dev);
+	arg(&ra, "-B");
+	arg(&ra, r->dest);
+	arg(&ra, "-p");
+	arg(&ra, fmt_arg(&ra, "%.0f", c->port));
+	arg(&ra, "-J");
+	arg(&ra, "-i");
+	arg(&ra, "0");
+	arg(&ra, "--idle");
+	arg(&ra, RECV_IDLE);
+	arg(&ra, "-t");
+	arg(&ra, fmt_arg(&ra, "%.3f", secs + RECV_EXTRA_S));
+	arg(&ra, "--sender-summary");
+	arg(&ra, r->p.send_json);
+	arg(&ra, "--summary-file");
+	arg(&ra, r->p.recv_json);
+	arg(&ra, "--ready-fd");
+	arg(&ra, fmt_arg(&ra, "%.0f", pfd[1]));
+	if (r->recv_cpu >= 0) {
+		arg(&ra, "-A");
+		arg(&ra, fmt_arg(&ra, "%.0f", r->recv_cpu));
+	}
+	for (unsigned i = 0; i < r->recv_argc; i++)
+		arg(&ra, r->recv_argv[i]);
+	rp = spawn(&ra, r->p.recv_err, pfd[1]);
+	close(pfd[1]);
+	if (rp < 0) {
+		close(pfd[0]);
+		snprintf(r->err, sizeof(r->err), "cannot start the receiver: %s", strerror(-rp));
+		return (int)rp;
+	}
+	/* wait for its "ready" line (EOF: it exited) */
+	double t0 = mono_s();
+	char line[16] = "";
+	size_t got = 0;
+	for (;;) {
+		if (g_stop) {
+			close(pfd[0]);
+			return abort_trial(rp, sp, -EINTR);
+		}
+		if (mono_s() - t0 > READY_TIMEOUT_S) {
+			close(pfd[0]);
+			snprintf(r->err, sizeof(r->err), "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
+			return abort_trial(rp, sp, -ETIMEDOUT);
+		}
+		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		ssize_t n = read(pfd[0], line + got, sizeof(line) - 1 - got);
+		if (n > 0) {
+			got += (size_t)n;
+			line[got] = 0;
+			if (strchr(line, '\n') || got == sizeof(line) - 1)
+				break;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		break; /* EOF */
+	}
+	close(pfd[0]);
+	if (strncmp(line, "ready\n", 6) != 0) {
+		char why[256], ex[64] = "no ready line";
+		int xs;
+		if (stop_child(rp, 1.0, &xs))
+			describe_exit(xs, ex, sizeof(ex));
+		last_line(r->p.recv_err, why, sizeof(why));
+		snprintf(r->err, sizeof(r->err), "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
+		return -EIO;
+	}
+
+	/* sender */
+	struct args sa = { .n = 0 };
+	arg_prefix(&sa, c->send_netns, r->exe);
+	arg(&sa, "send");
+	arg(&sa, "--dev");
+	arg(&sa, c->dev);
+	arg(&sa, "-p");
+	arg(&sa, fmt_arg(&sa, "%.0f", c->port));
+	arg(&sa, "-l");
+	arg(&sa, fmt_arg(&sa, "%.0f", c->length));
+	arg(&sa, "-b");
+	arg(&sa, fmt_arg(&sa, "%.0f", rate));
+	arg(&sa, "-t");
+	arg(&sa, fmt_arg(&sa, "%.3f", secs));
+	arg(&sa, "-J");
+	arg(&sa, "-i");
+	arg(&sa, "0");
+	arg(&sa, "--summary-file");
+	arg(&sa, r->p.send_json);
+	if (c->threads) {
+		arg(&sa, "-P");
+		arg(&sa, fmt_arg(&sa, "%.0f", c->threads));
+	}
+	if (c->cpus.n) {
+		arg(&sa, "-A");
+		arg(&sa, r->sender_cpus);
+	}
+	if (c->bind) {
+		arg(&sa, "-B");
+		arg(&sa, c->bind);
+	}
+	arg(&sa, r->dest);
+	if (ra.overflow || sa.overflow) {
+		snprintf(r->err, sizeof(r->err), "too many arguments");
+		return abort_trial(rp, sp, -E2BIG);
+	}
+	sp = spawn(&sa, r->p.send_err, -1);
+	if (sp < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot start the sender: %s", strerror(-sp));
+		return abort_trial(rp, -1, (int)sp);
+	}
+
+	/* both end by themselves; bounded anyway */
+	double deadline = mono_s() + secs + CHILD_EXTRA_S;
+	int sst = 0, rst = 0;
+	bool sdone = false, rdone = false;
+	while (!sdone || !rdone) {
+		if (g_stop)
+			return abort_trial(rdone ? -1 : rp, sdone ? -1 : sp, -EINTR);
+		if (mono_s() > deadline) {
+			snprintf(r->err, sizeof(r->err), "the %s did not finish within %.0f s",
+				 !sdone ? "sender" : "receiver", secs + CHILD_EXTRA_S);
+			return abort_trial(rdone ? -1 : rp, sdone ? -1 : sp, -ETIMEDOUT);
+		}
+		if (!sdone && reaped(sp, &st)) {
+			sdone = true;
+			sst = st;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				char why[256], ex[64];
+				describe_exit(st, ex, sizeof(ex));
+				last_line(r->p.send_err, why, sizeof(why));
+				snprintf(r->err, sizeof(r->err), "the sender failed (%s): %s", ex,
+					 why[0] ? why : "no message");
+				return abort_trial(rdone ? -1 : rp, -1, -EIO);
+			}
+		}
+		if (!rdone && reaped(rp, &st)) {
+			rdone = true;
+			rst = st;
+		}
+		if (!sdone || !rdone) {
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	(void)sst;
+	if (!WIFEXITED(rst) || WEXITSTATUS(rst) != 0) {
+		char why[256], ex[64];
+		describe_exit(rst, ex, sizeof(ex));
+		last_line(r->p.recv_err, why, sizeof(why));
+		snprintf(r->err, sizeof(r->err), "the receiver failed (%s): %s", ex, why[0] ? why : "no message");
+		return -EIO;
+	}
+	size_t sn = 0, rn = 0;
+	*sbuf = slurp(r->p.send_json, &sn);
+	*rbuf = slurp(r->p.recv_json, &rn);
+	if (!*sbuf || !*rbuf) {
+		snprintf(r->err, sizeof(r->err), "no %s summary file", !*sbuf ? "sender" : "receiver");
+		return -EIO;
+	}
+	sn = trim(*sbuf, sn);
+	rn = trim(*rbuf, rn);
+	if (ndr_trial_parse(t, *sbuf, sn, *rbuf, rn) < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot read the summaries (sender: %.120s; receiver: %.120s)", *sbuf,
+			 *rbuf);
+		return -EIO;
+	}
+	if (!t->lost_exact) {
+		snprintf(r->err, sizeof(r->err), "the receiver could not count loss exactly (sender summary unread)");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static void trial_json(unsigned k, enum ndr_phase ph, double rate, double secs, const struct ndr_trial *t,
+		       double pct, bool pass)
+{
+	struct txs_json j;
+	txs_json_begin(&j, stdout);
+	txs_json_str(&j, "type", "trial");
+	txs_json_u64(&j, "trial", k);
+	txs_json_str(&j, "phase", ndr_phase_str(ph));
+	txs_json_dbl(&j, "rate", rate);
+	txs_json_dbl(&j, "seconds", secs);
+	txs_json_u64(&j, "sent", t->sent);
+	txs_json_dbl(&j, "sent_pps", t->sent_pps);
+	txs_json_u64(&j, "sender_drops", t->sender_drops);
+	txs_json_u64(&j, "received", t->received);
+	txs_json_dbl(&j, "recv_pps", t->recv_pps);
+	txs_json_u64(&j, "lost", t->lost);
+	txs_json_dbl(&j, "loss_pct", pct);
+	txs_json_bool(&j, "pass", pass);
+	if (t->kernel_drops) {
+		txs_json_key(&j, "kernel_drops");
+		fwrite(t->kernel_drops, 1, t->kernel_drops_len, stdout);
+	}
+	txs_json_end(&j);
+}
+
+static void trial_text(unsigned k, enum ndr_phase ph, double rate, const struct ndr_trial *t, double pct,
+		       bool pass)
+{
+	char rb[32], sb[32], sock[32] = "?";
+	if (t->have_sockets)
+		snprintf(sock, sizeof(sock), "%llu", (unsigned long long)t->sockets);
+	printf("%3u %-7s %9s pps: sent %llu (%s pps), received %llu, lost %llu (%.4g%%) %s  drops: socket %s "
+	       "(RcvbufErrors %llu), if rx %llu, softnet %llu%s\n",
+	       k, ndr_phase_str(ph), rate > 0 ? txs_fmt_si(rate, rb, sizeof(rb)) : "unlimited",
+	       (unsigned long long)t->sent, txs_fmt_si(t->sent_pps, sb, sizeof(sb)),
+	       (unsigned long long)t->received, (unsigned long long)(t->lost + t->sender_drops), pct,
+	       pass ? "PASS" : "FAIL", sock, (unsigned long long)t->rcvbuf_errors, (unsigned long long)t->if_dropped,
+	       (unsigned long long)t->softnet, t->sender_drops ? ", some at the sender" : "");
+	fflush(stdout);
+}
+
+static const char *limited_by(const struct ndr_search *s)
+{
+	switch (s->outcome) {
+	case NDR_FOUND:
+		return "loss";
+	case NDR_HI_PASSES:
+		return s->hi0 > 0 ? "hi" : "sender";
+	case NDR_LO_FAILS:
+		return "lo";
+	case NDR_OUT_OF_TRIALS:
+		return "trials";
+	}
+	return "?";
+}
+
+static void result_out(const struct run *r, const struct ndr_search *s, double last_sent_pps, double seconds)
+{
+	const struct ndr_cfg *c = r->cfg;
+	bool hi_known = s->outcome != NDR_HI_PASSES;
+	double lo = s->n_pass ? s->lo : 0;
+	double rate = s->result;
+	const char *lim = limited_by(s);
+	/* the last trial passed at `result` but the sender fell short of it:
+	 * what was shown to pass is what it sent */
+	bool short_send = s->confirmed && s->result > 0 && last_sent_pps < s->result * (1 - s->precision);
+	if (short_send) {
+		rate = last_sent_pps;
+		lim = "sender";
+	}
+	if (c->json) {
+		struct txs_json j;
+		txs_json_begin(&j, stdout);
+		txs_json_str(&j, "type", "ndr");
+		txs_json_dbl(&j, "rate_pps", rate);
+		txs_json_dbl(&j, "precision_pct", c->precision.v);
+		txs_json_dbl(&j, "trial_s", c->trial);
+		txs_json_u64(&j, "trials", s->trials);
+		txs_json_str(&j, "outcome", ndr_outcome_str(s->outcome));
+		txs_json_str(&j, "limited_by", lim);
+		txs_json_bool(&j, "confirmed", s->confirmed);
+		txs_json_dbl(&j, "lo_pps", lo);
+		if (hi_known)
+			txs_json_dbl(&j, "hi_pps", s->hi);
+		else
+			txs_json_dbl(&j, "hi_pps", NAN);
+		txs_json_dbl(&j, "bracket_pct", hi_known && s->n_pass ? ndr_bracket(s) * 100 : NAN);
+		txs_json_dbl(&j, "sent_pps", last_sent_pps);
+		txs_json_dbl(&j, "loss_pct_max", c->loss.v);
+		txs_json_str(&j, "dest", r->dest);
+		txs_json_str(&j, "device", c->dev);
+		txs_json_str(&j, "recv_device", c->recv_dev);
+		txs_json_u64(&j, "payload_len", c->length);
+		txs_json_u64(&j, "threads", c->threads ? c->threads : c->cpus.n ? c->cpus.n : 1);
+		txs_json_dbl(&j, "seconds", seconds);
+		txs_json_end(&j);
+		return;
+	}
+	char a[32], b[32], l[32];
+	switch (s->outcome) {
+	case NDR_FOUND:
+		if (short_send)
+			printf("ndr: note: the sender reached only %s pps of the %s pps asked for\n",
+			       txs_fmt_si(last_sent_pps, a, sizeof(a)), txs_fmt_si(s->result, b, sizeof(b)));
+		printf("ndr: %s pps with %s loss (bracket %s..%s pps, %.2g%% <= %.2g%%), confirmed; %u trials of %.3g s, "
+		       "%.1f s\n",
+		       txs_fmt_si(rate, a, sizeof(a)), c->loss.v > 0 ? "acceptable" : "zero",
+		       txs_fmt_si(lo, l, sizeof(l)), txs_fmt_si(s->hi, b, sizeof(b)), ndr_bracket(s) * 100, c->precision.v,
+		       s->trials, c->trial, seconds);
+		break;
+	case NDR_HI_PASSES:
+		printf("ndr: no loss at the upper bound: %s pps (%s); the path takes at least that; %u trial%s, %.1f s\n",
+		       txs_fmt_si(rate, a, sizeof(a)),
+		       short_send ? "what the sender reached: the sender is the limit"
+		       : s->hi0 > 0 ? "--hi" : "the sender's unlimited rate: the sender is the limit",
+		       s->trials, s->trials > 1 ? "s" : "", seconds);
+		break;
+	case NDR_LO_FAILS:
+		printf("ndr: loss even at the lower bound %s pps: the NDR is below --lo; %u trials, %.1f s\n",
+		       txs_fmt_si(s->lo0, a, sizeof(a)), s->trials, seconds);
+		break;
+	case NDR_OUT_OF_TRIALS:
+		printf("ndr: --max-trials %u reached: highest pass %s pps, %s (bracket %.2g%%, wanted %.2g%%); "
+		       "%.1f s\n",
+		       c->max_trials, txs_fmt_si(s->result, a, sizeof(a)), s->confirmed ? "confirmed" : "not confirmed",
+		       ndr_bracket(s) * 100, c->precision.v, seconds);
+		break;
+	}
+	fflush(stdout);
+}
+
+/* ---- command ---------------------------------------------------------------------- */
+
+static int check_rate(const char *name, const struct opt_rate *r)
+{
+	if (r->bits) {
+		fprintf(stderr, "txscale ndr: bad value for %s: packets/s only (e.g. 100k), not bits/s\n", name);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_ndr(int argc, char **argv)
+{
+	struct ndr_cfg cfg = { 0 };
+	const char *pos[1];
+	int npos = 0;
+	static const char *syn = "[options] DEST   (DEST: the receiver's address, as txscale recv -B)";
+	int rc = opt_parse("ndr", syn, ndr_opts, &cfg, argc, argv, pos, 1, &npos);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (!npos) {
+		fprintf(stderr, "txscale ndr: no destination: give DEST, the receiver's address (see txscale ndr --help)\n");
+		return 2;
+	}
+	struct txs_addr da, ba;
+	if (txs_addr_parse(&da, pos[0]) < 0) {
+		fprintf(stderr, "txscale ndr: bad destination address '%s'\n", pos[0]);
+		return 2;
+	}
+	if (cfg.bind && (txs_addr_parse(&ba, cfg.bind) < 0 || ba.family != da.family)) {
+		fprintf(stderr, "txscale ndr: bad value for -B/--bind: '%s': expected an %s address\n", cfg.bind,
+			da.family == AF_INET ? "IPv4" : "IPv6");
+		return 2;
+	}
+	if (check_rate("--lo", &cfg.lo) < 0 || check_rate("--hi", &cfg.hi) < 0)
+		return 2;
+	cfg.lo.value = floor(cfg.lo.value); /* the sender is given whole packets/s */
+	cfg.hi.value = floor(cfg.hi.value);
+	if (!(cfg.lo.value >= 1)) {
+		fprintf(stderr, "txscale ndr: bad value for --lo: '%.0f': expected at least 1 packet/s\n", cfg.lo.value);
+		return 2;
+	}
+	if (cfg.hi.value > 0 && cfg.hi.value <= cfg.lo.value) {
+		fprintf(stderr, "txscale ndr: bad value for --hi: '%.0f': must be above --lo %.0f\n", cfg.hi.value,
+			cfg.lo.value);
+		return 2;
+	}
+	if (!(cfg.precision.v > 0)) {
+		fprintf(stderr, "txscale ndr: bad value for --precision: '%g': expected 0 < PCT < 100\n", cfg.precision.v);
+		return 2;
+	}
+	if (cfg.trial < 0.1 || cfg.trial > 3600) {
+		fprintf(stderr, "txscale ndr: bad value for --trial: '%g': expected 0.1 to 3600 seconds\n", cfg.trial);
+		return 2;
+	}
+	if (cfg.cpus.n && cfg.threads && cfg.threads > cfg.cpus.n) {
+		fprintf(stderr, "txscale ndr: -P %u needs at least %u CPUs in -A (got %u)\n", cfg.threads, cfg.threads,
+			cfg.cpus.n);
+		return 2;
+	}
+	if (cfg.recv_args && strlen(cfg.recv_args) >= 1024) {
+		fprintf(stderr, "txscale ndr: --recv-args is too long (at most 1023 characters)\n");
+		return 2;
+	}
+	struct ndr_search s;
+	if (ndr_init(&s, cfg.lo.value, cfg.hi.value, cfg.precision.v / 100.0, cfg.max_trials) < 0) {
+		fprintf(stderr, "txscale ndr: bad search bounds (--lo %.0f, --hi %.0f, --precision %g)\n", cfg.lo.value,
+			cfg.hi.value, cfg.precision.v);
+		return 2;
+	}
+
+	struct run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return 1;
+	r->cfg = &cfg;
+	r->dest = pos[0];
+	ssize_t n = readlink("/proc/self/exe", r->exe, sizeof(r->exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "txscale ndr: cannot find this program (/proc/self/exe): %s\n", strerror(errno));
+		free(r);
+		return 1;
+	}
+	r->exe[n] = 0;
+	recv_argv_split(r);
+	pick_cpus(r);
+	int e = paths_make(&r->p);
+	if (e < 0) {
+		fprintf(stderr, "txscale ndr: cannot make a temporary directory: %s\n", strerror(-e));
+		free(r);
+		return 1;
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction old_int, old_term;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	if (!cfg.json) {
+		char a[32], b[32];
+		printf("txscale ndr: %s port %u, %u-byte payload, --dev %s, %u sender thread%s, recv --dev %s%s%s; "
+		       "%.3g s trials, precision %g%%, loss <= %g%%, rates %s..%s pps, at most %u trials\n",
+		       r->dest, cfg.port, cfg.length, cfg.dev, cfg.threads ? cfg.threads : cfg.cpus.n ? cfg.cpus.n : 1,
+		       (cfg.threads ? cfg.threads : cfg.cpus.n ? cfg.cpus.n : 1) > 1 ? "s" : "", cfg.recv_dev,
+		       cfg.recv_args ? " " : "", cfg.recv_args ? cfg.recv_args : "", cfg.trial, cfg.precision.v,
+		       cfg.loss.v, txs_fmt_si(cfg.lo.value, a, sizeof(a)),
+		       cfg.hi.value > 0 ? txs_fmt_si(cfg.hi.value, b, sizeof(b)) : "measured", cfg.max_trials);
+		fflush(stdout);
+	}
+	double t0 = mono_s(), rate, last_sent_pps = 0;
+	char rb_[32];
+	enum ndr_phase ph;
+	int ret = 0;
+	while (ndr_next(&s, &rate, &ph)) {
+		double secs = ph == NDR_MEASURE && cfg.trial > MEASURE_MAX_S ? MEASURE_MAX_S : cfg.trial;
+		struct ndr_trial t;
+		char *sb, *rb;
+		e = run_trial(r, rate, secs, &t, &sb, &rb);
+		if (e == 0) {
+			double pct;
+			bool pass = ndr_trial_pass(&t, cfg.loss.v, &pct);
+			if (cfg.json)
+				trial_json(s.trials + 1, ph, rate, secs, &t, pct, pass);
+			else
+				trial_text(s.trials + 1, ph, rate, &t, pct, pass);
+			ndr_report(&s, pass, t.sent_pps);
+			last_sent_pps = t.sent_pps;
+		}
+		free(sb);
+		free(rb);
+		if (e == -EINTR) {
+			fprintf(stderr, "txscale ndr: interrupted after %u trials\n", s.trials);
+			ret = 130;
+			break;
+		}
+		if (e < 0) {
+			fprintf(stderr, "txscale ndr: trial %u (%s, %s): %s\n", s.trials + 1, ndr_phase_str(ph),
+				rate > 0 ? txs_fmt_si(rate, rb_, sizeof(rb_)) : "unlimited", r->err);
+			ret = 1;
+			break;
+		}
+	}
+	if (ret == 0)
+		result_out(r, &s, last_sent_pps, mono_s() - t0);
+	paths_remove(&r->p);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	free(r);
+	return ret;
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale ndr: the search and the summary reader (ndr_search.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ndr_search.h"
+
+/* ---- search --------------------------------------------------------------- */
+
+int ndr_init(struct ndr_search *s, double lo, double hi, double precision, unsigned max_trials)
+{
+	if (!(lo > 0) || !isfinite(lo) || hi < 0 || !isfinite(hi) || (hi > 0 && hi <= lo) || !(precision > 0) ||
+	    !(precision < 1) || max_trials < 3 || max_trials > NDR_MAX_TRIALS)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->lo0 = lo;
+	s->hi0 = hi;
+	s->precision = precision;
+	s->max_trials = max_trials;
+	s->lo = lo;
+	s->hi = hi;
+	s->phase = hi > 0 ? NDR_HI : NDR_MEASURE;
+	return 0;
+}
+
+double ndr_bracket(const struct ndr_search *s)
+{
+	if (!(s->hi > 0) || s->n_pass == 0)
+		return 1;
+	double b = (s->hi - s->lo) / s->hi;
+	return b > 0 ? b : 0;
+}
+
+static bool converged(const struct ndr_search *s)
+{
+	return ndr_bracket(s) <= s->precision;
+}
+
+static void finish(struct ndr_search *s, enum ndr_outcome o, double result, bool confirmed)
+{
+	s->phase = NDR_DONE;
+	s->outcome = o;
+	s->result = result;
+	s->confirmed = confirmed;
+}
+
+bool ndr_next(struct ndr_search *s, double *rate, enum ndr_phase *phase)
+{
+	if (s->phase == NDR_DONE)
+		return false;
+	if (s->trials >= s->max_trials) {
+		/* the highest pass stands, unconfirmed */
+		finish(s, NDR_OUT_OF_TRIALS, s->n_pass ? s->pass[s->n_pass - 1] : 0, false);
+		return false;
+	}
+	/* keep the last trial for the confirmation; a bracket too narrow for a
+	 * whole packet/s between its ends is as good as converged */
+	if (s->phase == NDR_SEARCH) {
+		if (floor((s->lo + s->hi) / 2) <= s->lo) {
+			s->converged = true;
+			s->phase = NDR_CONFIRM;
+		} else if (s->trials + 1 >= s->max_trials) {
+			s->phase = NDR_CONFIRM; /* not converged: the outcome says so */
+		}
+	}
+	switch (s->phase) {
+	case NDR_MEASURE:
+		s->rate = 0;
+		break;
+	case NDR_HI:
+		s->rate = s->hi;
+		break;
+	case NDR_LO:
+	case NDR_CONFIRM:
+		s->rate = s->lo;
+		break;
+	case NDR_SEARCH:
+		s->rate = floor((s->lo + s->hi) / 2); /* whole packets/s: what the sender is given */
+		break;
+	case NDR_DONE:
+		return false;
+	}
+	*rate = s->rate;
+	*phase = s->phase;
+	return true;
+}
+
+static void push_pass(struct ndr_search *s, double r)
+{
+	if (s->n_pass < NDR_MAX_TRIALS)
+		s->pass[s->n_pass++] = r;
+	s->lo = r;
+}
+
+/* after a pass at lo or a search step: confirm once converged */
+static void search_or_confirm(struct ndr_search *s)
+{
+	s->converged = converged(s);
+	s->phase = s->converged ? NDR_CONFIRM : NDR_SEARCH;
+}
+
+void ndr_report(struct ndr_search *s, bool pass, double achieved_pps)
+{
+	if (s->phase == NDR_DONE)
+		return;
+	s->trials++;
+	switch (s->phase) {
+	case NDR_MEASURE:
+		s->measured = true;
+		if (pass) {
+			/* no loss at the sender's full rate, in a probe that may be
+			 * shorter than a trial: a whole trial paced at that rate
+			 * decides (a pass there ends the search) */
+			s->hi = floor(achieved_pps) > s->lo ? floor(achieved_pps) : s->lo + 1;
+			s->phase = NDR_HI;
+			return;
+		}
+		/* a sender slower than lo: the bracket is empty, lo decides */
+		s->hi = floor(achieved_pps) > s->lo ? floor(achieved_pps) : s->lo;
+		s->phase = NDR_LO;
+		return;
+	case NDR_HI:
+		if (pass) {
+			finish(s, NDR_HI_PASSES, s->hi, true);
+			return;
+		}
+		s->phase = NDR_LO;
+		return;
+	case NDR_LO:
+		if (!pass) {
+			s->hi = s->lo;
+			finish(s, NDR_LO_FAILS, 0, false);
+			return;
+		}
+		push_pass(s, s->lo);
+		search_or_confirm(s);
+		return;
+	case NDR_SEARCH:
+		if (pass)
+			push_pass(s, s->rate);
+		else
+			s->hi = s->rate;
+		search_or_confirm(s);
+		return;
+	case NDR_CONFIRM:
+		if (pass) {
+			finish(s, s->converged ? NDR_FOUND : NDR_OUT_OF_TRIALS, s->lo, true);
+			return;
+		}
+		/* the result did not hold: it becomes the upper bound, and the
+		 * search goes on below it from the pass before */
+		s->hi = s->lo;
+		s->n_pass--;
+		if (s->n_pass == 0) {
+			finish(s, NDR_LO_FAILS, 0, false);
+			return;
+		}
+		s->lo = s->pass[s->n_pass - 1];
+		search_or_confirm(s);
+		return;
+	case NDR_DONE:
+		return;
+	}
+}
+
+const char *ndr_phase_str(enum ndr_phase p)
+{
+	static const char *const n[] = { "measure", "hi", "lo", "search", "confirm", "done" };
+	return (unsigned)p < sizeof(n) / sizeof(n[0]) ? n[p] : "?";
+}
+
+const char *ndr_outcome_str(enum ndr_outcome o)
+{
+	static const char *const n[] = { "found", "hi-passes", "lo-fails", "out-of-trials" };
+	return (unsigned)o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
+}
+
+/* ---- JSON reader ------------------------------------------------------------- */
+
+#define JR_MAX_DEPTH 32
+
+struct jr {
+	const char *p, *end;
+};
+
+static void jr_ws(struct jr *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+static bool jr_lit(struct jr *j, const char *s)
+{
+	size_t n = strlen(s);
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, s, n) != 0)
+		return false;
+	j->p += n;
+	return true;
+}
+
+/* A string. *raw and *rawlen: its text between the quotes, escapes kept. */
+static bool jr_str(struct jr *j, const char **raw, size_t *rawlen)
+{
+	if (j->p >= j->end || *j->p != '"')
+		return false;
+	const char *start = ++j->p;
+	while (j->p < j->end) {
+		unsigned char c = (unsigned char)*j->p++;
+		if (c == '"') {
+			if (raw) {
+				*raw = start;
+				*rawlen = (size_t)(j->p - 1 - start);
+			}
+			return true;
+		}
+		if (c < 0x20)
+			return false;
+		if (c == '\\') {
+			if (j->p >= j->end)
+				return false;
+			char e = *j->p++;
+			if (e == 'u') {
+				if (j->end - j->p < 4)
+					return false;
+				for (int i = 0; i < 4; i++) {
+					char h = j->p[i];
+					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
+						return false;
+				}
+				j->p += 4;
+			} else if (!strchr("\"\\/bfnrt", e) || !e) {
+				return false;
+			}
+		}
+	}
+	return false;
+}
+
+static bool jr_num(struct jr *j)
+{
+	const char *s = j->p;
+	if (j->p < j->end && *j->p == '-')
+		j->p++;
+	if (j->p >= j->end)
+		return false;
+	if (*j->p == '0') {
+		j->p++;
+	} else if (*j->p >= '1' && *j->p <= '9') {
+		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+			j->p++;
+	} else {
+		return false;
+	}
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		const char *d = j->p;
+		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+			j->p++;
+		if (j->p == d)
+			return false;
+	}
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		const char *d = j->p;
+		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+			j->p++;
+		if (j->p == d)
+			return false;
+	}
+	return j->p > s;
+}
+
+/* Skip one value. path: the rest of the dotted path to look for inside it
+ * (NULL: none); on a hit *val and *len are set and *found is true. */
+static bool jr_value(struct jr *j, int depth, const char *path, bool *found, const char **val, size_t *len);
+
+static bool jr_object(struct jr *j, int depth, const char *path, bool *found, const char **val, size_t *len)
+{
+	j->p++; /* '{' */
+	jr_ws(j);
+	if (j->p < j->end && *j->p == '}') {
+		j->p++;
+		return true;
+	}
+	size_t seg = 0;
+	const char *rest = NULL;
+	if (path) {
+		const char *dot = strchr(path, '.');
+		seg = dot ? (size_t)(dot - path) : strlen(path);
+		rest = dot ? dot + 1 : NULL;
+	}
+	for (;;) {
+		const char *k;
+		size_t kl;
+		jr_ws(j);
+		if (!jr_str(j, &k, &kl))
+			return false;
+		jr_ws(j);
+		if (j->p >= j->end || *j->p != ':')
+			return false;
+		j->p++;
+		jr_ws(j);
+		bool match = path && !*found && kl == seg && memcmp(k, path, seg) == 0;
+		const char *vs = j->p;
+		if (!jr_value(j, depth + 1, match ? rest : NULL, found, val, len))
+			return false;
+		if (match && !rest) {
+			*found = true;
+			*val = vs;
+			*len = (size_t)(j->p - vs);
+		}
+		jr_ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (j->p < j->end && *j->p == '}') {
+			j->p++;
+			return true;
+		}
+		return false;
+	}
+}
+
+static bool jr_value(struct jr *j, int depth, const char *path, bool *found, const char **val, size_t *len)
+{
+	if (depth > JR_MAX_DEPTH)
+		return false;
+	jr_ws(j);
+	if (j->p >= j->end)
+		return false;
+	switch (*j->p) {
+	case '{':
+		return jr_object(j, depth, path, found, val, len);
+	case '[':
+		j->p++;
+		jr_ws(j);
+		if (j->p < j->end && *j->p == ']') {
+			j->p++;
+			return true;
+		}
+		for (;;) {
+			if (!jr_value(j, depth + 1, NULL, found, val, len))
+				return false;
+			jr_ws(j);
+			if (j->p < j->end && *j->p == ',') {
+				j->p++;
+				continue;
+			}
+			if (j->p < j->end && *j->p == ']') {
+				j->p++;
+				return true;
+			}
+			return false;
+		}
+	case '"':
+		return jr_str(j, NULL, NULL);
+	case 't':
+		return jr_lit(j, "true");
+	case 'f':
+		return jr_lit(j, "false");
+	case 'n':
+		return jr_lit(j, "null");
+	default:
+		return jr_num(j);
+	}
+}
+
+int ndr_json_find(const char *json, size_t n, const char *path, const char **val, size_t *len)
+{
+	struct jr j = { json, json + n };
+	bool found = false;
+	jr_ws(&j);
+	if (j.p >= j.end || *j.p != '{')
+		return -EINVAL;
+	if (!jr_value(&j, 0, path, &found, val, len))
+		return -EINVAL;
+	jr_ws(&j);
+	if (j.p != j.end)
+		return -EINVAL; /* one object, nothing after it */
+	return found ? 0 : -ENOENT;
+}
+
+int ndr_json_dbl(const char *json, size_t n, const char *path, double *out)
+{
+	const char *v;
+	size_t l;
+	int rc = ndr_json_find(json, n, path, &v, &l);
+	if (rc < 0)
+		return rc;
+	if (l == 0 || l > 63 || !(*v == '-' || (*v >= '0' && *v <= '9')))
+		return -EINVAL;
+	char buf[64];
+	memcpy(buf, v, l);
+	buf[l] = 0;
+	*out = strtod(buf, NULL);
+	return 0;
+}
+
+int ndr_json_u64(const char *json, size_t n, const char *path, uint64_t *out)
+{
+	const char *v;
+	size_t l;
+	int rc = ndr_json_find(json, n, path, &v, &l);
+	if (rc < 0)
+		return rc;
+	if (l == 0 || l > 20)
+		return -EINVAL;
+	uint64_t x = 0;
+	for (size_t i = 0; i < l; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -EINVAL; /* negative, fractional or not a number */
+		unsigned d = (unsigned)(v[i] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
+}
+
+int ndr_json_bool(const char *json, size_t n, const char *path, bool *out)
+{
+	const char *v;
+	size_t l;
+	int rc = ndr_json_find(json, n, path, &v, &l);
+	if (rc < 0)
+		return rc;
+	if (l == 4 && memcmp(v, "true", 4) == 0)
+		*out = true;
+	else if (l == 5 && memcmp(v, "false", 5) == 0)
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int ndr_json_sum_members(const char *json, size_t n, const char *path, const char *field, uint64_t *out)
+{
+	const char *v;
+	size_t l;
+	int rc = ndr_json_find(json, n, path, &v, &l);
+	if (rc < 0)
+		return rc;
+	if (*v != '{')
+		return -EINVAL;
+	/* walk the members of the (already validated) object */
+	struct jr j = { v + 1, v + l };
+	uint64_t sum = 0;
+	for (;;) {
+		jr_ws(&j);
+		if (j.p < j.end && *j.p == '}')
+			break;
+		const char *k;
+		size_t kl;
+		if (!jr_str(&j, &k, &kl))
+			return -EINVAL;
+		jr_ws(&j);
+		j.p++; /* ':' */
+		jr_ws(&j);
+		const char *ms = j.p;
+		bool found = false;
+		const char *dv;
+		size_t dl;
+		if (!jr_value(&j, 1, NULL, &found, &dv, &dl))
+			return -EINVAL;
+		uint64_t x;
+		if (*ms == '{' && ndr_json_u64(ms, (size_t)(j.p - ms), field, &x) == 0)
+			sum += x;
+		jr_ws(&j);
+		if (j.p < j.end && *j.p == ',')
+			j.p++;
+	}
+	*out = sum;
+	return 0;
+}
+
+static uint64_t opt_u64(const char *js, size_t n, const char *path)
+{
+	uint64_t v = 0;
+	if (ndr_json_u64(js, n, path, &v) < 0)
+		return 0;
+	return v;
+}
+
+int ndr_trial_parse(struct ndr_trial *t, const char *sj, size_t sn, const char *rj, size_t rn)
+{
+	memset(t, 0, sizeof(*t));
+	if (ndr_json_u64(sj, sn, "packets", &t->sent) < 0 || ndr_json_u64(sj, sn, "drops", &t->sender_drops) < 0)
+		return -EINVAL;
+	if (ndr_json_dbl(sj, sn, "pps", &t->sent_pps) < 0)
+		t->sent_pps = 0;
+	if (ndr_json_u64(rj, rn, "received", &t->received) < 0 || ndr_json_u64(rj, rn, "lost", &t->lost) < 0 ||
+	    ndr_json_bool(rj, rn, "lost_exact", &t->lost_exact) < 0)
+		return -EINVAL;
+	t->duplicates = opt_u64(rj, rn, "duplicates");
+	if (ndr_json_dbl(rj, rn, "pps", &t->recv_pps) < 0)
+		t->recv_pps = 0;
+	t->have_sockets = ndr_json_u64(rj, rn, "kernel_drops.sockets", &t->sockets) == 0;
+	t->rcvbuf_errors = opt_u64(rj, rn, "kernel_drops.udp.RcvbufErrors") +
+			   opt_u64(rj, rn, "kernel_drops.udp6.RcvbufErrors");
+	t->in_errors = opt_u64(rj, rn, "kernel_drops.udp.InErrors") + opt_u64(rj, rn, "kernel_drops.udp6.InErrors");
+	t->softnet = opt_u64(rj, rn, "kernel_drops.softnet.dropped");
+	uint64_t d = 0;
+	if (ndr_json_sum_members(rj, rn, "kernel_drops.interfaces", "rx_dropped", &d) == 0)
+		t->if_dropped = d;
+	const char *kv;
+	size_t kl;
+	if (ndr_json_find(rj, rn, "kernel_drops", &kv, &kl) == 0 && *kv == '{') {
+		t->kernel_drops = kv;
+		t->kernel_drops_len = kl;
+	}
+	return 0;
+}
+
+bool ndr_trial_pass(const struct ndr_trial *t, double loss_pct, double *pct)
+{
+	uint64_t offered = t->sent + t->sender_drops;
+	uint64_t lost = t->lost + t->sender_drops;
+	*pct = offered ? (double)lost * 100.0 / (double)offered : 0;
+	if (!offered || !t->lost_exact)
+		return false;
+	if (loss_pct <= 0)
+		return lost == 0;
+	return (double)lost * 100.0 <= loss_pct * (double)offered;
+}

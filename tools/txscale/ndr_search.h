@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* The pure parts of `txscale ndr` (docs/ndr.md), kept apart from processes
+ * and files so tests/unit/test_ndr.c can drive them with a fake receiver:
+ *
+ *  - the search: a step machine that says which rate to try next and takes
+ *    each trial's verdict (binary search with a relative precision, a bounded
+ *    number of trials, a confirmation trial at the result);
+ *  - a small JSON reader that picks fields out of the one-line summaries of
+ *    `txscale send` and `txscale recv` (docs/json-schema.md).
+ *
+ * Single-threaded; all memory caller-owned. */
+#ifndef TXS_NDR_SEARCH_H
+#define TXS_NDR_SEARCH_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NDR_MAX_TRIALS 100
+
+enum ndr_phase {
+	NDR_MEASURE, /* no --hi: one short unlimited trial; its sending rate becomes hi
+		      * (no loss there: hi is tried next, else lo) */
+	NDR_HI,      /* the upper bound: a pass there ends the search */
+	NDR_LO,      /* the lower bound: a failure there ends the search */
+	NDR_SEARCH,  /* bisection of [lo, hi] */
+	NDR_CONFIRM, /* the result, tried once more */
+	NDR_DONE,
+};
+
+enum ndr_outcome {
+	NDR_FOUND,         /* converged and confirmed: result in (T(1-p), T] for threshold T */
+	NDR_HI_PASSES,     /* the upper bound (or the unlimited rate) had no loss */
+	NDR_LO_FAILS,      /* even the lower bound lost: result 0 */
+	NDR_OUT_OF_TRIALS, /* --max-trials reached before the precision: result = highest
+			    * pass, confirmed when the last trial passed there */
+};
+
+struct ndr_search {
+	/* configuration (ndr_init) */
+	double lo0, hi0;  /* pps; hi0 0: measure it */
+	double precision; /* fraction: stop when (hi - lo) / hi <= precision */
+	unsigned max_trials;
+	/* state */
+	enum ndr_phase phase;
+	double lo, hi;    /* highest rate that passed / lowest that failed */
+	double rate;      /* the rate of the trial asked for last (0 = unlimited) */
+	unsigned trials;  /* trials reported */
+	double pass[NDR_MAX_TRIALS]; /* rates that passed, ascending */
+	unsigned n_pass;
+	bool measured;    /* hi came from the unlimited trial */
+	bool converged;   /* the bracket reached the precision (or a whole packet/s) */
+	/* result, once phase == NDR_DONE */
+	enum ndr_outcome outcome;
+	double result;    /* pps; 0 when nothing passed */
+	bool confirmed;   /* the last trial passed at `result` */
+};
+
+/* lo > 0; hi 0 (measure) or > lo; 0 < precision < 1; 3 <= max_trials <=
+ * NDR_MAX_TRIALS. Returns 0 or -EINVAL. */
+int ndr_init(struct ndr_search *s, double lo, double hi, double precision, unsigned max_trials);
+/* The next trial to run: false when the search is over (see outcome/result).
+ * *rate: packets/s to offer, 0 = unlimited. */
+bool ndr_next(struct ndr_search *s, double *rate, enum ndr_phase *phase);
+/* The verdict of the trial ndr_next asked for. achieved_pps: the rate the
+ * sender reached (read in NDR_MEASURE only: it becomes hi). */
+void ndr_report(struct ndr_search *s, bool pass, double achieved_pps);
+/* (hi - lo) / hi of the current bracket (1 when nothing is bracketed). */
+double ndr_bracket(const struct ndr_search *s);
+const char *ndr_phase_str(enum ndr_phase p);
+const char *ndr_outcome_str(enum ndr_outcome o);
+
+/* ---- JSON field reader ----------------------------------------------------- *
+ * Find the value at a dotted path ("kernel_drops.udp.RcvbufErrors") in one
+ * JSON object. Strict syntax, depth-limited, bounds-checked; keys with dots
+ * cannot be addressed. On success *val and *len give the raw value text. */
+int ndr_json_find(const char *json, size_t n, const char *path, const char **val, size_t *len);
+/* Typed lookups: 0, or -ENOENT (absent), -EINVAL (another type, null). */
+int ndr_json_u64(const char *json, size_t n, const char *path, uint64_t *out);
+int ndr_json_dbl(const char *json, size_t n, const char *path, double *out);
+int ndr_json_bool(const char *json, size_t n, const char *path, bool *out);
+/* Sum of the unsigned field `field` over every member of the object at
+ * `path` (e.g. kernel_drops.interfaces, rx_dropped). */
+int ndr_json_sum_members(const char *json, size_t n, const char *path, const char *field, uint64_t *out);
+
+/* What a trial's two summaries say (ndr_trial_parse). */
+struct ndr_trial {
+	uint64_t sent;         /* sender: packets its device accepted */
+	uint64_t sender_drops; /* sender: built but not accepted */
+	double sent_pps;       /* sender: packets / seconds */
+	uint64_t received, lost, duplicates;
+	bool lost_exact;
+	double recv_pps;
+	/* where the lost ones went (kernel counters, recv's namespace) */
+	bool have_sockets;
+	uint64_t sockets;       /* our socket's drops (SO_MEMINFO) */
+	uint64_t rcvbuf_errors; /* Udp + Udp6 RcvbufErrors */
+	uint64_t in_errors;     /* Udp + Udp6 InErrors */
+	uint64_t if_dropped;    /* interfaces' rx_dropped, summed */
+	uint64_t softnet;       /* softnet backlog drops (host-wide) */
+	const char *kernel_drops; /* raw JSON object inside the recv text, or NULL */
+	size_t kernel_drops_len;
+};
+/* Read both summary lines. 0, or -EINVAL naming nothing (the caller says
+ * which file) when a needed field is missing. */
+int ndr_trial_parse(struct ndr_trial *t, const char *send_json, size_t send_len, const char *recv_json,
+		    size_t recv_len);
+/* Offered = sent + sender_drops; lost_total = lost + sender_drops. Pass iff
+ * lost_total * 100 <= loss_pct * offered (loss_pct 0: lost_total == 0) and
+ * something was offered. *pct gets lost_total / offered * 100. */
+bool ndr_trial_pass(const struct ndr_trial *t, double loss_pct, double *pct);
+#endif
