@@ -38,6 +38,7 @@ struct send_cfg {
 	bool ident_df_zero;
 	unsigned gso;
 	bool connected, unconnected;
+	unsigned burst;
 	unsigned links;
 	const char *bond;
 	unsigned profile;
@@ -82,6 +83,7 @@ static const struct opt send_opts[] = {
 	{ "src-mac", 0, OPT_STR, O(src_mac), "MAC", "source MAC for frame devices" },
 	{ "dst-mac", 0, OPT_STR, O(dst_mac), "MAC", "destination MAC for frame devices" },
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
+	{ "burst", 0, OPT_UINT, O(burst), "N", "frames per device call (default 32; the sendmsg path raises it to fit one datagram's frames)", NULL, 1, 256 },
 	{ "gso", 0, OPT_UINT, O(gso), "SIZE", "UDP_SEGMENT: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "0", 0, 65535 },
 	{ "connected", 0, OPT_FLAG, O(connected), NULL, "one connected flow per thread (default)" },
 	{ "unconnected", 0, OPT_FLAG, O(unconnected), NULL, "name the destination per datagram (sendmsg path)" },
@@ -306,6 +308,14 @@ int cmd_send(int argc, char **argv)
 	int route = send_udp_route(cfg.gso, cfg.connected, cfg.unconnected, sp, &uc, &sock_frame, &burst);
 	if (route == 2)
 		return 2;
+	/* burst: frames per device call; on the sendmsg path it must hold the
+	 * frames one call makes (burst holds that minimum here, 0 otherwise) */
+	if (cfg.burst && cfg.burst < burst) {
+		fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
+			cfg.burst, cfg.length, burst);
+		return 2;
+	}
+	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
 
 	/* threads and CPUs */
 	int cpus[TXS_MAX_CORES];

@@ -46,6 +46,6 @@ int send_udp_route(unsigned gso, bool connected, bool unconnected, const struct 
 	*frame = TXS_ETH_HLEN + (dgram + hdrs > mtu ? mtu : dgram + hdrs);
 	if (*frame < TXS_ETH_MIN_FRAME)
 		*frame = TXS_ETH_MIN_FRAME;
-	*burst = fpc > 32 ? fpc : 32;
+	*burst = fpc; /* frames one call makes: a burst must hold them */
 	return 1;
 }
