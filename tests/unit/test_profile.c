@@ -109,8 +109,13 @@ static void check_summary(const struct prun *r, unsigned every, bool split)
 		assert_true(p->share[s] >= 0 && p->share[s] <= 1);
 		assert_true(p->cycles[s] >= 0);
 		sum += p->share[s];
+		if (s == TXS_PROF_LINKSEL && split) {
+			/* a fraction of a cycle per packet: within the error of the
+			 * subtracted counter-read cost, so only >= 0 is certain */
+			continue;
+		}
 		if (split || (s != TXS_PROF_IDENT && s != TXS_PROF_LINKSEL)) {
-			/* every stage did work in every sampled burst */
+			/* every other stage did work in every sampled burst */
 			if (p->cycles[s] <= 0)
 				fail_msg("stage %s: no cycles (split %d)", txs_prof_stage_name(s), split);
 			assert_true(p->cyc_per_pkt[s] > 0 && p->ns_per_pkt[s] > 0);
@@ -182,7 +187,11 @@ static void sendmsg_path(void **st)
 	(void)st;
 	struct prun r = run("cas-loop", 2, 4000, 2, 0, true);
 	assert_int_equal(r.packets, 4000);
-	assert_int_equal(r.ps.pkts, sampled_pkts(2000, 2) * 2);
+	/* a sample dropped as preempted takes its packets with it */
+	if (r.ps.discarded == 0)
+		assert_int_equal(r.ps.pkts, sampled_pkts(2000, 2) * 2);
+	else
+		assert_true(r.ps.pkts < sampled_pkts(2000, 2) * 2);
 	check_summary(&r, 2, false);
 }
 
