@@ -311,22 +311,22 @@ static void json_reader(void **st)
 	bool b;
 	const char *v;
 	size_t l;
-	assert_int_equal(ndr_json_u64(recv_line, n, "received", &u), 0);
+	assert_int_equal(txs_json_get_u64(recv_line, n, "received", &u), 0);
 	assert_int_equal(u, 199000);
-	assert_int_equal(ndr_json_u64(recv_line, n, "kernel_drops.udp.RcvbufErrors", &u), 0);
+	assert_int_equal(txs_json_get_u64(recv_line, n, "kernel_drops.udp.RcvbufErrors", &u), 0);
 	assert_int_equal(u, 990);
-	assert_int_equal(ndr_json_u64(recv_line, n, "input.socket_drops", &u), 0);
+	assert_int_equal(txs_json_get_u64(recv_line, n, "input.socket_drops", &u), 0);
 	assert_int_equal(u, 990);
-	assert_int_equal(ndr_json_dbl(recv_line, n, "latency_ns.p50", &d), 0);
+	assert_int_equal(txs_json_get_dbl(recv_line, n, "latency_ns.p50", &d), 0);
 	assert_true(d == -1.5e-3);
-	assert_int_equal(ndr_json_u64(recv_line, n, "latency_ns.p50", &u), -EINVAL); /* not unsigned */
-	assert_int_equal(ndr_json_bool(recv_line, n, "lost_exact", &b), 0);
+	assert_int_equal(txs_json_get_u64(recv_line, n, "latency_ns.p50", &u), -EINVAL); /* not unsigned */
+	assert_int_equal(txs_json_get_bool(recv_line, n, "lost_exact", &b), 0);
 	assert_true(b);
-	assert_int_equal(ndr_json_bool(recv_line, n, "received", &b), -EINVAL);
-	assert_int_equal(ndr_json_u64(recv_line, n, "nothing", &u), -ENOENT);
-	assert_int_equal(ndr_json_u64(recv_line, n, "kernel_drops.udp.NoPorts", &u), -ENOENT);
-	assert_int_equal(ndr_json_u64(recv_line, n, "received.x", &u), -ENOENT);
-	assert_int_equal(ndr_json_find(recv_line, n, "kernel_drops.softnet", &v, &l), 0);
+	assert_int_equal(txs_json_get_bool(recv_line, n, "received", &b), -EINVAL);
+	assert_int_equal(txs_json_get_u64(recv_line, n, "nothing", &u), -ENOENT);
+	assert_int_equal(txs_json_get_u64(recv_line, n, "kernel_drops.udp.NoPorts", &u), -ENOENT);
+	assert_int_equal(txs_json_get_u64(recv_line, n, "received.x", &u), -ENOENT);
+	assert_int_equal(txs_json_find(recv_line, n, "kernel_drops.softnet", &v, &l), 0);
 	assert_int_equal(l, strlen("{\"dropped\":4,\"time_squeeze\":1}"));
 	assert_memory_equal(v, "{\"dropped\":4,\"time_squeeze\":1}", l);
 	assert_int_equal(ndr_json_sum_members(recv_line, n, "kernel_drops.interfaces", "rx_dropped", &u), 0);
@@ -335,13 +335,13 @@ static void json_reader(void **st)
 	for (size_t cut = 0; cut < n; cut++) {
 		char *p = malloc(cut ? cut : 1);
 		memcpy(p, recv_line, cut);
-		assert_int_equal(ndr_json_u64(p, cut, "received", &u), -EINVAL);
+		assert_int_equal(txs_json_get_u64(p, cut, "received", &u), -EINVAL);
 		free(p);
 	}
 	static const char *const bad[] = { "{\"a\":01}", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":tru}", "{\"a\":\"\\x\"}",
 					   "{\"a\":1}x", "[1]", "{\"a\":-}", "{\"a\":1.}", "{\"a\":1e}" };
 	for (unsigned i = 0; i < TXS_ARRAY_SIZE(bad); i++)
-		assert_int_equal(ndr_json_u64(bad[i], strlen(bad[i]), "a", &u), -EINVAL);
+		assert_int_equal(txs_json_get_u64(bad[i], strlen(bad[i]), "a", &u), -EINVAL);
 	/* deep nesting is refused, not recursed into without end */
 	char deep[200];
 	size_t k = 0;
@@ -355,10 +355,10 @@ static void json_reader(void **st)
 	for (int i = 0; i < 60; i++)
 		deep[k++] = ']';
 	deep[k++] = '}';
-	assert_int_equal(ndr_json_find(deep, k, "a", &v, &l), -EINVAL);
-	assert_int_equal(ndr_json_u64("{\"a\":18446744073709551615}", 26, "a", &u), 0);
+	assert_int_equal(txs_json_find(deep, k, "a", &v, &l), -EINVAL);
+	assert_int_equal(txs_json_get_u64("{\"a\":18446744073709551615}", 26, "a", &u), 0);
 	assert_true(u == UINT64_MAX);
-	assert_int_equal(ndr_json_u64("{\"a\":18446744073709551616}", 26, "a", &u), -EINVAL);
+	assert_int_equal(txs_json_get_u64("{\"a\":18446744073709551616}", 26, "a", &u), -EINVAL);
 }
 
 static void trial_verdict(void **st)

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <txscale/stats.h>
 #include "ndr_search.h"
 
 /* ---- search --------------------------------------------------------------- */
@@ -176,303 +177,27 @@ const char *ndr_outcome_str(enum ndr_outcome o)
 	return (unsigned)o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
 }
 
-/* ---- JSON reader ------------------------------------------------------------- */
-
-#define JR_MAX_DEPTH 32
-
-struct jr {
-	const char *p, *end;
-};
-
-static void jr_ws(struct jr *j)
-{
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-		j->p++;
-}
-
-static bool jr_lit(struct jr *j, const char *s)
-{
-	size_t n = strlen(s);
-	if ((size_t)(j->end - j->p) < n || memcmp(j->p, s, n) != 0)
-		return false;
-	j->p += n;
-	return true;
-}
-
-/* A string. *raw and *rawlen: its text between the quotes, escapes kept. */
-static bool jr_str(struct jr *j, const char **raw, size_t *rawlen)
-{
-	if (j->p >= j->end || *j->p != '"')
-		return false;
-	const char *start = ++j->p;
-	while (j->p < j->end) {
-		unsigned char c = (unsigned char)*j->p++;
-		if (c == '"') {
-			if (raw) {
-				*raw = start;
-				*rawlen = (size_t)(j->p - 1 - start);
-			}
-			return true;
-		}
-		if (c < 0x20)
-			return false;
-		if (c == '\\') {
-			if (j->p >= j->end)
-				return false;
-			char e = *j->p++;
-			if (e == 'u') {
-				if (j->end - j->p < 4)
-					return false;
-				for (int i = 0; i < 4; i++) {
-					char h = j->p[i];
-					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
-						return false;
-				}
-				j->p += 4;
-			} else if (!strchr("\"\\/bfnrt", e) || !e) {
-				return false;
-			}
-		}
-	}
-	return false;
-}
-
-static bool jr_num(struct jr *j)
-{
-	const char *s = j->p;
-	if (j->p < j->end && *j->p == '-')
-		j->p++;
-	if (j->p >= j->end)
-		return false;
-	if (*j->p == '0') {
-		j->p++;
-	} else if (*j->p >= '1' && *j->p <= '9') {
-		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
-			j->p++;
-	} else {
-		return false;
-	}
-	if (j->p < j->end && *j->p == '.') {
-		j->p++;
-		const char *d = j->p;
-		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
-			j->p++;
-		if (j->p == d)
-			return false;
-	}
-	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-		j->p++;
-		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-			j->p++;
-		const char *d = j->p;
-		while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
-			j->p++;
-		if (j->p == d)
-			return false;
-	}
-	return j->p > s;
-}
-
-/* Skip one value. path: the rest of the dotted path to look for inside it
- * (NULL: none); on a hit *val and *len are set and *found is true. */
-static bool jr_value(struct jr *j, int depth, const char *path, bool *found, const char **val, size_t *len);
-
-static bool jr_object(struct jr *j, int depth, const char *path, bool *found, const char **val, size_t *len)
-{
-	j->p++; /* '{' */
-	jr_ws(j);
-	if (j->p < j->end && *j->p == '}') {
-		j->p++;
-		return true;
-	}
-	size_t seg = 0;
-	const char *rest = NULL;
-	if (path) {
-		const char *dot = strchr(path, '.');
-		seg = dot ? (size_t)(dot - path) : strlen(path);
-		rest = dot ? dot + 1 : NULL;
-	}
-	for (;;) {
-		const char *k;
-		size_t kl;
-		jr_ws(j);
-		if (!jr_str(j, &k, &kl))
-			return false;
-		jr_ws(j);
-		if (j->p >= j->end || *j->p != ':')
-			return false;
-		j->p++;
-		jr_ws(j);
-		bool match = path && !*found && kl == seg && memcmp(k, path, seg) == 0;
-		const char *vs = j->p;
-		if (!jr_value(j, depth + 1, match ? rest : NULL, found, val, len))
-			return false;
-		if (match && !rest) {
-			*found = true;
-			*val = vs;
-			*len = (size_t)(j->p - vs);
-		}
-		jr_ws(j);
-		if (j->p < j->end && *j->p == ',') {
-			j->p++;
-			continue;
-		}
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
-			return true;
-		}
-		return false;
-	}
-}
-
-static bool jr_value(struct jr *j, int depth, const char *path, bool *found, const char **val, size_t *len)
-{
-	if (depth > JR_MAX_DEPTH)
-		return false;
-	jr_ws(j);
-	if (j->p >= j->end)
-		return false;
-	switch (*j->p) {
-	case '{':
-		return jr_object(j, depth, path, found, val, len);
-	case '[':
-		j->p++;
-		jr_ws(j);
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
-			return true;
-		}
-		for (;;) {
-			if (!jr_value(j, depth + 1, NULL, found, val, len))
-				return false;
-			jr_ws(j);
-			if (j->p < j->end && *j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (j->p < j->end && *j->p == ']') {
-				j->p++;
-				return true;
-			}
-			return false;
-		}
-	case '"':
-		return jr_str(j, NULL, NULL);
-	case 't':
-		return jr_lit(j, "true");
-	case 'f':
-		return jr_lit(j, "false");
-	case 'n':
-		return jr_lit(j, "null");
-	default:
-		return jr_num(j);
-	}
-}
-
-int ndr_json_find(const char *json, size_t n, const char *path, const char **val, size_t *len)
-{
-	struct jr j = { json, json + n };
-	bool found = false;
-	jr_ws(&j);
-	if (j.p >= j.end || *j.p != '{')
-		return -EINVAL;
-	if (!jr_value(&j, 0, path, &found, val, len))
-		return -EINVAL;
-	jr_ws(&j);
-	if (j.p != j.end)
-		return -EINVAL; /* one object, nothing after it */
-	return found ? 0 : -ENOENT;
-}
-
-int ndr_json_dbl(const char *json, size_t n, const char *path, double *out)
-{
-	const char *v;
-	size_t l;
-	int rc = ndr_json_find(json, n, path, &v, &l);
-	if (rc < 0)
-		return rc;
-	if (l == 0 || l > 63 || !(*v == '-' || (*v >= '0' && *v <= '9')))
-		return -EINVAL;
-	char buf[64];
-	memcpy(buf, v, l);
-	buf[l] = 0;
-	*out = strtod(buf, NULL);
-	return 0;
-}
-
-int ndr_json_u64(const char *json, size_t n, const char *path, uint64_t *out)
-{
-	const char *v;
-	size_t l;
-	int rc = ndr_json_find(json, n, path, &v, &l);
-	if (rc < 0)
-		return rc;
-	if (l == 0 || l > 20)
-		return -EINVAL;
-	uint64_t x = 0;
-	for (size_t i = 0; i < l; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return -EINVAL; /* negative, fractional or not a number */
-		unsigned d = (unsigned)(v[i] - '0');
-		if (x > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		x = x * 10 + d;
-	}
-	*out = x;
-	return 0;
-}
-
-int ndr_json_bool(const char *json, size_t n, const char *path, bool *out)
-{
-	const char *v;
-	size_t l;
-	int rc = ndr_json_find(json, n, path, &v, &l);
-	if (rc < 0)
-		return rc;
-	if (l == 4 && memcmp(v, "true", 4) == 0)
-		*out = true;
-	else if (l == 5 && memcmp(v, "false", 5) == 0)
-		*out = false;
-	else
-		return -EINVAL;
-	return 0;
-}
+/* ---- summary lines (read with the library's JSON reader, stats.h) ---------- */
 
 int ndr_json_sum_members(const char *json, size_t n, const char *path, const char *field, uint64_t *out)
 {
 	const char *v;
-	size_t l;
-	int rc = ndr_json_find(json, n, path, &v, &l);
+	size_t l, count;
+	int rc = txs_json_find(json, n, path, &v, &l);
 	if (rc < 0)
 		return rc;
 	if (*v != '{')
 		return -EINVAL;
-	/* walk the members of the (already validated) object */
-	struct jr j = { v + 1, v + l };
+	if (txs_json_count(json, n, path, &count) < 0)
+		return -EINVAL; /* not reached: found above */
 	uint64_t sum = 0;
-	for (;;) {
-		jr_ws(&j);
-		if (j.p < j.end && *j.p == '}')
-			break;
-		const char *k;
-		size_t kl;
-		if (!jr_str(&j, &k, &kl))
-			return -EINVAL;
-		jr_ws(&j);
-		j.p++; /* ':' */
-		jr_ws(&j);
-		const char *ms = j.p;
-		bool found = false;
-		const char *dv;
-		size_t dl;
-		if (!jr_value(&j, 1, NULL, &found, &dv, &dl))
-			return -EINVAL;
+	for (size_t i = 0; i < count; i++) {
+		const char *mv;
+		size_t ml;
 		uint64_t x;
-		if (*ms == '{' && ndr_json_u64(ms, (size_t)(j.p - ms), field, &x) == 0)
+		if (txs_json_item(json, n, path, i, &mv, &ml) == 0 && *mv == '{' &&
+		    txs_json_get_u64(mv, ml, field, &x) == 0)
 			sum += x;
-		jr_ws(&j);
-		if (j.p < j.end && *j.p == ',')
-			j.p++;
 	}
 	*out = sum;
 	return 0;
@@ -481,7 +206,7 @@ int ndr_json_sum_members(const char *json, size_t n, const char *path, const cha
 static uint64_t opt_u64(const char *js, size_t n, const char *path)
 {
 	uint64_t v = 0;
-	if (ndr_json_u64(js, n, path, &v) < 0)
+	if (txs_json_get_u64(js, n, path, &v) < 0)
 		return 0;
 	return v;
 }
@@ -489,17 +214,17 @@ static uint64_t opt_u64(const char *js, size_t n, const char *path)
 int ndr_trial_parse(struct ndr_trial *t, const char *sj, size_t sn, const char *rj, size_t rn)
 {
 	memset(t, 0, sizeof(*t));
-	if (ndr_json_u64(sj, sn, "packets", &t->sent) < 0 || ndr_json_u64(sj, sn, "drops", &t->sender_drops) < 0)
+	if (txs_json_get_u64(sj, sn, "packets", &t->sent) < 0 || txs_json_get_u64(sj, sn, "drops", &t->sender_drops) < 0)
 		return -EINVAL;
-	if (ndr_json_dbl(sj, sn, "pps", &t->sent_pps) < 0)
+	if (txs_json_get_dbl(sj, sn, "pps", &t->sent_pps) < 0)
 		t->sent_pps = 0;
-	if (ndr_json_u64(rj, rn, "received", &t->received) < 0 || ndr_json_u64(rj, rn, "lost", &t->lost) < 0 ||
-	    ndr_json_bool(rj, rn, "lost_exact", &t->lost_exact) < 0)
+	if (txs_json_get_u64(rj, rn, "received", &t->received) < 0 || txs_json_get_u64(rj, rn, "lost", &t->lost) < 0 ||
+	    txs_json_get_bool(rj, rn, "lost_exact", &t->lost_exact) < 0)
 		return -EINVAL;
 	t->duplicates = opt_u64(rj, rn, "duplicates");
-	if (ndr_json_dbl(rj, rn, "pps", &t->recv_pps) < 0)
+	if (txs_json_get_dbl(rj, rn, "pps", &t->recv_pps) < 0)
 		t->recv_pps = 0;
-	t->have_sockets = ndr_json_u64(rj, rn, "kernel_drops.sockets", &t->sockets) == 0;
+	t->have_sockets = txs_json_get_u64(rj, rn, "kernel_drops.sockets", &t->sockets) == 0;
 	t->rcvbuf_errors = opt_u64(rj, rn, "kernel_drops.udp.RcvbufErrors") +
 			   opt_u64(rj, rn, "kernel_drops.udp6.RcvbufErrors");
 	t->in_errors = opt_u64(rj, rn, "kernel_drops.udp.InErrors") + opt_u64(rj, rn, "kernel_drops.udp6.InErrors");
@@ -509,7 +234,7 @@ int ndr_trial_parse(struct ndr_trial *t, const char *sj, size_t sn, const char *
 		t->if_dropped = d;
 	const char *kv;
 	size_t kl;
-	if (ndr_json_find(rj, rn, "kernel_drops", &kv, &kl) == 0 && *kv == '{') {
+	if (txs_json_find(rj, rn, "kernel_drops", &kv, &kl) == 0 && *kv == '{') {
 		t->kernel_drops = kv;
 		t->kernel_drops_len = kl;
 	}

@@ -69,17 +69,10 @@ double ndr_bracket(const struct ndr_search *s);
 const char *ndr_phase_str(enum ndr_phase p);
 const char *ndr_outcome_str(enum ndr_outcome o);
 
-/* ---- JSON field reader ----------------------------------------------------- *
- * Find the value at a dotted path ("kernel_drops.udp.RcvbufErrors") in one
- * JSON object. Strict syntax, depth-limited, bounds-checked; keys with dots
- * cannot be addressed. On success *val and *len give the raw value text. */
-int ndr_json_find(const char *json, size_t n, const char *path, const char **val, size_t *len);
-/* Typed lookups: 0, or -ENOENT (absent), -EINVAL (another type, null). */
-int ndr_json_u64(const char *json, size_t n, const char *path, uint64_t *out);
-int ndr_json_dbl(const char *json, size_t n, const char *path, double *out);
-int ndr_json_bool(const char *json, size_t n, const char *path, bool *out);
+/* ---- summary lines: read with txs_json_* (include/txscale/stats.h) -------- */
 /* Sum of the unsigned field `field` over every member of the object at
- * `path` (e.g. kernel_drops.interfaces, rx_dropped). */
+ * `path` (e.g. kernel_drops.interfaces, rx_dropped); members that are not
+ * objects or lack the field are skipped. 0, -ENOENT, -EINVAL (not an object). */
 int ndr_json_sum_members(const char *json, size_t n, const char *path, const char *field, uint64_t *out);
 
 /* What a trial's two summaries say (ndr_trial_parse). */
