@@ -46,13 +46,15 @@ bench: build
 	bench/run-all $(TXS)
 
 # txscale devices against peer tools (iperf3, sockperf, ...) on one veth: docs/results/peers.json
-# txscale udp vs iperf3/sockperf and packet/xdp vs trafgen, merged into peers.json
+# txscale udp vs iperf3/sockperf (receiver drop in the stack, then in XDP) and
+# packet/xdp vs trafgen, merged into peers.json
 bench-peers: build
 	@scripts/deps bench
 	bench/peers --txscale $(TXS) --out docs/results/peers-udp.json $(PEERS_ARGS)
+	bench/peers --txscale $(TXS) --sink xdp --out docs/results/peers-udp-xdp.json $(PEERS_ARGS)
 	bench/peers-ring --txscale $(TXS) --out docs/results/peers-ring.json
 	jq -s '[.[] | if type == "array" then .[] else . end]' docs/results/peers-udp.json \
-		docs/results/peers-ring.json > docs/results/peers.json
+		docs/results/peers-udp-xdp.json docs/results/peers-ring.json > docs/results/peers.json
 
 lab: build
 	@scripts/deps lab

@@ -17,3 +17,4 @@ bash bench/sendmsg-callgrind $T 200000 > /tmp/bench/sendmsg_cg.txt 2>&1
 bash bench/peers --out /tmp/bench/peers.json > /tmp/bench/peers.txt 2>&1
 bash bench/peers-ring --out /tmp/bench/peers-ring.json > /tmp/bench/peers-ring.txt 2>&1
 date > /tmp/bench/end
+bash bench/peers --sink xdp --rounds 5 --time 3 --out /tmp/bench/peers-xdp.json   # 21:29, after the lab
