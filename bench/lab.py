@@ -385,15 +385,19 @@ def exp_e2e(lab, prog, idx):
     rows = []
     notes = []
     threads = lab.a.threads.split(",")[:1] if lab.a.quick else lab.a.threads.split(",")
-    runs = [("bench/peers", ["--threads", ",".join(threads), "--name", "labe2e"] +
-             (["--quick"] if lab.a.quick else []) +
-             (["--cpus", lab.cpus_expanded()] if lab.a.cpus else [])),
-            ("bench/peers-ring", ["--threads", " ".join(threads)] + (["--quick"] if lab.a.quick else []))]
-    for i, (s, extra) in enumerate(runs):
+    peers_args = (["--threads", ",".join(threads)] + (["--quick"] if lab.a.quick else []) +
+                  (["--cpus", lab.cpus_expanded()] if lab.a.cpus else []))
+    # bench/peers twice: receiver drop in the stack (route work on the sender's
+    # CPU, as a plain veth peer costs) and in XDP (each sender's own cost)
+    runs = [("bench/peers", "peers", peers_args + ["--name", "labe2e"]),
+            ("bench/peers", "peers-xdp", peers_args + ["--name", "labe2x", "--sink", "xdp"]),
+            ("bench/peers-ring", "peers-ring", ["--threads", " ".join(threads)] +
+             (["--quick"] if lab.a.quick else []))]
+    for i, (s, name, extra) in enumerate(runs):
         if not os.path.exists(os.path.join(ROOT, s)):
             continue
-        prog.step(idx, i + 1, len(runs), s)
-        out = os.path.join(lab.out, os.path.basename(s) + ".json")
+        prog.step(idx, i + 1, len(runs), f"{s} {' '.join(extra[-2:]) if name == 'peers-xdp' else ''}")
+        out = os.path.join(lab.out, name + ".json")
         rc, so, se = sh(["bash", s, "--txscale", lab.txs, "--out", out] + extra, timeout=1800)
         if rc != 0:
             notes.append(f"`{s}` exited {rc}: {(se or so).strip()[-300:]}")
@@ -404,35 +408,46 @@ def exp_e2e(lab, prog, idx):
     lab.save("e2e", rows)
     body = ["16-byte UDP payloads from one namespace to another over a veth pair, every tool counted "
             "on the receiver's veth RX counter over the same window; median of alternating rounds.\n",
-            md_table(["tool", "device", "threads", "pps", "pps per core"],
-                     [[r.get("tool"), r.get("device"), r.get("threads"), fmt(float(r.get("pps", 0)), 0),
+            md_table(["tool", "device", "receiver sink", "threads", "pps", "pps per core"],
+                     [[r.get("tool"), r.get("device"), r.get("sink", "stack"), r.get("threads"),
+                       fmt(float(r.get("pps", 0)), 0),
                        fmt(float(r.get("pps_per_core", r.get("pps", 0) / max(r.get("threads", 1), 1))), 0)]
                       for r in rows])]
 
-    def pick(tool, dev_sub, t):
+    def pick(tool, dev_sub, t, sink):
         for r in rows:
-            if r.get("tool") == tool and dev_sub in str(r.get("device")) and r.get("threads") == t:
+            if (r.get("tool") == tool and dev_sub in str(r.get("device")) and r.get("threads") == t
+                    and r.get("sink", "stack") == sink):
                 return r.get("pps")
         return None
 
     lines = []
     for t in sorted({r.get("threads") for r in rows}):
-        pairs = [("txscale udp (sendmmsg) / iperf3", pick("txscale", "sendmmsg", t), pick("iperf3", "", t)),
-                 ("txscale udp:gso / iperf3", pick("txscale", "gso", t), pick("iperf3", "", t)),
-                 ("txscale udp (sendmmsg) / sockperf", pick("txscale", "sendmmsg", t), pick("sockperf", "", t)),
-                 ("txscale packet / trafgen", pick("txscale", "packet", t), pick("trafgen", "", t)),
-                 ("txscale xdp / trafgen", pick("txscale", "xdp", t), pick("trafgen", "", t)),
-                 ("txscale xdp / txscale packet", pick("txscale", "xdp", t), pick("txscale", "packet", t))]
-        for name, a, b in pairs:
-            if a and b:
-                lines.append([name, t, fmt(a / b)])
+        for sink in ("stack", "xdp"):
+            pairs = [("txscale udp (sendmmsg) / iperf3", "sendmmsg", "iperf3", ""),
+                     ("txscale udp:gso / iperf3", "gso", "iperf3", ""),
+                     ("txscale udp (sendmmsg) / sockperf", "sendmmsg", "sockperf", ""),
+                     ("txscale packet / trafgen", "packet", "trafgen", ""),
+                     ("txscale xdp / trafgen", "xdp", "trafgen", ""),
+                     ("txscale xdp / txscale packet", "xdp", "txscale", "packet")]
+            for name, dev_a, tool_b, dev_b in pairs:
+                a, b = pick("txscale", dev_a, t, sink), pick(tool_b, dev_b, t, sink)
+                if a and b:
+                    lines.append([name, sink, t, fmt(a / b)])
     if lines:
         body.append("\nRatios measured in this run:\n")
-        body.append(md_table(["ratio", "threads", "value"], lines))
-        lab.summary.append("End to end: " + "; ".join(f"{l[0]} = {l[2]}x ({l[1]} thr)" for l in lines[:6]))
-    cats = [f"{r.get('tool')} {str(r.get('device')).split(' ')[0]}" for r in rows if r.get("threads") == 1]
-    series = {"1 thread": {f"{r.get('tool')} {str(r.get('device')).split(' ')[0]}": r.get("pps", 0) / 1e3
-                           for r in rows if r.get("threads") == 1}}
+        body.append(md_table(["ratio", "receiver sink", "threads", "value"], lines))
+        lab.summary.append("End to end: " + "; ".join(f"{l[0]} = {l[3]}x ({l[2]} thr, {l[1]} sink)"
+                                                      for l in lines if l[2] == 1))
+    def cat(r):
+        return f"{r.get('tool')} {str(r.get('device')).split(' ')[0]}"
+    cats = []
+    for r in rows:
+        if r.get("threads") == 1 and cat(r) not in cats:
+            cats.append(cat(r))
+    series = {f"1 thread, {sink} sink": {cat(r): r.get("pps", 0) / 1e3 for r in rows
+                                         if r.get("threads") == 1 and r.get("sink", "stack") == sink}
+              for sink in ("stack", "xdp")}
     if cats and gnuplot_bars(os.path.join(lab.out, "e2e.png"), "16-byte UDP over veth, 1 sender core",
                              "kpps", cats, series):
         body.append("\n![e2e](e2e.png)\n")
