@@ -5,7 +5,8 @@
  * ND, ...). With the stack sink every datagram still costs a route lookup
  * and an uncached route entry on the receiver, which on a veth runs on the
  * sender's CPU and dilutes every ratio; this sink leaves the senders' own
- * cost. Built by bench/peers with clang -target bpf; not part of libtxscale. */
+ * cost. Built by bench/peers with clang -target bpf; not part of libtxscale
+ * (kept out of the bench folder's top level, whose C files the CLI build compiles). */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
