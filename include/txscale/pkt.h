@@ -100,6 +100,45 @@ TXS_API int txs_mac_parse(uint8_t mac[TXS_ETH_ALEN], const char *s);
  * sum is only composable when every buffer but the last has even length. */
 TXS_API uint32_t txs_csum_partial(const void *buf, size_t len, uint32_t sum);
 
+/* The same partial sum for short buffers, inline (per-packet headers and
+ * small payloads); buffers of 64 bytes or more go to txs_csum_partial(). The
+ * result is below 2^34, congruent to the 16-bit ones'-complement sum modulo
+ * 0xffff, and nonzero for any nonzero data, so callers may add a few of them
+ * into a 64-bit accumulator before folding. */
+static inline uint64_t txs_csum_partial_short(const void *buf, size_t n)
+{
+	const uint8_t *p = (const uint8_t *)buf;
+	if (n >= 64)
+		return txs_csum_partial(p, n, 0);
+	uint64_t s = 0, t = 0;
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		s += w;
+		s += s < w; /* end-around carry */
+		p += 8;
+		n -= 8;
+	}
+	if (n & 4) {
+		uint32_t w;
+		memcpy(&w, p, 4);
+		t += w;
+		p += 4;
+	}
+	if (n & 2) {
+		uint16_t w;
+		memcpy(&w, p, 2);
+		t += w;
+		p += 2;
+	}
+	if (n & 1) {
+		uint16_t w = 0;
+		memcpy(&w, p, 1); /* the high byte of a zero-padded network-order word */
+		t += w;
+	}
+	return (s & 0xffffffffu) + (s >> 32) + t;
+}
+
 /* Fold a partial sum to 16 bits (not complemented). */
 static inline uint16_t txs_csum_fold16(uint64_t sum)
 {

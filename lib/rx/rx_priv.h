@@ -102,38 +102,11 @@ static inline uint64_t rx_add64(uint64_t a, uint64_t b)
 	return a + (a < b);
 }
 
-/* Partial Internet checksum of p[0..n) in native-load order (txs_csum_partial's
- * convention), p at an even offset of the checksummed data. */
+/* Partial Internet checksum of p[0..n), p at an even offset of the
+ * checksummed data (lib/pkt's short inline form). */
 static inline __attribute__((always_inline)) uint64_t rx_sum(const uint8_t *p, size_t n)
 {
-	if (n > 64)
-		return txs_csum_partial(p, n, 0);
-	uint64_t s = 0, t = 0;
-	while (n >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		s = rx_add64(s, w);
-		p += 8;
-		n -= 8;
-	}
-	if (n & 4) {
-		uint32_t w;
-		memcpy(&w, p, 4);
-		t += w;
-		p += 4;
-	}
-	if (n & 2) {
-		uint16_t w;
-		memcpy(&w, p, 2);
-		t += w;
-		p += 2;
-	}
-	if (n & 1) {
-		uint16_t w = 0;
-		memcpy(&w, p, 1); /* the high byte of a zero-padded network-order word */
-		t += w;
-	}
-	return rx_add64(s, t);
+	return txs_csum_partial_short(p, n);
 }
 
 /* A partial sum checks out when it folds to 0xffff: a nonzero sum (end-around

@@ -106,44 +106,11 @@ static inline uint16_t udp_fold_final(uint64_t s)
 	return c ? c : 0xffff;
 }
 
-/* Ones'-complement partial sum of a payload, compatible with
- * txs_csum_partial() (native-order words; a trailing odd byte is the first
- * byte of a zero-padded word). Inline for the short payloads the hot path
- * sends; long ones go to the 32-bytes-per-step library loop. */
+/* Ones'-complement partial sum of a payload (lib/pkt's short inline form for
+ * the short payloads the hot path sends). */
 static inline uint64_t udp_payload_sum(const uint8_t *p, size_t len)
 {
-	if (len >= 64)
-		return txs_csum_partial(p, len, 0);
-	uint64_t acc = 0, carry = 0;
-	while (len >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		acc += w;
-		carry += acc < w;
-		p += 8;
-		len -= 8;
-	}
-	uint64_t t = 0;
-	if (len & 4) {
-		uint32_t w;
-		memcpy(&w, p, 4);
-		t += w;
-		p += 4;
-	}
-	if (len & 2) {
-		uint16_t w;
-		memcpy(&w, p, 2);
-		t += w;
-		p += 2;
-	}
-	if (len & 1) {
-		uint16_t w = 0;
-		memcpy(&w, p, 1);
-		t += w;
-	}
-	/* fold acc to 32 bits with its carries, then add the tail */
-	uint64_t s = (acc & 0xffffffffu) + (acc >> 32) + carry + t;
-	return s;
+	return txs_csum_partial_short(p, len);
 }
 
 /* IPv4 header fields that change per frame; header checksum from the
