@@ -13,7 +13,7 @@ set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-LAB=rcv
+LAB=rcv${TXS_LAB_TAG:-}
 A=$LAB-a
 B=$LAB-b
 

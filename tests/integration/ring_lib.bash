@@ -23,7 +23,7 @@ ring_setup() { # LAB [LINKS]
   [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, AF_PACKET)"
   [ -x "$TXS" ] || skip "no txscale CLI at $TXS"
   command -v tshark >/dev/null && command -v dumpcap >/dev/null || skip "tshark/dumpcap not installed"
-  LAB=$1
+  LAB=$1${TXS_LAB_TAG:-}
   WORK=$(mktemp -d)
   trap ring_cleanup EXIT
   "$SRC/scripts/netns-lab" up --name "$LAB" --links "${2:-1}" >/dev/null || skip "cannot create namespaces"

@@ -14,7 +14,7 @@ src=${TXS_SRCDIR:-.}
 h="$b/txs_udp_matrix"
 [ -x "$h" ] || { echo "SKIP: $h not built (needs libpcap)"; exit 77; }
 lab="$src/scripts/netns-lab"
-name=${TXS_UDP_LAB:-usm}
+name=${TXS_UDP_LAB:-usm}${TXS_LAB_TAG:-}
 tmp=$(mktemp -d)
 rpid=
 cleanup() {
