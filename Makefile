@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 TXS = $(BUILD)/txscale
 
-.PHONY: all build deps demo test test-unit bench bench-peers lab lab-quick install clean sanitize tsan
+.PHONY: all build deps demo test test-unit bench bench-peers lab lab-quick install clean sanitize tsan check-builds
 
 all: build
 
@@ -21,8 +21,10 @@ build: deps $(BUILD)/build.ninja
 demo: build
 	@scripts/demo $(TXS)
 
-test: build
+test: deps
 	@scripts/deps test
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DTXSCALE_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
 	cd $(BUILD) && ctest --output-on-failure -L integration
 
@@ -31,15 +33,24 @@ test-unit: build
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
 sanitize: deps
-	cmake -S . -B build-asan -G Ninja -DTXSCALE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug
+	cmake -S . -B build-asan -G Ninja -DTXSCALE_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug -DTXSCALE_WERROR=ON
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS) -L unit
 
 # Concurrency tests under ThreadSanitizer
 tsan: deps
-	cmake -S . -B build-tsan -G Ninja -DTXSCALE_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B build-tsan -G Ninja -DTXSCALE_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTXSCALE_WERROR=ON
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && ctest --output-on-failure -L tsan
+
+# The builds users and packagers make: Release (-O3) with gcc and a clang
+# build, both with warnings as errors so that a new warning fails CI.
+check-builds: deps
+	@scripts/deps test
+	cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTXSCALE_WERROR=ON
+	cmake --build build-release -j $(JOBS)
+	CC=clang cmake -S . -B build-clang -G Ninja -DCMAKE_BUILD_TYPE=Release -DTXSCALE_WERROR=ON
+	cmake --build build-clang -j $(JOBS)
 
 bench: build
 	@scripts/deps bench
@@ -68,4 +79,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-release build-clang

@@ -749,8 +749,9 @@ static void random_vs_reference(void **st)
 /* ---- kernel counters ------------------------------------------------------------------------ */
 static void write_file(const char *dir, const char *name, const char *text)
 {
-	char p[512];
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	char p[1024];
+	int n = snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_true(n > 0 && (size_t)n < sizeof(p));
 	FILE *f = fopen(p, "w");
 	assert_non_null(f);
 	fputs(text, f);
