@@ -462,10 +462,19 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: bad value for --bond: '%s': %s\n", cfg.bond, err);
 		return 2;
 	}
+	/* --summary-file: refused before anything starts, not reported after the run */
+	FILE *sumf = NULL;
+	if (cfg.summary_file && !(sumf = fopen(cfg.summary_file, "w"))) {
+		fprintf(stderr, "txscale send: bad value for --summary-file: '%s': %s\n", cfg.summary_file,
+			strerror(errno));
+		return 2;
+	}
 	struct txs_netdev *dev;
 	rc = txs_netdev_open(&dev, devs, &dc, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: --dev %s\n", err);
+		if (sumf)
+			fclose(sumf);
 		return rc == -EINVAL || rc == -ENODEV || rc == -ENAMETOOLONG ? 2 : 1;
 	}
 	if (dev->src_addr.family == sp->dst.family) {
@@ -493,6 +502,8 @@ int cmd_send(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, "txscale send: bad value for --bond: '%s': %s\n", cfg.bond ? cfg.bond : "",
 				rc == -EINVAL ? err : txs_strerror(rc));
+			if (sumf)
+				fclose(sumf);
 			txs_netdev_close(dev);
 			return rc == -EINVAL ? 2 : 1;
 		}
@@ -505,6 +516,8 @@ int cmd_send(int argc, char **argv)
 	rc = txs_ident_create(&gc.ident_inst, &ic);
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: --ident %s: %s\n", cfg.ident, txs_strerror(rc));
+		if (sumf)
+			fclose(sumf);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
 		return 1;
@@ -523,16 +536,6 @@ int cmd_send(int argc, char **argv)
 		.gen_conf = route ? (void *)&uc : (void *)&gc,
 		.profile_every = cfg.profile,
 	};
-	/* --summary-file: refused before the run, not reported after it */
-	FILE *sumf = NULL;
-	if (cfg.summary_file && !(sumf = fopen(cfg.summary_file, "w"))) {
-		fprintf(stderr, "txscale send: bad value for --summary-file: '%s': %s\n", cfg.summary_file,
-			strerror(errno));
-		txs_ident_destroy(gc.ident_inst);
-		txs_netdev_close(dev);
-		txs_linksel_destroy(ls);
-		return 2;
-	}
 	if (cfg.dry_run) {
 		if (sumf)
 			fclose(sumf);
