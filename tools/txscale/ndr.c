@@ -341,8 +341,9 @@ static bool recv_args_pin(const struct run *r)
 	return false;
 }
 
-/* The sender's CPUs as send chooses them (-A, else the first P online),
- * and the first online CPU outside them for the receiver. */
+/* The sender's CPUs (-A; without it send is unpinned, and the first P
+ * online CPUs are counted as its share), and the first online CPU outside
+ * them for the receiver. */
 static void pick_cpus(struct run *r)
 {
 	const struct ndr_cfg *c = r->cfg;
