@@ -649,6 +649,12 @@ int cmd_send(int argc, char **argv)
 				(unsigned long long)t.drops, (unsigned long long)t.errors, last_err ? ": " : "",
 				last_err ? strerror(last_err) : "");
 			failed = true;
+		} else if (t.errors) {
+			/* partly failed: the run goes on, but never silently */
+			fprintf(stderr, "txscale send: --dev %s: %llu of %llu packets not sent: device errors%s%s\n",
+				dev->spec, (unsigned long long)t.errors,
+				(unsigned long long)(t.packets + t.drops + t.errors), last_err ? ": " : "",
+				last_err ? strerror(last_err) : "");
 		}
 	}
 	if (x.icmp_err) {
