@@ -84,6 +84,13 @@ rm -f "$tab/out.pcap"
 "$TXS" send $P --dry-run -n 5 198.18.0.2 >/dev/null && [ "$(stat -c %s "$tab/out.pcap")" -le 24 ] && ok ||
   bad "send --dry-run sends nothing"
 rm -rf "$tab"
+# issue 12: send is unpinned by default (like iperf3); -A pins, one worker per CPU
+"$TXS" send -n 100 -P 2 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
+import json,sys; s=json.loads(sys.stdin.read()); assert [t["cpu"] for t in s["threads"]] == [-1, -1], s["threads"]' &&
+  ok || bad "send without -A is unpinned"
+"$TXS" send -n 100 -A 0 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
+import json,sys; s=json.loads(sys.stdin.read()); assert [t["cpu"] for t in s["threads"]] == [0], s["threads"]' &&
+  ok || bad "send -A 0 pins to CPU 0"
 
 # exact counts, split unevenly over 2 workers, JSON lines that parse
 out=$("$TXS" send --dev dummy:verify -n 12345 -P 2 -J -i 0.05 -l 100 198.18.0.2) && ok || bad "send -J exit status"

@@ -574,14 +574,25 @@ int cmd_send(int argc, char **argv)
 		       nthreads > 1 ? "s" : "", dev->spec, ls ? ", bond " : "",
 		       ls ? txs_linksel_params_str(txs_linksel_params(ls), bb, sizeof(bb)) : "");
 	}
-	rc = txs_engine_start(eng);
 	struct txs_stat_row *cur = calloc(nthreads, sizeof(*cur)), *prev = calloc(nthreads, sizeof(*prev));
 	struct txs_stat_row links[TXS_MAX_LINKS] = { 0 }, plinks[TXS_MAX_LINKS] = { 0 }, dl[TXS_MAX_LINKS];
 	struct txs_stat_row *delta = calloc(nthreads, sizeof(*delta)), *erows = calloc(nthreads, sizeof(*erows));
 	if (!cur || !prev || !delta || !erows) {
-		txs_engine_stop(eng);
-		rc = rc ? rc : -ENOMEM;
+		fprintf(stderr, "txscale send: out of memory\n");
+		free(cur);
+		free(prev);
+		free(delta);
+		free(erows);
+		if (sumf)
+			fclose(sumf);
+		g_engine = NULL;
+		txs_engine_destroy(eng);
+		txs_ident_destroy(gc.ident_inst);
+		txs_netdev_close(dev);
+		txs_linksel_destroy(ls);
+		return 1;
 	}
+	rc = txs_engine_start(eng);
 	double last = 0;
 	while (rc == 0 && !txs_engine_done(eng)) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
