@@ -84,6 +84,10 @@ rm -f "$tab/out.pcap"
 "$TXS" send $P --dry-run -n 5 198.18.0.2 >/dev/null && [ "$(stat -c %s "$tab/out.pcap")" -le 24 ] && ok ||
   bad "send --dry-run sends nothing"
 rm -rf "$tab"
+# issue 13: -b 1 -P 8 -t 1.5 sends what the rate says (due at 0 and 1 s), not one packet per worker at t = 0
+"$TXS" send -b 1 -P 8 -t 1.5 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
+import json,sys; s=json.loads(sys.stdin.read()); assert s["packets"] == 2, s["packets"]' &&
+  ok || bad "send -b 1 -P 8 -t 1.5 sends 2 packets"
 # issue 12: send is unpinned by default (like iperf3); -A pins, one worker per CPU
 "$TXS" send -n 100 -P 2 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
 import json,sys; s=json.loads(sys.stdin.read()); assert [t["cpu"] for t in s["threads"]] == [-1, -1], s["threads"]' &&
