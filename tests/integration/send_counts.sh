@@ -85,6 +85,16 @@ for j in "" "-J"; do
       bad "pcap:-: no report on stderr"
   fi
 done
+# a reader that goes away: a device write error (EPIPE), one line, exit 1, counts agree
+"$TXS" send --dev pcap:- -n 1M -i 0 -J 198.18.0.2 2>"$tmp/epipe.err" | head -c 1000 >/dev/null
+rc=${PIPESTATUS[0]}
+grep '"type":"summary"' "$tmp/epipe.err" >"$tmp/epipe.json"
+if [ "$rc" = 1 ] && [ "$(tail -n 1 "$tmp/epipe.err")" = "txscale send: --dev pcap:-: Broken pipe" ] &&
+   read -r pk dr er _ < <(one_story "$tmp/epipe.json") && [ "$er" -gt 0 ]; then
+  ok "pcap:- into a closed pipe: exit 1, Broken pipe, $pk written, $er errors"
+else
+  bad "pcap:- into a closed pipe: exit $rc: $(tail -n 1 "$tmp/epipe.err")"
+fi
 # into txscale recv reading the capture from stdin
 probe=$("$TXS" recv --dev pcap:- -J </dev/null 2>&1)
 if grep -q "cannot open '-'" <<<"$probe"; then

@@ -560,8 +560,12 @@ int cmd_send(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	/* reports go to stderr when the device writes to stdout (pcap:-) */
+	/* reports go to stderr when the device writes to stdout (pcap:-); a
+	 * reader that goes away is then a write error of the device (EPIPE, one
+	 * line, exit 1), not a silent death by SIGPIPE */
 	FILE *out = dev->uses_stdout ? stderr : stdout;
+	if (dev->uses_stdout)
+		signal(SIGPIPE, SIG_IGN);
 	struct txs_reporter rep = {
 		.out = out, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
 		.n_links = dev->n_links,
