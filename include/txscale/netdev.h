@@ -14,8 +14,17 @@
  *   unsent buffers stay owned by the caller: retry them or txs_txq_release().
  *   txs_txq_flush(q);                      kick whatever is batched
  * tx_flush returns 0, or -errno when the device failed for good (interface
- * down or gone): the engine then stops the worker with that error. A device
- * whose alloc returns 0 must make progress on flush or fail it.
+ * down or gone, file system full): the engine then stops the worker with
+ * that error. A device whose alloc returns 0 must make progress on flush or
+ * fail it.
+ *
+ * Counting contract (docs/devices.md): every frame the caller offered to
+ * tx_send is counted exactly once in the queue's link counters: in packets
+ * when accepted, or in drop_full / drop_err when refused and then released.
+ * A device that learns later that accepted frames never left (write error,
+ * ring torn down) moves them from packets to drop_err. So the engine's count
+ * of offered frames equals packets + drop_full + drop_err of its queue, which
+ * the CLI checks at the end of a run.
  *
  * Buffers hold whole Ethernet frames (dst MAC first). Backends that hand
  * datagrams to the kernel (udp:) use l4_off to find the UDP payload.
@@ -53,6 +62,12 @@ struct txs_link_counters {
 	uint64_t drop_full; /* not sent: ring / socket buffer full (EAGAIN, ENOBUFS) */
 	uint64_t drop_err;  /* not sent: other errors */
 	uint64_t verify_err;/* dummy verify mode: frames that failed parsing */
+	uint64_t icmp_err;  /* udp: ICMP errors the kernel reported for datagrams already
+			     * counted in packets (they left; the far end refused them:
+			     * port/host unreachable). A lower bound: each error queued on
+			     * the socket once, until its receive buffer is full. */
+	int32_t last_err;   /* positive errno of the last drop_err / failure, 0 = none
+			     * (sums: any one queue's) */
 };
 
 struct txs_netdev;
@@ -108,6 +123,8 @@ struct txs_netdev {
 	 * devices: the interface's first address of dst's family (family 0 =
 	 * not known). */
 	struct txs_addr src_addr;
+	bool uses_stdout;         /* the device writes to standard output (pcap:-):
+				   * reports must go elsewhere */
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad
@@ -140,6 +157,12 @@ static inline int txs_txq_flush(struct txs_txq *q)
 
 /* Sum of all queues' counters for one link (any thread). */
 TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, struct txs_link_counters *out);
+
+/* Sum over links of queue `queue`'s counters (any thread): the counts of the
+ * worker that owns the queue. Summing this over queues gives the same totals
+ * as summing txs_netdev_link_stats() over links: one count per fact.
+ * A queue never opened reads as zeros. */
+TXS_API void txs_netdev_queue_stats(const struct txs_netdev *dev, unsigned queue, struct txs_link_counters *out);
 
 /* Registered backends, for --help and tests. */
 TXS_API const struct txs_netdev_ops *const *txs_netdev_backends(unsigned *n);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-core workers: pinned, each owning its queue, generator state and stats. */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_c
 {
 	*out = NULL;
 	if (!c->n_workers || c->n_workers > TXS_MAX_CORES || !c->dev || !c->gen || !c->gen->fill ||
-	    c->rate_pps < 0 || c->duration < 0 || c->burst > TXS_MAX_BURST ||
+	    !(c->rate_pps >= 0) || !isfinite(c->rate_pps) || !(c->duration >= 0) || c->burst > TXS_MAX_BURST ||
 	    c->n_workers > c->dev->conf.max_queues)
 		return -EINVAL;
 	if (c->profile_every && !TXS_PROF_SUPPORTED)
@@ -96,6 +97,31 @@ static void pace_until(struct txs_engine *e, uint64_t when)
 			__builtin_ia32_pause();
 		}
 	}
+}
+
+/* Pacing arithmetic in double, clamped before any conversion: at very low
+ * rates (1e-11 packets/s) j * ns_per_pkt exceeds 2^64, and converting that
+ * to uint64_t is undefined (x86 gives 0: a worker that spins instead of
+ * waiting). */
+#define PACE_NS_MAX 1.8e19 /* below 2^64 */
+
+/* When packet j is due (mono ns), UINT64_MAX when beyond the clock's range. */
+static inline uint64_t pace_due(uint64_t t0, double off, uint64_t j, double ns_per_pkt)
+{
+	double d = off + (double)j * ns_per_pkt;
+	if (!(d < PACE_NS_MAX - (double)t0))
+		return UINT64_MAX;
+	return t0 + (uint64_t)d;
+}
+
+/* How many packets are due by `now`: those with j * ns_per_pkt + off <= now - t0. */
+static inline uint64_t pace_allowed(uint64_t now, uint64_t t0, double off, double ns_per_pkt)
+{
+	double el = (double)(int64_t)(now - t0) - off;
+	if (el < 0)
+		return 0;
+	double k = el / ns_per_pkt;
+	return k < PACE_NS_MAX ? (uint64_t)k + 1 : UINT64_MAX;
 }
 
 static int worker_setup(struct txs_worker *w)

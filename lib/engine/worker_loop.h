@@ -7,9 +7,14 @@ static int WL_NAME(struct txs_worker *w)
 	struct txs_engine *e = w->eng;
 	const struct txs_engine_conf *c = &e->conf;
 	struct txs_pktbuf bufs[TXS_MAX_BURST];
-	uint64_t t0 = txs_now_mono_ns();
+	/* one clock for all workers: the run's start (set before the go signal) */
+	uint64_t t0 = e->t_start;
 	uint64_t deadline = c->duration > 0 ? t0 + (uint64_t)(c->duration * 1e9) : UINT64_MAX;
 	double ns_per_pkt = w->rate_pps > 0 ? 1e9 / w->rate_pps : 0;
+	/* worker k of P sends its packet j at t0 + (j + k/P) * ns_per_pkt: the
+	 * workers interleave on the grid of the total rate instead of all
+	 * sending their first packet at t0 (-b 1 -P 8 -t 1.5 sends 2, not 8) */
+	double pace_off = ns_per_pkt * w->id / c->n_workers;
 	uint64_t done = 0; /* wire packets built (sent or dropped) */
 	struct txs_txq *q = w->txq;
 	int rc = 0;
@@ -34,10 +39,10 @@ static int WL_NAME(struct txs_worker *w)
 		if (w->quota - done < want)
 			want = (unsigned)(w->quota - done);
 		if (ns_per_pkt > 0) {
-			/* packets allowed by now: packet k is due at t0 + k * ns_per_pkt */
-			uint64_t allowed = (uint64_t)((double)(mono - t0) / ns_per_pkt) + 1;
+			/* packets allowed by now: packet j is due at t0 + pace_off + j * ns_per_pkt */
+			uint64_t allowed = pace_allowed(mono, t0, pace_off, ns_per_pkt);
 			if (allowed <= done) {
-				uint64_t next = t0 + (uint64_t)((double)done * ns_per_pkt);
+				uint64_t next = pace_due(t0, pace_off, done, ns_per_pkt);
 				pace_until(e, next < deadline ? next : deadline);
 				continue;
 			}

@@ -15,10 +15,20 @@ int txs_netdev_parse_args(struct txs_netdev *dev, const char *args,
 	}
 	strcpy(buf, args);
 	char *save = NULL;
+	const char *seen[64];
+	unsigned n_seen = 0;
 	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 		if (eq)
 			*eq = 0;
+		/* each key once: "links=2,links=3" would otherwise mean whichever came last */
+		for (unsigned i = 0; i < n_seen; i++)
+			if (strcmp(seen[i], item) == 0) {
+				txs_netdev_set_err(dev, "'%s' given twice in '%s'", item, args);
+				return -EINVAL;
+			}
+		if (n_seen < TXS_ARRAY_SIZE(seen))
+			seen[n_seen++] = item;
 		int rc = fn(dev, item, eq ? eq + 1 : NULL, arg);
 		if (rc)
 			return rc;

@@ -50,9 +50,15 @@ TXS_API int txs_netdev_open(struct txs_netdev **out, const char *spec, const str
 	char name[64];
 	const char *colon = strchr(spec, ':');
 	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
-	if (nl == 0 || nl >= sizeof(name) || strlen(spec) >= sizeof(((struct txs_netdev *)0)->spec)) {
+	size_t max = sizeof(((struct txs_netdev *)0)->spec) - 1;
+	if (strlen(spec) > max) {
 		if (err_msg)
-			snprintf(err_msg, err_len, "bad device spec '%s'", spec);
+			snprintf(err_msg, err_len, "'%.40s...': %zu characters long, at most %zu", spec, strlen(spec), max);
+		return -ENAMETOOLONG;
+	}
+	if (nl == 0 || nl >= sizeof(name)) {
+		if (err_msg)
+			snprintf(err_msg, err_len, "bad device spec '%s': expected NAME[:ARGS]", spec);
 		return -EINVAL;
 	}
 	memcpy(name, spec, nl);
@@ -137,6 +143,19 @@ TXS_API void txs_txq_close(struct txs_txq *q)
 		q->dev->ops->txq_close(q);
 }
 
+static void counters_add(struct txs_link_counters *out, const struct txs_link_counters *c)
+{
+	out->packets += TXS_STAT_READ(c->packets);
+	out->bytes += TXS_STAT_READ(c->bytes);
+	out->drop_full += TXS_STAT_READ(c->drop_full);
+	out->drop_err += TXS_STAT_READ(c->drop_err);
+	out->verify_err += TXS_STAT_READ(c->verify_err);
+	out->icmp_err += TXS_STAT_READ(c->icmp_err);
+	int32_t e = __atomic_load_n(&c->last_err, __ATOMIC_RELAXED);
+	if (e)
+		out->last_err = e;
+}
+
 TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, struct txs_link_counters *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -144,13 +163,17 @@ TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, 
 		return;
 	for (unsigned i = 0; i < dev->conf.max_queues; i++) {
 		const struct txs_txq *q = __atomic_load_n(&dev->queues[i], __ATOMIC_ACQUIRE);
-		if (!q)
-			continue;
-		const struct txs_link_counters *c = &q->link[link];
-		out->packets += TXS_STAT_READ(c->packets);
-		out->bytes += TXS_STAT_READ(c->bytes);
-		out->drop_full += TXS_STAT_READ(c->drop_full);
-		out->drop_err += TXS_STAT_READ(c->drop_err);
-		out->verify_err += TXS_STAT_READ(c->verify_err);
+		if (q)
+			counters_add(out, &q->link[link]);
 	}
+}
+
+TXS_API void txs_netdev_queue_stats(const struct txs_netdev *dev, unsigned queue, struct txs_link_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (queue >= dev->conf.max_queues)
+		return;
+	const struct txs_txq *q = __atomic_load_n(&dev->queues[queue], __ATOMIC_ACQUIRE);
+	for (unsigned l = 0; q && l < TXS_MAX_LINKS; l++)
+		counters_add(out, &q->link[l]);
 }

@@ -424,6 +424,36 @@ static __attribute__((noinline)) uint8_t *copy_in(struct txs_txq *q, struct pkt_
 	return f;
 }
 
+/* Refused frames (counting contract, include/txscale/netdev.h): tx_send
+ * marks the frames it did not take in priv's top bits (the frame index
+ * stays below), tx_release counts the still-marked ones on their link:
+ * drop_full when there was no room, drop_err with the errno otherwise. */
+#define REFUSED_FULL (1ull << 63)
+#define REFUSED_ERR (1ull << 62)
+
+static __attribute__((noinline, cold)) void refuse_rest(struct txs_txq *q, struct txs_pktbuf *b, unsigned n, int err)
+{
+	for (unsigned k = 0; k < n; k++)
+		b[k].priv = (b[k].priv & ~(REFUSED_FULL | REFUSED_ERR)) | (err ? REFUSED_ERR : REFUSED_FULL);
+	if (err)
+		__atomic_store_n(&q->link[b[0].link < q->dev->n_links ? b[0].link : 0].last_err, err, __ATOMIC_RELAXED);
+}
+
+static void release_refused(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t m = b[i].priv & (REFUSED_FULL | REFUSED_ERR);
+		if (!m)
+			continue; /* never offered (not filled) */
+		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
+		if (m & REFUSED_ERR)
+			TXS_STAT_ADD(q->link[l].drop_err, b[i].segs);
+		else
+			TXS_STAT_ADD(q->link[l].drop_full, b[i].segs);
+		b[i].priv &= ~(REFUSED_FULL | REFUSED_ERR);
+	}
+}
+
 static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct pkt_q *pq = q->priv;
@@ -436,13 +466,17 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		unsigned l = b[i].link < pq->n_links ? b[i].link : 0;
 		struct pkt_ring *r = &pq->ring[l];
 		uint32_t len = b[i].len;
-		if (TXS_UNLIKELY(len > r->max_len || len < TXS_ETH_HLEN || r->dead))
+		if (TXS_UNLIKELY(len > r->max_len || len < TXS_ETH_HLEN || r->dead)) {
+			refuse_rest(q, b + i, n - i, r->dead ? -r->dead : EMSGSIZE);
 			break;
+		}
 		struct tpacket2_hdr *h = frame_hdr(r, r->head);
 		uint8_t *f = (uint8_t *)h + r->eth_off;
 		if (TXS_UNLIKELY(b[i].data != f || r->head - r->tail > r->mask)) {
-			if (!(f = copy_in(q, r, l, &b[i])))
+			if (!(f = copy_in(q, r, l, &b[i]))) {
+				refuse_rest(q, b + i, n - i, r->dead ? -r->dead : 0);
 				break;
+			}
 		}
 		if (TXS_UNLIKELY(r->fix_mac))
 			memcpy(f, r->macs, 12);
@@ -472,7 +506,7 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 static void pkt_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	(void)q, (void)b, (void)n; /* unsent frames stay free in the ring */
+	release_refused(q, b, n); /* unsent frames stay free in the ring */
 }
 
 static int pkt_flush(struct txs_txq *q)

@@ -14,8 +14,12 @@
  * A GSO buffer (segs > 1, gso_size set) is written as the segments the kernel
  * would put on the wire: headers copied, lengths, IPv4 ID (+1 per segment) and
  * checksums rewritten. Counts: `packets` and `bytes` when a frame is staged;
- * if writing the file fails, the staged frames move from packets to drop_err
- * and every later frame is refused (drop_err), so counts stay exact.
+ * if writing the file fails (ferror on the stream: a full disk, /dev/full, a
+ * closed pipe), the staged frames move from packets to drop_err, later sends
+ * are refused (drop_err), tx_alloc gives no more buffers and tx_flush returns
+ * the error, so the engine stops the worker with it. Counts stay exact: a
+ * frame is in packets only once its batch reached the file. A path that
+ * cannot be opened is -EINVAL (the caller's bad input).
  */
 #ifdef TXS_HAVE_PCAP
 #include <errno.h>
@@ -64,14 +68,19 @@ static int pcap_dev_open(struct txs_netdev *dev, const char *args)
 		free(d);
 		return -ENOMEM;
 	}
+	errno = 0;
 	d->d = pcap_dump_open(d->p, args);
 	if (!d->d) {
-		txs_netdev_set_err(dev, "cannot write '%s': %s", args, pcap_geterr(d->p));
+		/* libpcap's message names the file and the reason; the reason is
+		 * the path's (no such directory, permission, ...): bad input */
+		int e = errno ? errno : EIO;
+		txs_netdev_set_err(dev, "cannot write '%s': %s", args, strerror(e));
 		pcap_close(d->p);
 		free(d);
-		return -EIO;
+		return e == ENOMEM ? -ENOMEM : -EINVAL;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	dev->uses_stdout = strcmp(args, "-") == 0;
 	dev->priv = d;
 	dev->l2_needed = false;
 	return 0;
@@ -118,12 +127,17 @@ static int stage_write(struct txs_txq *q)
 	pthread_mutex_lock(&d->lock);
 	int e = __atomic_load_n(&d->werr, __ATOMIC_RELAXED);
 	if (!e) {
+		/* pcap_dump() is fwrite(), which reports nothing: a failed write
+		 * sets the stream's error flag (and errno), and stdio may drop the
+		 * buffer, so fflush alone can succeed after a failed write. */
+		FILE *f = pcap_dump_file(d->d);
+		errno = 0;
 		for (size_t off = 0; off < pq->stage_len;) {
 			const struct pcap_pkthdr *h = (const void *)(pq->stage + off);
 			pcap_dump((u_char *)d->d, h, pq->stage + off + REC_HDR);
 			off += REC_SIZE(h->caplen);
 		}
-		if (pcap_dump_flush(d->d) < 0) {
+		if (pcap_dump_flush(d->d) < 0 || ferror(f)) {
 			e = errno ? errno : EIO;
 			__atomic_store_n(&d->werr, e, __ATOMIC_RELAXED);
 		}
@@ -134,6 +148,7 @@ static int stage_write(struct txs_txq *q)
 			TXS_STAT_ADD(q->link[l].packets, -pq->staged_pk[l]);
 			TXS_STAT_ADD(q->link[l].bytes, -pq->staged_by[l]);
 			TXS_STAT_ADD(q->link[l].drop_err, pq->staged_pk[l]);
+			__atomic_store_n(&q->link[l].last_err, e, __ATOMIC_RELAXED);
 		}
 		pq->staged_pk[l] = pq->staged_by[l] = 0;
 	}
@@ -226,6 +241,9 @@ static void pcap_txq_close(struct txs_txq *q)
 static unsigned pcap_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct pcap_q *pq = q->priv;
+	const struct pcap_dev *d = q->dev->priv;
+	if (TXS_UNLIKELY(__atomic_load_n(&d->werr, __ATOMIC_RELAXED)))
+		return 0; /* the file failed for good: tx_flush returns the error, the worker stops */
 	if (n > PCAP_POOL)
 		n = PCAP_POOL;
 	for (unsigned i = 0; i < n; i++) {
@@ -278,13 +296,19 @@ static void pcap_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			continue;
 		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
 		TXS_STAT_ADD(q->link[l].drop_err, b[i].priv);
+		const struct pcap_dev *d = q->dev->priv;
+		int e = __atomic_load_n(&d->werr, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->link[l].last_err, e ? e : EINVAL, __ATOMIC_RELAXED);
 		b[i].priv = 0;
 	}
 }
 
 static int pcap_flush(struct txs_txq *q)
 {
-	return stage_write(q);
+	const struct pcap_dev *d = q->dev->priv;
+	int rc = stage_write(q);
+	int e = __atomic_load_n(&d->werr, __ATOMIC_RELAXED);
+	return rc ? rc : -e; /* another queue's write error fails this one too */
 }
 
 const struct txs_netdev_ops txs_netdev_pcap_ops = {

@@ -9,7 +9,8 @@
  *     links=L+L+...  several links, one socket per link per queue; each L is
  *                    IFNAME, ADDR (source address) or ADDR@IFNAME
  *     sndbuf=BYTES   SO_SNDBUF of every socket
- *     df             IPv6: IPV6_DONTFRAG (IPv4 takes DF from the frames)
+ *     df             IPv6: IPV6_DONTFRAG (IPv4 takes DF from the frames: refused
+ *                    at open when the destination is IPv4)
  *
  * Each queue (worker) owns one socket per link. A socket is set up from the
  * first frame sent on it: TOS/TTL/DF (IPv6: traffic class/hop limit), a zero
@@ -30,12 +31,16 @@
  * Frames still marked when the caller releases them are counted drop_full /
  * drop_err. ICMP errors reported late on a connected socket (ECONNREFUSED,
  * EHOSTUNREACH, ...) concern earlier datagrams: the refused datagram was not
- * sent, so it is sent again, at most UDP_ASYNC_BUDGET times per call.
+ * sent, so it is sent again, at most UDP_ASYNC_BUDGET times per call. The
+ * ICMP errors themselves are counted in icmp_err from the socket's error
+ * queue (after such a report, and when the queue closes): a closed port
+ * shows as "refused by the far end", not as silence.
  */
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <linux/errqueue.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +105,7 @@ struct udp_q {
 	unsigned n_links, gso_max;
 	int last_refusal;    /* errno of the last "full" refusal, for tx_flush */
 	uint64_t async_reports;
+	bool icmp_pending;   /* a late ICMP report came: count the error queue */
 	uint32_t buf_size;
 	uint8_t *pool;
 	struct mmsghdr msg[UDP_POOL];
@@ -136,6 +142,13 @@ static int parse_link(struct txs_netdev *dev, struct udp_link *l, char *item)
 	if (txs_addr_parse(&l->addr, item) == 0)
 		return 0;
 	return copy_ifname(dev, l->ifname, item);
+}
+
+/* Two links that would open the same socket twice */
+static bool link_same(const struct udp_link *a, const struct udp_link *b)
+{
+	return strcmp(a->ifname, b->ifname) == 0 && a->addr.family == b->addr.family &&
+	       (!a->addr.family || memcmp(a->addr.bytes, b->addr.bytes, a->addr.family == AF_INET ? 4 : 16) == 0);
 }
 
 static int udp_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
@@ -188,6 +201,11 @@ static int udp_arg(struct txs_netdev *dev, const char *key, const char *val, voi
 			int rc = parse_link(dev, &d->link[d->n_links], it);
 			if (rc)
 				return rc;
+			for (unsigned k = 0; k < d->n_links; k++)
+				if (link_same(&d->link[k], &d->link[d->n_links])) {
+					txs_netdev_set_err(dev, "links=%s: link '%s' given twice", val, it);
+					return -EINVAL;
+				}
 			d->n_links++;
 		}
 		if (!d->n_links) {
@@ -360,6 +378,8 @@ static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, st
 	return 0;
 }
 
+static void drain_icmp(struct txs_txq *q, int fd, unsigned l);
+
 /* ---- device ------------------------------------------------------------ */
 
 static int udp_open(struct txs_netdev *dev, const char *args)
@@ -379,6 +399,10 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 	/* With the destination known, check the route now (one clear error at
 	 * open instead of drops later) and learn the kernel's source address. */
 	const struct txs_netdev_conf *c = &dev->conf;
+	if (rc == 0 && d->v6_dontfrag && c->dst.family == AF_INET) {
+		txs_netdev_set_err(dev, "df: IPv6 only (IPV6_DONTFRAG); IPv4 takes DF from the frames (send --df)");
+		rc = -EINVAL;
+	}
 	for (unsigned i = 0; rc == 0 && c->dst.family && i < d->n_links; i++) {
 		const struct udp_link *l = &d->link[i];
 		if (l->addr.family && l->addr.family != c->dst.family) {
@@ -441,8 +465,10 @@ static void udp_txq_close(struct txs_txq *q)
 {
 	struct udp_q *u = q->priv;
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
-		if (u->s[i].fd >= 0)
+		if (u->s[i].fd >= 0) {
+			drain_icmp(q, u->s[i].fd, i); /* reports that came after the last send */
 			close(u->s[i].fd);
+		}
 	free(u->pool);
 	free(u);
 	q->priv = NULL;
@@ -496,6 +522,43 @@ static inline bool is_late_icmp(int e)
 /* sendmmsg until all nm messages are accepted or a refusal that is not a
  * late ICMP report. A short count means the message after the accepted ones
  * failed (and was not sent): the next call starts there and returns its error. */
+/* Count the ICMP errors queued on the socket (IP_RECVERR / IPV6_RECVERR put
+ * one on its error queue per ICMP message that concerns it) into icmp_err
+ * of link l, and empty the queue (cold: after a late report, and when the
+ * queue closes). The datagrams they concern were sent and counted. */
+static __attribute__((noinline, cold)) void drain_icmp(struct txs_txq *q, int fd, unsigned l)
+{
+	uint64_t n = 0;
+	int last = 0;
+	for (unsigned i = 0; i < 4096; i++) {
+		char data[64];
+		union {
+			char buf[512];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+				     .msg_controllen = sizeof(ctl.buf) };
+		if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			break;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_RECVERR) ||
+			    (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_RECVERR)) {
+				struct sock_extended_err ee;
+				memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+				if (ee.ee_origin == SO_EE_ORIGIN_ICMP || ee.ee_origin == SO_EE_ORIGIN_ICMP6) {
+					n++;
+					last = (int)ee.ee_errno;
+				}
+			}
+		}
+	}
+	if (n) {
+		TXS_STAT_ADD(q->link[l].icmp_err, n);
+		__atomic_store_n(&q->link[l].last_err, last, __ATOMIC_RELAXED);
+	}
+}
+
 static int send_msgs(struct udp_q *u, int fd, unsigned nm, unsigned *accepted)
 {
 	unsigned done = 0, budget = UDP_ASYNC_BUDGET;
@@ -509,7 +572,10 @@ static int send_msgs(struct udp_q *u, int fd, unsigned nm, unsigned *accepted)
 		e = r < 0 ? errno : EIO;
 		if ((e == EINTR || is_late_icmp(e)) && budget) {
 			budget--;
-			u->async_reports += e != EINTR;
+			if (e != EINTR) {
+				u->async_reports++;
+				u->icmp_pending = true;
+			}
 			e = 0;
 			continue;
 		}
@@ -519,13 +585,15 @@ static int send_msgs(struct udp_q *u, int fd, unsigned nm, unsigned *accepted)
 	return e;
 }
 
-static void refuse(struct udp_q *u, struct txs_pktbuf *b, unsigned n, int e)
+static void refuse(struct txs_txq *q, struct udp_q *u, struct txs_pktbuf *b, unsigned n, int e)
 {
 	bool full = e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS;
 	for (unsigned i = 0; i < n; i++)
 		b[i].priv = full ? MARK_FULL : MARK_ERR;
 	if (full)
 		u->last_refusal = e;
+	else if (n)
+		__atomic_store_n(&q->link[link_of(u, b)].last_err, e, __ATOMIC_RELAXED);
 }
 
 static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
@@ -538,7 +606,7 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		if (TXS_UNLIKELY(s->fd < 0)) {
 			int rc = s->err ? -s->err : sock_from_frame(q, s, l, &b[done]);
 			if (rc < 0) {
-				refuse(u, b + done, n - done, -rc);
+				refuse(q, u, b + done, n - done, -rc);
 				break;
 			}
 		}
@@ -600,6 +668,10 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		u->first[nm] = (uint16_t)(j - done);
 		unsigned sm = 0;
 		int e = nm ? send_msgs(u, s->fd, nm, &sm) : 0;
+		if (TXS_UNLIKELY(u->icmp_pending)) {
+			u->icmp_pending = false;
+			drain_icmp(q, s->fd, l);
+		}
 		unsigned acc = u->first[sm];
 		uint64_t pk = 0, by = 0;
 		for (unsigned i = done; i < done + acc; i++) {
@@ -616,11 +688,11 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 				s->gso_limit = 0; /* the route refuses UDP GSO: send these one by one */
 				continue;
 			}
-			refuse(u, b + done, n - done, e);
+			refuse(q, u, b + done, n - done, e);
 			break;
 		}
 		if (TXS_UNLIKELY(bad)) {
-			refuse(u, b + done, n - done, bad);
+			refuse(q, u, b + done, n - done, bad);
 			break;
 		}
 	}

@@ -521,6 +521,36 @@ static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	return n;
 }
 
+/* Refused frames (counting contract, include/txscale/netdev.h): tx_send
+ * marks the frames it did not take in priv's top bits (the frame index
+ * stays below), tx_release counts the still-marked ones on their link:
+ * drop_full when there was no room, drop_err with the errno otherwise. */
+#define REFUSED_FULL (1ull << 63)
+#define REFUSED_ERR (1ull << 62)
+
+static __attribute__((noinline, cold)) void refuse_rest(struct txs_txq *q, struct txs_pktbuf *b, unsigned n, int err)
+{
+	for (unsigned k = 0; k < n; k++)
+		b[k].priv = (b[k].priv & ~(REFUSED_FULL | REFUSED_ERR)) | (err ? REFUSED_ERR : REFUSED_FULL);
+	if (err)
+		__atomic_store_n(&q->link[b[0].link < q->dev->n_links ? b[0].link : 0].last_err, err, __ATOMIC_RELAXED);
+}
+
+static void release_refused(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t m = b[i].priv & (REFUSED_FULL | REFUSED_ERR);
+		if (!m)
+			continue; /* never offered (not filled) */
+		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
+		if (m & REFUSED_ERR)
+			TXS_STAT_ADD(q->link[l].drop_err, b[i].segs);
+		else
+			TXS_STAT_ADD(q->link[l].drop_full, b[i].segs);
+		b[i].priv &= ~(REFUSED_FULL | REFUSED_ERR);
+	}
+}
+
 static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct xdp_q *xq = q->priv;
@@ -534,20 +564,26 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		unsigned l = b[i].link < xq->n_links ? b[i].link : 0;
 		struct xdp_sock *s = &xq->s[l];
 		uint32_t len = b[i].len;
-		if (TXS_UNLIKELY(len > s->max_len || len < TXS_ETH_HLEN || s->dead))
+		if (TXS_UNLIKELY(len > s->max_len || len < TXS_ETH_HLEN || s->dead)) {
+			refuse_rest(q, b + i, n - i, s->dead ? -s->dead : EMSGSIZE);
 			break;
+		}
 		if (TXS_UNLIKELY(s->ftail == s->fhead)) {
 			drain_cq(s);
-			if (s->ftail == s->fhead)
+			if (s->ftail == s->fhead) {
+				refuse_rest(q, b + i, n - i, 0);
 				break;
+			}
 		}
 		uint64_t addr = s->freeq[s->fhead & s->mask];
 		uint8_t *f = s->area + addr;
 		if (TXS_UNLIKELY(b[i].data != f))
 			memmove(f, b[i].data, len); /* another link's or an older buffer */
 		uint32_t idx;
-		if (TXS_UNLIKELY(xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1))
+		if (TXS_UNLIKELY(xsk_ring_prod__reserve(&s->tx, 1, &idx) != 1)) {
+			refuse_rest(q, b + i, n - i, 0);
 			break;
+		}
 		if (TXS_UNLIKELY(s->fix_mac))
 			memcpy(f, s->macs, 12);
 		struct xdp_desc *dsc = xsk_ring_prod__tx_desc(&s->tx, idx);
@@ -577,7 +613,7 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 static void xdp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	(void)q, (void)b, (void)n; /* unsent frames stay at the head of the free FIFO */
+	release_refused(q, b, n); /* unsent frames stay at the head of the free FIFO */
 }
 
 static int xdp_flush(struct txs_txq *q)

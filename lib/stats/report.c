@@ -40,9 +40,12 @@ static void text_row(FILE *f, const char *id, double t0, double t1, const struct
 {
 	char pps[32], bps[32];
 	double dt = t1 - t0 > 0 ? t1 - t0 : 1e-9;
-	fprintf(f, "[%4s] %6.2f-%-6.2f sec %14" PRIu64 " pkts %9s pps %9sbit/s %10" PRIu64 " drops\n", id, t0, t1,
+	fprintf(f, "[%4s] %6.2f-%-6.2f sec %14" PRIu64 " pkts %9s pps %9sbit/s %10" PRIu64 " drops", id, t0, t1,
 		r->packets, txs_fmt_si(r->packets / dt, pps, sizeof(pps)),
 		txs_fmt_si(r->bytes * 8.0 / dt, bps, sizeof(bps)), r->drops);
+	if (r->errors) /* device errors (drop_err): shown when there are any */
+		fprintf(f, " %10" PRIu64 " errors", r->errors);
+	fputc('\n', f);
 }
 
 static void json_row(struct txs_json *j, const struct txs_stat_row *r, double dt)

@@ -2,6 +2,7 @@
 /* lib/engine + generator: exact counts split over workers, stop conditions,
  * rate control, per-core layout, error propagation. Runs under TSan too. */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include <txscale/txscale.h>
@@ -108,6 +109,41 @@ static void rate_control(void **st)
 	assert_true(r.secs > 0.19 * 0.99);
 }
 
+/* Workers share one schedule at the total rate: worker k of P sends its
+ * packet j at (j + k/P) / (rate/P) after the start, so a short run sends
+ * what the rate says, not one packet per worker at t = 0 (issue 13:
+ * -b 1 -P 8 -t 1.5 sent 8). Here 2 pps over 4 workers for 1.45 s: due at 0,
+ * 0.5 and 1.0 s, so exactly 3 (the old schedule: 4 at t = 0). A worker may
+ * be late by up to 0.45 s (never early: a packet goes when it is due). */
+static void workers_staggered(void **st)
+{
+	(void)st;
+	struct run r = run_engine("dummy", 4, 0, 1.45, 2, false, 16);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.packets, 3);
+	/* 1 pps over 8 workers for 1.5 s: due at 0 and 1 s */
+	r = run_engine("dummy", 8, 0, 1.5, 1, false, 16);
+	assert_int_equal(r.packets, 2);
+}
+
+/* A rate so low that packet 1 is due beyond the clock's range (1e-11 pps:
+ * 1e20 ns): the worker sends packet 0 and then waits (sleeping) until the
+ * deadline, instead of computing a due time of 0 and spinning. Checked by
+ * count (1) and by the process CPU time: a spinning worker burns the 0.6 s. */
+static void tiny_rate_waits(void **st)
+{
+	(void)st;
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	struct run r = run_engine("dummy", 1, 0, 0.6, 1e-11, false, 16);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.packets, 1);
+	assert_true(r.secs >= 0.59);
+	assert_true(cpu < 0.2);
+}
+
 static struct txs_engine *g_e;
 static void *stopper(void *arg)
 {
@@ -155,6 +191,10 @@ static void config_errors(void **st)
 	ec.n_workers = 1;
 	ec.rate_pps = -1;
 	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	ec.rate_pps = NAN;
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	ec.rate_pps = INFINITY;
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
 	ec.rate_pps = 0;
 	/* a generator whose template cannot be built: the worker fails, wait reports it */
 	gc.spec.payload_len = 70000;
@@ -180,6 +220,8 @@ int main(void)
 		cmocka_unit_test(exact_counts),
 		cmocka_unit_test(duration_stops),
 		cmocka_unit_test(rate_control),
+		cmocka_unit_test(workers_staggered),
+		cmocka_unit_test(tiny_rate_waits),
 		cmocka_unit_test(stop_from_another_thread),
 		cmocka_unit_test(config_errors),
 	};

@@ -41,6 +41,15 @@ static void registry_and_open_errors(void **st)
 	assert_non_null(strstr(err, "bogus"));
 	assert_int_equal(txs_netdev_open(&d, ":x", NULL, err, sizeof(err)), -EINVAL);
 	assert_null(d);
+	/* a key given twice is refused, not "the last one wins" */
+	assert_int_equal(txs_netdev_open(&d, "dummy:links=2,links=3", NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "'links' given twice"));
+	assert_int_equal(txs_netdev_open(&d, "dummy:verify,verify", NULL, err, sizeof(err)), -EINVAL);
+	/* a spec longer than the device keeps: a message that says so */
+	char longspec[400] = "dummy:";
+	memset(longspec + 6, 'x', 300);
+	assert_int_equal(txs_netdev_open(&d, longspec, NULL, err, sizeof(err)), -ENAMETOOLONG);
+	assert_non_null(strstr(err, "306 characters long, at most 255"));
 }
 
 static void dummy_counts_per_link(void **st)
@@ -80,13 +89,27 @@ static void dummy_counts_per_link(void **st)
 	exp_pk[2] += n;
 	exp_by[2] += 100ull * n;
 	txs_txq_close(q1); /* closed queues keep their counters */
+	uint64_t all_pk = 0, all_by = 0;
 	for (unsigned l = 0; l < 3; l++) {
 		struct txs_link_counters lc;
 		txs_netdev_link_stats(d, l, &lc);
 		assert_int_equal(lc.packets, exp_pk[l]);
 		assert_int_equal(lc.bytes, exp_by[l]);
 		assert_int_equal(lc.drop_full + lc.drop_err + lc.verify_err, 0);
+		all_pk += lc.packets;
+		all_by += lc.bytes;
 	}
+	/* per queue: q1 sent n frames of 100 bytes on link 2, q0 the rest;
+	 * the queues' sums are the links' sums (one count per fact) */
+	struct txs_link_counters c0, c1, c2;
+	txs_netdev_queue_stats(d, 0, &c0);
+	txs_netdev_queue_stats(d, 1, &c1);
+	txs_netdev_queue_stats(d, 2, &c2); /* no such queue: zeros */
+	assert_int_equal(c1.packets, n);
+	assert_int_equal(c1.bytes, 100ull * n);
+	assert_int_equal(c0.packets + c1.packets, all_pk);
+	assert_int_equal(c0.bytes + c1.bytes, all_by);
+	assert_int_equal(c2.packets + c2.bytes, 0);
 	txs_netdev_close(d);
 }
 

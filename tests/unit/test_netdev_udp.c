@@ -274,6 +274,9 @@ static void options_checked(void **st)
 		{ "udp:links=", -EINVAL },
 		{ "udp:links=1.2.3.4@", -EINVAL },
 		{ "udp:bind=no-such-if0", -ENODEV },
+		{ "udp:links=127.0.0.1+127.0.0.1", -EINVAL }, /* one link given twice */
+		{ "udp:links=lo+lo", -EINVAL },
+		{ "udp:gso=2,gso=3", -EINVAL },                /* a key given twice */
 	};
 	for (size_t i = 0; i < TXS_ARRAY_SIZE(cases); i++) {
 		struct txs_netdev *dev = NULL;
@@ -291,6 +294,76 @@ static void options_checked(void **st)
 			assert_true(strlen(err) > 0);
 		}
 	}
+}
+
+/* df is IPV6_DONTFRAG: towards an IPv4 destination it means nothing and is
+ * refused at open; towards IPv6 it is taken. */
+static void df_is_ipv6_only(void **st)
+{
+	(void)st;
+	struct txs_netdev *dev = NULL;
+	char err[200] = "";
+	struct txs_netdev_conf dc = { .max_queues = 1, .dport = 9 };
+	txs_addr_parse(&dc.dst, "127.0.0.1");
+	assert_int_equal(txs_netdev_open(&dev, "udp:df", &dc, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "IPv6 only"));
+	struct rx r;
+	if (!rx_open(&r, AF_INET6))
+		return; /* no IPv6 loopback here */
+	close(r.fd);
+	txs_addr_parse(&dc.dst, "::1");
+	assert_int_equal(txs_netdev_open(&dev, "udp:df", &dc, err, sizeof(err)), 0);
+	txs_netdev_close(dev);
+}
+
+/* A closed port: the kernel answers each datagram with ICMP port
+ * unreachable, which the connected socket queues (IP_RECVERR). The datagrams
+ * were sent (packets), and the refusals are counted in icmp_err (at least
+ * one, at most one per datagram), with ECONNREFUSED as last_err; per queue
+ * the counts equal the link's. */
+static void closed_port_counts_icmp(void **st)
+{
+	(void)st;
+	struct txs_flow_spec sp = { 0 };
+	txs_addr_parse(&sp.src, "127.0.0.1");
+	txs_addr_parse(&sp.dst, "127.0.0.1");
+	sp.sport = free_port(AF_INET);
+	sp.dport = free_port(AF_INET); /* bound and closed: nothing listens there */
+	sp.payload_len = 32;
+	struct txs_tmpl t;
+	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .dst = sp.dst, .dport = sp.dport };
+	struct txs_netdev *dev;
+	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	const unsigned N = 200;
+	uint64_t offered = 0;
+	for (unsigned k = 0; k < N / 8; k++) {
+		struct txs_pktbuf b[8];
+		unsigned n = txs_txq_alloc(q, b, 8);
+		assert_int_equal(n, 8);
+		for (unsigned i = 0; i < n; i++) {
+			b[i].len = txs_tmpl_patch(&t, b[i].data, 0, k * 8 + i, 0);
+			b[i].l4_off = t.l4_off;
+		}
+		unsigned sent = txs_txq_send(q, b, n);
+		txs_txq_release(q, b + sent, n - sent);
+		offered += n;
+		usleep(200); /* let the ICMP errors come back between bursts */
+	}
+	txs_txq_close(q); /* counts the errors that came after the last send */
+	struct txs_link_counters lc, qc;
+	txs_netdev_link_stats(dev, 0, &lc);
+	txs_netdev_queue_stats(dev, 0, &qc);
+	assert_int_equal(lc.packets + lc.drop_full + lc.drop_err, offered);
+	assert_int_equal(lc.packets, N);
+	assert_true(lc.icmp_err >= 1 && lc.icmp_err <= N);
+	assert_int_equal(lc.last_err, ECONNREFUSED);
+	assert_int_equal(qc.packets, lc.packets);
+	assert_int_equal(qc.icmp_err, lc.icmp_err);
+	txs_netdev_close(dev);
+	txs_tmpl_free(&t);
 }
 
 /* Two links, one per source address: frames pick the socket by link. */
@@ -415,6 +488,8 @@ int main(void)
 		cmocka_unit_test(loopback_gso),
 		cmocka_unit_test(refusals_counted),
 		cmocka_unit_test(options_checked),
+		cmocka_unit_test(df_is_ipv6_only),
+		cmocka_unit_test(closed_port_counts_icmp),
 		cmocka_unit_test(two_links),
 		cmocka_unit_test(gso_coalesces),
 	};

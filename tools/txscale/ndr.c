@@ -341,8 +341,9 @@ static bool recv_args_pin(const struct run *r)
 	return false;
 }
 
-/* The sender's CPUs as send chooses them (-A, else the first P online),
- * and the first online CPU outside them for the receiver. */
+/* The sender's CPUs (-A; without it send is unpinned, and the first P
+ * online CPUs are counted as its share), and the first online CPU outside
+ * them for the receiver. */
 static void pick_cpus(struct run *r)
 {
 	const struct ndr_cfg *c = r->cfg;
@@ -383,6 +384,88 @@ static int abort_trial(pid_t rp, pid_t sp, int rc)
 	stop_child(sp, 0, NULL);
 	stop_child(rp, 0, NULL);
 	return rc;
+}
+
+/* The sender's command line for a trial at rate for secs (check: --dry-run) */
+static void sender_args(const struct run *r, struct args *sa, double rate, double secs, bool check)
+{
+	const struct ndr_cfg *c = r->cfg;
+	arg_prefix(sa, c->send_netns, r->exe);
+	arg(sa, "send");
+	arg(sa, "--dev");
+	arg(sa, c->dev);
+	arg(sa, "-p");
+	arg(sa, fmt_arg(sa, "%.0f", c->port));
+	arg(sa, "-l");
+	arg(sa, fmt_arg(sa, "%.0f", c->length));
+	arg(sa, "-b");
+	arg(sa, fmt_arg(sa, "%.0f", rate));
+	arg(sa, "-t");
+	arg(sa, fmt_arg(sa, "%.3f", secs));
+	arg(sa, "-J");
+	arg(sa, "-i");
+	arg(sa, "0");
+	arg(sa, "--summary-file");
+	arg(sa, r->p.send_json);
+	if (c->threads) {
+		arg(sa, "-P");
+		arg(sa, fmt_arg(sa, "%.0f", c->threads));
+	}
+	if (c->cpus.n) {
+		arg(sa, "-A");
+		arg(sa, r->sender_cpus);
+	}
+	if (c->bind) {
+		arg(sa, "-B");
+		arg(sa, c->bind);
+	}
+	if (check)
+		arg(sa, "--dry-run");
+	arg(sa, r->dest);
+}
+
+/* Before the first trial: the sender checks its options and opens its
+ * device (send --dry-run, in its namespace), and the receiver's input is
+ * opened here when it runs in this namespace. Bad input is exit 2 before
+ * any trial, not a failed trial (exit 1). Returns 0, 1 or 2. */
+static int precheck(struct run *r)
+{
+	const struct ndr_cfg *c = r->cfg;
+	struct args sa = { .n = 0 };
+	sender_args(r, &sa, c->lo.value, c->trial, true);
+	if (sa.overflow) {
+		fprintf(stderr, "txscale ndr: too many sender arguments\n");
+		return 2;
+	}
+	pid_t sp = spawn(&sa, r->p.send_err, -1);
+	if (sp < 0) {
+		fprintf(stderr, "txscale ndr: cannot start the sender: %s\n", strerror((int)-sp));
+		return 1;
+	}
+	int st = 0;
+	if (!stop_child(sp, READY_TIMEOUT_S, &st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char why[256], ex[64] = "did not finish";
+		last_line(r->p.send_err, why, sizeof(why));
+		describe_exit(st, ex, sizeof(ex));
+		/* the sender's own line names the bad value (e.g. "txscale send: bad value for -l/--length") */
+		fprintf(stderr, "txscale ndr: sender check failed (%s): %s\n", ex, why[0] ? why : "no message");
+		return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
+	}
+	unlink(r->p.send_json);
+	if (c->recv_netns)
+		return 0; /* its input lives in the other namespace: the first trial opens it */
+	struct txs_rx_input_conf ic = { .n_queues = 1, .port = c->port, .batch = 0 };
+	if (txs_addr_parse(&ic.bind, r->dest) == 0)
+		ic.have_bind = true;
+	struct txs_rx_input *in;
+	char err[320];
+	int rc = txs_rx_input_open(&in, c->recv_dev, &ic, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "txscale ndr: bad value for --recv-dev: %s\n", err);
+		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT ? 2 : 1;
+	}
+	txs_rx_input_close(in);
+	return 0;
 }
 
 /* Run one trial at rate pps (0 = unlimited) for secs. 0 and *t filled;
@@ -480,36 +563,7 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 
 	/* sender */
 	struct args sa = { .n = 0 };
-	arg_prefix(&sa, c->send_netns, r->exe);
-	arg(&sa, "send");
-	arg(&sa, "--dev");
-	arg(&sa, c->dev);
-	arg(&sa, "-p");
-	arg(&sa, fmt_arg(&sa, "%.0f", c->port));
-	arg(&sa, "-l");
-	arg(&sa, fmt_arg(&sa, "%.0f", c->length));
-	arg(&sa, "-b");
-	arg(&sa, fmt_arg(&sa, "%.0f", rate));
-	arg(&sa, "-t");
-	arg(&sa, fmt_arg(&sa, "%.3f", secs));
-	arg(&sa, "-J");
-	arg(&sa, "-i");
-	arg(&sa, "0");
-	arg(&sa, "--summary-file");
-	arg(&sa, r->p.send_json);
-	if (c->threads) {
-		arg(&sa, "-P");
-		arg(&sa, fmt_arg(&sa, "%.0f", c->threads));
-	}
-	if (c->cpus.n) {
-		arg(&sa, "-A");
-		arg(&sa, r->sender_cpus);
-	}
-	if (c->bind) {
-		arg(&sa, "-B");
-		arg(&sa, c->bind);
-	}
-	arg(&sa, r->dest);
+	sender_args(r, &sa, rate, secs, false);
 	if (ra.overflow || sa.overflow) {
 		snprintf(r->err, sizeof(r->err), "too many arguments");
 		return abort_trial(rp, sp, -E2BIG);
@@ -805,6 +859,12 @@ int cmd_ndr(int argc, char **argv)
 		fprintf(stderr, "txscale ndr: cannot make a temporary directory: %s\n", strerror(-e));
 		free(r);
 		return 1;
+	}
+	int pre = precheck(r);
+	if (pre) {
+		paths_remove(&r->p);
+		free(r);
+		return pre;
 	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct sigaction old_int, old_term;

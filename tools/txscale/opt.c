@@ -117,6 +117,12 @@ int opt_parse_cpus(const char *s, struct opt_cpus *out, char *err, size_t errlen
 			}
 			if (out->n >= TXS_MAX_CORES)
 				goto bad;
+			for (unsigned i = 0; i < out->n; i++)
+				if (out->cpu[i] == (int)c) {
+					/* two workers on one CPU share it: not what a CPU list asks for */
+					snprintf(err, errlen, "CPU %ld appears twice in '%s' (one worker per CPU)", c, s);
+					return -1;
+				}
 			out->cpu[out->n++] = (int)c;
 		}
 		if (*p == ',')
@@ -330,7 +336,14 @@ int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, voi
 			goto out;
 		}
 		if (c == '?') {
-			if (optopt)
+			if (optopt >= 256 && optopt < 256 + (int)n)
+				/* a long option given a value it does not take (--verify=1) */
+				fprintf(stderr, "txscale %s: option '--%s' takes no value: '%s' (see txscale %s --help)\n",
+					cmd, opts[optopt - 256].lng, argv[optind - 1], cmd);
+			else if (optopt == 'h')
+				fprintf(stderr, "txscale %s: option '--help' takes no value (see txscale %s --help)\n", cmd,
+					cmd);
+			else if (optopt > 0 && optopt < 256)
 				fprintf(stderr, "txscale %s: unknown option '-%c' (see txscale %s --help)\n", cmd, optopt, cmd);
 			else
 				fprintf(stderr, "txscale %s: unknown option '%s' (see txscale %s --help)\n", cmd,

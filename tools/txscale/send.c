@@ -42,7 +42,13 @@ struct send_cfg {
 	unsigned links;
 	const char *bond;
 	unsigned profile;
+	bool dry_run;
 };
+
+/* The lowest -b: one packet per 1000 s per thread. Below it, a run of any
+ * sane length sends at most one packet per thread, and the schedule's
+ * nanosecond arithmetic leaves the clock's range. */
+#define SEND_MIN_PPS 0.001
 
 /* --dev help: the registered backends' usage lines, filled before parsing */
 static char dev_help[2048];
@@ -71,8 +77,8 @@ static const struct opt send_opts[] = {
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "stop after SEC seconds (default 10 unless -n is given)" },
 	{ "packets", 'n', OPT_U64, O(count), "N", "stop after N packets in total (k/M/G suffixes)", NULL, 1, 0 },
 	{ "parallel", 'P', OPT_UINT, O(threads), "N", "worker threads (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
-	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin workers to these CPUs, e.g. 0-3 (default: CPUs in order)" },
-	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin workers" },
+	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin workers to these CPUs, e.g. 0-3, each CPU once (default: not pinned, like iperf3)" },
+	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin workers (the default without -A)" },
 	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
 	{ "dev", 0, OPT_STR, O(dev), "DEV", dev_help, "dummy" },
@@ -88,6 +94,7 @@ static const struct opt send_opts[] = {
 	{ "connected", 0, OPT_FLAG, O(connected), NULL, "one connected flow per thread (default)" },
 	{ "unconnected", 0, OPT_FLAG, O(unconnected), NULL, "name the destination per datagram (sendmsg path)" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
+	{ "dry-run", 0, OPT_FLAG, O(dry_run), NULL, "check the options and open the device, then exit without sending (0 = the run would start, 2 = bad input)" },
 	{ "ident", 0, OPT_STR, O(ident), "NAME", "IPv4 ID allocator: lease, atomic, cas-loop, percpu-segment, flow", "lease" },
 	{ "ident-df-zero", 0, OPT_FLAG, O(ident_df_zero), NULL, "with --df, send IPv4 ID 0 (RFC 6864)" },
 	{ "links", 0, OPT_UINT, O(links), "N", "dummy device: expose N links (adds links=N to --dev)", NULL, 1,
@@ -121,13 +128,30 @@ static void read_links(struct txs_netdev *dev, struct txs_stat_row *links)
 	}
 }
 
+/* Thread k's row is what the device counted on queue k (the worker's own
+ * queue): the same counters the link rows sum, so the summary, the threads
+ * and the links cannot tell different stories (one count per fact). */
+static void read_threads(struct txs_netdev *dev, unsigned n, struct txs_stat_row *rows)
+{
+	for (unsigned k = 0; k < n; k++) {
+		struct txs_link_counters c;
+		txs_netdev_queue_stats(dev, k, &c);
+		rows[k] = (struct txs_stat_row){ c.packets, c.bytes, c.drop_full, c.drop_err };
+	}
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0; /* a device may move counted frames to errors later (pcap write error) */
+}
+
 /* d = a - b, row by row; returns whether anything moved */
 static bool rows_sub(struct txs_stat_row *d, const struct txs_stat_row *a, const struct txs_stat_row *b, unsigned n)
 {
 	bool any = false;
 	for (unsigned i = 0; i < n; i++) {
-		d[i] = (struct txs_stat_row){ a[i].packets - b[i].packets, a[i].bytes - b[i].bytes,
-					      a[i].drops - b[i].drops, a[i].errors - b[i].errors };
+		d[i] = (struct txs_stat_row){ sub0(a[i].packets, b[i].packets), sub0(a[i].bytes, b[i].bytes),
+					      sub0(a[i].drops, b[i].drops), sub0(a[i].errors, b[i].errors) };
 		any |= d[i].packets || d[i].drops || d[i].errors;
 	}
 	return any;
@@ -137,6 +161,7 @@ struct summary_extra {
 	const struct send_cfg *cfg;
 	struct txs_netdev *dev;
 	uint64_t verify_err;
+	uint64_t icmp_err;
 	struct txs_linksel *ls;
 	const struct txs_prof_summary *prof; /* --profile */
 };
@@ -198,6 +223,7 @@ static void add_extra(struct txs_json *j, void *arg)
 	txs_json_str(j, "device", x->dev->spec);
 	txs_json_u64(j, "payload_len", x->cfg->length);
 	txs_json_u64(j, "verify_errors", x->verify_err);
+	txs_json_u64(j, "icmp_errors", x->icmp_err);
 	if (x->ls) {
 		char b[128];
 		struct txs_linksel_stats st;
@@ -222,6 +248,50 @@ static int check_ident(const char *name)
 		fprintf(stderr, "%s %s", i ? "," : "", names[i]);
 	fputc('\n', stderr);
 	return -1;
+}
+
+static struct txs_stat_row sum_rows(const struct txs_stat_row *r, unsigned n)
+{
+	struct txs_stat_row s = { 0 };
+	for (unsigned i = 0; i < n; i++) {
+		s.packets += r[i].packets;
+		s.bytes += r[i].bytes;
+		s.drops += r[i].drops;
+		s.errors += r[i].errors;
+	}
+	return s;
+}
+
+/* The end-of-run check that the counts are one story (docs/design.md):
+ * each worker's frames offered to its queue (engine: accepted + refused)
+ * are the frames the device counted on that queue (packets + drops +
+ * errors), and the threads' total is the links' total. A difference is a
+ * bug in txscale: said on stderr, and the run fails. */
+static bool check_counts(const struct txs_netdev *dev, unsigned n, const struct txs_stat_row *eng,
+			 const struct txs_stat_row *threads, const struct txs_stat_row *links)
+{
+	bool bad = false;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t offered = eng[k].packets + eng[k].drops;
+		uint64_t counted = threads[k].packets + threads[k].drops + threads[k].errors;
+		if (offered != counted) {
+			fprintf(stderr, "txscale send: count mismatch (a txscale bug, please report): thread %u offered "
+					"%llu frames to --dev %s, which counted %llu (%llu sent, %llu dropped, %llu errors)\n",
+				k, (unsigned long long)offered, dev->spec, (unsigned long long)counted,
+				(unsigned long long)threads[k].packets, (unsigned long long)threads[k].drops,
+				(unsigned long long)threads[k].errors);
+			bad = true;
+		}
+	}
+	struct txs_stat_row t = sum_rows(threads, n), l = sum_rows(links, dev->n_links);
+	if (t.packets != l.packets || t.bytes != l.bytes || t.drops != l.drops || t.errors != l.errors) {
+		fprintf(stderr, "txscale send: count mismatch (a txscale bug, please report): --dev %s: threads sum to "
+				"%llu packets, %llu drops, %llu errors; links to %llu, %llu, %llu\n", dev->spec,
+			(unsigned long long)t.packets, (unsigned long long)t.drops, (unsigned long long)t.errors,
+			(unsigned long long)l.packets, (unsigned long long)l.drops, (unsigned long long)l.errors);
+		bad = true;
+	}
+	return bad;
 }
 
 int cmd_send(int argc, char **argv)
@@ -329,7 +399,9 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: --sport %u + %u threads exceeds port 65535\n", cfg.sport, nthreads);
 		return 2;
 	}
-	opt_assign_cpus(&cfg.cpus, cfg.no_pin, nthreads, cpus);
+	/* unpinned unless -A names CPUs: a pinned sender on CPU 0 fights a
+	 * receiver or the kernel's softirq work there (issue 12) */
+	opt_assign_cpus(&cfg.cpus, cfg.no_pin || !cfg.cpus.n, nthreads, cpus);
 	if (cfg.time == 0 && cfg.count == 0)
 		cfg.time = 10;
 
@@ -344,6 +416,12 @@ int cmd_send(int argc, char **argv)
 	txs_tmpl_free(&probe);
 
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
+	if (cfg.rate.value > 0 && rate_pps / nthreads < SEND_MIN_PPS) {
+		fprintf(stderr, "txscale send: bad value for -b/--bitrate: '%g%s': below the lowest rate, %g packets/s "
+				"per thread (%u thread%s)\n", cfg.rate.value, cfg.rate.bits ? "bit" : "", SEND_MIN_PPS,
+			nthreads, nthreads > 1 ? "s" : "");
+		return 2;
+	}
 
 	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = route ? SEND_UDP_FRAME_SIZE : wire,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
@@ -370,7 +448,13 @@ int cmd_send(int argc, char **argv)
 			fprintf(stderr, "txscale send: --links %u and --dev %s both set the links\n", cfg.links, cfg.dev);
 			return 2;
 		}
-		snprintf(devspec, sizeof(devspec), "%s%slinks=%u", cfg.dev, strchr(cfg.dev, ':') ? "," : ":", cfg.links);
+		int dl = snprintf(devspec, sizeof(devspec), "%s%slinks=%u", cfg.dev, strchr(cfg.dev, ':') ? "," : ":",
+				  cfg.links);
+		if (dl < 0 || (size_t)dl >= sizeof(devspec)) {
+			fprintf(stderr, "txscale send: bad value for --dev: '%.40s...': too long with --links %u\n", cfg.dev,
+				cfg.links);
+			return 2;
+		}
 		devs = devspec;
 	}
 	struct txs_linksel_params bp;
@@ -378,11 +462,20 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: bad value for --bond: '%s': %s\n", cfg.bond, err);
 		return 2;
 	}
+	/* --summary-file: refused before anything starts, not reported after the run */
+	FILE *sumf = NULL;
+	if (cfg.summary_file && !(sumf = fopen(cfg.summary_file, "w"))) {
+		fprintf(stderr, "txscale send: bad value for --summary-file: '%s': %s\n", cfg.summary_file,
+			strerror(errno));
+		return 2;
+	}
 	struct txs_netdev *dev;
 	rc = txs_netdev_open(&dev, devs, &dc, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: --dev %s\n", err);
-		return rc == -EINVAL || rc == -ENODEV ? 2 : 1;
+		if (sumf)
+			fclose(sumf);
+		return rc == -EINVAL || rc == -ENODEV || rc == -ENAMETOOLONG ? 2 : 1;
 	}
 	if (dev->src_addr.family == sp->dst.family) {
 		/* the device knows the source it sends from (udp: the kernel's
@@ -409,6 +502,8 @@ int cmd_send(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, "txscale send: bad value for --bond: '%s': %s\n", cfg.bond ? cfg.bond : "",
 				rc == -EINVAL ? err : txs_strerror(rc));
+			if (sumf)
+				fclose(sumf);
 			txs_netdev_close(dev);
 			return rc == -EINVAL ? 2 : 1;
 		}
@@ -421,6 +516,8 @@ int cmd_send(int argc, char **argv)
 	rc = txs_ident_create(&gc.ident_inst, &ic);
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: --ident %s: %s\n", cfg.ident, txs_strerror(rc));
+		if (sumf)
+			fclose(sumf);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
 		return 1;
@@ -439,10 +536,20 @@ int cmd_send(int argc, char **argv)
 		.gen_conf = route ? (void *)&uc : (void *)&gc,
 		.profile_every = cfg.profile,
 	};
+	if (cfg.dry_run) {
+		if (sumf)
+			fclose(sumf);
+		txs_ident_destroy(gc.ident_inst);
+		txs_netdev_close(dev);
+		txs_linksel_destroy(ls);
+		return 0;
+	}
 	struct txs_engine *eng;
 	rc = txs_engine_create(&eng, &ec);
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: engine: %s\n", txs_strerror(rc));
+		if (sumf)
+			fclose(sumf);
 		txs_ident_destroy(gc.ident_inst);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
@@ -453,31 +560,49 @@ int cmd_send(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	/* reports go to stderr when the device writes to stdout (pcap:-); a
+	 * reader that goes away is then a write error of the device (EPIPE, one
+	 * line, exit 1), not a silent death by SIGPIPE */
+	FILE *out = dev->uses_stdout ? stderr : stdout;
+	if (dev->uses_stdout)
+		signal(SIGPIPE, SIG_IGN);
 	struct txs_reporter rep = {
-		.out = stdout, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
+		.out = out, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
 		.n_links = dev->n_links,
 	};
 	if (!cfg.json) {
 		char db[64];
 		char bb[128];
-		printf("txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s\n",
+		fprintf(out, "txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s\n",
 		       txs_addr_str(&sp->src, db, sizeof(db)), cfg.dest, cfg.port, cfg.length, nthreads,
 		       nthreads > 1 ? "s" : "", dev->spec, ls ? ", bond " : "",
 		       ls ? txs_linksel_params_str(txs_linksel_params(ls), bb, sizeof(bb)) : "");
 	}
-	rc = txs_engine_start(eng);
 	struct txs_stat_row *cur = calloc(nthreads, sizeof(*cur)), *prev = calloc(nthreads, sizeof(*prev));
 	struct txs_stat_row links[TXS_MAX_LINKS] = { 0 }, plinks[TXS_MAX_LINKS] = { 0 }, dl[TXS_MAX_LINKS];
-	struct txs_stat_row *delta = calloc(nthreads, sizeof(*delta));
-	if (!cur || !prev || !delta) {
-		txs_engine_stop(eng);
-		rc = rc ? rc : -ENOMEM;
+	struct txs_stat_row *delta = calloc(nthreads, sizeof(*delta)), *erows = calloc(nthreads, sizeof(*erows));
+	if (!cur || !prev || !delta || !erows) {
+		fprintf(stderr, "txscale send: out of memory\n");
+		free(cur);
+		free(prev);
+		free(delta);
+		free(erows);
+		if (sumf)
+			fclose(sumf);
+		g_engine = NULL;
+		txs_engine_destroy(eng);
+		txs_ident_destroy(gc.ident_inst);
+		txs_netdev_close(dev);
+		txs_linksel_destroy(ls);
+		return 1;
 	}
+	rc = txs_engine_start(eng);
 	double last = 0;
 	while (rc == 0 && !txs_engine_done(eng)) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
-		double now = txs_engine_read(eng, cur);
+		double now = txs_engine_read(eng, erows);
+		read_threads(dev, nthreads, cur);
 		if (cfg.interval > 0 && now - last >= cfg.interval) {
 			read_links(dev, links);
 			rows_sub(delta, cur, prev, nthreads);
@@ -491,7 +616,8 @@ int cmd_send(int argc, char **argv)
 	int wrc = txs_engine_wait(eng);
 	if (!rc)
 		rc = wrc;
-	double secs = txs_engine_read(eng, cur);
+	double secs = txs_engine_read(eng, erows);
+	read_threads(dev, nthreads, cur);
 	read_links(dev, links);
 	if (cfg.interval > 0) {
 		/* the last, partial interval: always, so intervals add up to the total */
@@ -503,29 +629,56 @@ int cmd_send(int argc, char **argv)
 	struct txs_prof_summary prof;
 	struct summary_extra x = { .cfg = &cfg, .dev = dev, .ls = ls,
 				   .prof = cfg.profile && txs_engine_prof(eng, &prof) == 0 ? &prof : NULL };
+	int last_err = 0;
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		struct txs_link_counters c;
 		txs_netdev_link_stats(dev, l, &c);
 		x.verify_err += c.verify_err;
+		x.icmp_err += c.icmp_err;
+		if (c.last_err)
+			last_err = c.last_err;
 	}
-	if (rc < 0)
-		fprintf(stderr, "txscale send: %s\n", txs_strerror(rc));
 	txs_report_summary(&rep, secs, cur, links, add_extra, &x);
 	if (!cfg.json && x.prof)
-		prof_text(stdout, x.prof);
-	if (cfg.summary_file) {
-		FILE *f = fopen(cfg.summary_file, "w");
-		if (!f) {
+		prof_text(out, x.prof);
+	if (sumf) {
+		struct txs_reporter r2 = rep;
+		r2.out = sumf;
+		r2.json = true;
+		txs_report_summary(&r2, secs, cur, links, add_extra, &x);
+		if (fclose(sumf) != 0) {
 			fprintf(stderr, "txscale send: cannot write --summary-file '%s': %s\n", cfg.summary_file,
 				strerror(errno));
-			rc = rc ? rc : -errno;
-		} else {
-			struct txs_reporter r2 = rep;
-			r2.out = f;
-			r2.json = true;
-			txs_report_summary(&r2, secs, cur, links, add_extra, &x);
-			fclose(f);
+			rc = rc ? rc : -EIO;
 		}
+	}
+	bool failed = check_counts(dev, nthreads, erows, cur, links);
+	if (rc < 0) {
+		fprintf(stderr, "txscale send: --dev %s: %s\n", dev->spec, txs_strerror(rc));
+	} else if (!failed) {
+		struct txs_stat_row t = sum_rows(cur, nthreads);
+		if (t.packets == 0 && t.drops + t.errors) {
+			/* a run that sent nothing did not do what was asked */
+			fprintf(stderr, "txscale send: --dev %s: nothing sent: all %llu packets dropped (%llu full, %llu "
+					"errors%s%s)\n", dev->spec, (unsigned long long)(t.drops + t.errors),
+				(unsigned long long)t.drops, (unsigned long long)t.errors, last_err ? ": " : "",
+				last_err ? strerror(last_err) : "");
+			failed = true;
+		} else if (t.errors) {
+			/* partly failed: the run goes on, but never silently */
+			fprintf(stderr, "txscale send: --dev %s: %llu of %llu packets not sent: device errors%s%s\n",
+				dev->spec, (unsigned long long)t.errors,
+				(unsigned long long)(t.packets + t.drops + t.errors), last_err ? ": " : "",
+				last_err ? strerror(last_err) : "");
+		}
+	}
+	if (x.icmp_err) {
+		char ab[INET6_ADDRSTRLEN];
+		fprintf(stderr, "txscale send: --dev %s: the kernel reported %llu ICMP errors for sent datagrams "
+				"(last: %s)%s%s port %u?\n", dev->spec, (unsigned long long)x.icmp_err,
+			strerror(last_err ? last_err : EIO),
+			last_err == ECONNREFUSED ? ": is nothing listening on " : ": is there a route to ",
+			txs_addr_str(&sp->dst, ab, sizeof(ab)), cfg.port);
 	}
 	if (!cfg.json && x.verify_err)
 		fprintf(stderr, "txscale send: %llu frames failed verification\n", (unsigned long long)x.verify_err);
@@ -537,5 +690,6 @@ int cmd_send(int argc, char **argv)
 	free(cur);
 	free(prev);
 	free(delta);
-	return rc < 0 ? 1 : x.verify_err ? 1 : 0;
+	free(erows);
+	return rc < 0 || failed ? 1 : x.verify_err ? 1 : 0;
 }
