@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "l2.h"
+#include "linkmon.h"
 
 #ifdef TXS_HAVE_XDP
 #include <linux/ethtool.h>
@@ -600,7 +600,19 @@ static int xdp_flush(struct txs_txq *q)
 	return rc;
 }
 
+const struct txs_l2link *txs_xdp_links(const struct txs_netdev *dev)
+{
+	const struct xdp_dev *d = dev->priv;
+	return d ? d->links : NULL;
+}
+
 #else /* !TXS_HAVE_XDP */
+
+const struct txs_l2link *txs_xdp_links(const struct txs_netdev *dev)
+{
+	(void)dev;
+	return NULL;
+}
 
 static int xdp_open(struct txs_netdev *dev, const char *args)
 {
