@@ -136,8 +136,8 @@ trial() {
   local per=50000
   [ "$mode" = balance-rr ] && per=25000
   local react
-  react=$(awk -v e="$le" -v r=$per 'BEGIN { printf "%.3f", e * 1000 / r }')
-  echo "   $tag: captured $n sampled frames (dumpcap dropped $cdrop), RX counters rx0 $d0 rx1 $d1, links' errors $le," \
+  react=$(awk -v e="$((le + ld))" -v r=$per 'BEGIN { printf "%.3f", e * 1000 / r }')
+  echo "   $tag: captured $n sampled frames (dumpcap dropped $cdrop), RX counters rx0 $d0 rx1 $d1, links' errors $le, drops $ld," \
     "engine drops $dr; dead-link frames = ${react} ms at the link's rate; active-backup switch on the wire ${ab} ms;" \
     "longest silence (sampled, incl. capture drops and stalls) ${gap} ms from ${gat} ms after the change; sampled frames rx0/rx1 before $b0/$b1," \
     "during $u0/$u1, after $f0/$f1; back on rx0 ${back} ms after up; changed at $t_down${t_up:+/$t_up}:" \
