@@ -22,17 +22,9 @@
 /* Longest the thread sleeps: it adopts queue-reported errors at least this often. */
 #define LM_TICK_NS 100000000ull
 
-struct lm_stats {
-	uint64_t events, polls, downs, ups, errors, hints;
-};
-
-/* The device's link state plus what the error path needs (read-only after start). */
+/* The device's link state (the monitor's m->s->st). */
 struct lm_state {
-	struct txs_linkstate st; /* first: the backends see only this */
-	struct lm_stats stats;   /* atomic adds (monitor thread, queue threads on errors) */
-	void (*on_change)(void *arg, unsigned link, const char *ifname, bool up, enum txs_link_why why, int err);
-	void *arg;
-	char name[TXS_MAX_LINKS][IF_NAMESIZE];
+	struct txs_linkstate st;
 };
 
 static void stat_inc(uint64_t *c)
@@ -40,10 +32,25 @@ static void stat_inc(uint64_t *c)
 	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
 }
 
+void txs_linkstate_init(struct txs_linkstate *st, unsigned n, struct txs_linksel *ls)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_init(&st->lock, NULL);
+	st->hint_fd = -1;
+	st->n_links = n;
+	st->ls = ls;
+	uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1;
+	st->word = (uint64_t)1 << 32 | all;
+	if (ls)
+		for (unsigned l = 0; l < n; l++)
+			txs_linksel_set_link(ls, l, true);
+}
+
 bool txs_linkstate_set(struct txs_linkstate *st, unsigned l, bool up)
 {
 	if (l >= st->n_links)
 		return false;
+	pthread_mutex_lock(&st->lock);
 	if (!up && st->ls)
 		txs_linksel_set_link(st->ls, l, false); /* new packets leave it first */
 	bool changed = false;
@@ -61,6 +68,7 @@ bool txs_linkstate_set(struct txs_linkstate *st, unsigned l, bool up)
 	}
 	if (up && st->ls)
 		txs_linksel_set_link(st->ls, l, true); /* rings first, then packets */
+	pthread_mutex_unlock(&st->lock);
 	return changed;
 }
 
@@ -68,16 +76,15 @@ void txs_linkstate_fail(struct txs_linkstate *st, unsigned l, int err)
 {
 	if (l >= st->n_links)
 		return;
-	struct lm_state *s = (struct lm_state *)st;
 	__atomic_store_n(&st->err_code[l], err, __ATOMIC_RELAXED);
 	bool changed = txs_linkstate_set(st, l, false);
 	__atomic_or_fetch(&st->err_mask, 1u << l, __ATOMIC_RELEASE);
 	if (!changed)
 		return;
-	stat_inc(&s->stats.downs);
-	stat_inc(&s->stats.errors);
-	if (s->on_change)
-		s->on_change(s->arg, l, s->name[l], false, TXS_LINK_ERROR, err);
+	stat_inc(&st->n_downs);
+	stat_inc(&st->n_errors);
+	if (st->on_change)
+		st->on_change(st->arg, l, st->name[l], false, TXS_LINK_ERROR, err);
 }
 
 void txs_linkstate_hint(struct txs_linkstate *st)
@@ -122,9 +129,9 @@ static void lm_apply(struct txs_linkmon *m, unsigned l, bool up, enum txs_link_w
 		m->held[l] = false;
 	if (!txs_linkstate_set(&m->s->st, l, up))
 		return;
-	stat_inc(up ? &m->s->stats.ups : &m->s->stats.downs);
+	stat_inc(up ? &m->s->st.n_ups : &m->s->st.n_downs);
 	if (m->conf.on_change)
-		m->conf.on_change(m->conf.arg, l, m->s->name[l], up, why, 0);
+		m->conf.on_change(m->conf.arg, l, m->s->st.name[l], up, why, 0);
 }
 
 /* The kernel says link l is up or down. */
@@ -181,7 +188,7 @@ static int lm_msg_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_OK;
 	}
 	if (c->why == TXS_LINK_EVENT)
-		stat_inc(&m->s->stats.events);
+		stat_inc(&m->s->st.n_events);
 	lm_observe(m, (unsigned)l, up, c->why);
 	return MNL_CB_OK;
 }
@@ -225,7 +232,7 @@ static int lm_drain(struct txs_linkmon *m, bool wait, bool init)
 			if (nlh->nlmsg_type == NLMSG_DONE) {
 				m->dumping = false;
 				if (!init)
-					stat_inc(&m->s->stats.polls);
+					stat_inc(&m->s->st.n_polls);
 				for (unsigned l = 0; l < m->n; l++) {
 					if (m->seen[l])
 						continue;
@@ -306,7 +313,7 @@ static void *lm_main(void *arg)
 			/* a dump unanswered for 10 ms was lost (socket overrun): ask again */
 			if (read(m->s->st.hint_fd, &v, sizeof(v)) > 0 &&
 			    (!m->dumping || txs_l2_now_ns() - m->dump_ns > 10000000ull)) {
-				stat_inc(&m->s->stats.hints);
+				stat_inc(&m->s->st.n_hints);
 				lm_dump_request(m, TXS_LINK_HINT); /* the answer reads each carrier now */
 			}
 		}
@@ -338,8 +345,11 @@ static void lm_free(struct txs_linkmon *m)
 		mnl_socket_close(m->nl);
 	if (m->evfd >= 0)
 		close(m->evfd);
-	if (m->s && m->s->st.hint_fd >= 0)
-		close(m->s->st.hint_fd);
+	if (m->s) {
+		if (m->s->st.hint_fd >= 0)
+			close(m->s->st.hint_fd);
+		pthread_mutex_destroy(&m->s->st.lock);
+	}
 	free(m->s);
 	free(m);
 }
@@ -371,19 +381,17 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 		free(m);
 		return -ENOMEM;
 	}
-	memset(m->s, 0, sizeof(*m->s));
-	m->s->st.hint_fd = -1;
 	m->dev = dev;
 	m->conf = *conf;
 	m->n = dev->n_links;
 	struct lm_state *s = m->s;
+	txs_linkstate_init(&s->st, m->n, NULL); /* linksel is told below, once the links are read */
 	s->st.ls = conf->linksel;
-	s->st.n_links = m->n;
-	s->on_change = conf->on_change;
-	s->arg = conf->arg;
+	s->st.on_change = conf->on_change;
+	s->st.arg = conf->arg;
 	for (unsigned l = 0; l < m->n; l++) {
 		m->ifindex[l] = links[l].ifindex;
-		snprintf(s->name[l], sizeof(s->name[l]), "%s", links[l].ifname);
+		snprintf(s->st.name[l], sizeof(s->st.name[l]), "%s", links[l].ifname);
 	}
 	int rc;
 	m->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
@@ -409,7 +417,7 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 		if (err && errlen) {
 			off = (size_t)snprintf(err, errlen, "no link is up:");
 			for (unsigned l = 0; l < m->n && off < errlen; l++)
-				off += (size_t)snprintf(err + off, errlen - off, "%s %s down", l ? "," : "", s->name[l]);
+				off += (size_t)snprintf(err + off, errlen - off, "%s %s down", l ? "," : "", s->st.name[l]);
 		}
 		rc = -ENETDOWN;
 		goto fail;
@@ -462,18 +470,18 @@ TXS_API uint32_t txs_linkmon_up_mask(const struct txs_linkmon *m)
 
 TXS_API const char *txs_linkmon_link_name(const struct txs_linkmon *m, unsigned l)
 {
-	return l < m->n ? m->s->name[l] : "";
+	return l < m->n ? m->s->st.name[l] : "";
 }
 
 TXS_API void txs_linkmon_stats(const struct txs_linkmon *m, struct txs_linkmon_stats *out)
 {
-	const struct lm_stats *c = &m->s->stats;
-	out->events = __atomic_load_n(&c->events, __ATOMIC_RELAXED);
-	out->polls = __atomic_load_n(&c->polls, __ATOMIC_RELAXED);
-	out->downs = __atomic_load_n(&c->downs, __ATOMIC_RELAXED);
-	out->ups = __atomic_load_n(&c->ups, __ATOMIC_RELAXED);
-	out->errors = __atomic_load_n(&c->errors, __ATOMIC_RELAXED);
-	out->hints = __atomic_load_n(&c->hints, __ATOMIC_RELAXED);
+	const struct txs_linkstate *c = &m->s->st;
+	out->events = __atomic_load_n(&c->n_events, __ATOMIC_RELAXED);
+	out->polls = __atomic_load_n(&c->n_polls, __ATOMIC_RELAXED);
+	out->downs = __atomic_load_n(&c->n_downs, __ATOMIC_RELAXED);
+	out->ups = __atomic_load_n(&c->n_ups, __ATOMIC_RELAXED);
+	out->errors = __atomic_load_n(&c->n_errors, __ATOMIC_RELAXED);
+	out->hints = __atomic_load_n(&c->n_hints, __ATOMIC_RELAXED);
 }
 
 #else /* no libmnl */

@@ -20,6 +20,7 @@
  * counted as drops on that link when the queue retracts them. */
 #ifndef TXS_NETDEV_LINKMON_H
 #define TXS_NETDEV_LINKMON_H
+#include <pthread.h>
 #include <txscale/linkmon.h>
 #include <txscale/linksel.h>
 #include "l2.h"
@@ -34,19 +35,31 @@ struct txs_linkstate {
 	/* eventfd a queue writes to ask the monitor to read the links now
 	 * (txs_linkstate_hint); -1: none */
 	int hint_fd;
+	/* serialises txs_linkstate_set (word + linksel as one change), so that a
+	 * monitor's "up" and a queue's "down" of one link cannot interleave
+	 * into a word and a linksel that disagree; taken per change only */
+	pthread_mutex_t lock;
+	/* counters (atomic adds: monitor thread, queue threads on errors) */
+	uint64_t n_events, n_polls, n_downs, n_ups, n_errors, n_hints;
 	/* read-only while queues run */
 	struct txs_linksel *ls;
 	unsigned n_links;
+	void (*on_change)(void *arg, unsigned link, const char *ifname, bool up, enum txs_link_why why, int err);
+	void *arg;
+	char name[TXS_MAX_LINKS][IF_NAMESIZE];
 	TXS_CACHE_GUARD;
 };
+
+/* Zero st for n links, all up (generation 1), telling ls (may be NULL). */
+void txs_linkstate_init(struct txs_linkstate *st, unsigned n, struct txs_linksel *ls);
 
 static inline uint64_t txs_linkstate_load(const struct txs_linkstate *st)
 {
 	return __atomic_load_n(&st->word, __ATOMIC_ACQUIRE);
 }
 
-/* Set link l up or down in the word (and in linksel, in the order above).
- * Any thread. Returns whether the word changed. */
+/* Set link l up or down in the word (and in linksel, in the order above),
+ * under st->lock. Any thread. Returns whether the word changed. */
 bool txs_linkstate_set(struct txs_linkstate *st, unsigned l, bool up);
 
 /* A queue thread's kick failed for good on link l with err (-errno): the link
