@@ -598,7 +598,7 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	struct pkt_q *pq = q->priv;
 	uint32_t touched = 0;
 	uint64_t pk[TXS_MAX_LINKS], by[TXS_MAX_LINKS];
-	unsigned i, last = pq->alink;
+	unsigned i;
 	memset(pk, 0, sizeof(pk[0]) * pq->n_links);
 	memset(by, 0, sizeof(by[0]) * pq->n_links);
 	for (i = 0; i < n; i++) {
@@ -628,9 +628,9 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		pk[l] += 1;
 		by[l] += len;
 		touched |= 1u << l;
-		last = l;
 	}
-	pq->alink = last; /* the next burst's frames where this one's went: no copy */
+	if (TXS_LIKELY(i)) /* the next burst's frames where this one's went: no copy */
+		pq->alink = b[i - 1].link < pq->n_links ? b[i - 1].link : 0;
 	for (unsigned l = 0; touched; l++, touched >>= 1) {
 		if (!(touched & 1))
 			continue;

@@ -620,7 +620,7 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	struct xdp_q *xq = q->priv;
 	uint32_t touched = 0, cnt[TXS_MAX_LINKS], last[TXS_MAX_LINKS];
 	uint64_t by[TXS_MAX_LINKS];
-	unsigned i, lastl = xq->alink;
+	unsigned i;
 	memset(cnt, 0, sizeof(cnt[0]) * xq->n_links);
 	memset(last, 0, sizeof(last[0]) * xq->n_links);
 	memset(by, 0, sizeof(by[0]) * xq->n_links);
@@ -654,9 +654,9 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		by[l] += len;
 		last[l] = len;
 		touched |= 1u << l;
-		lastl = l;
 	}
-	xq->alink = lastl; /* the next burst's frames where this one's went: no copy */
+	if (TXS_LIKELY(i)) /* the next burst's frames where this one's went: no copy */
+		xq->alink = b[i - 1].link < xq->n_links ? b[i - 1].link : 0;
 	for (unsigned l = 0; touched; l++, touched >>= 1) {
 		if (!(touched & 1))
 			continue;

@@ -106,9 +106,15 @@ trial() {
     awk -F'[:,]' '{ p += $4; d += $8; e += $10 } END { print p + 0, e + 0, d + 0 }')
   local bad=0
   [ $((pk + dr)) = $N ] || { fail "$tag: datagrams reported $pk + $dr drops != $N"; bad=1; }
-  [ $((lp + le + ld)) = "$pk" ] || { fail "$tag: links' packets $lp + errors $le + drops $ld != $pk sent"; bad=1; }
   [ $((d0 + d1)) = "$lp" ] || { fail "$tag: peers' RX $d0 + $d1 != $lp packets on the links"; bad=1; }
-  [ $((d0 + d1 + le + ld + dr)) = $N ] || { fail "$tag: RX $((d0 + d1)) + drops $((le + ld + dr)) != $N datagrams"; bad=1; }
+  # frames the engine released after refusals (dr) count in the link rows
+  # too where the device counts its releases (docs/devices.md), else apart
+  if [ $((lp + le + ld)) != "$pk" ] && [ $((lp + le + ld)) != $((pk + dr)) ]; then
+    fail "$tag: links' packets $lp + errors $le + drops $ld != $pk sent (+ $dr engine drops)"; bad=1
+  fi
+  if [ $((d0 + d1 + le + ld + dr)) != $N ] && { [ "$dr" = 0 ] || [ $((d0 + d1 + le + ld)) != $N ]; }; then
+    fail "$tag: RX $((d0 + d1)) + drops $((le + ld)) (+ engine $dr) != $N datagrams"; bad=1
+  fi
   # the wire: interface (0 = rx0, 1 = rx1) and time of every frame
   tshark -r "$cap" -T fields -e frame.interface_id -e frame.time_epoch 2>/dev/null | sort -k2,2n >"$WORK/fo.txt"
   local res

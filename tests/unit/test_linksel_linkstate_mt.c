@@ -85,7 +85,11 @@ static void *q_main(void *arg)
 			/* linksel gave a link this view has down: it must have come
 			 * back (the word is told first); the queue looks again */
 			q->resync++;
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			/* select()'s load is relaxed: order the look after it the way
+			 * TSan understands (the lock every change holds); the queues
+			 * get the same from x86 ordering, and their retries in any case */
+			pthread_mutex_lock(&r->st->lock);
+			pthread_mutex_unlock(&r->st->lock);
 			uint64_t again = txs_linkstate_load(r->st);
 			if (!((uint32_t)again & 1u << l)) {
 				/* still down: only legal if it went down again after
