@@ -196,6 +196,46 @@ for dev in ${FAILOVER_DEVS:-packet xdp}; do
   done
 done
 
+# updelay / downdelay: a 100 ms carrier flap inside --downdelay 400 switches
+# nothing and loses nothing (the frames wait in the ring); with --updelay 300
+# the link is taken back 300 ms after its carrier returns, not before.
+delays() {
+  links_up
+  local a0 a1 rc=0
+  a0=$(rxp rx0) a1=$(rxp rx1)
+  ip netns exec "$A" "$TXS" send -i 0 --summary-file "$WORK/sum.json" --dev packet:tx0+tx1 --bond active-backup \
+    "$@" -b $RATE -n 100000 -p $PORT 198.18.0.2 >"$WORK/send.log" 2>&1 &
+  local spid=$!
+  for _ in $(seq 100); do
+    [ $(($(rxp rx0) + $(rxp rx1) - a0 - a1)) -ge 1000 ] && break
+    sleep 0.05
+  done
+  sleep 0.3
+  ip -n "$B" link set rx0 down
+  sleep "$FLAP"
+  T_UP=$(now)
+  ip -n "$B" link set rx0 up
+  wait $spid || rc=$?
+  D0=$(($(rxp rx0) - a0)) D1=$(($(rxp rx1) - a1))
+  [ $rc = 0 ] || fail "delays $*: send exited $rc: $(tail -2 "$WORK/send.log")"
+}
+FLAP=0.1 delays --downdelay 400
+if grep -q "link 0 (tx0) down" "$WORK/send.log"; then
+  fail "--downdelay 400: a 100 ms flap switched: $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
+elif [ "$D1" != 0 ] || [ $((D0 + D1)) != 100000 ]; then
+  fail "--downdelay 400: rx0 $D0 rx1 $D1 of 100000"
+else
+  ok "--downdelay 400: a 100 ms carrier flap switches nothing, all 100000 on rx0"
+fi
+FLAP=0.3 delays --updelay 300
+upat=$(grep -o 'link 0 (tx0) up .* at [0-9.]*' "$WORK/send.log" | awk '{ print $NF }' | tail -1)
+late=$(awk -v u="${upat:-0}" -v t="$T_UP" 'BEGIN { printf "%.0f", (u - t) * 1000 }')
+if [ -n "$upat" ] && [ "$late" -ge 300 ] && [ "$late" -lt 1500 ] && [ $((D0 + D1 + $(grep -o '"errors":[0-9]*' "$WORK/sum.json" | awk -F: '{ s += $2 } END { print s + 0 }'))) -ge 100000 ]; then
+  ok "--updelay 300: link 0 taken back ${late} ms after its carrier returned"
+else
+  fail "--updelay 300: link 0 back ${late} ms after the carrier (want 300..1500): $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
+fi
+
 # no link left: one line naming the links, exit 1
 links_up
 ip netns exec "$A" "$TXS" send -i 0 --dev packet:tx0+tx1 --bond active-backup -b $RATE -n $N 198.18.0.2 \
