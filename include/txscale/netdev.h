@@ -14,9 +14,9 @@
  *   unsent buffers stay owned by the caller: retry them or txs_txq_release().
  *   txs_txq_flush(q);                      kick whatever is batched
  * tx_flush returns 0, or -errno when the device failed for good (interface
- * down or gone, file system full): the engine then stops the worker with
- * that error. A device whose alloc returns 0 must make progress on flush or
- * fail it.
+ * down or gone, file system full; with a link monitor: when none of the
+ * queue's links is left): the engine then stops the worker with that error.
+ * A device whose alloc returns 0 must make progress on flush or fail it.
  *
  * Counting contract (docs/devices.md): every frame the caller offered to
  * tx_send is counted exactly once in the queue's link counters: in packets
@@ -125,6 +125,12 @@ struct txs_netdev {
 	struct txs_addr src_addr;
 	bool uses_stdout;         /* the device writes to standard output (pcap:-):
 				   * reports must go elsewhere */
+	/* Link state shared with a link monitor (txscale/linkmon.h), set by
+	 * txs_linkmon_start() before the queues open; NULL when none runs,
+	 * and then a hard error on any link (interface down or gone) ends the
+	 * worker. With a monitor, such an error marks that link down and the
+	 * queue goes on with the others. */
+	struct txs_linkstate *linkstate;
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad

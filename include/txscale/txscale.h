@@ -10,6 +10,7 @@
 #include <txscale/gen.h>
 #include <txscale/ident.h>
 #include <txscale/linksel.h>
+#include <txscale/linkmon.h>
 #include <txscale/rx.h>
 #include <txscale/udp.h>
 #endif

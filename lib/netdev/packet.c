@@ -16,6 +16,20 @@
  * A kernel that cannot take a frame now (no socket memory, qdisc full) leaves
  * it in the ring as SEND_REQUEST and it goes out on the next kick: no loss.
  *
+ * Link failure (with a link monitor, txscale/linkmon.h): when a link goes
+ * down, the frames its ring still holds for the kernel (TP_STATUS_SEND_REQUEST:
+ * not taken yet) are taken back and counted as drop_err on that link; the
+ * kernel's own ring position is the first of them, so the ring is rewound to
+ * it and stays usable when the link returns. Carrier loss with qdisc bypass
+ * leaves frames queued (the kernel answers ENOBUFS and keeps them), an
+ * interface set down answers ENETDOWN, a deleted one ENXIO/ENODEV: a hard
+ * error marks the link down for every queue (txs_linkstate_fail) and the
+ * queue goes on with its other links. Without a monitor a hard error ends
+ * the queue's run, as before. Frames the kernel already took (SENDING) stay
+ * counted as sent: on a real NIC a driver may still drop them on carrier
+ * loss (veth cannot). With ",qdisc" the kernel drops silently once the
+ * carrier is off (noop qdisc), until the monitor has reacted.
+ *
  * vnet (default): the ring frames carry a virtio_net_hdr whose hdr_len is the
  * frame length, so the kernel copies the whole (small) frame into the skb's
  * linear area instead of attaching ring pages as fragments: no page
@@ -31,7 +45,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "l2.h"
+#include "linkmon.h"
 
 #define PKT_DEF_RING 512
 #define PKT_HDR_OFF TPACKET_ALIGN(sizeof(struct tpacket2_hdr)) /* where tx data starts */
@@ -59,7 +73,10 @@ struct pkt_ring {
 	bool fix_mac;      /* link MACs differ from the template's (link 0) */
 	bool vnet;
 	int fd;
-	int dead;          /* -errno once the device refused for good */
+	int dead;          /* -errno once the device refused for good, or link down */
+	uint32_t stall_at; /* link monitor hint: frame the kernel last refused ... */
+	uint32_t stalls;   /* ... that many kicks in a row */
+	uint64_t hint_ns;  /* when this ring last asked the monitor to look */
 	size_t map_len;
 	uint8_t macs[12];  /* dst, src */
 	const struct txs_l2link *link;
@@ -67,6 +84,10 @@ struct pkt_ring {
 
 struct pkt_q {
 	unsigned n_links, deflink;
+	unsigned alink;             /* ring tx_alloc hands frames out of */
+	uint32_t up;                /* links this queue sends on (its view) */
+	uint64_t lseen;             /* link-state word the view was taken from */
+	struct txs_linkstate *lst;  /* the device's (monitor), NULL: none */
 	struct pkt_ring ring[TXS_MAX_LINKS];
 } TXS_CACHE_ALIGNED;
 
@@ -162,6 +183,12 @@ fail:
 static void pkt_close(struct txs_netdev *dev)
 {
 	free(dev->priv);
+}
+
+const struct txs_l2link *txs_packet_links(const struct txs_netdev *dev)
+{
+	const struct pkt_dev *d = dev->priv;
+	return d ? d->links : NULL;
 }
 
 /* ---- rings ----------------------------------------------------------- */
@@ -297,6 +324,129 @@ static inline void reclaim(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 	}
 }
 
+/* Link l is down for this queue (err: why). The frames the kernel has not
+ * taken (SEND_REQUEST) are taken back and counted as drops on the link. The
+ * kernel stops at the first frame it cannot send and resumes there, so that
+ * frame is where its ring position is: rewind head to it, and the ring is in
+ * step with the kernel when the link returns. Only this thread kicks this
+ * socket, so no frame changes hands while we look (cold). */
+static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigned l, int err)
+{
+	struct pkt_q *pq = q->priv;
+	struct pkt_ring *r = &pq->ring[l];
+	pq->up &= ~(1u << l);
+	if (!r->base) {
+		r->dead = err;
+		return;
+	}
+	if (!r->dead)
+		reclaim(q, r, l);
+	uint32_t k = r->tail;
+	while (k != r->head &&
+	       !(__atomic_load_n(&frame_hdr(r, k)->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_SEND_REQUEST))
+		k++;
+	uint64_t pk = 0, by = 0;
+	for (uint32_t i = k; i != r->head; i++) {
+		struct tpacket2_hdr *h = frame_hdr(r, i);
+		if (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_SEND_REQUEST) {
+			pk++;
+			by += h->tp_len - (r->vnet ? PKT_VNET_LEN : 0);
+		}
+		__atomic_store_n(&h->tp_status, TP_STATUS_AVAILABLE, __ATOMIC_RELEASE);
+	}
+	r->head = k;
+	r->unkicked = 0;
+	r->dead = err;
+	if (pk) {
+		TXS_STAT_ADD(q->link[l].packets, -pk);
+		TXS_STAT_ADD(q->link[l].bytes, -by);
+		TXS_STAT_ADD(q->link[l].drop_err, pk);
+	}
+}
+
+/* Link l is back: the ring (rewound when it went down) takes frames again;
+ * one that was torn down is set up anew (cold). */
+static __attribute__((noinline, cold)) int link_up(struct txs_txq *q, unsigned l)
+{
+	struct pkt_q *pq = q->priv;
+	struct pkt_ring *r = &pq->ring[l];
+	if (!r->base) {
+		const struct txs_l2link *link = r->link;
+		int rc = ring_setup(q, q->dev->priv, r);
+		r->link = link;
+		if (rc < 0) {
+			r->dead = rc;
+			return rc;
+		}
+	}
+	r->dead = 0;
+	pq->up |= 1u << l;
+	return 0;
+}
+
+/* The ring alloc hands out: the last one used if it is alive, else the
+ * queue's default, else the first alive. false: no ring left. */
+static bool pick_alink(struct pkt_q *pq)
+{
+	if (!pq->ring[pq->alink].dead)
+		return true;
+	if (!pq->ring[pq->deflink].dead) {
+		pq->alink = pq->deflink;
+		return true;
+	}
+	for (unsigned l = 0; l < pq->n_links; l++)
+		if (!pq->ring[l].dead) {
+			pq->alink = l;
+			return true;
+		}
+	return false;
+}
+
+/* The device's link-state word moved: bring this queue's view to it (cold). */
+static __attribute__((noinline, cold)) void link_sync(struct txs_txq *q)
+{
+	struct pkt_q *pq = q->priv;
+	uint64_t w = txs_linkstate_load(pq->lst);
+	for (unsigned l = 0; l < pq->n_links; l++) {
+		bool want = (uint32_t)w & 1u << l, have = pq->up & 1u << l;
+		if (have && !want)
+			link_down(q, l, -ENETDOWN);
+		else if (!have && want && link_up(q, l) < 0)
+			txs_linkstate_fail(pq->lst, l, pq->ring[l].dead);
+	}
+	pq->lseen = w;
+	pick_alink(pq);
+}
+
+static inline void link_check(struct txs_txq *q, struct pkt_q *pq)
+{
+	if (pq->lst && TXS_UNLIKELY(__atomic_load_n(&pq->lst->word, __ATOMIC_RELAXED) != pq->lseen))
+		link_sync(q);
+}
+
+/* The kernel refused a frame (ENOBUFS: it dropped the skb and keeps the
+ * frame queued). The same frame refused kick after kick is what a lost
+ * carrier looks like before its rtnetlink notification arrives: ask the
+ * link monitor to read the carrier now, at most once per
+ * TXS_LINKSTATE_HINT_NS (cold). */
+static __attribute__((noinline, cold)) void kick_stalled(struct txs_txq *q, struct pkt_ring *r, unsigned l)
+{
+	struct pkt_q *pq = q->priv;
+	reclaim(q, r, l);
+	if (r->tail != r->stall_at) {
+		r->stall_at = r->tail;
+		r->stalls = 1;
+		return;
+	}
+	if (++r->stalls < TXS_LINKSTATE_HINT_STALLS)
+		return;
+	uint64_t now = txs_l2_now_ns();
+	if (now - r->hint_ns < TXS_LINKSTATE_HINT_NS)
+		return;
+	r->hint_ns = now;
+	txs_linkstate_hint(pq->lst);
+}
+
 /* Kick the kernel. Transient refusals leave the frames queued for the next
  * kick; a hard error (device down or gone) kills the ring. */
 static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
@@ -305,8 +455,12 @@ static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 	if (sendto(r->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 		return 0;
 	int e = errno;
-	if (e == EAGAIN || e == ENOBUFS || e == EINTR || e == ENOMEM || e == EBUSY)
+	struct pkt_q *pq = q->priv;
+	if (e == EAGAIN || e == ENOBUFS || e == EINTR || e == ENOMEM || e == EBUSY) {
+		if (e == ENOBUFS && pq->lst)
+			kick_stalled(q, r, l);
 		return 0;
+	}
 	if (e != ENETDOWN && e != ENXIO && e != ENODEV) {
 		/* a frame the kernel refused (EMSGSIZE, EINVAL): it stopped at a
 		 * WRONG_FORMAT frame, which reclaim counts and clears */
@@ -315,6 +469,12 @@ static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 			reclaim(q, r, l);
 			return r->dead;
 		}
+	}
+	if (pq->lst) {
+		/* one link lost: take its frames back, tell everyone, go on */
+		link_down(q, l, -e);
+		txs_linkstate_fail(pq->lst, l, -e);
+		return pq->up ? 0 : -e;
 	}
 	uncount(q, r, l, r->tail, r->head);
 	r->tail = r->head;
@@ -331,6 +491,10 @@ static int pkt_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	memset(pq, 0, sizeof(*pq));
 	pq->n_links = dev->n_links;
 	pq->deflink = q->id % dev->n_links;
+	pq->alink = pq->deflink;
+	pq->up = dev->n_links == 32 ? UINT32_MAX : (1u << dev->n_links) - 1;
+	pq->lst = dev->linkstate;
+	pq->lseen = 0; /* generations start at 1: the first burst takes the view */
 	for (unsigned l = 0; l < pq->n_links; l++) {
 		pq->ring[l].fd = -1;
 		pq->ring[l].link = &d->links[l];
@@ -383,10 +547,15 @@ static void pkt_txq_close(struct txs_txq *q)
 static unsigned pkt_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct pkt_q *pq = q->priv;
-	unsigned l = pq->deflink;
+	link_check(q, pq);
+	unsigned l = pq->alink;
 	struct pkt_ring *r = &pq->ring[l];
-	if (TXS_UNLIKELY(r->dead))
-		return 0; /* the engine's flush then reports the error */
+	if (TXS_UNLIKELY(r->dead)) {
+		if (!pick_alink(pq))
+			return 0; /* no ring left: the engine's flush then reports the error */
+		l = pq->alink;
+		r = &pq->ring[l];
+	}
 	uint32_t avail = r->mask + 1 - (r->head - r->tail);
 	if (avail < n) {
 		reclaim(q, r, l);
@@ -494,6 +663,8 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		by[l] += len;
 		touched |= 1u << l;
 	}
+	if (TXS_LIKELY(i)) /* the next burst's frames where this one's went: no copy */
+		pq->alink = b[i - 1].link < pq->n_links ? b[i - 1].link : 0;
 	for (unsigned l = 0; touched; l++, touched >>= 1) {
 		if (!(touched & 1))
 			continue;
@@ -513,6 +684,7 @@ static int pkt_flush(struct txs_txq *q)
 {
 	struct pkt_q *pq = q->priv;
 	int rc = 0;
+	link_check(q, pq);
 	for (unsigned l = 0; l < pq->n_links; l++) {
 		struct pkt_ring *r = &pq->ring[l];
 		if (r->dead) {
@@ -526,6 +698,9 @@ static int pkt_flush(struct txs_txq *q)
 				rc = k;
 		}
 	}
+	/* with a monitor, only a queue with no link left has failed */
+	if (pq->lst)
+		return pq->up ? 0 : rc ? rc : -ENETDOWN;
 	return rc;
 }
 

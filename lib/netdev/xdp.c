@@ -23,12 +23,21 @@
  * Counting: a frame counts as sent when its descriptor is posted. A kick
  * answered EBUSY means the driver dropped one frame (copy mode): it is moved
  * to drop_full. Descriptors never completed when the queue closes (bounded
- * wait) are moved to drop_err. */
+ * wait) are moved to drop_err.
+ *
+ * Link failure (with a link monitor, txscale/linkmon.h): a lost carrier makes
+ * copy mode drop each frame it is given (EBUSY, counted as drop_full on that
+ * link); several in a row ask the monitor to read the carrier now. An
+ * interface set down answers ENETDOWN: the link is marked down for every
+ * queue (txs_linkstate_fail). A down link's socket stays bound; descriptors
+ * the kernel has not taken stay in its TX ring and go out when the link
+ * returns (or count as drop_err at close). The queue sends on its other
+ * links meanwhile; without a monitor a hard error ends the run as before. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "l2.h"
+#include "linkmon.h"
 
 #ifdef TXS_HAVE_XDP
 #include <linux/ethtool.h>
@@ -75,7 +84,9 @@ struct xdp_sock {
 	bool fix_mac;
 	bool zc;
 	int fd;
-	int dead;
+	int dead;            /* -errno: refused for good, or link down */
+	uint32_t stalls;     /* EBUSY kicks in a row (link monitor hint) */
+	uint64_t hint_ns;    /* when this socket last asked the monitor to look */
 	uint8_t macs[12];
 	struct xsk_ring_prod fq;
 	struct xsk_umem *umem;
@@ -86,6 +97,10 @@ struct xdp_sock {
 
 struct xdp_q {
 	unsigned n_links, deflink;
+	unsigned alink;             /* socket tx_alloc hands frames out of */
+	uint32_t up;                /* links this queue sends on (its view) */
+	uint64_t lseen;             /* link-state word the view was taken from */
+	struct txs_linkstate *lst;  /* the device's (monitor), NULL: none */
 	struct xdp_sock s[TXS_MAX_LINKS];
 } TXS_CACHE_ALIGNED;
 
@@ -391,9 +406,24 @@ static void uncount(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t to_full
 		TXS_STAT_ADD(q->link[l].drop_err, pk);
 }
 
+/* Frames dropped kick after kick (EBUSY): what a lost carrier looks like in
+ * copy mode before its rtnetlink notification arrives. Ask the link monitor
+ * to read the carrier now, at most once per TXS_LINKSTATE_HINT_NS (cold). */
+static __attribute__((noinline, cold)) void kick_stalled(struct xdp_q *xq, struct xdp_sock *s)
+{
+	if (++s->stalls < TXS_LINKSTATE_HINT_STALLS)
+		return;
+	uint64_t now = txs_l2_now_ns();
+	if (now - s->hint_ns < TXS_LINKSTATE_HINT_NS)
+		return;
+	s->hint_ns = now;
+	txs_linkstate_hint(xq->lst);
+}
+
 /* Kick the kernel if it asks for it (or `force`). */
 static int kick(struct txs_txq *q, struct xdp_sock *s, unsigned l, uint32_t last_len, bool force)
 {
+	struct xdp_q *xq = q->priv;
 	uint32_t pending = s->unkicked;
 	s->unkicked = 0;
 	if (!force && !xsk_ring_prod__needs_wakeup(&s->tx))
@@ -407,16 +437,69 @@ static int kick(struct txs_txq *q, struct xdp_sock *s, unsigned l, uint32_t last
 		if (e == EBUSY) { /* the driver dropped one frame; the rest wait */
 			uncount(q, l, 1, 1);
 			TXS_STAT_ADD(q->link[l].bytes, -(uint64_t)last_len);
+			if (xq->lst)
+				kick_stalled(xq, s);
 			continue;
 		}
 		if (e == EAGAIN)
 			continue;
 		if (e == ENOBUFS || e == EINTR || e == ENOMEM)
 			return 0;
+		if (xq->lst) {
+			/* one link lost: tell everyone, go on with the others */
+			xq->up &= ~(1u << l);
+			s->dead = -e;
+			txs_linkstate_fail(xq->lst, l, -e);
+			return xq->up ? 0 : -e;
+		}
 		s->dead = -e;
 		return -e;
 	}
+	s->stalls = 0;
 	return 0;
+}
+
+/* The socket alloc hands out: the last one used if alive, else the queue's
+ * default, else the first alive. false: none left. */
+static bool pick_alink(struct xdp_q *xq)
+{
+	if (!xq->s[xq->alink].dead)
+		return true;
+	if (!xq->s[xq->deflink].dead) {
+		xq->alink = xq->deflink;
+		return true;
+	}
+	for (unsigned l = 0; l < xq->n_links; l++)
+		if (!xq->s[l].dead) {
+			xq->alink = l;
+			return true;
+		}
+	return false;
+}
+
+/* The device's link-state word moved: bring this queue's view to it (cold). */
+static __attribute__((noinline, cold)) void link_sync(struct xdp_q *xq)
+{
+	uint64_t w = txs_linkstate_load(xq->lst);
+	for (unsigned l = 0; l < xq->n_links; l++) {
+		bool want = (uint32_t)w & 1u << l, have = xq->up & 1u << l;
+		if (have && !want) {
+			xq->up &= ~(1u << l);
+			xq->s[l].dead = -ENETDOWN;
+		} else if (!have && want && xq->s[l].xsk) {
+			xq->up |= 1u << l;
+			xq->s[l].dead = 0;
+			xq->s[l].stalls = 0;
+		}
+	}
+	xq->lseen = w;
+	pick_alink(xq);
+}
+
+static inline void link_check(struct xdp_q *xq)
+{
+	if (xq->lst && TXS_UNLIKELY(__atomic_load_n(&xq->lst->word, __ATOMIC_RELAXED) != xq->lseen))
+		link_sync(xq);
 }
 
 static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
@@ -428,6 +511,10 @@ static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	memset(xq, 0, sizeof(*xq));
 	xq->n_links = dev->n_links;
 	xq->deflink = q->id % dev->n_links;
+	xq->alink = xq->deflink;
+	xq->up = dev->n_links == 32 ? UINT32_MAX : (1u << dev->n_links) - 1;
+	xq->lst = dev->linkstate;
+	xq->lseen = 0; /* generations start at 1: the first burst takes the view */
 	for (unsigned l = 0; l < xq->n_links; l++) {
 		xq->s[l].fd = -1;
 		xq->s[l].link = &d->links[l];
@@ -472,6 +559,8 @@ static void xdp_txq_close(struct txs_txq *q)
 				nanosleep(&ts, NULL);
 			}
 		}
+		if (s->dead && s->freeq)
+			drain_cq(s); /* a down link's socket: what it completed went out */
 		if (s->outstanding && s->freeq) {
 			/* frames not back in the free FIFO were never completed */
 			uint8_t *isfree = calloc(s->mask + 1, 1);
@@ -496,10 +585,15 @@ static void xdp_txq_close(struct txs_txq *q)
 static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct xdp_q *xq = q->priv;
-	unsigned l = xq->deflink;
+	link_check(xq);
+	unsigned l = xq->alink;
 	struct xdp_sock *s = &xq->s[l];
-	if (TXS_UNLIKELY(s->dead))
-		return 0;
+	if (TXS_UNLIKELY(s->dead)) {
+		if (!pick_alink(xq))
+			return 0; /* no socket left: the engine's flush reports it */
+		l = xq->alink;
+		s = &xq->s[l];
+	}
 	uint32_t avail = s->ftail - s->fhead;
 	if (avail < n) {
 		drain_cq(s);
@@ -597,6 +691,8 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		last[l] = len;
 		touched |= 1u << l;
 	}
+	if (TXS_LIKELY(i)) /* the next burst's frames where this one's went: no copy */
+		xq->alink = b[i - 1].link < xq->n_links ? b[i - 1].link : 0;
 	for (unsigned l = 0; touched; l++, touched >>= 1) {
 		if (!(touched & 1))
 			continue;
@@ -620,6 +716,7 @@ static int xdp_flush(struct txs_txq *q)
 {
 	struct xdp_q *xq = q->priv;
 	int rc = 0;
+	link_check(xq);
 	for (unsigned l = 0; l < xq->n_links; l++) {
 		struct xdp_sock *s = &xq->s[l];
 		if (s->dead) {
@@ -633,10 +730,25 @@ static int xdp_flush(struct txs_txq *q)
 				rc = k;
 		}
 	}
+	/* with a monitor, only a queue with no link left has failed */
+	if (xq->lst)
+		return xq->up ? 0 : rc ? rc : -ENETDOWN;
 	return rc;
 }
 
+const struct txs_l2link *txs_xdp_links(const struct txs_netdev *dev)
+{
+	const struct xdp_dev *d = dev->priv;
+	return d ? d->links : NULL;
+}
+
 #else /* !TXS_HAVE_XDP */
+
+const struct txs_l2link *txs_xdp_links(const struct txs_netdev *dev)
+{
+	(void)dev;
+	return NULL;
+}
 
 static int xdp_open(struct txs_netdev *dev, const char *args)
 {

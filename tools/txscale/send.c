@@ -41,6 +41,7 @@ struct send_cfg {
 	unsigned burst;
 	unsigned links;
 	const char *bond;
+	unsigned miimon, updelay, downdelay;
 	unsigned profile;
 	bool dry_run;
 };
@@ -102,6 +103,12 @@ static const struct opt send_opts[] = {
 	{ "bond", 0, OPT_STR, O(bond), "SPEC",
 	  "link selection MODE[,packets_per_slave=N][,hash=POLICY][,scope=S][,primary=L]: balance-rr, "
 	  "active-backup, balance-xor, broadcast (docs/linksel.md); default balance-rr when the device has links" },
+	{ "miimon", 0, OPT_UINT, O(miimon), "MS",
+	  "packet:/xdp: re-read every link's carrier each MS ms besides rtnetlink events; 0 = events only "
+	  "(link monitoring: docs/linksel.md)", "100", 0, 60000 },
+	{ "updelay", 0, OPT_UINT, O(updelay), "MS", "take a link back after its carrier is up MS ms", "0", 0, 600000 },
+	{ "downdelay", 0, OPT_UINT, O(downdelay), "MS", "drop a link after its carrier is down MS ms", "0", 0,
+	  600000 },
 	{ "profile", 0, OPT_UINT, O(profile), "N",
 	  "time each stage of the walk (ident, linksel, header, device, other) with the cycle counter on one burst "
 	  "in N (N defaults to 64) and print each one's share after the summary (x86-64; docs/profile.md)",
@@ -111,6 +118,17 @@ static const struct opt send_opts[] = {
 #undef O
 
 static struct txs_engine *g_engine;
+
+/* Link monitor (monitor thread, or a worker on a hard error): one line per change. */
+static void on_link(void *arg, unsigned link, const char *ifname, bool up, enum txs_link_why why, int err)
+{
+	(void)arg;
+	static const char *const whys[] = { "rtnetlink", "miimon", "send error", "retry", "stalled sends" };
+	uint64_t t = txs_now_real_ns();
+	fprintf(stderr, "txscale send: link %u (%s) %s (%s%s%s) at %llu.%06llu\n", link, ifname, up ? "up" : "down",
+		(unsigned)why < 5 ? whys[why] : "?", err ? ": " : "", err ? txs_strerror(err) : "",
+		(unsigned long long)(t / 1000000000u), (unsigned long long)(t % 1000000000u / 1000u));
+}
 
 static void on_signal(int sig)
 {
@@ -509,6 +527,17 @@ int cmd_send(int argc, char **argv)
 		}
 		gc.linksel = ls;
 	}
+	/* link monitoring for devices with interfaces (packet:, xdp:) */
+	struct txs_linkmon *mon = NULL;
+	struct txs_linkmon_conf mc = { .linksel = ls, .miimon_ms = cfg.miimon, .updelay_ms = cfg.updelay,
+				       .downdelay_ms = cfg.downdelay, .on_change = on_link };
+	rc = txs_linkmon_start(&mon, dev, &mc, err, sizeof(err));
+	if (rc < 0 && rc != -EOPNOTSUPP) {
+		fprintf(stderr, "txscale send: --dev %s: %s\n", dev->spec, err);
+		txs_netdev_close(dev);
+		txs_linksel_destroy(ls);
+		return 1;
+	}
 
 	struct txs_ident_conf ic = { .strategy = cfg.ident, .max_cores = nthreads, .seed = cfg.seed,
 				     .df_zero = cfg.ident_df_zero };
@@ -518,6 +547,7 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: --ident %s: %s\n", cfg.ident, txs_strerror(rc));
 		if (sumf)
 			fclose(sumf);
+		txs_linkmon_stop(mon);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
 		return 1;
@@ -551,6 +581,7 @@ int cmd_send(int argc, char **argv)
 		if (sumf)
 			fclose(sumf);
 		txs_ident_destroy(gc.ident_inst);
+		txs_linkmon_stop(mon);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
 		return 1;
@@ -653,7 +684,12 @@ int cmd_send(int argc, char **argv)
 		}
 	}
 	bool failed = check_counts(dev, nthreads, erows, cur, links);
-	if (rc < 0) {
+	if (rc == -ENETDOWN && mon && !txs_linkmon_up_mask(mon)) {
+		fprintf(stderr, "txscale send: --dev %s: no link left:", dev->spec);
+		for (unsigned l = 0; l < dev->n_links; l++)
+			fprintf(stderr, "%s %s", l ? "," : "", txs_linkmon_link_name(mon, l));
+		fprintf(stderr, " %s down\n", dev->n_links > 1 ? "are all" : "is");
+	} else if (rc < 0) {
 		fprintf(stderr, "txscale send: --dev %s: %s\n", dev->spec, txs_strerror(rc));
 	} else if (!failed) {
 		struct txs_stat_row t = sum_rows(cur, nthreads);
@@ -685,6 +721,7 @@ int cmd_send(int argc, char **argv)
 	g_engine = NULL;
 	txs_engine_destroy(eng);
 	txs_ident_destroy(gc.ident_inst);
+	txs_linkmon_stop(mon);
 	txs_netdev_close(dev);
 	txs_linksel_destroy(ls);
 	free(cur);
