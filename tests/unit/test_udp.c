@@ -422,14 +422,23 @@ static void errors_sizes_and_options(void **st)
 	o = (struct txs_udp_opts){ .set = TXS_UDP_OPT_DF, .df = true };
 	assert_int_equal(send_opts(x.ep, b, 1472, 0, SA(x.d4), x.l4, &o, NULL), 1472);
 	assert_int_equal(send_opts(x.ep, b, 1473, 0, SA(x.d4), x.l4, &o, NULL), -EMSGSIZE);
-	/* GSO limits: segment over the MTU, more than 64 segments, no checksum */
+	/* GSO limits, as the current kernel's udp_send_skb(): the first segment
+	 * (or the whole payload when it fits one) must fit the MTU (-EMSGSIZE),
+	 * so a gso_size over the MTU is fine for a payload that fits one frame;
+	 * at most UDP_MAX_SEGMENTS (this kernel's) segments; no checksum-off */
 	o = (struct txs_udp_opts){ .set = TXS_UDP_OPT_GSO, .gso_size = 1473 };
-	assert_int_equal(send_opts(x.ep, b, 100, 0, SA(x.d4), x.l4, &o, NULL), -EINVAL);
-	o.gso_size = 100;
 	unsigned fr;
-	assert_int_equal(send_opts(x.ep, b, 6400, 0, SA(x.d4), x.l4, &o, &fr), 6400);
-	assert_int_equal(fr, 64);
-	assert_int_equal(send_opts(x.ep, b, 6401, 0, SA(x.d4), x.l4, &o, NULL), -EINVAL);
+	assert_int_equal(send_opts(x.ep, b, 100, 0, SA(x.d4), x.l4, &o, &fr), 100);
+	assert_int_equal(fr, 1);
+	assert_int_equal(send_opts(x.ep, b, 1472, 0, SA(x.d4), x.l4, &o, &fr), 1472);
+	assert_int_equal(send_opts(x.ep, b, 1473, 0, SA(x.d4), x.l4, &o, NULL), -EMSGSIZE);
+	assert_int_equal(send_opts(x.ep, b, 3000, 0, SA(x.d4), x.l4, &o, NULL), -EMSGSIZE);
+	o.gso_size = 100;
+	unsigned ks = txs_udp_kernel_max_segs();
+	assert_true(ks == TXS_UDP_MAX_SEGS || ks == TXS_UDP_MAX_SEGS_OLD);
+	assert_int_equal(send_opts(x.ep, b, 100 * ks, 0, SA(x.d4), x.l4, &o, &fr), 100 * ks);
+	assert_int_equal(fr, ks);
+	assert_int_equal(send_opts(x.ep, b, 100 * ks + 1, 0, SA(x.d4), x.l4, &o, NULL), -EINVAL);
 	o.set |= TXS_UDP_OPT_NO_CSUM;
 	o.no_csum = true;
 	assert_int_equal(send_opts(x.ep, b, 50, 0, SA(x.d4), x.l4, &o, NULL), -EINVAL);
@@ -813,7 +822,11 @@ static void endpoint_defaults(void **st)
 
 /* ---- the engine adapter ---------------------------------------------------- */
 
-static void run_adapter(int family, bool connected, uint16_t gso, uint32_t len, uint64_t count)
+/* Through the engine on the dummy device: -n counts datagrams (a GSO
+ * segment is one, an IP fragment is not); the thread rows' frames equal the
+ * device's wire packets. */
+static void run_adapter(int family, bool connected, uint16_t gso, uint32_t len, uint64_t count, unsigned burst,
+			unsigned frames_per_dgram)
 {
 	struct txs_udp_gen_conf gc = { .connected = connected, .gso_size = gso };
 	txs_addr_parse(&gc.spec.src, family == AF_INET ? "198.18.0.1" : "2001:2::1");
@@ -826,14 +839,19 @@ static void run_adapter(int family, bool connected, uint16_t gso, uint32_t len, 
 	struct txs_netdev_conf dc = { .max_queues = 2, .frame_size = 1514 };
 	assert_int_equal(txs_netdev_open(&dev, "dummy:verify", &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = 2, .count = count, .dev = dev, .gen = &txs_udp_sock_gen_ops,
-				      .gen_conf = &gc };
+				      .gen_conf = &gc, .burst = burst };
 	struct txs_engine *e;
 	assert_int_equal(txs_engine_create(&e, &ec), 0);
 	assert_int_equal(txs_engine_start(e), 0);
 	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_stat_row rows[2];
+	txs_engine_read(e, rows);
+	assert_int_equal(rows[0].packets + rows[1].packets, count);
+	assert_int_equal(rows[0].drops + rows[1].drops, 0);
+	assert_int_equal(rows[0].frames + rows[1].frames, count * frames_per_dgram);
 	struct txs_link_counters lc;
 	txs_netdev_link_stats(dev, 0, &lc);
-	assert_int_equal(lc.packets, count);
+	assert_int_equal(lc.packets, count * frames_per_dgram);
 	assert_int_equal(lc.verify_err, 0);
 	assert_int_equal(lc.drop_full + lc.drop_err, 0);
 	txs_engine_destroy(e);
@@ -843,11 +861,126 @@ static void run_adapter(int family, bool connected, uint16_t gso, uint32_t len, 
 static void engine_adapter(void **st)
 {
 	(void)st;
-	run_adapter(AF_INET, true, 0, 16, 10007);
-	run_adapter(AF_INET6, false, 0, 16, 10007);
-	run_adapter(AF_INET, false, 1000, 45000, 3001); /* 45 segments per call > burst of 32 */
-	run_adapter(AF_INET6, true, 1452, 8000, 999);
-	run_adapter(AF_INET, true, 0, 0, 100);
+	run_adapter(AF_INET, true, 0, 16, 10007, 0, 1);
+	run_adapter(AF_INET6, false, 0, 16, 10007, 0, 1);
+	/* 45 segments per call: the burst must hold a whole call; 3001 is no
+	 * multiple of 45: the last call of each worker carries what is due */
+	run_adapter(AF_INET, false, 1000, 45000, 3001, 64, 1);
+	run_adapter(AF_INET6, true, 1452, 8000, 999, 0, 1);
+	run_adapter(AF_INET, true, 0, 0, 100, 0, 1);
+	/* fragments: 3 frames per datagram (IPv4, 3000 bytes), 6 (IPv6, 8000) */
+	run_adapter(AF_INET, true, 0, 3000, 1001, 0, 3);
+	run_adapter(AF_INET6, false, 0, 8000, 997, 7, 6);
+	/* a burst smaller than one call's frames: refused at start */
+	struct txs_udp_gen_conf gc = { .connected = true };
+	txs_addr_parse(&gc.spec.src, "198.18.0.1");
+	txs_addr_parse(&gc.spec.dst, "198.18.0.2");
+	gc.spec.sport = 40000;
+	gc.spec.dport = 5201;
+	gc.spec.payload_len = 3000;
+	struct txs_netdev *dev;
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 1514 };
+	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_engine_conf ec = { .n_workers = 1, .count = 10, .dev = dev, .gen = &txs_udp_sock_gen_ops,
+				      .gen_conf = &gc, .burst = 2 };
+	struct txs_engine *e;
+	assert_int_equal(txs_engine_create(&e, &ec), 0);
+	assert_int_equal(txs_engine_start(e), 0);
+	assert_int_equal(txs_engine_wait(e), -EINVAL);
+	txs_engine_destroy(e);
+	txs_netdev_close(dev);
+}
+
+/* The adapter never cuts a datagram (issue 12): over a device that hands
+ * out 1..7 buffers per burst and accepts part of some bursts, every frame
+ * that reaches the wire belongs to a whole datagram of exactly -l bytes (or
+ * a whole GSO segment), sequence numbers run on, and the counts add up. */
+static void never_cut_case(int family, bool connected, uint16_t gso, uint32_t len, uint64_t count, bool partial)
+{
+	struct cap cp = { 0 };
+	struct mx_dev dev;
+	assert_int_equal(mx_dev_init(&dev, cap_sink, &cp), 0);
+	dev.dev.mtu = MX_MTU;
+	struct txs_udp_gen_conf gc = { .connected = connected, .gso_size = gso, .max_segs = 64 };
+	txs_addr_parse(&gc.spec.src, family == AF_INET ? "198.18.0.1" : "2001:2::1");
+	txs_addr_parse(&gc.spec.dst, family == AF_INET ? "198.18.0.2" : "2001:2::2");
+	gc.spec.sport = 40000;
+	gc.spec.dport = 5201;
+	gc.spec.payload_len = len;
+	struct txs_worker w = { .txq = &dev.q, .frames_per_dgram = 1, .min_frames = 1 };
+	assert_int_equal(txs_udp_sock_gen_ops.init(&w, &gc), 0);
+	unsigned fpd = w.frames_per_dgram;
+	struct txs_pktbuf b[TXS_UDP_MAX_FRAMES];
+	uint64_t done = 0, frames = 0, dropped = 0;
+	unsigned round = 0, empty = 0;
+	while (done < count) {
+		assert_true(round < 100000);
+		unsigned want = 1 + round++ % 7; /* a stingy ring */
+		if (w.min_frames > want)
+			want = (round % 3) ? want : w.min_frames; /* room comes back now and then */
+		unsigned n = mx_dev_alloc(&dev.q, b, want);
+		w.left = count - done;
+		unsigned filled = txs_udp_sock_gen_ops.fill(&w, b, n, 1);
+		assert_int_equal(w.fill_err, 0);
+		if (!filled) {
+			assert_true(n < w.min_frames); /* only "no room" leaves a burst empty */
+			empty++;
+			continue;
+		}
+		dev.accept_max = partial && round % 5 == 0 ? 1 + round % (filled > 1 ? filled - 1 : 1) : 0;
+		unsigned sent = mx_dev_send(&dev.q, b, filled);
+		/* the engine's arithmetic: a datagram whose last frame was refused
+		 * is dropped whole */
+		unsigned pk = sent / fpd, all = filled / fpd;
+		assert_int_equal(filled % fpd, 0);
+		done += all;
+		dropped += all - pk;
+		frames += sent;
+		/* a partly sent fragment train reached the wire: drop its frames
+		 * from the capture, they are the dropped datagram's */
+		if (sent % fpd) {
+			for (unsigned k = 0; k < sent % fpd; k++) {
+				cp.n--;
+				free(cp.f[cp.n].d);
+			}
+		}
+	}
+	assert_true(empty > 0 || w.min_frames == 1);
+	assert_int_equal(done, count);
+	txs_udp_sock_gen_ops.fini(&w);
+	struct dgram *dg = calloc(MAX_DG * 4, sizeof(*dg));
+	char why[160] = "";
+	/* reassemble in chunks of at most MAX_DG datagrams */
+	int nd = reassemble(&cp, dg, why, sizeof(why));
+	if (nd < 0)
+		fail_msg("%s", why);
+	assert_int_equal((uint64_t)nd, count - dropped);
+	uint32_t seg = gso && len > gso ? gso : len;
+	uint64_t seq_prev = 0;
+	for (int i = 0; i < nd; i++) {
+		uint32_t pl = dg[i].info.payload_len;
+		assert_true(pl == seg || (gso && pl == len % gso && pl));
+		struct txs_ph ph;
+		assert_int_not_equal(txs_ph_read(dg[i].info.payload, pl, &ph), TXS_PH_NONE);
+		if (i)
+			assert_true(ph.seq > seq_prev); /* on, never back (dropped ones leave gaps) */
+		seq_prev = ph.seq;
+		free(dg[i].buf);
+	}
+	free(dg);
+	(void)frames;
+	mx_dev_fini(&dev);
+	cap_free(&cp);
+}
+
+static void never_cut(void **st)
+{
+	(void)st;
+	never_cut_case(AF_INET, true, 0, 3000, 47, false);   /* 3 fragments each */
+	never_cut_case(AF_INET, false, 0, 8000, 23, true);   /* 6 fragments, partial sends */
+	never_cut_case(AF_INET6, true, 0, 8000, 29, true);   /* 6 IPv6 fragments */
+	never_cut_case(AF_INET6, false, 0, 1452, 101, true); /* one frame each */
+	never_cut_case(AF_INET, true, 1000, 5500, 61, false); /* GSO: 6 segments a call, 61 = 10 calls + 1 */
 }
 
 int main(void)
@@ -866,6 +999,7 @@ int main(void)
 		cmocka_unit_test(open_errors),
 		cmocka_unit_test(endpoint_defaults),
 		cmocka_unit_test(engine_adapter),
+		cmocka_unit_test(never_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

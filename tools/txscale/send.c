@@ -42,6 +42,7 @@ struct send_cfg {
 	unsigned links;
 	const char *bond;
 	unsigned profile;
+	unsigned mtu;
 };
 
 /* --dev help: the registered backends' usage lines, filled before parsing */
@@ -85,6 +86,8 @@ static const struct opt send_opts[] = {
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
 	{ "burst", 0, OPT_UINT, O(burst), "N", "frames per device call (default 32; the sendmsg path raises it to fit one datagram's frames)", NULL, 1, 256 },
 	{ "gso", 0, OPT_UINT, O(gso), "SIZE", "UDP_SEGMENT: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "0", 0, 65535 },
+	{ "mtu", 0, OPT_UINT, O(mtu), "BYTES", "link MTU for fragmentation, --df and --gso checks (default: the device's: "
+	  "the interface's for packet:/xdp:/udp:, 1500 or mtu=N for pcap:/dummy)", NULL, 576, 65535 },
 	{ "connected", 0, OPT_FLAG, O(connected), NULL, "one connected flow per thread (default)" },
 	{ "unconnected", 0, OPT_FLAG, O(unconnected), NULL, "name the destination per datagram (sendmsg path)" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
@@ -127,7 +130,8 @@ static bool rows_sub(struct txs_stat_row *d, const struct txs_stat_row *a, const
 	bool any = false;
 	for (unsigned i = 0; i < n; i++) {
 		d[i] = (struct txs_stat_row){ a[i].packets - b[i].packets, a[i].bytes - b[i].bytes,
-					      a[i].drops - b[i].drops, a[i].errors - b[i].errors };
+					      a[i].drops - b[i].drops, a[i].errors - b[i].errors,
+					      a[i].frames - b[i].frames };
 		any |= d[i].packets || d[i].drops || d[i].errors;
 	}
 	return any;
@@ -303,19 +307,9 @@ int cmd_send(int argc, char **argv)
 	gc.spread_sport = true;
 	gc.seed = cfg.seed;
 	struct txs_udp_gen_conf uc;
-	uint32_t sock_frame = 0;
-	unsigned burst = 0;
-	int route = send_udp_route(cfg.gso, cfg.connected, cfg.unconnected, sp, &uc, &sock_frame, &burst);
-	if (route == 2)
+	uint32_t open_frame = 0;
+	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame))
 		return 2;
-	/* burst: frames per device call; on the sendmsg path it must hold the
-	 * frames one call makes (burst holds that minimum here, 0 otherwise) */
-	if (cfg.burst && cfg.burst < burst) {
-		fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
-			cfg.burst, cfg.length, burst);
-		return 2;
-	}
-	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
 
 	/* threads and CPUs */
 	int cpus[TXS_MAX_CORES];
@@ -333,19 +327,15 @@ int cmd_send(int argc, char **argv)
 	if (cfg.time == 0 && cfg.count == 0)
 		cfg.time = 10;
 
-	/* frame size for the device pool */
 	struct txs_tmpl probe;
 	rc = txs_tmpl_build(&probe, sp);
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: cannot build packets: %s\n", txs_strerror(rc));
 		return 2;
 	}
-	uint32_t wire = route ? sock_frame : probe.wire_len;
 	txs_tmpl_free(&probe);
 
-	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
-
-	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = route ? SEND_UDP_FRAME_SIZE : wire,
+	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
 	if (cfg.bind)
 		dc.src = sp->src;
@@ -401,6 +391,19 @@ int cmd_send(int argc, char **argv)
 		if (!cfg.dst_mac)
 			memcpy(sp->dst_mac, dev->dst_mac, 6);
 	}
+	/* the route, at the device's MTU: fast path or sendmsg semantics */
+	unsigned burst = 0;
+	uint32_t wire = 0;
+	int route = send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
+	if (route == 2 || (cfg.burst && cfg.burst < burst)) {
+		if (route != 2)
+			fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
+				cfg.burst, cfg.length, burst);
+		txs_netdev_close(dev);
+		return 2;
+	}
+	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
+	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
 	struct txs_linksel *ls = NULL;
 	if (cfg.bond || dev->n_links > 1) {
 		struct txs_linksel_conf lc = { .mode = cfg.bond, .n_links = dev->n_links, .max_cores = nthreads,
@@ -413,6 +416,15 @@ int cmd_send(int argc, char **argv)
 			return rc == -EINVAL ? 2 : 1;
 		}
 		gc.linksel = ls;
+		uc.linksel = ls;
+		if (route && txs_linksel_params(ls)->mode == TXS_LS_BROADCAST) {
+			fprintf(stderr, "txscale send: --bond broadcast copies one-frame datagrams only: -l %u makes %u "
+					"frames per send (use a datagram within the MTU, without --gso/--unconnected)\n",
+				cfg.length, burst);
+			txs_netdev_close(dev);
+			txs_linksel_destroy(ls);
+			return 2;
+		}
 	}
 
 	struct txs_ident_conf ic = { .strategy = cfg.ident, .max_cores = nthreads, .seed = cfg.seed,
@@ -455,7 +467,7 @@ int cmd_send(int argc, char **argv)
 
 	struct txs_reporter rep = {
 		.out = stdout, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
-		.n_links = dev->n_links,
+		.n_links = dev->n_links, .frames = true,
 	};
 	if (!cfg.json) {
 		char db[64];
