@@ -1055,6 +1055,103 @@ static void fast_equals_core(void **st)
 			}
 }
 
+/* The engine's datagram arithmetic on a device that hands out 1..7 buffers
+ * and, every fifth burst, accepts a prefix and then nothing (so the engine's
+ * retries give up): the device counts the datagrams whose last fragment it
+ * took (IPv4 MF clear) and every frame; the engine's packets, drops and
+ * frames must agree, and packets + drops = -n. */
+struct stingy {
+	struct txs_netdev dev;
+	struct txs_txq *qs[1];
+	uint8_t pool[8][2048];
+	unsigned allocs, sends;
+	bool refuse, first;
+	uint64_t frames, completed;
+};
+
+static int st_txq_open(struct txs_netdev *dev, struct txs_txq *q)
+{
+	q->priv = dev->priv;
+	return 0;
+}
+static void st_txq_close(struct txs_txq *q)
+{
+	(void)q;
+}
+static unsigned st_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	struct stingy *s = q->priv;
+	unsigned k = 1 + s->allocs++ % 7;
+	if (n > k)
+		n = k;
+	for (unsigned i = 0; i < n; i++)
+		b[i] = (struct txs_pktbuf){ .data = s->pool[i], .cap = 2048, .segs = 1 };
+	s->refuse = s->allocs % 5 == 0;
+	s->first = true;
+	return n;
+}
+static unsigned st_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	struct stingy *s = q->priv;
+	if (s->refuse) {
+		n = s->first ? (n < 1 + s->sends % 4 ? n : 1 + s->sends % 4) : 0;
+		s->first = false;
+	}
+	s->sends++;
+	for (unsigned i = 0; i < n; i++) {
+		struct txs_pkt_info pi;
+		enum txs_perr e = txs_parse(b[i].data, b[i].len, TXS_L2_ETH, &pi);
+		assert_true(e == TXS_PERR_FRAGMENT || e == TXS_PERR_OK);
+		s->frames++;
+		if (!pi.mf)
+			s->completed++;
+	}
+	return n;
+}
+static void st_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
+{
+	(void)q, (void)b, (void)n;
+}
+static const struct txs_netdev_ops stingy_ops = { .name = "stingy", .txq_open = st_txq_open,
+						  .txq_close = st_txq_close, .tx_alloc = st_alloc,
+						  .tx_send = st_send, .tx_release = st_release };
+
+static void engine_counts_datagrams(void **st)
+{
+	(void)st;
+	struct stingy *s = calloc(1, sizeof(*s));
+	s->dev.ops = &stingy_ops;
+	s->dev.n_links = 1;
+	s->dev.mtu = 1500;
+	s->dev.conf.max_queues = 1;
+	s->dev.conf.frame_size = 1514;
+	s->dev.queues = s->qs;
+	s->dev.priv = s;
+	struct txs_udp_gen_conf gc = { .connected = true };
+	txs_addr_parse(&gc.spec.src, "198.18.0.1");
+	txs_addr_parse(&gc.spec.dst, "198.18.0.2");
+	gc.spec.sport = 40000;
+	gc.spec.dport = 5201;
+	gc.spec.payload_len = 3000; /* 3 fragments */
+	const uint64_t count = 1009;
+	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = &s->dev, .gen = &txs_udp_sock_gen_ops,
+				      .gen_conf = &gc, .burst = 7 };
+	struct txs_engine *e;
+	assert_int_equal(txs_engine_create(&e, &ec), 0);
+	assert_int_equal(txs_engine_start(e), 0);
+	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_stat_row r;
+	txs_engine_read(e, &r);
+	assert_int_equal(r.packets, s->completed);
+	assert_int_equal(r.frames, s->frames);
+	assert_int_equal(r.packets + r.drops, count);
+	assert_true(r.drops > 0); /* the refusals did happen */
+	assert_true(r.frames > 3 * r.packets); /* first fragments of dropped datagrams left */
+	txs_engine_destroy(e);
+	free(s->qs[0]);
+	free(s);
+}
+
 static void never_cut(void **st)
 {
 	(void)st;
@@ -1082,6 +1179,7 @@ int main(void)
 		cmocka_unit_test(endpoint_defaults),
 		cmocka_unit_test(engine_adapter),
 		cmocka_unit_test(never_cut),
+		cmocka_unit_test(engine_counts_datagrams),
 		cmocka_unit_test(fast_equals_core),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
