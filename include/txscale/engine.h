@@ -139,7 +139,8 @@ struct txs_worker {
 	unsigned frames_per_dgram;
 	unsigned min_frames;
 	uint64_t left;                 /* datagrams still due (quota - sent - dropped),
-					* set before each fill(); UINT64_MAX: no count */
+					* set before each fill() when min_frames covers
+					* more than one datagram (GSO); huge: no count */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 

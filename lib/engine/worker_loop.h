@@ -53,7 +53,8 @@ static int WL_NAME(struct txs_worker *w)
 		}
 		if (TXS_UNLIKELY(fpd > 1))
 			want = want * fpd < c->burst ? want * fpd : c->burst;
-		w->left = left;
+		if (TXS_UNLIKELY(min_dg > 1))
+			w->left = left; /* a GSO call may need to end early */
 		if (sample) {
 			now_ns = txs_now_real_ns(); /* before the device stage, not inside it */
 			s1 = txs_prof_stamp();

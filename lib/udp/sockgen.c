@@ -197,7 +197,9 @@ static unsigned sg_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, 
 		m.name = (const struct sockaddr *)&g->ss;
 		m.namelen = g->sl;
 	}
-	uint64_t left = w->left; /* datagrams still due */
+	/* datagrams still due: the engine says when a call holds several (GSO);
+	 * otherwise it never asks for more than are due */
+	uint64_t left = g->dpc > 1 ? w->left : UINT64_MAX;
 	unsigned used = 0;
 	while (left) {
 		size_t len = g->len;

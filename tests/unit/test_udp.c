@@ -919,6 +919,8 @@ static void never_cut_case(int family, bool connected, uint16_t gso, uint32_t le
 		unsigned want = 1 + round++ % 7; /* a stingy ring */
 		if (w.min_frames > want)
 			want = (round % 3) ? want : w.min_frames; /* room comes back now and then */
+		if (want > (count - done) * fpd)
+			want = (unsigned)((count - done) * fpd); /* as the engine: no more than is due */
 		unsigned n = mx_dev_alloc(&dev.q, b, want);
 		w.left = count - done;
 		unsigned filled = txs_udp_sock_gen_ops.fill(&w, b, n, 1);
