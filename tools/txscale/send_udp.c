@@ -43,6 +43,7 @@ int send_udp_route(struct txs_netdev *dev, unsigned mtu_opt, unsigned gso, bool 
 				"cannot leave it\n", mtu_opt, dev->spec, dev->mtu);
 		return 2;
 	}
+	dev->mtu = mtu; /* --mtu overrides the device's, for every generator */
 	if (gso) {
 		unsigned segs = txs_udp_kernel_max_segs();
 		uint32_t first = len < gso ? len : gso;
