@@ -84,7 +84,10 @@ static inline uint64_t txs_prof_stamp(void)
 /* What fills frames: the engine allocates device buffers, the generator
  * writes them. fill() sets len (and link, segs, gso_size if used) for each of
  * the n buffers and returns how many it filled (< n only on error; the rest are
- * released). Returning 0 ends the worker with w->fill_err (or -EIO). now_ns is the CLOCK_REALTIME time of the burst. */
+ * released). Returning 0 ends the worker with w->fill_err (or -EIO), except
+ * when n < w->min_frames and fill_err is 0: there is no room for a whole
+ * datagram, and the engine flushes the device and tries again (a datagram
+ * is never cut to fit). now_ns is the CLOCK_REALTIME time of the burst. */
 struct txs_gen_ops {
 	int (*init)(struct txs_worker *w, void *conf);      /* per worker, on its thread */
 	unsigned (*fill)(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns);
@@ -100,9 +103,10 @@ struct txs_gen_ops {
 struct txs_engine_conf {
 	unsigned n_workers;
 	const int *cpus;      /* n_workers entries; NULL or -1 = not pinned */
-	uint64_t count;       /* total packets (GSO segments count); 0 = no limit */
+	uint64_t count;       /* total UDP datagrams, as a receiver counts them (a GSO
+			       * segment is one, an IP fragment is not); 0 = no limit */
 	double duration;      /* seconds; 0 = no limit */
-	double rate_pps;      /* total wire packets/s split evenly; 0 = unlimited */
+	double rate_pps;      /* total datagrams/s split evenly; 0 = unlimited */
 	unsigned burst;       /* frames per device call (default 32, max 256) */
 	unsigned retries;     /* resends of a partially accepted burst before dropping (default 8) */
 	struct txs_netdev *dev;
@@ -125,6 +129,18 @@ struct txs_worker {
 	struct txs_engine *eng;
 	pthread_t thread;
 	struct txs_prof prof;          /* conf.profile_every: this worker's samples */
+	/* Set by the generator's init (the engine sets both to 1 before it):
+	 * one datagram is frames_per_dgram frames (IP fragments), and fill()
+	 * can make progress only with at least min_frames buffers (a whole
+	 * datagram, or a whole GSO call), a multiple of frames_per_dgram and at
+	 * most conf.burst (else txs_engine_start fails with -EINVAL). The engine
+	 * counts, paces and stops on datagrams: a frame's segs count towards
+	 * frames, segs / frames_per_dgram towards packets. */
+	unsigned frames_per_dgram;
+	unsigned min_frames;
+	uint64_t left;                 /* datagrams still due (quota - sent - dropped),
+					* set before each fill() when min_frames covers
+					* more than one datagram (GSO); huge: no count */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 

@@ -37,6 +37,10 @@ struct txs_gen_conf {
 	struct txs_linksel *linksel;
 };
 
+/* The fast path of lib/udp's sendmsg semantics (include/txscale/udp.h): one
+ * prebuilt frame per datagram. init refuses (-EMSGSIZE) a datagram that does
+ * not fit the device's MTU on a frame device: those are fragmented by
+ * txs_udp_sock_gen_ops; txs_udp_fast_path_ok() makes the choice. */
 TXS_API extern const struct txs_gen_ops txs_udp_gen_ops;
 
 #ifdef __cplusplus

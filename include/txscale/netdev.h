@@ -131,6 +131,18 @@ struct txs_netdev {
 	 * worker. With a monitor, such an error marks that link down and the
 	 * queue goes on with the others. */
 	struct txs_linkstate *linkstate;
+	/* L3 MTU (IP bytes) of the device, set at open: packet:/xdp: the
+	 * interface's own (the smallest over the links), udp: the route's
+	 * (IP_MTU / IPV6_MTU towards conf.dst, else the interface's, else 1500),
+	 * pcap: and dummy: 1500 or their mtu=N argument (576..65535). Frames of
+	 * a datagram sent whole are at most mtu + 14 bytes on a frame device;
+	 * lib/udp fragments above it. The caller may lower or raise it after
+	 * open (txscale send --mtu) before any queue sends. */
+	uint32_t mtu;
+	/* The device hands UDP payloads to the kernel's stack (udp:), which
+	 * builds the IP headers and fragments; frame devices write frames as
+	 * they are (false). */
+	bool kernel_ip;
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad

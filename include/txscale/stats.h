@@ -22,12 +22,15 @@ struct txs_core_stats {
 	uint64_t drops;    /* built but not accepted (ring/socket full), after retries */
 	uint64_t errors;   /* device errors other than full */
 	uint64_t bursts;   /* send calls */
+	uint64_t frames;   /* wire frames accepted by the device (IP fragments and GSO
+			    * segments count singly); packets counts UDP datagrams */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 
 /* A plain copy of counters, for arithmetic. */
 struct txs_stat_row {
 	uint64_t packets, bytes, drops, errors;
+	uint64_t frames; /* wire frames (engine rows; 0 in device link rows) */
 };
 
 TXS_API void txs_core_stats_read(const struct txs_core_stats *s, struct txs_stat_row *out);
@@ -97,6 +100,7 @@ struct txs_reporter {
 	unsigned n_threads;
 	const int *cpus;    /* per thread, -1 = not pinned */
 	unsigned n_links;   /* 0: no per-link columns */
+	bool frames;        /* thread rows and sums also give "frames" (wire frames) */
 	bool header_done;
 };
 

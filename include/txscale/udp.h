@@ -38,6 +38,7 @@
 #include <sys/uio.h>
 #include <txscale/engine.h>
 #include <txscale/ident.h>
+#include <txscale/linksel.h>
 #include <txscale/netdev.h>
 #include <txscale/pkt.h>
 
@@ -49,8 +50,11 @@ extern "C" {
  * 65535 - 8 for IPv6 without jumbograms. */
 #define TXS_UDP4_MAX_PAYLOAD 65507u
 #define TXS_UDP6_MAX_PAYLOAD 65527u
-/* Most segments one GSO call may produce (the kernel's UDP_MAX_SEGMENTS). */
-#define TXS_UDP_MAX_SEGS 64u
+/* Most segments one GSO call may produce: the kernel's UDP_MAX_SEGMENTS, 128
+ * in current kernels (and stable trees that took the change), 64 before.
+ * An endpoint uses conf.max_segs, by default txs_udp_kernel_max_segs(). */
+#define TXS_UDP_MAX_SEGS 128u
+#define TXS_UDP_MAX_SEGS_OLD 64u
 /* Most frames one call may produce (fragments of a 64 KiB datagram at the
  * smallest MTU, GSO segments), and the largest batch. */
 #define TXS_UDP_MAX_FRAMES 256u
@@ -96,7 +100,15 @@ struct txs_udp_conf {
 	 * creates a private default one). */
 	struct txs_ident *ident;
 	struct txs_ident_core *ident_core;
+	unsigned max_segs;    /* GSO segments per call: 0 = the running kernel's
+			       * (txs_udp_kernel_max_segs()), else 1..TXS_UDP_MAX_SEGS */
 };
+
+/* UDP_MAX_SEGMENTS of the running kernel: 128 or 64, found once by probing a
+ * loopback UDP socket (65 one-byte GSO segments to a socket of our own on
+ * 127.0.0.1: -EINVAL means 64). Where the probe cannot run (no loopback in
+ * this namespace), 64, the older and stricter limit. Any thread. */
+TXS_API unsigned txs_udp_kernel_max_segs(void);
 
 struct txs_udp_msg {
 	const struct sockaddr *name; /* destination, or NULL: the connected one */
@@ -143,11 +155,12 @@ TXS_API int txs_udp_connect(struct txs_udp_ep *ep, const struct sockaddr *name, 
  *    differs from the pending datagram's;
  *   -EINVAL short namelen, unknown family on an IPv6 endpoint, port 0,
  *    unspecified address, IPv4 TTL 0, no_csum on IPv6, GSO with no_csum,
- *    GSO size over the MTU, more than TXS_UDP_MAX_SEGS segments, an append
- *    whose destination or options differ from the pending datagram's;
+ *    more than max_segs GSO segments, an append whose destination or
+ *    options differ from the pending datagram's;
  *   -ENETUNREACH IPv4(-mapped) destination on an IPv6 endpoint without src4;
- *   -EMSGSIZE payload over 65507 (IPv4) / 65527 (IPv6) bytes, or DF /
- *    DONTFRAG set and the datagram larger than the MTU;
+ *   -EMSGSIZE payload over 65507 (IPv4) / 65527 (IPv6) bytes, DF /
+ *    DONTFRAG set and the datagram larger than the MTU, or GSO set and
+ *    min(payload, gso_size) + IP + UDP headers over the MTU;
  *   -ENOBUFS the device gave no buffers (even after a flush).
  * An error while a datagram is pending discards it, as the kernel does
  * (udp_flush_pending_frames), except the destination/option mismatch errors,
@@ -177,18 +190,40 @@ TXS_API socklen_t txs_udp_sockaddr(struct sockaddr_storage *ss, const struct txs
  * One endpoint per worker over the worker's queue; each fill() makes
  * sendmsg calls into the engine's buffers. Every datagram (every GSO segment)
  * starts with a txscale payload header (docs/wire-format.md), sequence
- * numbers consecutive per worker. */
+ * numbers consecutive per worker. A call is never cut to fit a burst: when
+ * the buffers left cannot hold all its frames, the fill ends and the call
+ * goes whole into the next burst (w->min_frames tells the engine). Only the
+ * last GSO call of a packet count carries fewer segments: the ones still due.
+ * init sets w->frames_per_dgram (IP fragments of one datagram) so that the
+ * engine counts datagrams. */
 struct txs_udp_gen_conf {
 	struct txs_flow_spec spec; /* addresses, ports, MACs, payload_len (bytes per
 				    * call), tos/ttl/df/no_udp_csum, flow_id */
 	bool spread_sport;         /* worker k uses sport + k */
 	bool connected;            /* connect() once, or name the destination per call */
 	uint16_t gso_size;         /* UDP_SEGMENT per call; 0 = off */
-	uint32_t mtu;              /* 0 = 1500; the device's frame_size must be >= mtu + 14 */
+	uint32_t mtu;              /* 0 = the device's (txs_netdev.mtu); the device's
+				    * frame_size must be >= mtu + 14 */
 	struct txs_ident *ident;   /* shared allocator, worker k opens core k (max_cores
 				    * >= workers); NULL: a private default one per worker */
+	struct txs_linksel *linksel; /* NULL: link 0; else worker k opens core k and each
+				      * call (datagram, or GSO call) goes out on one
+				      * selected link; broadcast: -EOPNOTSUPP at init */
+	unsigned max_segs;         /* 0: the running kernel's UDP_MAX_SEGMENTS */
 };
 TXS_API extern const struct txs_gen_ops txs_udp_sock_gen_ops;
+
+/* The one choice between the two generators, made at setup: the template
+ * fast path (txs_udp_gen_ops with a struct txs_gen_conf) gives the very
+ * frames of this sendmsg path when the flow is connected, has no GSO and its
+ * datagram fits mtu (or the device is kernel_ip: the kernel fragments);
+ * anything else takes txs_udp_sock_gen_ops. mtu 0: dev->mtu. */
+TXS_API bool txs_udp_fast_path_ok(const struct txs_netdev *dev, const struct txs_flow_spec *sp, uint32_t mtu,
+				  bool connected, unsigned gso_size);
+
+/* Frames one call of len payload bytes makes on a frame device of this mtu:
+ * GSO segments, IP fragments, or 1 (IPv4: v4 true). */
+TXS_API unsigned txs_udp_call_frames(bool v4, uint32_t mtu, size_t len, unsigned gso_size);
 
 #ifdef __cplusplus
 }

@@ -138,12 +138,16 @@ static int worker_setup(struct txs_worker *w)
 	int rc = txs_txq_open(c->dev, w->id, &w->txq);
 	if (rc < 0)
 		return rc;
+	w->frames_per_dgram = w->min_frames = 1;
 	if (c->gen->init) {
 		rc = c->gen->init(w, c->gen_conf);
 		if (rc < 0)
 			return rc;
 		w->gen_ready = true;
 	}
+	if (!w->frames_per_dgram || !w->min_frames || w->min_frames % w->frames_per_dgram ||
+	    (c->burst && w->min_frames > c->burst))
+		return -EINVAL; /* a burst must hold the smallest whole unit */
 	return 0;
 }
 

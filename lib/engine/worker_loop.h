@@ -11,13 +11,17 @@ static int WL_NAME(struct txs_worker *w)
 	uint64_t t0 = e->t_start;
 	uint64_t deadline = c->duration > 0 ? t0 + (uint64_t)(c->duration * 1e9) : UINT64_MAX;
 	double ns_per_pkt = w->rate_pps > 0 ? 1e9 / w->rate_pps : 0;
-	/* worker k of P sends its packet j at t0 + (j + k/P) * ns_per_pkt: the
+	/* worker k of P sends its datagram j at t0 + (j + k/P) * ns_per_pkt: the
 	 * workers interleave on the grid of the total rate instead of all
-	 * sending their first packet at t0 (-b 1 -P 8 -t 1.5 sends 2, not 8) */
+	 * sending their first datagram at t0 (-b 1 -P 8 -t 1.5 sends 2, not 8) */
 	double pace_off = ns_per_pkt * w->id / c->n_workers;
-	uint64_t done = 0; /* wire packets built (sent or dropped) */
+	uint64_t done = 0; /* datagrams built (sent or dropped) */
 	struct txs_txq *q = w->txq;
 	int rc = 0;
+	/* a datagram is fpd frames (IP fragments); fill() needs min_frames
+	 * buffers for a whole datagram or GSO call (min_dg datagrams) */
+	const unsigned fpd = w->frames_per_dgram, min_dg = w->min_frames / fpd;
+	unsigned no_room = 0;
 	/* profile: countdown to the next sampled burst (the first one is) */
 	struct txs_prof *pf = &w->prof;
 	unsigned cd = 1;
@@ -36,19 +40,27 @@ static int WL_NAME(struct txs_worker *w)
 		if (mono >= deadline)
 			break;
 		unsigned want = c->burst;
-		if (w->quota - done < want)
-			want = (unsigned)(w->quota - done);
+		uint64_t left = w->quota - done;
+		if (left < want)
+			want = (unsigned)left;
 		if (ns_per_pkt > 0) {
-			/* packets allowed by now: packet j is due at t0 + pace_off + j * ns_per_pkt */
+			/* datagrams allowed by now: datagram j is due at
+			 * t0 + pace_off + j * ns_per_pkt; wait until a whole unit
+			 * (datagram, GSO call) is due */
 			uint64_t allowed = pace_allowed(mono, t0, pace_off, ns_per_pkt);
-			if (allowed <= done) {
-				uint64_t next = pace_due(t0, pace_off, done, ns_per_pkt);
+			uint64_t need = TXS_UNLIKELY(min_dg > 1) ? (left < min_dg ? left : min_dg) : 1;
+			if (allowed < done + need) {
+				uint64_t next = pace_due(t0, pace_off, done + need - 1, ns_per_pkt);
 				pace_until(e, next < deadline ? next : deadline);
 				continue;
 			}
 			if (allowed - done < want)
 				want = (unsigned)(allowed - done);
 		}
+		if (TXS_UNLIKELY(fpd > 1))
+			want = want * fpd < c->burst ? want * fpd : c->burst;
+		if (TXS_UNLIKELY(min_dg > 1))
+			w->left = left; /* a GSO call may need to end early */
 		if (sample) {
 			now_ns = txs_now_real_ns(); /* before the device stage, not inside it */
 			s1 = txs_prof_stamp();
@@ -72,6 +84,14 @@ static int WL_NAME(struct txs_worker *w)
 		}
 		if (filled < n)
 			txs_txq_release(q, bufs + filled, n - filled);
+		if (TXS_UNLIKELY(filled == 0) && !w->fill_err && n < w->min_frames && ++no_room < (1u << 20)) {
+			/* no room for a whole datagram: let the device drain, never cut it */
+			rc = txs_txq_flush(q);
+			if (rc < 0)
+				break;
+			continue;
+		}
+		no_room = 0;
 		if (filled == 0) {
 			TXS_STAT_ADD(w->stats.errors, 1);
 			rc = w->fill_err ? w->fill_err : -EIO;
@@ -93,6 +113,14 @@ static int WL_NAME(struct txs_worker *w)
 		}
 		for (unsigned i = sent; i < filled; i++)
 			dr += bufs[i].segs;
+		const uint64_t frames = pk;
+		if (TXS_UNLIKELY(fpd > 1)) {
+			/* datagrams: a datagram whose last frame was refused is dropped
+			 * whole (its first fragments reached the wire as frames) */
+			uint64_t all = (pk + dr) / fpd;
+			pk /= fpd;
+			dr = all - pk;
+		}
 		if (sent < filled) {
 			uint64_t r0 = sample ? txs_prof_stamp() : 0;
 			txs_txq_release(q, bufs + sent, filled - sent);
@@ -102,6 +130,7 @@ static int WL_NAME(struct txs_worker *w)
 			}
 		}
 		TXS_STAT_ADD(w->stats.packets, pk);
+		TXS_STAT_ADD(w->stats.frames, frames);
 		TXS_STAT_ADD(w->stats.bytes, by);
 		if (dr)
 			TXS_STAT_ADD(w->stats.drops, dr);

@@ -48,3 +48,16 @@ int txs_netdev_arg_pow2(struct txs_netdev *dev, const char *key, const char *val
 	*out = (unsigned)n;
 	return 0;
 }
+
+int txs_netdev_arg_mtu(struct txs_netdev *dev, const char *val)
+{
+	char *end;
+	unsigned long n = val ? strtoul(val, &end, 10) : 0;
+	if (!val || !*val || *end || n < TXS_NETDEV_MTU_MIN || n > TXS_NETDEV_MTU_MAX) {
+		txs_netdev_set_err(dev, "mtu=%s: expected %u..%u", val ? val : "", TXS_NETDEV_MTU_MIN,
+				   TXS_NETDEV_MTU_MAX);
+		return -EINVAL;
+	}
+	dev->mtu = (uint32_t)n;
+	return 0;
+}

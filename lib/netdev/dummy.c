@@ -36,7 +36,9 @@ static int dummy_arg(struct txs_netdev *dev, const char *key, const char *val, v
 		d->verify = true;
 		return 0;
 	}
-	txs_netdev_set_err(dev, "unknown dummy option '%s' (expected links=N, verify)", key);
+	if (strcmp(key, "mtu") == 0)
+		return txs_netdev_arg_mtu(dev, val);
+	txs_netdev_set_err(dev, "unknown dummy option '%s' (expected links=N, verify, mtu=N)", key);
 	return -EINVAL;
 }
 
@@ -146,7 +148,7 @@ static void dummy_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 const struct txs_netdev_ops txs_netdev_dummy_ops = {
 	.name = "dummy",
-	.usage = "dummy[:links=N][,verify]  count and drop in process (N links, optional parse check)",
+	.usage = "dummy[:links=N][,verify][,mtu=N]  count and drop in process (N links, optional parse check, MTU 1500)",
 	.open = dummy_open,
 	.close = dummy_close,
 	.txq_open = dummy_txq_open,

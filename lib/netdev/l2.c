@@ -330,6 +330,10 @@ int txs_l2_resolve(struct txs_netdev *dev, struct txs_l2link *links, unsigned n)
 	if (rc)
 		return rc;
 	dev->l2_needed = true;
+	dev->mtu = links[0].mtu;
+	for (unsigned i = 1; i < n; i++)
+		if (links[i].mtu < dev->mtu)
+			dev->mtu = links[i].mtu; /* one MTU for the run: the smallest link's */
 	memcpy(dev->src_mac, links[0].src_mac, TXS_ETH_ALEN);
 	memcpy(dev->dst_mac, links[0].dst_mac, TXS_ETH_ALEN);
 	if ((c->src.family != AF_INET && c->src.family != AF_INET6) &&

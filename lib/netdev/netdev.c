@@ -94,6 +94,8 @@ TXS_API int txs_netdev_open(struct txs_netdev **out, const char *spec, const str
 		free(dev);
 		return rc;
 	}
+	if (dev->mtu == 0)
+		dev->mtu = 1500; /* pcap:, dummy and devices that do not know better */
 	*out = dev;
 	return 0;
 }

@@ -27,4 +27,9 @@ int txs_netdev_parse_args(struct txs_netdev *dev, const char *args,
 /* "key=N" with N a power of two in lo..hi; sets a one-line error naming it. */
 int txs_netdev_arg_pow2(struct txs_netdev *dev, const char *key, const char *val, unsigned lo, unsigned hi,
 			unsigned *out);
+/* "mtu=N", N in TXS_NETDEV_MTU_MIN..TXS_NETDEV_MTU_MAX: sets dev->mtu, or a
+ * one-line error naming the value. */
+#define TXS_NETDEV_MTU_MIN 576u
+#define TXS_NETDEV_MTU_MAX 65535u
+int txs_netdev_arg_mtu(struct txs_netdev *dev, const char *val);
 #endif

@@ -154,6 +154,8 @@ static int pkt_open(struct txs_netdev *dev, const char *args)
 	rc = txs_l2_resolve(dev, d->links, dev->n_links);
 	if (rc)
 		goto fail;
+	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN)
+		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN; /* no frame is longer on this link */
 	uint32_t need = (uint32_t)PKT_HDR_OFF + (d->vnet ? PKT_VNET_LEN : 0) +
 			(dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size);
 	d->frame_sz = 128;

@@ -60,6 +60,19 @@ static int pcap_dev_open(struct txs_netdev *dev, const char *args)
 		txs_netdev_set_err(dev, "no file: use pcap:FILE");
 		return -EINVAL;
 	}
+	/* FILE[,mtu=N]: the last ",mtu=" with digits after it is the option */
+	char file[4096];
+	snprintf(file, sizeof(file), "%s", args);
+	char *m = strstr(file, ",mtu=");
+	for (char *k = m; k; k = strstr(k + 1, ",mtu="))
+		m = k;
+	if (m && m[5] && strspn(m + 5, "0123456789") == strlen(m + 5)) {
+		int rc = txs_netdev_arg_mtu(dev, m + 5);
+		if (rc)
+			return rc;
+		*m = 0;
+		args = file;
+	}
 	struct pcap_dev *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -313,7 +326,7 @@ static int pcap_flush(struct txs_txq *q)
 
 const struct txs_netdev_ops txs_netdev_pcap_ops = {
 	.name = "pcap",
-	.usage = "pcap:FILE  write the frames to a pcap file (nanosecond timestamps), '-' = stdout",
+	.usage = "pcap:FILE[,mtu=N]  write the frames to a pcap file (nanosecond timestamps), '-' = stdout; MTU 1500",
 	.open = pcap_dev_open,
 	.close = pcap_dev_close,
 	.txq_open = pcap_txq_open,

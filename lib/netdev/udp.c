@@ -421,6 +421,12 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 			txs_netdev_set_err(dev, "%s", why);
 			break;
 		}
+		int mtu = 0;
+		socklen_t ml = sizeof(mtu);
+		if ((c->dst.family == AF_INET ? getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &ml)
+					      : getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &ml)) == 0 &&
+		    mtu > 0 && (dev->mtu == 0 || (uint32_t)mtu < dev->mtu))
+			dev->mtu = (uint32_t)mtu; /* the route's MTU, smallest over the links */
 		close(fd);
 		if (i == 0)
 			dev->src_addr = ksrc;
@@ -431,6 +437,7 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 	}
 	dev->n_links = d->n_links;
 	dev->l2_needed = false;
+	dev->kernel_ip = true;
 	dev->priv = d;
 	return 0;
 }

@@ -176,6 +176,8 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 		goto fail;
 	if ((rc = txs_l2_resolve(dev, d->links, dev->n_links)))
 		goto fail;
+	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN)
+		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN; /* no frame is longer on this link */
 	uint32_t fs = dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size;
 	if (d->aligned || fs > 2048) {
 		d->aligned = true;

@@ -9,6 +9,7 @@ TXS_API void txs_core_stats_read(const struct txs_core_stats *s, struct txs_stat
 	o->bytes = TXS_STAT_READ(s->bytes);
 	o->drops = TXS_STAT_READ(s->drops);
 	o->errors = TXS_STAT_READ(s->errors);
+	o->frames = TXS_STAT_READ(s->frames);
 }
 
 TXS_API const char *txs_fmt_si(double v, char *buf, size_t len)
@@ -32,6 +33,7 @@ static struct txs_stat_row sum_rows(const struct txs_stat_row *r, unsigned n)
 		s.bytes += r[i].bytes;
 		s.drops += r[i].drops;
 		s.errors += r[i].errors;
+		s.frames += r[i].frames;
 	}
 	return s;
 }
@@ -67,6 +69,8 @@ static void json_rows(struct txs_reporter *r, struct txs_json *j, double dt, con
 		txs_json_u64(j, "id", i);
 		txs_json_i64(j, "cpu", r->cpus ? r->cpus[i] : -1);
 		json_row(j, &threads[i], dt);
+		if (r->frames)
+			txs_json_u64(j, "frames", threads[i].frames);
 		txs_json_obj_close(j);
 	}
 	txs_json_arr_close(j);
@@ -103,6 +107,8 @@ TXS_API void txs_report_interval(struct txs_reporter *r, double t0, double t1, c
 		txs_json_dbl(&j, "start", t0);
 		txs_json_dbl(&j, "end", t1);
 		json_row(&j, &sum, t1 - t0);
+		if (r->frames)
+			txs_json_u64(&j, "frames", sum.frames);
 		json_rows(r, &j, t1 - t0, threads, links);
 		txs_json_end(&j);
 		return;
@@ -134,6 +140,10 @@ TXS_API void txs_report_summary(struct txs_reporter *r, double seconds, const st
 		txs_json_str(&j, "kind", r->kind);
 		txs_json_dbl(&j, "seconds", seconds);
 		json_row(&j, &sum, seconds);
+		if (r->frames) {
+			txs_json_u64(&j, "datagrams", sum.packets);
+			txs_json_u64(&j, "frames", sum.frames);
+		}
 		json_rows(r, &j, seconds, threads, links);
 		if (extra)
 			extra(&j, arg);
@@ -152,6 +162,9 @@ TXS_API void txs_report_summary(struct txs_reporter *r, double seconds, const st
 		char pc[32];
 		fprintf(r->out, "%s: %" PRIu64 " packets, %" PRIu64 " bytes in %.3f s, %s pps per thread\n", r->kind,
 			sum.packets, sum.bytes, seconds, txs_fmt_si(sum.packets / seconds / r->n_threads, pc, sizeof(pc)));
+		if (r->frames)
+			fprintf(r->out, "%s: %" PRIu64 " UDP datagrams in %" PRIu64 " wire frames (%" PRIu64
+					" datagrams dropped)\n", r->kind, sum.packets, sum.frames, sum.drops);
 	}
 	fflush(r->out);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <txscale/udp.h>
 #include "gen_priv.h"
 
 /* ---- IPv4 ID from lib/ident (conf->ident_inst) -------------------------- */
@@ -66,6 +67,12 @@ static int gen_init(struct txs_worker *w, void *confp)
 	if (c->spread_sport)
 		sp.sport = (uint16_t)(sp.sport + w->id);
 	const struct txs_netdev *dev = w->txq->dev;
+	if (!txs_udp_fast_path_ok(dev, &sp, 0, true, 0)) {
+		/* one frame per datagram only where the sendmsg semantics make one:
+		 * above the MTU that is txs_udp_sock_gen_ops's fragments */
+		free(g);
+		return -EMSGSIZE;
+	}
 	if (dev->l2_needed) {
 		memcpy(sp.src_mac, dev->src_mac, 6);
 		memcpy(sp.dst_mac, dev->dst_mac, 6);

@@ -8,11 +8,52 @@
  * sums kept in the template. Corking, GSO and fragmentation are out of line. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "udp_priv.h"
 
 #define SIN6_LEN_RFC2133 24 /* the kernel accepts sockaddr_in6 without scope id */
+
+/* ---- the running kernel's UDP_MAX_SEGMENTS ---------------------------------- */
+
+static unsigned probe_max_segs(void)
+{
+	int r = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned res = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int one = 1;
+	uint8_t buf[TXS_UDP_MAX_SEGS_OLD + 1] = { 0 };
+	if (r >= 0 && s >= 0 && bind(r, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(r, (struct sockaddr *)&a, &al) == 0 && connect(s, (struct sockaddr *)&a, al) == 0 &&
+	    setsockopt(s, IPPROTO_UDP, 103 /* UDP_SEGMENT */, &one, sizeof(one)) == 0) {
+		/* 65 one-byte segments: more than the old limit, within the new */
+		ssize_t n = send(s, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(buf))
+			res = TXS_UDP_MAX_SEGS;
+		else if (n < 0 && errno == EINVAL)
+			res = TXS_UDP_MAX_SEGS_OLD;
+	}
+	if (s >= 0)
+		close(s);
+	if (r >= 0)
+		close(r);
+	return res ? res : TXS_UDP_MAX_SEGS_OLD;
+}
+
+TXS_API unsigned txs_udp_kernel_max_segs(void)
+{
+	static unsigned cached; /* 0: not probed yet; racing probes agree */
+	unsigned v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	if (!v) {
+		v = probe_max_segs();
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
 
 /* ---- destinations ---------------------------------------------------------- */
 
@@ -169,7 +210,12 @@ static inline int dgram_check(const struct txs_udp_ep *ep, const struct udp_dst 
 	if (TXS_UNLIKELY(o->no_csum && !d->v4))
 		return -EINVAL;
 	if (TXS_UNLIKELY(o->gso)) {
-		if (o->no_csum || o->gso + hdrs > ep->mtu || len > (size_t)o->gso * TXS_UDP_MAX_SEGS)
+		/* the kernel's udp_send_skb(): the first segment (or the whole
+		 * payload, when it fits one) must fit the MTU; at most
+		 * UDP_MAX_SEGMENTS segments; checksums on */
+		if ((len < o->gso ? len : o->gso) + hdrs > ep->mtu)
+			return -EMSGSIZE;
+		if (len > (size_t)o->gso * ep->max_segs || o->no_csum)
 			return -EINVAL;
 		return 0;
 	}
@@ -628,7 +674,7 @@ TXS_API int txs_udp_open(struct txs_udp_ep **out, struct txs_txq *q, const struc
 		return -EINVAL;
 	if ((c->ident == NULL) != (c->ident_core == NULL))
 		return -EINVAL;
-	if (c->defaults.set & ~TXS_UDP_OPT_ALL)
+	if (c->defaults.set & ~TXS_UDP_OPT_ALL || c->max_segs > TXS_UDP_MAX_SEGS)
 		return -EINVAL;
 	uint32_t frame_max = TXS_ETH_HLEN + mtu;
 	if (q->dev->conf.frame_size < frame_max || q->dev->conf.frame_size < 64)
@@ -650,6 +696,7 @@ TXS_API int txs_udp_open(struct txs_udp_ep **out, struct txs_txq *q, const struc
 	ep->v6 = v6;
 	ep->have_src4 = c->src4.family == AF_INET;
 	ep->mtu = mtu;
+	ep->max_segs = c->max_segs ? c->max_segs : txs_udp_kernel_max_segs();
 	ep->frame_max = frame_max;
 	ep->batch = batch;
 	ep->b = ep->own;

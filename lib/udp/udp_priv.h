@@ -62,6 +62,7 @@ struct txs_udp_ep {
 	bool pending;   /* a corked datagram exists */
 	unsigned batch;
 	uint32_t mtu;
+	unsigned max_segs;  /* GSO segments per call (UDP_MAX_SEGMENTS) */
 	uint32_t frame_max; /* mtu + Ethernet header */
 	int64_t fast_len[2]; /* [frame is IPv4]: largest payload sent with the
 			      * defaults without checks; -1: none */

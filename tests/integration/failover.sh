@@ -149,8 +149,10 @@ trial() {
     "during $u0/$u1, after $f0/$f1; back on rx0 ${back} ms after up; changed at $t_down${t_up:+/$t_up}:" \
     "$(grep -o 'link [0-9] .*' "$WORK/send.log" | tr '\n' ' ')"
   # the capture samples 1 frame in 8 (sequence mod 16 in {0, 1}); dumpcap may drop some on a loaded box
-  [ "${n:-0}" -ge $((lp / 8 * 8 / 10)) ] ||
-    { fail "$tag: capture holds ${n:-0} of ~$((lp / 8)) sampled frames: timing not measurable: $(tail -3 "$WORK/dumpcap.log")"; bad=1; }
+  # (a capture that lost more than 20% cannot time the switch: the trial is
+  # tried again, as a missed timing bound is)
+  local short=0
+  [ "${n:-0}" -ge $((lp / 8 * 8 / 10)) ] || short=1
   if [ "$mode" = active-backup ]; then
     [ "$b1" = 0 ] || { fail "$tag: $b1 frames on the backup before the failure"; bad=1; }
     [ "$b0" -gt 0 ] && [ "$u1" -gt 0 ] || { fail "$tag: traffic not moved from rx0 to rx1"; bad=1; }
@@ -163,6 +165,10 @@ trial() {
     fi
   fi
   [ $bad = 0 ] || return 1
+  if [ $short = 1 ]; then
+    echo "   $tag: capture holds ${n:-0} of ~$((lp / 8)) sampled frames: timing not measurable: $(tail -1 "$WORK/dumpcap.log")"
+    return 2
+  fi
   local slow
   slow=$(awk -v r="$react" -v a="$ab" -v m="$MAX_MS" 'BEGIN { print (r > m || a > m) ? 1 : 0 }')
   if [ "$slow" = 1 ]; then
@@ -179,9 +185,9 @@ run() {
     r=0
     trial "$@" || r=$?
     [ $r = 2 ] || return 0
-    echo "   try $try: timing bound missed, again: $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
+    echo "   try $try: timing bound missed or not measurable, again: $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
   done
-  fail "$*: silence over ${MAX_MS} ms in 3 tries"
+  fail "$*: switch over ${MAX_MS} ms, or not measurable, in 3 tries"
 }
 
 neighs

@@ -44,6 +44,7 @@ struct send_cfg {
 	unsigned miimon, updelay, downdelay;
 	unsigned profile;
 	bool dry_run;
+	unsigned mtu;
 };
 
 /* The lowest -b: one packet per 1000 s per thread. Below it, a run of any
@@ -92,6 +93,8 @@ static const struct opt send_opts[] = {
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
 	{ "burst", 0, OPT_UINT, O(burst), "N", "frames per device call (default 32; the sendmsg path raises it to fit one datagram's frames)", NULL, 1, 256 },
 	{ "gso", 0, OPT_UINT, O(gso), "SIZE", "UDP_SEGMENT: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "0", 0, 65535 },
+	{ "mtu", 0, OPT_UINT, O(mtu), "BYTES", "link MTU for fragmentation, --df and --gso checks (default: the device's: "
+	  "the interface's for packet:/xdp:/udp:, 1500 or mtu=N for pcap:/dummy)", NULL, 576, 65535 },
 	{ "connected", 0, OPT_FLAG, O(connected), NULL, "one connected flow per thread (default)" },
 	{ "unconnected", 0, OPT_FLAG, O(unconnected), NULL, "name the destination per datagram (sendmsg path)" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
@@ -149,12 +152,30 @@ static void read_links(struct txs_netdev *dev, struct txs_stat_row *links)
 /* Thread k's row is what the device counted on queue k (the worker's own
  * queue): the same counters the link rows sum, so the summary, the threads
  * and the links cannot tell different stories (one count per fact). */
-static void read_threads(struct txs_netdev *dev, unsigned n, struct txs_stat_row *rows)
+/* Thread rows: one count per fact. The device counts frames per queue
+ * (sent, refused full, refused with an error, and accepted frames it later
+ * learnt never left moved to errors); the engine counts UDP datagrams (e).
+ * Where a datagram is one frame (GSO segments count as frames and as
+ * datagrams) the device's counts are the row. Where a datagram is fpd > 1
+ * IP fragments, the row counts datagrams: the engine's sent and dropped
+ * ones, less one for every accepted frame the device later retracted (each
+ * may have broken a datagram: counted as an error, never as sent); frames
+ * and bytes stay the device's. */
+static void read_threads(struct txs_netdev *dev, struct txs_engine *eng, const struct txs_stat_row *e, unsigned n,
+			 struct txs_stat_row *rows)
 {
 	for (unsigned k = 0; k < n; k++) {
 		struct txs_link_counters c;
 		txs_netdev_queue_stats(dev, k, &c);
-		rows[k] = (struct txs_stat_row){ c.packets, c.bytes, c.drop_full, c.drop_err };
+		unsigned fpd = txs_engine_worker(eng, k)->frames_per_dgram;
+		if (fpd <= 1) {
+			rows[k] = (struct txs_stat_row){ c.packets, c.bytes, c.drop_full, c.drop_err, c.packets };
+			continue;
+		}
+		uint64_t gone = e[k].frames > c.packets ? e[k].frames - c.packets : 0;
+		if (gone > e[k].packets)
+			gone = e[k].packets;
+		rows[k] = (struct txs_stat_row){ e[k].packets - gone, c.bytes, e[k].drops, gone, c.packets };
 	}
 }
 
@@ -169,7 +190,8 @@ static bool rows_sub(struct txs_stat_row *d, const struct txs_stat_row *a, const
 	bool any = false;
 	for (unsigned i = 0; i < n; i++) {
 		d[i] = (struct txs_stat_row){ sub0(a[i].packets, b[i].packets), sub0(a[i].bytes, b[i].bytes),
-					      sub0(a[i].drops, b[i].drops), sub0(a[i].errors, b[i].errors) };
+					      sub0(a[i].drops, b[i].drops), sub0(a[i].errors, b[i].errors),
+					      sub0(a[i].frames, b[i].frames) };
 		any |= d[i].packets || d[i].drops || d[i].errors;
 	}
 	return any;
@@ -276,6 +298,7 @@ static struct txs_stat_row sum_rows(const struct txs_stat_row *r, unsigned n)
 		s.bytes += r[i].bytes;
 		s.drops += r[i].drops;
 		s.errors += r[i].errors;
+		s.frames += r[i].frames;
 	}
 	return s;
 }
@@ -285,28 +308,43 @@ static struct txs_stat_row sum_rows(const struct txs_stat_row *r, unsigned n)
  * are the frames the device counted on that queue (packets + drops +
  * errors), and the threads' total is the links' total. A difference is a
  * bug in txscale: said on stderr, and the run fails. */
-static bool check_counts(const struct txs_netdev *dev, unsigned n, const struct txs_stat_row *eng,
-			 const struct txs_stat_row *threads, const struct txs_stat_row *links)
+static bool check_counts(const struct txs_netdev *dev, struct txs_engine *eng, unsigned n,
+			 const struct txs_stat_row *e, const struct txs_stat_row *threads,
+			 const struct txs_stat_row *links)
 {
-	bool bad = false;
+	bool bad = false, frags = false;
+	struct txs_stat_row q = { 0 };
 	for (unsigned k = 0; k < n; k++) {
-		uint64_t offered = eng[k].packets + eng[k].drops;
-		uint64_t counted = threads[k].packets + threads[k].drops + threads[k].errors;
+		unsigned fpd = txs_engine_worker(eng, k)->frames_per_dgram;
+		struct txs_link_counters c;
+		txs_netdev_queue_stats(dev, k, &c);
+		frags |= fpd > 1;
+		uint64_t offered = (e[k].packets + e[k].drops) * (fpd ? fpd : 1);
+		uint64_t counted = c.packets + c.drop_full + c.drop_err;
+		q.packets += c.packets;
+		q.bytes += c.bytes;
+		q.drops += c.drop_full;
+		q.errors += c.drop_err;
 		if (offered != counted) {
 			fprintf(stderr, "txscale send: count mismatch (a txscale bug, please report): thread %u offered "
 					"%llu frames to --dev %s, which counted %llu (%llu sent, %llu dropped, %llu errors)\n",
 				k, (unsigned long long)offered, dev->spec, (unsigned long long)counted,
-				(unsigned long long)threads[k].packets, (unsigned long long)threads[k].drops,
-				(unsigned long long)threads[k].errors);
+				(unsigned long long)c.packets, (unsigned long long)c.drop_full,
+				(unsigned long long)c.drop_err);
 			bad = true;
 		}
 	}
 	struct txs_stat_row t = sum_rows(threads, n), l = sum_rows(links, dev->n_links);
-	if (t.packets != l.packets || t.bytes != l.bytes || t.drops != l.drops || t.errors != l.errors) {
+	/* links count frames: the queues' frame counts must be theirs, and where
+	 * a datagram is a frame the thread rows are the same numbers */
+	if (q.packets != l.packets || q.bytes != l.bytes || q.drops != l.drops || q.errors != l.errors ||
+	    t.frames != l.packets ||
+	    (!frags && (t.packets != l.packets || t.drops != l.drops || t.errors != l.errors))) {
 		fprintf(stderr, "txscale send: count mismatch (a txscale bug, please report): --dev %s: threads sum to "
-				"%llu packets, %llu drops, %llu errors; links to %llu, %llu, %llu\n", dev->spec,
-			(unsigned long long)t.packets, (unsigned long long)t.drops, (unsigned long long)t.errors,
-			(unsigned long long)l.packets, (unsigned long long)l.drops, (unsigned long long)l.errors);
+				"%llu packets (%llu frames), %llu drops, %llu errors; links to %llu frames, %llu, %llu\n",
+			dev->spec, (unsigned long long)t.packets, (unsigned long long)t.frames,
+			(unsigned long long)t.drops, (unsigned long long)t.errors, (unsigned long long)l.packets,
+			(unsigned long long)l.drops, (unsigned long long)l.errors);
 		bad = true;
 	}
 	return bad;
@@ -391,19 +429,9 @@ int cmd_send(int argc, char **argv)
 	gc.spread_sport = true;
 	gc.seed = cfg.seed;
 	struct txs_udp_gen_conf uc;
-	uint32_t sock_frame = 0;
-	unsigned burst = 0;
-	int route = send_udp_route(cfg.gso, cfg.connected, cfg.unconnected, sp, &uc, &sock_frame, &burst);
-	if (route == 2)
+	uint32_t open_frame = 0;
+	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame))
 		return 2;
-	/* burst: frames per device call; on the sendmsg path it must hold the
-	 * frames one call makes (burst holds that minimum here, 0 otherwise) */
-	if (cfg.burst && cfg.burst < burst) {
-		fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
-			cfg.burst, cfg.length, burst);
-		return 2;
-	}
-	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
 
 	/* threads and CPUs */
 	int cpus[TXS_MAX_CORES];
@@ -423,25 +451,15 @@ int cmd_send(int argc, char **argv)
 	if (cfg.time == 0 && cfg.count == 0)
 		cfg.time = 10;
 
-	/* frame size for the device pool */
 	struct txs_tmpl probe;
 	rc = txs_tmpl_build(&probe, sp);
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: cannot build packets: %s\n", txs_strerror(rc));
 		return 2;
 	}
-	uint32_t wire = route ? sock_frame : probe.wire_len;
 	txs_tmpl_free(&probe);
 
-	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
-	if (cfg.rate.value > 0 && rate_pps / nthreads < SEND_MIN_PPS) {
-		fprintf(stderr, "txscale send: bad value for -b/--bitrate: '%g%s': below the lowest rate, %g packets/s "
-				"per thread (%u thread%s)\n", cfg.rate.value, cfg.rate.bits ? "bit" : "", SEND_MIN_PPS,
-			nthreads, nthreads > 1 ? "s" : "");
-		return 2;
-	}
-
-	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = route ? SEND_UDP_FRAME_SIZE : wire,
+	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
 	if (cfg.bind)
 		dc.src = sp->src;
@@ -512,6 +530,30 @@ int cmd_send(int argc, char **argv)
 		if (!cfg.dst_mac)
 			memcpy(sp->dst_mac, dev->dst_mac, 6);
 	}
+	/* the route, at the device's MTU: fast path or sendmsg semantics */
+	unsigned burst = 0;
+	uint32_t wire = 0;
+	int route = send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
+	if (route == 2 || (cfg.burst && cfg.burst < burst)) {
+		if (route != 2)
+			fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
+				cfg.burst, cfg.length, burst);
+		if (sumf)
+			fclose(sumf);
+		txs_netdev_close(dev);
+		return 2;
+	}
+	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
+	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
+	if (cfg.rate.value > 0 && rate_pps / nthreads < SEND_MIN_PPS) {
+		fprintf(stderr, "txscale send: bad value for -b/--bitrate: '%g%s': below the lowest rate, %g datagrams/s "
+				"per thread (%u thread%s)\n", cfg.rate.value, cfg.rate.bits ? "bit" : "", SEND_MIN_PPS,
+			nthreads, nthreads > 1 ? "s" : "");
+		if (sumf)
+			fclose(sumf);
+		txs_netdev_close(dev);
+		return 2;
+	}
 	struct txs_linksel *ls = NULL;
 	if (cfg.bond || dev->n_links > 1) {
 		struct txs_linksel_conf lc = { .mode = cfg.bond, .n_links = dev->n_links, .max_cores = nthreads,
@@ -526,6 +568,17 @@ int cmd_send(int argc, char **argv)
 			return rc == -EINVAL ? 2 : 1;
 		}
 		gc.linksel = ls;
+		uc.linksel = ls;
+		if (route && txs_linksel_params(ls)->mode == TXS_LS_BROADCAST) {
+			fprintf(stderr, "txscale send: --bond broadcast copies one-frame datagrams only: -l %u makes %u "
+					"frames per send (use a datagram within the MTU, without --gso/--unconnected)\n",
+				cfg.length, burst);
+			if (sumf)
+				fclose(sumf);
+			txs_netdev_close(dev);
+			txs_linksel_destroy(ls);
+			return 2;
+		}
 	}
 	/* link monitoring for devices with interfaces (packet:, xdp:) */
 	struct txs_linkmon *mon = NULL;
@@ -599,7 +652,7 @@ int cmd_send(int argc, char **argv)
 		signal(SIGPIPE, SIG_IGN);
 	struct txs_reporter rep = {
 		.out = out, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
-		.n_links = dev->n_links,
+		.n_links = dev->n_links, .frames = true,
 	};
 	if (!cfg.json) {
 		char db[64];
@@ -633,7 +686,7 @@ int cmd_send(int argc, char **argv)
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 		double now = txs_engine_read(eng, erows);
-		read_threads(dev, nthreads, cur);
+		read_threads(dev, eng, erows, nthreads, cur);
 		if (cfg.interval > 0 && now - last >= cfg.interval) {
 			read_links(dev, links);
 			rows_sub(delta, cur, prev, nthreads);
@@ -648,7 +701,7 @@ int cmd_send(int argc, char **argv)
 	if (!rc)
 		rc = wrc;
 	double secs = txs_engine_read(eng, erows);
-	read_threads(dev, nthreads, cur);
+	read_threads(dev, eng, erows, nthreads, cur);
 	read_links(dev, links);
 	if (cfg.interval > 0) {
 		/* the last, partial interval: always, so intervals add up to the total */
@@ -683,7 +736,7 @@ int cmd_send(int argc, char **argv)
 			rc = rc ? rc : -EIO;
 		}
 	}
-	bool failed = check_counts(dev, nthreads, erows, cur, links);
+	bool failed = check_counts(dev, eng, nthreads, erows, cur, links);
 	if (rc == -ENETDOWN && mon && !txs_linkmon_up_mask(mon)) {
 		fprintf(stderr, "txscale send: --dev %s: no link left:", dev->spec);
 		for (unsigned l = 0; l < dev->n_links; l++)

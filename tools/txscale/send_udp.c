@@ -1,51 +1,88 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale send through lib/udp's sendmsg path. The default connected flow
- * stays on gen.c's whole-frame template patch, which `txscale bench sendmsg
- * --compare-engine` measures at about 2.5x fewer ns per packet than one
- * sendmsg call per packet (docs/udp.md, "CLI"); --gso and --unconnected need
- * sendmsg semantics, so they take this path. */
+/* txscale send: one send semantics (lib/udp's sendmsg path: fragments at the
+ * device MTU, DF refused like the kernel, GSO at the kernel's limits), with
+ * gen.c's whole-frame template patch as its fast path where it gives the
+ * same frames: connected, no GSO, datagram within the MTU (docs/udp.md, "CLI"). */
 #include <stdio.h>
 #include "send_udp.h"
 
-int send_udp_route(unsigned gso, bool connected, bool unconnected, const struct txs_flow_spec *sp,
-		   struct txs_udp_gen_conf *uc, uint32_t *frame, unsigned *burst)
+#define MAX_FRAME (TXS_ETH_HLEN + 65535u)
+
+int send_udp_precheck(unsigned gso, bool connected, bool unconnected, const struct txs_flow_spec *sp,
+		      uint32_t *frame_size)
 {
 	if (connected && unconnected) {
 		fprintf(stderr, "txscale send: --connected and --unconnected exclude each other\n");
 		return 2;
 	}
-	if (!gso && !unconnected)
-		return 0;
+	if (gso && sp->no_udp_csum) {
+		fprintf(stderr, "txscale send: --gso needs UDP checksums: drop --no-csum\n");
+		return 2;
+	}
+	uint32_t hdrs = (sp->dst.family == AF_INET ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) + TXS_UDP_HLEN;
+	uint32_t whole = TXS_ETH_HLEN + hdrs + sp->payload_len;
+	if (whole < TXS_ETH_MIN_FRAME)
+		whole = TXS_ETH_MIN_FRAME;
+	*frame_size = gso || unconnected ? MAX_FRAME : whole;
+	return 0;
+}
+
+int send_udp_route(struct txs_netdev *dev, unsigned mtu_opt, unsigned gso, bool unconnected,
+		   const struct txs_flow_spec *sp, struct txs_udp_gen_conf *uc, unsigned *min_burst, uint32_t *wire)
+{
 	bool v4 = sp->dst.family == AF_INET;
-	uint32_t mtu = 1500, hdrs = (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) + TXS_UDP_HLEN, len = sp->payload_len;
+	uint32_t mtu = mtu_opt ? mtu_opt : dev->mtu ? dev->mtu : 1500;
+	uint32_t hdrs = (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) + TXS_UDP_HLEN, len = sp->payload_len;
+	const char *fam = v4 ? "IPv4" : "IPv6";
+	if (!v4 && mtu < 1280) {
+		fprintf(stderr, "txscale send: bad value for --mtu: '%u': IPv6 needs at least 1280\n", mtu);
+		return 2;
+	}
+	if (mtu_opt && dev->l2_needed && mtu_opt > dev->mtu) {
+		fprintf(stderr, "txscale send: bad value for --mtu: '%u': above the MTU of %s (%u): longer frames "
+				"cannot leave it\n", mtu_opt, dev->spec, dev->mtu);
+		return 2;
+	}
+	dev->mtu = mtu; /* --mtu overrides the device's, for every generator */
 	if (gso) {
-		if (sp->no_udp_csum) {
-			fprintf(stderr, "txscale send: --gso needs UDP checksums: drop --no-csum\n");
+		unsigned segs = txs_udp_kernel_max_segs();
+		uint32_t first = len < gso ? len : gso;
+		if (first + hdrs > mtu) {
+			fprintf(stderr, "txscale send: bad value for --gso: '%u': a %u-byte segment is over the MTU %u "
+					"(at most %u bytes for %s)\n", gso, first, mtu, mtu - hdrs, fam);
 			return 2;
 		}
-		if (gso + hdrs > mtu) {
-			fprintf(stderr, "txscale send: bad value for --gso: '%u': at most %u bytes (%s, MTU %u)\n", gso,
-				mtu - hdrs, v4 ? "IPv4" : "IPv6", mtu);
-			return 2;
-		}
-		if (len > gso * TXS_UDP_MAX_SEGS) {
-			fprintf(stderr, "txscale send: bad value for -l/--length: '%u': more than %u segments of --gso %u\n",
-				len, TXS_UDP_MAX_SEGS, gso);
+		if (len > gso * segs) {
+			fprintf(stderr, "txscale send: bad value for -l/--length: '%u': more than %u segments of --gso "
+					"%u (this kernel's UDP_MAX_SEGMENTS)\n", len, segs, gso);
 			return 2;
 		}
 	} else if (sp->df && len + hdrs > mtu) {
-		fprintf(stderr, "txscale send: bad value for -l/--length: '%u': over the MTU with --df (at most %u)\n",
-			len, mtu - hdrs);
+		fprintf(stderr, "txscale send: bad value for -l/--length: '%u': over the MTU %u with --df (at most %u "
+				"for %s): the kernel refuses it (EMSGSIZE)\n", len, mtu, mtu - hdrs, fam);
 		return 2;
 	}
 	*uc = (struct txs_udp_gen_conf){ .spread_sport = true, .connected = !unconnected, .gso_size = (uint16_t)gso,
-					 .mtu = mtu };
-	uint32_t fs = v4 ? (mtu - TXS_IPV4_HLEN) & ~7u : (mtu - TXS_IPV6_HLEN - TXS_IPV6_FRAG_HLEN) & ~7u;
-	unsigned fpc = gso && len > gso ? (len + gso - 1) / gso : len + hdrs > mtu ? (len + TXS_UDP_HLEN + fs - 1) / fs : 1;
+					 .mtu = dev->kernel_ip ? 65535 : mtu };
+	if (txs_udp_fast_path_ok(dev, sp, mtu, !unconnected, gso)) {
+		uint32_t f = TXS_ETH_HLEN + hdrs + len;
+		*wire = f < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : f;
+		*min_burst = 1;
+		return 0;
+	}
+	/* the sendmsg path: on a kernel_ip device (udp:) the kernel fragments */
+	uint32_t emtu = uc->mtu;
+	unsigned fpc = txs_udp_call_frames(v4, emtu, len, gso);
 	uint32_t dgram = gso && len > gso ? gso : len;
-	*frame = TXS_ETH_HLEN + (dgram + hdrs > mtu ? mtu : dgram + hdrs);
-	if (*frame < TXS_ETH_MIN_FRAME)
-		*frame = TXS_ETH_MIN_FRAME;
-	*burst = fpc; /* frames one call makes: a burst must hold them */
+	if ((gso && len > gso) || dgram + hdrs <= emtu) {
+		uint32_t f = TXS_ETH_HLEN + hdrs + dgram;
+		*wire = f < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : f;
+	} else {
+		/* fragments: every frame carries its own Ethernet + IP headers */
+		uint32_t l3 = v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN + TXS_IPV6_FRAG_HLEN;
+		*wire = fpc * (TXS_ETH_HLEN + l3) + TXS_UDP_HLEN + dgram;
+	}
+	*min_burst = fpc;
+	dev->conf.frame_size = TXS_ETH_HLEN + emtu; /* read when the queues open */
 	return 1;
 }

@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale send: routing to the sendmsg path (lib/udp) for --gso / --unconnected. */
+/* txscale send: the choice between gen.c's template fast path and the
+ * sendmsg path (lib/udp), made once the device and its MTU are known. */
 #ifndef TXS_SEND_UDP_H
 #define TXS_SEND_UDP_H
 #include <txscale/udp.h>
 
-/* Decide how `send` builds packets, and check the sendmsg-only options.
- * Returns 0: gen.c's template patch (the default connected flow);
- * 1: the sendmsg path, with uc (all but uc->spec, which the caller copies
- * last), *frame (largest wire frame, for bit rates) and *burst (frames one
- * send makes: the smallest device burst that holds them) filled;
- * 2: bad input (one line printed). */
-int send_udp_route(unsigned gso, bool connected, bool unconnected, const struct txs_flow_spec *sp,
-		   struct txs_udp_gen_conf *uc, uint32_t *frame, unsigned *burst);
+/* Before the device opens: checks that need no device (one line printed,
+ * returns 2 on bad input, else 0) and the frame size to open it with (the
+ * whole datagram's frame, or the largest, for the sendmsg path: frame
+ * devices cap it at their MTU). */
+int send_udp_precheck(unsigned gso, bool connected, bool unconnected, const struct txs_flow_spec *sp,
+		      uint32_t *frame_size);
 
-/* Device frame size the sendmsg path needs (MTU 1500 + Ethernet header). */
-#define SEND_UDP_FRAME_SIZE (TXS_ETH_HLEN + 1500u)
+/* After the device opened: the MTU (mtu_opt, --mtu, else the device's),
+ * the DF and GSO limits at it (bad input: one line naming -l / --gso and the
+ * MTU, returns 2), then the route. Returns 0: gen.c's template patch; 1: the
+ * sendmsg path, with uc filled (all but uc->spec, which the caller copies
+ * last) and the device's frame size set for it. Both: *min_burst = frames
+ * one call makes (a device burst must hold them), *wire = frame bytes of one
+ * datagram on the wire (for bit rates). */
+int send_udp_route(struct txs_netdev *dev, unsigned mtu_opt, unsigned gso, bool unconnected,
+		   const struct txs_flow_spec *sp, struct txs_udp_gen_conf *uc, unsigned *min_burst, uint32_t *wire);
 #endif
