@@ -124,6 +124,13 @@ TXS_API uint32_t txs_ident_bucket_position(const struct txs_ident *id, uint32_t 
 TXS_API unsigned txs_ident_table_size(const struct txs_ident *id);
 TXS_API void txs_ident_lease_bounds(const struct txs_ident *id, unsigned *bmin, unsigned *bmax);
 
+/* lease: positions of the bucket counters that were abandoned (leased, never
+ * handed out, not given back) and skipped by the random delta, summed over
+ * every core handle of the instance. Exact when no core handle is in use
+ * (after the workers closed them); 0 for the other strategies. The rule
+ * bounds wasted by (IDs handed out) / 32 (docs/ident.md). */
+TXS_API void txs_ident_lease_waste(const struct txs_ident *id, uint64_t *wasted, uint64_t *skipped);
+
 /* Whether DF datagrams that are not fragmented get ID 0 (conf.df_zero). */
 TXS_API bool txs_ident_df_zero(const struct txs_ident *id);
 /* Name of the strategy in use, and the registered names. */
