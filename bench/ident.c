@@ -420,7 +420,7 @@ static int bench_reuse(const struct ident_cfg *cfg, const char *const *sl, unsig
 							snprintf(rb, sizeof(rb), "%llu", (unsigned long long)rates[ri]);
 						else
 							snprintf(rb, sizeof(rb), "max");
-						printf("%-15s %7u %5u %9s %8.1f %7llu %7u %7u %7u %8llu %8llu\n", sl[si], T,
+						printf("%-15s %7u %5u %9s %8.2f %7llu %7u %7u %7u %8llu %8llu\n", sl[si], T,
 						       (unsigned)dl[di], rb, r.secs, (unsigned long long)r.pairs, r.min, r.p1,
 						       r.median, (unsigned long long)r.wasted, (unsigned long long)r.skipped);
 					}

@@ -148,7 +148,11 @@ static __attribute__((noinline)) uint16_t lease_refill(struct txs_ident_core *c,
 	/* the kernel's delta: the first core to see the bucket's stamp behind
 	 * the clock moves it and skips a random number of IDs below the gap */
 	uint32_t delta = 0, stamp = __atomic_load_n(&bk->tstamp, __ATOMIC_RELAXED);
-	if (stamp != now &&
+	/* ... but only forward: a core whose clock read is already older than
+	 * the stamp (another core stamped a newer tick meanwhile) would move the
+	 * stamp back and skip a random number below 2^32, a random jump of the
+	 * ID. The kernel's `stamp != now` test has that race; ours does not. */
+	if ((int32_t)(now - stamp) > 0 &&
 	    __atomic_compare_exchange_n(&bk->tstamp, &stamp, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		delta = ident_rand_below(&c->rng, now - stamp);
 	c->skipped += delta;
