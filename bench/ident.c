@@ -193,6 +193,8 @@ struct rthr {
 	uint64_t rate, want; /* IDs/s (0 = unlimited); records to take */
 	const uint32_t *hash;
 	pthread_barrier_t *bar;
+	unsigned *running; /* threads past the barrier and on a CPU */
+	unsigned nthr;
 	struct rec *rec;
 	uint64_t n; /* records taken */
 	int rc;
@@ -219,7 +221,13 @@ static void *rthr_run(void *arg)
 	pthread_barrier_wait(t->bar);
 	if (t->rc)
 		return NULL;
+	/* start together: on a busy machine a thread may wait for a CPU long
+	 * after the barrier, and an unlimited run is over in milliseconds */
+	__atomic_fetch_add(t->running, 1, __ATOMIC_RELAXED);
 	uint64_t t0 = txs_now_mono_ns(), sent = 0;
+	while (__atomic_load_n(t->running, __ATOMIC_RELAXED) < t->nthr && txs_now_mono_ns() - t0 < 1000000000ull)
+		sched_yield();
+	t0 = txs_now_mono_ns();
 	unsigned d = t->k % t->dests; /* threads start on different destinations */
 	while (t->n < t->want) {
 		uint64_t now = txs_now_mono_ns();
@@ -298,11 +306,12 @@ static int reuse_point(const char *strategy, unsigned T, const int *cpus, unsign
 	}
 	pthread_barrier_t bar;
 	pthread_barrier_init(&bar, NULL, T);
+	unsigned running = 0;
 	uint64_t off = 0;
 	for (unsigned k = 0; k < T; k++) {
 		uint64_t want = total / T + (k < total % T);
 		t[k] = (struct rthr){ .id = id, .k = k, .dests = dests, .cpu = cpus[k], .rate = rate, .want = want,
-				      .hash = hash, .bar = &bar, .rec = all + off };
+				      .hash = hash, .bar = &bar, .running = &running, .nthr = T, .rec = all + off };
 		off += want;
 	}
 	uint64_t s0 = txs_now_mono_ns();
