@@ -110,10 +110,12 @@ static inline uint16_t txs_ident_reserve_fast(struct txs_ident_core *c, uint32_t
 	return txs_ident_reserve(c, hash, segs);
 }
 
-/* Let the core observe the coarse clock (lease: leases taken in an earlier
- * tick expire, so a core that idled does not hand out stale positions).
- * Optional: refills observe the clock too. Call it once per burst. Owning
- * thread only; no-op for the other strategies. */
+/* Let the core observe the coarse clock (lease: once per tick every lease is
+ * re-validated on its next use; one that other cores overtook by more than
+ * 1024 positions is abandoned, so a core that idled does not hand out stale
+ * positions). Optional: refills observe the clock too. Call it once per
+ * burst: a core that neither ticks nor refills can hand out the rest of one
+ * stale lease. Owning thread only; no-op for the other strategies. */
 TXS_API void txs_ident_core_tick(struct txs_ident_core *c);
 
 /* Diagnostics (tests, bench): the 32-bit shared counter of the bucket `hash`
