@@ -9,13 +9,20 @@
  * start to the last finish) and ns per ID per thread (the thread's CPU time
  * / its IDs, mean over threads), each the median of --runs runs.
  *
- * Reuse distance, measured separately (not timed): T core handles driven
- * from one thread in a random interleaving, as a receiver sees T cores'
- * packets mixed; each core calls txs_ident_core_tick() every 32 IDs, as the
- * generator does per burst. --hot: every ID goes to the destination;
- * --spread: 1 in 16 does, the rest go to random buckets. The figure is the
- * smallest number of IDs the destination received between two uses of the
- * same ID, over 4 * 65536 IDs to it (0 = no ID repeated). */
+ * Reuse distance (--reuse), on the real clock: T pinned threads really run,
+ * each paced at --rates R IDs/s (0 = unlimited), reserving IDs in bursts of
+ * at most 32 (txs_ident_core_tick() once per burst, as the generator), over
+ * --dests D destinations in turn (each at 1/D of the traffic). Every ID of
+ * destination 0 is recorded with (thread, time the burst was complete: when
+ * the generator would flush it); the records of
+ * all threads are merged by time (then thread, then order), which is the
+ * order a receiver behind a perfect wire would see. The reuse distance of an
+ * ID is the number of that destination's IDs between two uses of it (65536 =
+ * the kernel's window); reported: min / p1 / median over every repeat, and
+ * the positions wasted and skipped by deltas (lease). Each point stops after
+ * --reuse-ids IDs to destination 0 (all threads together).
+ * The old figure (cores driven from one thread with a simulated tick) is
+ * gone: it measured only the infinite-rate corner. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -30,9 +37,10 @@
 struct ident_cfg {
 	const char *strategies, *threads;
 	struct opt_cpus cpus;
-	bool hot, spread, json, api;
-	uint64_t ops;
+	bool hot, spread, json, api, reuse;
+	uint64_t ops, reuse_ids;
 	unsigned runs;
+	const char *rates, *dests;
 };
 
 #define O(f) offsetof(struct ident_cfg, f)
@@ -47,6 +55,13 @@ static const struct opt ident_opts[] = {
 	{ "runs", 'r', OPT_UINT, O(runs), "R", "runs per point (median reported)", "3", 1, 1000 },
 	{ "api", 0, OPT_FLAG, O(api), NULL, "call the out-of-line txs_ident_reserve() instead of the inline fast path" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "one JSON object per row" },
+	{ "reuse", 0, OPT_FLAG, O(reuse), NULL,
+	  "measure the reuse distance on the real clock (paced threads) instead of the speed" },
+	{ "rates", 0, OPT_STR, O(rates), "LIST", "--reuse: IDs/s per thread, comma-separated (k/M suffixes; 0 = unlimited)",
+	  "1k,10k,100k,0" },
+	{ "dests", 0, OPT_STR, O(dests), "LIST", "--reuse: destination counts (traffic split evenly), e.g. 1,16", "1" },
+	{ "reuse-ids", 0, OPT_U64, O(reuse_ids), "N", "--reuse: IDs to the measured destination per point (> 65536)",
+	  "150000", 70000, 100000000 },
 	OPT_END
 };
 #undef O
@@ -162,53 +177,265 @@ static int run_once(const char *strategy, unsigned T, const int *cpus, const str
 	return rc;
 }
 
-static uint64_t sm(uint64_t *s)
+/* ---- real-time reuse distance --------------------------------------------- */
+
+struct rec {
+	uint64_t t;    /* time of the burst, ns */
+	uint32_t ord;  /* order within the thread */
+	uint16_t id;
+	uint8_t thr;
+};
+
+struct rthr {
+	struct txs_ident *id;
+	unsigned k, dests;
+	int cpu;
+	uint64_t rate, want; /* IDs/s (0 = unlimited); records to take */
+	const uint32_t *hash;
+	pthread_barrier_t *bar;
+	unsigned *running; /* threads past the barrier and on a CPU */
+	unsigned nthr;
+	struct rec *rec;
+	uint64_t n; /* records taken */
+	int rc;
+} TXS_CACHE_ALIGNED;
+
+static void sleep_until(uint64_t due)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	struct timespec ts = { (time_t)(due / 1000000000ull), (long)(due % 1000000000ull) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
-/* Reuse distance for one destination (see the top comment); -1 on error. */
-static long reuse_distance(const char *strategy, unsigned T, bool spread, uint32_t dest)
+static void *rthr_run(void *arg)
 {
-	struct txs_ident_conf conf = { .strategy = strategy, .max_cores = T, .seed = 2 };
+	struct rthr *t = arg;
+	if (t->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	struct txs_ident_core *c = NULL;
+	t->rc = txs_ident_core_open(t->id, t->k, &c);
+	pthread_barrier_wait(t->bar);
+	if (t->rc)
+		return NULL;
+	/* start together: on a busy machine a thread may wait for a CPU long
+	 * after the barrier, and an unlimited run is over in milliseconds */
+	__atomic_fetch_add(t->running, 1, __ATOMIC_RELAXED);
+	uint64_t t0 = txs_now_mono_ns(), sent = 0;
+	while (__atomic_load_n(t->running, __ATOMIC_RELAXED) < t->nthr && txs_now_mono_ns() - t0 < 1000000000ull)
+		sched_yield();
+	t0 = txs_now_mono_ns();
+	unsigned d = t->k % t->dests; /* threads start on different destinations */
+	while (t->n < t->want) {
+		uint64_t now = txs_now_mono_ns();
+		unsigned burst = 32;
+		if (t->rate) {
+			/* IDs due by now; sleep when none is (longer gaps than 50 us) */
+			uint64_t due = (now - t0) * t->rate / 1000000000ull + 1;
+			if (due <= sent) {
+				uint64_t next = t0 + (sent * 1000000000ull + t->rate - 1) / t->rate;
+				if (next > now + 50000)
+					sleep_until(next - 20000);
+				continue;
+			}
+			if (due - sent < burst)
+				burst = (unsigned)(due - sent);
+		}
+		txs_ident_core_tick(c); /* once per burst */
+		uint64_t n0 = t->n;
+		for (unsigned i = 0; i < burst && t->n < t->want; i++) {
+			uint16_t v = txs_ident_reserve_fast(c, t->hash[d], 1);
+			if (d == 0)
+				t->rec[t->n] = (struct rec){ .ord = (uint32_t)t->n, .id = v, .thr = (uint8_t)t->k }, t->n++;
+			if (++d == t->dests)
+				d = 0;
+		}
+		/* the burst leaves when it is built, as the generator flushes it */
+		now = txs_now_mono_ns();
+		for (uint64_t j = n0; j < t->n; j++)
+			t->rec[j].t = now;
+		sent += burst;
+	}
+	txs_ident_core_close(c);
+	return NULL;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->thr != y->thr)
+		return x->thr < y->thr ? -1 : 1;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct reuse_res {
+	uint32_t min, p1, median;
+	uint64_t pairs, ids, wasted, skipped;
+	double secs;
+};
+
+/* One point; 0 or -1. */
+static int reuse_point(const char *strategy, unsigned T, const int *cpus, unsigned dests, uint64_t rate,
+		       uint64_t total, struct reuse_res *res)
+{
+	struct txs_ident_conf conf = { .strategy = strategy, .max_cores = T };
 	struct txs_ident *id;
 	if (txs_ident_create(&id, &conf) < 0)
 		return -1;
-	struct txs_ident_core *c[TXS_MAX_CORES];
-	unsigned calls[TXS_MAX_CORES] = { 0 };
-	for (unsigned k = 0; k < T; k++)
-		if (txs_ident_core_open(id, k, &c[k]) < 0) {
-			txs_ident_destroy(id);
-			return -1;
-		}
-	uint32_t *last = malloc(sizeof(*last) * 65536);
-	if (!last) {
-		txs_ident_destroy(id);
-		return -1;
+	uint32_t hash[4096];
+	for (unsigned d = 0; d < dests; d++) /* 198.18.0.2 + d <- 198.18.0.1, UDP */
+		hash[d] = txs_ident_hash4(id, htonl(0xc6120002u + d), htonl(0xc6120001u), 17);
+	struct rthr *t = aligned_alloc(TXS_CACHE_LINE, sizeof(*t) * T);
+	pthread_t *th = calloc(T, sizeof(*th));
+	struct rec *all = malloc(sizeof(*all) * total);
+	int rc = 0;
+	if (!t || !th || !all) {
+		rc = -1;
+		goto out;
+	}
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, T);
+	unsigned running = 0;
+	uint64_t off = 0;
+	for (unsigned k = 0; k < T; k++) {
+		uint64_t want = total / T + (k < total % T);
+		t[k] = (struct rthr){ .id = id, .k = k, .dests = dests, .cpu = cpus[k], .rate = rate, .want = want,
+				      .hash = hash, .bar = &bar, .running = &running, .nthr = T, .rec = all + off };
+		off += want;
+	}
+	uint64_t s0 = txs_now_mono_ns();
+	unsigned started = 0;
+	for (; started < T; started++)
+		if (pthread_create(&th[started], NULL, rthr_run, &t[started]) != 0)
+			break;
+	if (started < T) { /* cannot happen in practice: the barrier would hang */
+		fprintf(stderr, "txscale bench ident: cannot start thread %u\n", started);
+		exit(1);
+	}
+	for (unsigned k = 0; k < T; k++) {
+		pthread_join(th[k], NULL);
+		if (t[k].rc)
+			rc = -1;
+	}
+	res->secs = (double)(txs_now_mono_ns() - s0) / 1e9;
+	pthread_barrier_destroy(&bar);
+	if (rc)
+		goto out;
+	qsort(all, total, sizeof(*all), rec_cmp);
+	uint32_t *last = malloc(sizeof(*last) * 65536), *dist = malloc(sizeof(*dist) * total);
+	if (!last || !dist) {
+		free(last);
+		free(dist);
+		rc = -1;
+		goto out;
 	}
 	memset(last, 0xff, sizeof(*last) * 65536);
-	uint64_t r = 12345;
-	long best = 0;
-	for (uint32_t got = 0; got < 4 * 65536;) {
-		uint64_t x = sm(&r);
-		unsigned k = (unsigned)(x % T);
-		bool to_dest = !spread || ((x >> 32) & 15) == 0;
-		uint32_t h = to_dest ? dest : (uint32_t)(x >> 40);
-		if (++calls[k] % 32 == 0)
-			txs_ident_core_tick(c[k]);
-		uint16_t v = txs_ident_reserve_fast(c[k], h, 1);
-		if (!to_dest)
-			continue;
-		if (last[v] != UINT32_MAX && (best == 0 || got - last[v] < (uint32_t)best))
-			best = got - last[v];
-		last[v] = got++;
+	uint64_t np = 0;
+	for (uint64_t j = 0; j < total; j++) {
+		uint16_t v = all[j].id;
+		if (last[v] != UINT32_MAX)
+			dist[np++] = (uint32_t)(j - last[v]);
+		last[v] = (uint32_t)j;
 	}
+	qsort(dist, np, sizeof(*dist), u32_cmp);
+	res->pairs = np;
+	res->ids = total;
+	res->min = np ? dist[0] : 0;
+	res->p1 = np ? dist[np / 100] : 0;
+	res->median = np ? dist[np / 2] : 0;
 	free(last);
+	free(dist);
+out:
+	free(all);
+	free(t);
+	free(th);
+	if (rc == 0)
+		txs_ident_lease_waste(id, &res->wasted, &res->skipped);
 	txs_ident_destroy(id);
-	return best;
+	return rc;
+}
+
+static int list_u64(const char *what, const char *s, uint64_t *out, unsigned max, unsigned *n, bool rate)
+{
+	char *dup = strdup(s), *save = NULL;
+	*n = 0;
+	if (!dup)
+		return -1;
+	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (*n == max || opt_parse_u64(tok, &v) < 0 || (!rate && (v == 0 || v > 4096))) {
+			fprintf(stderr, "txscale bench ident: bad value for --%s: '%s'%s\n", what, tok,
+				rate ? "" : ": 1..4096");
+			free(dup);
+			return -1;
+		}
+		out[(*n)++] = v;
+	}
+	free(dup);
+	if (!*n) {
+		fprintf(stderr, "txscale bench ident: --%s is empty\n", what);
+		return -1;
+	}
+	return 0;
+}
+
+static int bench_reuse(const struct ident_cfg *cfg, const char *const *sl, unsigned ns, const unsigned *tl,
+		       unsigned nt, const int *cpus, unsigned ncpu)
+{
+	uint64_t rates[32], dl[32];
+	unsigned nr, nd;
+	if (list_u64("rates", cfg->rates, rates, 32, &nr, true) < 0 || list_u64("dests", cfg->dests, dl, 32, &nd, false) < 0)
+		return 2;
+	if (!cfg->json)
+		printf("# ident reuse distance on the real clock: paced threads, IDs to destination 0 merged by time;\n"
+		       "# %llu IDs to it per point; distance = its IDs between two uses of an ID (kernel: 65536)\n"
+		       "%-15s %7s %5s %9s %8s %7s %7s %7s %7s %8s %8s\n",
+		       (unsigned long long)cfg->reuse_ids, "strategy", "threads", "dests", "rate/thr", "seconds", "repeats",
+		       "min", "p1", "median", "wasted", "skipped");
+	for (unsigned di = 0; di < nd; di++)
+		for (unsigned ti = 0; ti < nt; ti++)
+			for (unsigned ri = 0; ri < nr; ri++)
+				for (unsigned si = 0; si < ns; si++) {
+					unsigned T = tl[ti];
+					int tc[TXS_MAX_CORES];
+					for (unsigned i = 0; i < T; i++)
+						tc[i] = cpus[i % ncpu];
+					struct reuse_res r = { 0 };
+					if (reuse_point(sl[si], T, tc, (unsigned)dl[di], rates[ri], cfg->reuse_ids, &r) < 0) {
+						fprintf(stderr, "txscale bench ident: reuse run failed (%s)\n", sl[si]);
+						return 1;
+					}
+					if (cfg->json)
+						printf("{\"bench\":\"ident-reuse\",\"strategy\":\"%s\",\"threads\":%u,\"dests\":%u,"
+						       "\"rate_per_thread\":%llu,\"seconds\":%.2f,\"ids\":%llu,\"repeats\":%llu,"
+						       "\"min\":%u,\"p1\":%u,\"median\":%u,\"wasted\":%llu,\"skipped\":%llu}\n",
+						       sl[si], T, (unsigned)dl[di], (unsigned long long)rates[ri], r.secs,
+						       (unsigned long long)r.ids, (unsigned long long)r.pairs, r.min, r.p1,
+						       r.median, (unsigned long long)r.wasted, (unsigned long long)r.skipped);
+					else {
+						char rb[24];
+						if (rates[ri])
+							snprintf(rb, sizeof(rb), "%llu", (unsigned long long)rates[ri]);
+						else
+							snprintf(rb, sizeof(rb), "max");
+						printf("%-15s %7u %5u %9s %8.2f %7llu %7u %7u %7u %8llu %8llu\n", sl[si], T,
+						       (unsigned)dl[di], rb, r.secs, (unsigned long long)r.pairs, r.min, r.p1,
+						       r.median, (unsigned long long)r.wasted, (unsigned long long)r.skipped);
+					}
+					fflush(stdout);
+				}
+	return 0;
 }
 
 /* Cost of one coarse clock read, as the kernel models pay per ID. */
@@ -238,6 +465,10 @@ int bench_ident(int argc, char **argv)
 	int rc = opt_parse("bench ident", "[options]", ident_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	if (cfg.reuse && cfg.spread) {
+		fprintf(stderr, "txscale bench ident: --reuse measures one destination; use --dests for many\n");
+		return 2;
+	}
 	if (cfg.hot && cfg.spread) {
 		fprintf(stderr, "txscale bench ident: --hot and --spread exclude each other\n");
 		return 2;
@@ -287,6 +518,14 @@ int bench_ident(int argc, char **argv)
 		fprintf(stderr, "txscale bench ident: no CPU to run on\n");
 		return 1;
 	}
+	if (cfg.reuse) {
+		for (unsigned i = 0; i < nt; i++)
+			if (cfg.cpus.n && tl[i] > ncpu) {
+				fprintf(stderr, "txscale bench ident: %u threads but only %u CPUs in -A\n", tl[i], ncpu);
+				return 2;
+			}
+		return bench_reuse(&cfg, sl, ns, tl, nt, cpus, ncpu);
+	}
 	/* one destination: 198.18.0.2 <- 198.18.0.1, UDP, under the key of a
 	 * seeded instance (the bucket it lands in does not matter) */
 	uint32_t hash;
@@ -301,10 +540,10 @@ int bench_ident(int argc, char **argv)
 	bool hot = !cfg.spread;
 	if (!cfg.json)
 		printf("# ident: %s, %llu IDs/thread, median of %u runs, %s path; coarse clock read %.1f ns\n"
-		       "%-15s %7s %10s %13s %15s\n",
+		       "%-15s %7s %10s %13s\n",
 		       hot ? "one hot destination" : "destinations spread over 2048 buckets",
 		       (unsigned long long)cfg.ops, cfg.runs, cfg.api ? "out-of-line" : "inline",
-		       clock_ns(), "strategy", "threads", "Mops/s", "ns/op/thread", "reuse_distance");
+		       clock_ns(), "strategy", "threads", "Mops/s", "ns/op/thread");
 	struct row rows[16 * 64];
 	unsigned nrows = 0;
 	double *v = calloc(cfg.runs, sizeof(*v)), *w = calloc(cfg.runs, sizeof(*w));
@@ -334,14 +573,13 @@ int bench_ident(int argc, char **argv)
 				}
 			}
 			double mops = bench_median(v, cfg.runs), nsop = bench_median(w, cfg.runs);
-			long reuse = reuse_distance(sl[si], T, !hot, hash);
 			rows[nrows++] = (struct row){ sl[si], T, mops };
 			if (cfg.json)
 				printf("{\"bench\":\"ident\",\"strategy\":\"%s\",\"threads\":%u,\"hot\":%s,\"mops\":%.3f,"
-				       "\"ns_per_op\":%.3f,\"reuse_distance\":%ld}\n",
-				       sl[si], T, hot ? "true" : "false", mops, nsop, reuse);
+				       "\"ns_per_op\":%.3f}\n",
+				       sl[si], T, hot ? "true" : "false", mops, nsop);
 			else
-				printf("%-15s %7u %10.2f %13.2f %15ld\n", sl[si], T, mops, nsop, reuse);
+				printf("%-15s %7u %10.2f %13.2f\n", sl[si], T, mops, nsop);
 			fflush(stdout);
 		}
 	}

@@ -228,7 +228,7 @@ def exp_ident(lab, prog, idx):
     ops = "2M" if lab.a.quick else "20M"
     rows = []
     for i, mode in enumerate(["--hot", "--spread"]):
-        prog.step(idx, i + 1, 2, f"bench ident {mode}")
+        prog.step(idx, i + 1, 3, f"bench ident {mode}")
         cmd = [lab.txs, "bench", "ident", "--strategies", "cas-loop,atomic,percpu-segment,lease,flow",
                "--threads", lab.a.threads, mode, "--json", "--runs", runs, "--ops", ops] + lab.cpu_args()
         rc, out, err = sh(cmd)
@@ -242,11 +242,10 @@ def exp_ident(lab, prog, idx):
     strategies = [s for s in ["cas-loop", "atomic", "percpu-segment", "lease", "flow"]
                   if any(k[0] == s for k in hot)]
     body = ["One hot bucket (every core sends to one destination, as in the seed's iperf3 test): "
-            "Mops/s total, ns per ID per thread, and the reuse distance measured for that destination.\n"]
-    body.append(md_table(["strategy"] + [f"{t} thr Mops/s" for t in threads] + [f"{tmax} thr ns/op", "reuse distance"],
+            "Mops/s total and ns per ID per thread.\n"]
+    body.append(md_table(["strategy"] + [f"{t} thr Mops/s" for t in threads] + [f"{tmax} thr ns/op"],
                          [[s] + [fmt(hot.get((s, t), {}).get("mops")) for t in threads]
-                          + [fmt(hot.get((s, tmax), {}).get("ns_per_op")),
-                             hot.get((s, tmax), {}).get("reuse_distance", "n/a")] for s in strategies]))
+                          + [fmt(hot.get((s, tmax), {}).get("ns_per_op"))] for s in strategies]))
 
     def ratio(a, b):
         x, y = hot.get((a, tmax), {}).get("mops"), hot.get((b, tmax), {}).get("mops")
@@ -271,11 +270,29 @@ def exp_ident(lab, prog, idx):
         body.append("\n2048 buckets (spread destinations):\n")
         body.append(md_table(["strategy", "threads", "Mops/s", "ns/op"],
                              [[r["strategy"], r["threads"], fmt(r["mops"]), fmt(r["ns_per_op"])] for r in spread]))
+    # reuse distance on the real clock (paced threads, one destination; issue 11)
+    rt = max(2, min(tmax, 2))
+    rates = "100k,0" if lab.a.quick else "1k,10k,100k,0"
+    prog.step(idx, 3, 3, f"bench ident --reuse at {rates}")
+    cmd = [lab.txs, "bench", "ident", "--reuse", "--strategies", "atomic,lease,percpu-segment", "--threads",
+           str(rt), "--rates", rates, "--reuse-ids", "140000" if lab.a.quick else "150000", "--json"] + lab.cpu_args(rt)
+    rc, out, err = sh(cmd)
+    reuse = json_rows(out) if rc == 0 else []
+    if reuse:
+        lab.save("ident-reuse", reuse)
+        body.append(f"\nReuse distance for one destination on the real clock ({rt} paced threads, IDs merged by "
+                    "time; `bench ident --reuse`): IDs of that destination between two uses of an ID "
+                    "(the kernel's window is 65536). docs/results/ident-wire.md has the same from a capture.\n")
+        body.append(md_table(["strategy", "rate/thread", "min", "p1", "median", "wasted"],
+                             [[r["strategy"], r["rate_per_thread"] or "max", r["min"], r["p1"], r["median"],
+                               r["wasted"]] for r in reuse]))
+    else:
+        body.append(f"\n`{' '.join(cmd[1:])}` failed: {err.strip()[:200]}\n")
+    lease_min = min((r["min"] for r in reuse if r["strategy"] == "lease"), default=None)
     lab.section(title, "\n".join(body))
     lab.summary.append(f"IP ID, {tmax} threads, hot bucket: lease = {fmt(ratio('lease', 'atomic'))}x atomic, "
                        f"{fmt(ratio('lease', 'cas-loop'))}x cas-loop, {fmt(ratio('lease', 'percpu-segment'))}x "
-                       f"percpu-segment; reuse distance lease {hot.get(('lease', tmax), {}).get('reuse_distance')}"
-                       f" vs percpu-segment {hot.get(('percpu-segment', tmax), {}).get('reuse_distance')}")
+                       f"percpu-segment; real-time reuse distance of lease, smallest over the rates: {lease_min}")
 
 
 def exp_linksel(lab, prog, idx):
@@ -553,7 +570,7 @@ def exp_ndr(lab, prog, idx):
 
 
 EXPERIMENTS = [
-    ("ident", exp_ident, 60),
+    ("ident", exp_ident, 240),
     ("linksel", exp_linksel, 20),
     ("sendmsg", exp_sendmsg, 40),
     ("e2e", exp_e2e, 60),

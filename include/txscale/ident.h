@@ -110,10 +110,12 @@ static inline uint16_t txs_ident_reserve_fast(struct txs_ident_core *c, uint32_t
 	return txs_ident_reserve(c, hash, segs);
 }
 
-/* Let the core observe the coarse clock (lease: leases taken in an earlier
- * tick expire, so a core that idled does not hand out stale positions).
- * Optional: refills observe the clock too. Call it once per burst. Owning
- * thread only; no-op for the other strategies. */
+/* Let the core observe the coarse clock (lease: once per tick every lease is
+ * re-validated on its next use; one that other cores overtook by more than
+ * 1024 positions is abandoned, so a core that idled does not hand out stale
+ * positions). Optional: refills observe the clock too. Call it once per
+ * burst: a core that neither ticks nor refills can hand out the rest of one
+ * stale lease. Owning thread only; no-op for the other strategies. */
 TXS_API void txs_ident_core_tick(struct txs_ident_core *c);
 
 /* Diagnostics (tests, bench): the 32-bit shared counter of the bucket `hash`
@@ -123,6 +125,13 @@ TXS_API uint32_t txs_ident_bucket_position(const struct txs_ident *id, uint32_t 
 /* Number of buckets, and the lease block bounds in force (0 unless lease). */
 TXS_API unsigned txs_ident_table_size(const struct txs_ident *id);
 TXS_API void txs_ident_lease_bounds(const struct txs_ident *id, unsigned *bmin, unsigned *bmax);
+
+/* lease: positions of the bucket counters that were abandoned (leased, never
+ * handed out, not given back) and skipped by the random delta, summed over
+ * every core handle of the instance. Exact when no core handle is in use
+ * (after the workers closed them); 0 for the other strategies. The rule
+ * bounds wasted by (IDs handed out) / 32 (docs/ident.md). */
+TXS_API void txs_ident_lease_waste(const struct txs_ident *id, uint64_t *wasted, uint64_t *skipped);
 
 /* Whether DF datagrams that are not fragmented get ID 0 (conf.df_zero). */
 TXS_API bool txs_ident_df_zero(const struct txs_ident *id);

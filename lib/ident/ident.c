@@ -112,9 +112,9 @@ TXS_API int txs_ident_create(struct txs_ident **out, const struct txs_ident_conf
 		free(id);
 		return rc;
 	}
-	/* Lease block bounds (docs/ident.md, "the lease rule"): B_max keeps every
-	 * core's outstanding lease within 65536 / (2 * cores), and at most 1024 so
-	 * a lease abandoned on a tick change wastes little of the ID space. */
+	/* Lease block bounds (docs/ident.md, "lease: the rule"): B_max keeps every
+	 * core's outstanding lease within 65536 / (2 * cores), and at most 1024;
+	 * B_min 1 is the kernel's own fetch-add per ID (low rates). */
 	unsigned bmax = 65536u / (2u * cores);
 	if (bmax > IDENT_LEASE_BCAP)
 		bmax = IDENT_LEASE_BCAP;
@@ -291,6 +291,21 @@ TXS_API uint32_t txs_ident_bucket_position(const struct txs_ident *id, uint32_t 
 	if (!id->buckets)
 		return 0;
 	return __atomic_load_n(&id->buckets[hash & id->mask].counter, __ATOMIC_RELAXED);
+}
+
+TXS_API void txs_ident_lease_waste(const struct txs_ident *id, uint64_t *wasted, uint64_t *skipped)
+{
+	uint64_t w = __atomic_load_n(&id->wasted, __ATOMIC_RELAXED), d = __atomic_load_n(&id->skipped, __ATOMIC_RELAXED);
+	if (id->ops == &ident_ops_lease)
+		for (unsigned k = 0; k < id->max_cores; k++)
+			if (id->cores[k]) {
+				w += id->cores[k]->wasted;
+				d += id->cores[k]->skipped;
+			}
+	if (wasted)
+		*wasted = w;
+	if (skipped)
+		*skipped = d;
 }
 
 TXS_API unsigned txs_ident_table_size(const struct txs_ident *id)

@@ -74,17 +74,26 @@ struct ident_bucket {
 
 struct ident_ops;
 
-/* Lease bookkeeping of one cache slot, cold (touched on refill only). */
+/* Lease bookkeeping of one cache slot, cold (touched on refill only).
+ * lease.c and docs/ident.md ("lease: the rule") say what each field is for. */
 struct lease_cold {
 	uint32_t bucket;   /* bucket the slot last leased from; UINT32_MAX none */
 	uint32_t last_end; /* counter value just after our last lease there */
-	uint32_t block;    /* current block size B for that bucket */
+	uint32_t block;    /* B: positions per lease, from the core's usage rate */
+	uint32_t given;    /* IDs left in the slot just after our last refill */
+	uint32_t credit;   /* waste allowance, in 1/IDENT_LEASE_CREDIT_DIV positions */
+	uint32_t t0;       /* tick the usage window started */
+	uint32_t used;     /* IDs handed out from this bucket since t0 */
+	uint32_t pad;
 };
 
 #define IDENT_SEGMENT 1024u      /* percpu-segment: IDs per core */
-#define IDENT_LEASE_BMIN 64u     /* lease: smallest block */
+#define IDENT_LEASE_BMIN 1u      /* lease: smallest block (the kernel's fetch-add) */
 #define IDENT_LEASE_BCAP 1024u   /* lease: largest block on any machine */
 #define IDENT_LEASE_SLOTS 2048u  /* lease: most cache slots per core (16 KiB) */
+#define IDENT_LEASE_RATE_DIV 32u /* lease: B ~ IDs per tick / 32 (a lease lives ~1/32 tick) */
+#define IDENT_LEASE_CREDIT_DIV 32u /* lease: positions wasted <= IDs handed out / 32 */
+#define IDENT_LEASE_OVERTAKE 1024u /* lease: a tail overtaken by more is abandoned */
 #define IDENT_EPOCH_MAX ((1u << (32 - TXS_IDENT_TAG_SHIFT)) - 1)
 
 struct txs_ident_core {
@@ -99,6 +108,8 @@ struct txs_ident_core {
 	uint32_t tick;  /* last tick this core observed */
 	uint32_t epoch; /* 1..IDENT_EPOCH_MAX */
 	struct lease_cold *cold;
+	uint64_t wasted;  /* positions abandoned (never handed out, not given back) */
+	uint64_t skipped; /* positions skipped by the kernel's random delta */
 	/* percpu-segment (32-bit: a 16-bit store stalls the next load) */
 	uint32_t seg_base, seg_off;
 	/* flow: one core-owned counter per bucket (low 16 bits are the ID) */
@@ -126,6 +137,7 @@ struct txs_ident {
 	uint64_t seed; /* never 0 after create */
 	struct txs_ident_core **cores;
 	uint8_t *open; /* per core: 1 while a handle is open */
+	uint64_t wasted, skipped; /* lease: totals of closed core handles (atomic adds) */
 };
 
 extern const struct ident_ops ident_ops_cas_loop, ident_ops_atomic, ident_ops_percpu_segment, ident_ops_lease,

@@ -154,10 +154,143 @@ static void concurrent_uniqueness(void **st)
 	__atomic_store_n(&ident_fake_ticks, NULL, __ATOMIC_RELAXED);
 }
 
+/* ---- lease waste bound on the real clock -----------------------------------
+ * T threads on the real coarse clock (ticks really pass), each paced at a
+ * rate, or bursty (bursts at full speed with sleeps of 1-2 ticks between,
+ * the case where leases are overtaken and tails abandoned), on NB buckets.
+ * After the handles are closed:
+ *   - accounting is exact: each bucket's counter advanced by the IDs handed
+ *     out + the positions the instance reports wasted + the random deltas
+ *     (summed over the buckets);
+ *   - the bound of docs/ident.md: wasted <= handed out / 32;
+ *   - no ID repeats in a bucket (the bucket advanced less than 65536). */
+enum { WT = 3, WNB = 3, WMAX = 18000 };
+
+struct wworker {
+	struct txs_ident *id;
+	unsigned k, n;
+	uint64_t rate; /* IDs/s; 0 = unlimited */
+	bool bursty;
+	pthread_barrier_t *bar;
+	uint16_t log[WMAX];
+	uint8_t bucket[WMAX];
+	int rc;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *wrun(void *arg)
+{
+	struct wworker *w = arg;
+	struct txs_ident_core *c;
+	w->rc = txs_ident_core_open(w->id, w->k, &c);
+	pthread_barrier_wait(w->bar);
+	if (w->rc)
+		return NULL;
+	uint64_t t0 = mono_ns(), r = w->k + 77;
+	for (unsigned i = 0; i < w->n; i++) {
+		if (w->rate) {
+			uint64_t due = t0 + (uint64_t)i * 1000000000ull / w->rate;
+			while (mono_ns() < due)
+				;
+		} else if (w->bursty && i % 2000 == 1999) {
+			struct timespec ts = { 0, (long)(1000000 + t_rand(&r) % 8000000) }; /* 1-9 ms */
+			nanosleep(&ts, NULL);
+		}
+		if (i % 16 == 0)
+			txs_ident_core_tick(c); /* once per burst, as the generator */
+		unsigned b = (unsigned)(t_rand(&r) % WNB);
+		w->bucket[i] = (uint8_t)b;
+		w->log[i] = txs_ident_reserve_fast(c, b, 1);
+	}
+	txs_ident_core_close(c);
+	return NULL;
+}
+
+static uint8_t wseen[WNB][65536];
+
+static void lease_waste_bound_real_clock(void **st)
+{
+	(void)st;
+	static struct wworker w[WT];
+	struct mode {
+		uint64_t rate;
+		bool bursty;
+		unsigned n;
+	} modes[] = {
+		{ 0, false, WMAX },     { 0, true, WMAX },      { 1000000, false, WMAX },
+		{ 200000, false, 8000 }, { 20000, false, 1500 }, { 2000, false, 200 },
+	};
+	uint64_t tw = 0, th = 0;
+	for (unsigned m = 0; m < TXS_ARRAY_SIZE(modes); m++) {
+		struct txs_ident_conf conf = { .strategy = "lease", .max_cores = WT, .table_size = 64 };
+		struct txs_ident *id;
+		assert_int_equal(txs_ident_create(&id, &conf), 0);
+		uint32_t p0[WNB];
+		for (unsigned b = 0; b < WNB; b++)
+			p0[b] = txs_ident_bucket_position(id, b);
+		pthread_barrier_t bar;
+		pthread_barrier_init(&bar, NULL, WT);
+		pthread_t th_[WT];
+		for (unsigned k = 0; k < WT; k++) {
+			w[k].id = id;
+			w[k].k = k;
+			w[k].n = modes[m].n;
+			w[k].rate = modes[m].rate;
+			/* bursty: one thread steady at full speed, the others bursty */
+			w[k].bursty = modes[m].bursty && k > 0;
+			w[k].bar = &bar;
+			assert_int_equal(pthread_create(&th_[k], NULL, wrun, &w[k]), 0);
+		}
+		for (unsigned k = 0; k < WT; k++)
+			pthread_join(th_[k], NULL);
+		pthread_barrier_destroy(&bar);
+		memset(wseen, 0, sizeof(wseen));
+		uint64_t handed = 0;
+		for (unsigned k = 0; k < WT; k++) {
+			assert_int_equal(w[k].rc, 0);
+			for (unsigned i = 0; i < w[k].n; i++) {
+				uint8_t *e = &wseen[w[k].bucket[i]][w[k].log[i]];
+				if (*e)
+					fail_msg("mode %u: ID %u repeated in bucket %u", m, w[k].log[i], w[k].bucket[i]);
+				*e = 1;
+				handed++;
+			}
+		}
+		uint64_t adv = 0, wasted, skipped;
+		for (unsigned b = 0; b < WNB; b++) {
+			uint32_t a = txs_ident_bucket_position(id, b) - p0[b];
+			assert_true(a < 65536);
+			adv += a;
+		}
+		txs_ident_lease_waste(id, &wasted, &skipped);
+		print_message("mode %u (rate %llu%s): %llu IDs, %llu wasted, %llu skipped by deltas\n", m,
+			      (unsigned long long)modes[m].rate, modes[m].bursty ? ", bursty" : "",
+			      (unsigned long long)handed, (unsigned long long)wasted, (unsigned long long)skipped);
+		if (adv != handed + wasted + skipped)
+			fail_msg("mode %u: counters advanced %llu, handed out %llu + wasted %llu + skipped %llu", m,
+				 (unsigned long long)adv, (unsigned long long)handed, (unsigned long long)wasted,
+				 (unsigned long long)skipped);
+		if (wasted * IDENT_LEASE_CREDIT_DIV > handed)
+			fail_msg("mode %u: wasted %llu > %llu / %u", m, (unsigned long long)wasted,
+				 (unsigned long long)handed, IDENT_LEASE_CREDIT_DIV);
+		tw += wasted;
+		th += handed;
+		txs_ident_destroy(id);
+	}
+	print_message("all modes: %llu wasted of %llu handed out\n", (unsigned long long)tw, (unsigned long long)th);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(concurrent_uniqueness),
+		cmocka_unit_test(lease_waste_bound_real_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
