@@ -167,8 +167,11 @@ static void apply_expect(struct txs_rx_result *r, const struct txs_rx_expect *e)
 			 * is missing; on one core unique <= span by construction,
 			 * across cores (duplicates not detected there) clamped */
 			f->lost = f->span > f->unique ? f->span - f->unique : 0;
-			if (per_flow)
-				f->excess = f->unique; /* a flow the sender did not send */
+			if (per_flow) {
+				/* a flow the sender did not send: all excess, none lost */
+				f->lost = 0;
+				f->excess = f->unique;
+			}
 		}
 		lost = lost + f->lost < lost ? UINT64_MAX : lost + f->lost; /* saturates */
 		excess += f->excess;
