@@ -85,6 +85,11 @@ def main():
     s = bytes([0]) + b"".join(rec(kind=NOHDR, flow=7, flow_arg=bytes([k]), tsarg=k & 1) for k in range(40))
     s += b"".join(rec(flow=7, flow_arg=bytes([k])) for k in range(40))
     seeds["overflow-nohdr"] = s
+    # max_jump 2^61: epochs roll over at 2^62 sequences
+    s = bytes([16]) + b"".join(rec(smode=SPECIAL, arg=bytes([SPECIALS.index(v)]))
+                               for v in (0, 1 << 30, 1 << 62, (1 << 62) + 1, 1 << 63))
+    s += b"".join(rec(smode=NEAR, arg=bytes([256 - 2])) for _ in range(3))
+    seeds["epoch-rollover"] = s
     for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)

@@ -16,8 +16,8 @@
  *   - the live provisional loss (gaps - reordered) is never negative;
  *   - with the sender's count (--expect), lost <= expected.
  *
- * Input: byte 0 configures (window 64 or 4096; max_jump 2^16 or default;
- * one or two cores; max_latency 1 ms or default), then records:
+ * Input: byte 0 configures (window 64 or 4096; max_jump 2^16, 2^61 or
+ * default; one or two cores; max_latency 1 ms or default), then records:
  *   op  bits 0-1 header kind, 2-4 flow choice, 5-7 sequence choice;
  *   ... operands as the choices need them; then a timestamp byte.
  * Any violated property aborts. */
@@ -154,7 +154,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned cfgb = data[0];
 	struct txs_rx_conf conf = {
 		.window = cfgb & 1 ? 64 : 4096,
-		.max_jump = cfgb & 2 ? 1u << 16 : 0,
+		/* 2^61: epochs reach their 2^62 limit within a few packets */
+		.max_jump = cfgb & 16 ? 1ull << 61 : cfgb & 2 ? 1u << 16 : 0,
 		.max_flows = 16,
 		.max_latency_ns = cfgb & 8 ? 1000000 : 0,
 	};
