@@ -1094,6 +1094,51 @@ static void pcap_reader(void **st)
 }
 
 /* ---- udp input on loopback ------------------------------------------------------------------ */
+/* issue 13 item 6: a port in use is refused unless every receiver shares it */
+static void udp_input_port_in_use(void **st)
+{
+	(void)st;
+	struct txs_rx_input_conf ic = { .n_queues = 1, .have_bind = true, .rcvbuf = 1 << 20 };
+	txs_addr_parse(&ic.bind, "127.0.0.1");
+	struct txs_rx_input *a = NULL, *b = NULL;
+	char err[320];
+	int rc = -1;
+	for (unsigned tries = 0; rc < 0 && tries < 20; tries++) {
+		ic.port = (uint16_t)(33000 + (getpid() * 13 + tries) % 16000);
+		rc = txs_rx_input_open(&a, "udp", &ic, err, sizeof(err));
+	}
+	if (rc < 0)
+		T_SKIP("no loopback UDP port: %s", err);
+	struct txs_rx_input_stats is;
+	txs_rx_input_stats(a, &is);
+	/* the kernel reports twice what was asked (FORCE), or what rmem_max capped */
+	assert_true(is.rcvbuf > 0);
+	if (is.rcvbuf_forced)
+		assert_int_equal(is.rcvbuf, 2 << 20);
+	/* one queue, several, both without SO_REUSEPORT on the holder */
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	assert_non_null(strstr(err, "in use"));
+	ic.n_queues = 2;
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	ic.reuseport = true;
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	assert_non_null(strstr(err, "does not share"));
+	txs_rx_input_close(a);
+	/* both asking to share: they do */
+	assert_int_equal(txs_rx_input_open(&a, "udp", &ic, err, sizeof(err)), 0);
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), 0);
+	txs_rx_input_close(b);
+	txs_rx_input_close(a);
+	/* several own queues alone: fine, and the port is free again after */
+	ic.reuseport = false;
+	assert_int_equal(txs_rx_input_open(&a, "udp", &ic, err, sizeof(err)), 0);
+	assert_int_equal(txs_rx_input_check(a, err, sizeof(err)), 0);
+	txs_rx_input_close(a);
+	ic.n_queues = 1;
+	assert_int_equal(txs_rx_input_open(&a, "udp", &ic, err, sizeof(err)), 0);
+	txs_rx_input_close(a);
+}
+
 static void udp_input_loopback(void **st)
 {
 	(void)st;
@@ -1215,6 +1260,7 @@ int main(void)
 		cmocka_unit_test(kstats),
 		cmocka_unit_test(pcap_reader),
 		cmocka_unit_test(udp_input_loopback),
+		cmocka_unit_test(udp_input_port_in_use),
 		cmocka_unit_test(fast_path_agrees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
