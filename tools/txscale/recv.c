@@ -25,6 +25,7 @@
  * receiving thread of several hundred ms (issue 12 item 5) */
 #define RCVBUF_DEFAULT (32u << 20)
 #define POLL_MS 50
+#define SUMMARY_WAIT_S 5.0 /* --idle with --sender-summary: wait this long for the file */
 
 struct opt_time {
 	bool set;
@@ -369,11 +370,12 @@ static void summary_text(const struct summary *s)
 	fflush(stdout);
 }
 
-static int load_summary(const char *path, struct txs_rx_expect *e)
+static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
-		fprintf(stderr, "txscale recv: cannot read --sender-summary '%s': %s\n", path, strerror(errno));
+		if (!quiet)
+			fprintf(stderr, "txscale recv: cannot read --sender-summary '%s': %s\n", path, strerror(errno));
 		return 2;
 	}
 	size_t cap = 1 << 16, len = 0;
@@ -401,13 +403,20 @@ static int load_summary(const char *path, struct txs_rx_expect *e)
 	}
 	fclose(f);
 	if (!buf) {
-		fprintf(stderr, "txscale recv: --sender-summary '%s': too large or out of memory\n", path);
+		if (!quiet)
+			fprintf(stderr, "txscale recv: --sender-summary '%s': too large or out of memory\n", path);
 		return 2;
 	}
-	int rc = txs_rx_expect_parse(e, buf, len);
+	/* into a copy: e stays as it was unless the file is whole and valid */
+	struct txs_rx_expect *ne = malloc(sizeof(*ne));
+	int rc = ne ? txs_rx_expect_parse(ne, buf, len) : -ENOMEM;
+	if (rc == 0)
+		*e = *ne;
+	free(ne);
 	free(buf);
 	if (rc < 0) {
-		fprintf(stderr,
+		if (!quiet)
+			fprintf(stderr,
 			"txscale recv: --sender-summary '%s': no valid txscale send summary line "
 			"({\"type\":\"summary\",\"kind\":\"send\",\"packets\":N,\"threads\":[...]})\n",
 			path);
@@ -494,7 +503,7 @@ int cmd_recv(int argc, char **argv)
 		/* read now if it is there (the run can stop once all arrived), and
 		 * again at the end: a live sender writes it while we receive */
 		if (access(cfg.sender_summary, F_OK) == 0) {
-			rc = load_summary(cfg.sender_summary, exp);
+			rc = load_summary(cfg.sender_summary, exp, false);
 			if (rc) {
 				free(exp);
 				if (summary_f)
@@ -613,6 +622,7 @@ int cmd_recv(int argc, char **argv)
 	}
 	double last_iv = 0;
 	bool header = false;
+	uint64_t last_try = 0;
 	while (!stopping()) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -627,7 +637,11 @@ int cmd_recv(int argc, char **argv)
 				last = l;
 			struct txs_rx_live lv;
 			txs_rx_core_live(cores[i], &lv);
-			uniq += lv.received - lv.duplicates - lv.late;
+			/* relaxed reads of counters the thread bumps one after
+			 * the other: a duplicate may be seen before its received,
+			 * so clamp (a wrap here would end the run at once) */
+			uint64_t dl = lv.duplicates + lv.late;
+			uniq += lv.received > dl ? lv.received - dl : 0;
 		}
 		if (cfg.interval > 0 && el - last_iv >= cfg.interval) {
 			interval(&cfg, t, started, prev, last_iv, el, &header);
@@ -639,8 +653,20 @@ int cmd_recv(int argc, char **argv)
 			break;
 		if (cfg.idle > 0) {
 			uint64_t ref = last ? last : cfg.time.v == 0 ? t0 : 0;
-			if (ref && now > ref && (double)(now - ref) / 1e9 >= cfg.idle)
-				break;
+			if (ref && now > ref && (double)(now - ref) / 1e9 >= cfg.idle) {
+				/* idle, but the sender has not written its summary yet
+				 * (a loaded host: it may still be sending, or finishing):
+				 * wait for it, at most SUMMARY_WAIT_S beyond the idle
+				 * point (-t bounds it too), trying every 100 ms */
+				if (!cfg.sender_summary || exp->have_total ||
+				    (double)(now - ref) / 1e9 >= cfg.idle + SUMMARY_WAIT_S)
+					break;
+				if (now - last_try >= 100000000ull) {
+					last_try = now;
+					if (load_summary(cfg.sender_summary, exp, true) == 0 && exp->have_total)
+						break;
+				}
+			}
 		}
 		if (exp->have_total && uniq >= exp->total)
 			break;
@@ -674,7 +700,7 @@ int cmd_recv(int argc, char **argv)
 	txs_rx_kstats_delta(kd, kb, ka);
 	struct txs_rx_input_stats is;
 	txs_rx_input_stats(in, &is);
-	if (cfg.sender_summary && load_summary(cfg.sender_summary, exp) != 0) {
+	if (cfg.sender_summary && load_summary(cfg.sender_summary, exp, false) != 0) {
 		fprintf(stderr, "txscale recv: no exact loss: the sender summary could not be read\n");
 		memset(exp, 0, sizeof(*exp));
 		ret = 1;
