@@ -40,6 +40,9 @@ extern "C" {
 #define TXS_RX_EXTENT_RING 128u            /* reordering-extent history per flow */
 #define TXS_RX_MAX_FLOWS_DEFAULT 4096u     /* flows per core */
 #define TXS_RX_MAX_JUMP_DEFAULT (1ull << 30)
+#define TXS_RX_RESYNC_CONFIRM 4u            /* implausible packets in a row that resync a flow */
+#define TXS_RX_EPOCH_MAX (1ull << 62)       /* sequences one epoch may span (then a new epoch) */
+#define TXS_RX_MAX_LATENCY_DEFAULT 60000000000ull /* 60 s: a longer one-way latency is clock skew */
 #define TXS_RX_ID_PAIRS_DEFAULT 16u        /* IPv4 (src,dst) pairs tracked per core */
 
 struct txs_rx_conf {
@@ -50,7 +53,18 @@ struct txs_rx_conf {
 	 * duplicate or a very late original: the two cannot be told apart). */
 	unsigned window;
 	unsigned max_flows;    /* per core (0 = default); beyond: counted as overflow */
-	uint64_t max_jump;     /* a forward sequence jump above this is malformed (0 = default) */
+	/* Plausibility (docs/recv.md, "Sequence numbers"): a sequence more than
+	 * max_jump ahead of the flow's next expected, more than max_jump behind
+	 * it, or behind the start of the flow's epoch is implausible: counted as
+	 * malformed (seq-jump), the flow untouched. A flow's first packet is
+	 * judged against next = 0 (the sender starts at 0). TXS_RX_RESYNC_CONFIRM
+	 * implausible packets in a row, each at most 64 after the previous,
+	 * resync the flow: a new epoch starts after them (0 = default). */
+	uint64_t max_jump;
+	/* A latency sample outside [0, max_latency_ns] (timestamp in the future,
+	 * or older than this) is counted as clock skew, not put in the
+	 * histogram (0 = default). */
+	uint64_t max_latency_ns;
 	unsigned n_links;      /* links the input delivers on (0 = 1), <= TXS_MAX_LINKS */
 	unsigned max_id_pairs; /* IPv4 ID reuse tracking, pairs per core (0 = default) */
 	bool no_id_track;      /* skip IPv4 ID reuse tracking */
@@ -65,7 +79,7 @@ struct txs_rx_conf {
 /* Malformed input beyond the parser's kinds (enum txs_perr). */
 enum txs_rx_bad {
 	TXS_RX_BAD_MAGIC = 0,   /* UDP payload >= 16 bytes without a txscale header */
-	TXS_RX_BAD_SEQ_JUMP,    /* sequence more than max_jump ahead of the flow */
+	TXS_RX_BAD_SEQ_JUMP,    /* implausible sequence (see txs_rx_conf.max_jump) */
 	TXS_RX_BAD_FILL,        /* verify_fill: payload bytes differ from the pattern */
 	TXS_RX_BAD_PCAP_RECORD, /* pcap record header corrupt (input) */
 	TXS_RX_BAD__COUNT
@@ -138,10 +152,13 @@ struct txs_rx_flow {
 	struct txs_rx_tuple tuple; /* the first packet's 5-tuple */
 	unsigned cores;          /* cores that saw the flow (>1: cross-core duplicates not detected) */
 	uint64_t received, bytes, unique, duplicates, reordered, late;
-	uint64_t next_seq;       /* highest sequence seen + 1 */
+	uint64_t next_seq;       /* highest sequence seen + 1 (mod 2^64) in the current epoch */
+	uint64_t first_seq;      /* start of the current epoch (0 unless resynced) */
+	uint64_t span;           /* sequences the flow's epochs cover (holes + unique; saturates) */
+	uint64_t resyncs;        /* implausible runs that started a new epoch */
 	bool have_expected;
 	uint64_t expected;       /* sender's count for this flow */
-	uint64_t lost;           /* expected - unique (exact) or next_seq - unique */
+	uint64_t lost;           /* expected - unique (exact) or span - unique (never below 0) */
 	uint64_t excess;         /* unique beyond the expected count */
 	uint64_t extent_max, extent_sum, extent_beyond; /* RFC 4737 reordering extent */
 	uint64_t lat_count, lat_min, lat_max, lat_sum; /* ns */
@@ -177,7 +194,10 @@ struct txs_rx_result {
 	uint64_t extent_max, extent_sum, extent_beyond;
 	struct txs_hist lat;     /* one-way latency, ns */
 	uint64_t lat_none;       /* no timestamp (0) or arrival time unknown */
-	uint64_t lat_negative;   /* timestamp after arrival (clocks disagree) */
+	uint64_t lat_negative;   /* clock skew: timestamp after arrival (not in the histogram) */
+	uint64_t lat_past;       /* clock skew: timestamp more than max_latency_ns before arrival */
+	uint64_t max_latency_ns; /* the cores' conf.max_latency_ns */
+	uint64_t resyncs;        /* sum over flows */
 	uint64_t jitter_ns;      /* mean of the flows' jitter weighted by packets */
 	uint64_t jitter_max_ns;
 	unsigned n_links;
@@ -197,7 +217,9 @@ struct txs_rx_result {
  * Loss: with e->per_flow, lost_k = expected_k - unique_k per flow (flows the
  * sender sent but that never arrived are included); with only e->total,
  * lost = total - sum(unique); without e, lost = sum over flows of
- * (next_seq - unique) (the sender starts at sequence 0). Returns 0, -ENOMEM. */
+ * (span - unique): holes from sequence 0 (or a resync) to the highest
+ * plausible sequence seen. Every count is bounded by construction (no
+ * subtraction can wrap). Returns 0, -ENOMEM. */
 TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *const *cores, unsigned n,
 				const struct txs_rx_expect *e);
 TXS_API void txs_rx_result_free(struct txs_rx_result *r);
@@ -322,7 +344,11 @@ struct txs_rx_input_conf {
 	bool have_bind;
 	struct txs_addr bind;    /* udp: local address */
 	uint16_t port;           /* udp: local port */
-	int rcvbuf;              /* udp: SO_RCVBUF(FORCE) bytes, 0 = system default */
+	int rcvbuf;              /* udp: SO_RCVBUFFORCE bytes when permitted, else SO_RCVBUF
+				  * (capped by net.core.rmem_max); 0 = system default */
+	bool reuseport;          /* udp: join other processes' sockets on the port (SO_REUSEPORT:
+				  * the kernel splits the traffic); without it a port already in
+				  * use fails with -EADDRINUSE. Own queues always share. */
 	unsigned batch;          /* datagrams / records per poll (0 = 64) */
 	unsigned ring_blocks;    /* packet: blocks of 1 MiB per queue (0 = 16) */
 };
@@ -333,6 +359,8 @@ struct txs_rx_input_stats {
 	uint64_t ring_packets;   /* packet: tp_packets */
 	uint64_t csum_completed; /* packet: partial (offloaded) UDP checksums finished before parsing */
 	struct txs_pcap_counts pcap;
+	int64_t rcvbuf;          /* udp: SO_RCVBUF as the kernel reports it (bytes of skb memory), -1 = n/a */
+	bool rcvbuf_forced;      /* udp: SO_RCVBUFFORCE was permitted */
 };
 
 struct txs_rx_input;
@@ -344,6 +372,7 @@ struct txs_rx_input_ops {
 	/* receive up to conf.batch packets into c; see txs_rx_input_poll */
 	int (*poll)(struct txs_rx_input *in, unsigned q, struct txs_rx_core *c, int timeout_ms);
 	void (*stats)(struct txs_rx_input *in, struct txs_rx_input_stats *out);
+	int (*check)(struct txs_rx_input *in, char *err, size_t errlen); /* NULL: always fine */
 };
 
 struct txs_rx_input {
@@ -373,6 +402,12 @@ static inline int txs_rx_input_poll(struct txs_rx_input *in, unsigned q, struct 
 /* Counters kept by the kernel for our sockets (cumulative; call once the
  * pollers stopped). */
 TXS_API void txs_rx_input_stats(struct txs_rx_input *in, struct txs_rx_input_stats *out);
+/* Are the input's links usable? packet: every interface exists and is up.
+ * Returns 0, or -ENODEV (an interface was deleted) / -ENETDOWN (one is down)
+ * with one line naming it in err. A poll failing with one of those errors
+ * (an interface went down or away under the ring) is explained by this.
+ * Controlling thread. */
+TXS_API int txs_rx_input_check(struct txs_rx_input *in, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -78,9 +78,17 @@ TXS_API void txs_rx_input_close(struct txs_rx_input *in)
 	free(in);
 }
 
+TXS_API int txs_rx_input_check(struct txs_rx_input *in, char *err, size_t errlen)
+{
+	if (err && errlen)
+		err[0] = 0;
+	return in->ops->check ? in->ops->check(in, err, errlen) : 0;
+}
+
 TXS_API void txs_rx_input_stats(struct txs_rx_input *in, struct txs_rx_input_stats *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->rcvbuf = -1;
 	if (in->ops->stats)
 		in->ops->stats(in, out);
 }

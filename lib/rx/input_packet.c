@@ -17,6 +17,7 @@
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include "rx_priv.h"
@@ -40,6 +41,37 @@ struct pk_in {
 	unsigned n_if;
 	int ifindex[TXS_MAX_LINKS];
 };
+
+/* Is every listed interface there and up? 0, -ENODEV (gone) or -ENETDOWN
+ * (administratively down), with one line naming it in err (may be NULL). */
+static int links_check(const struct txs_rx_input *in, const struct pk_in *p, char *err, size_t errlen)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = 0;
+	for (unsigned i = 0; i < p->n_if && rc == 0; i++) {
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof(ifr));
+		if (!if_indextoname((unsigned)p->ifindex[i], ifr.ifr_name)) {
+			if (err)
+				snprintf(err, errlen, "interface '%s' no longer exists", in->link_names[i]);
+			rc = -ENODEV;
+		} else if (s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+			if (err)
+				snprintf(err, errlen, "interface '%s' is down", in->link_names[i]);
+			rc = -ENETDOWN;
+		}
+	}
+	if (s >= 0)
+		close(s);
+	return rc;
+}
+
+static int pk_check(struct txs_rx_input *in, char *err, size_t errlen)
+{
+	return links_check(in, in->priv, err, errlen);
+}
 
 static int pk_filter(int fd, const struct pk_in *p)
 {
@@ -171,6 +203,12 @@ static int pk_open(struct txs_rx_input *in, const char *args)
 	}
 	in->n_links = p->n_if;
 	in->raw = true;
+	/* a ring on a downed interface would receive nothing and say nothing */
+	int lrc = links_check(in, p, in->err, sizeof(in->err));
+	if (lrc < 0) {
+		pk_close(in);
+		return lrc;
+	}
 	p->q = aligned_alloc(TXS_CACHE_LINE, sizeof(*p->q) * in->conf.n_queues);
 	if (!p->q) {
 		pk_close(in);
@@ -244,6 +282,21 @@ static int pk_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, 
 		int r = poll(&pfd, 1, timeout_ms);
 		if (r < 0)
 			return errno == EINTR ? 0 : -errno;
+		if (pfd.revents & POLLERR) {
+			/* the kernel reports ENETDOWN when the bound interface goes
+			 * down or away (txs_rx_input_check names it) */
+			int e = 0;
+			socklen_t el = sizeof(e);
+			if (getsockopt(q->fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e)
+				return -e;
+		}
+		if (r == 0) {
+			/* idle: are the links still there? (several interfaces:
+			 * the sockets are not bound to one, no error comes) */
+			int lrc = links_check(in, p, NULL, 0);
+			if (lrc < 0)
+				return lrc;
+		}
 		if (!(__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
 			return 0;
 	}
@@ -308,4 +361,5 @@ const struct txs_rx_input_ops txs_rx_input_packet_ops = {
 	.close = pk_close,
 	.poll = pk_poll,
 	.stats = pk_stats,
+	.check = pk_check,
 };

@@ -30,6 +30,7 @@ struct udp_q {
 struct udp_in {
 	unsigned n;
 	struct udp_q *q;
+	bool rcvbuf_forced;
 };
 
 static void q_free(struct udp_q *q)
@@ -42,61 +43,128 @@ static void q_free(struct udp_q *q)
 	free(q->bufs);
 }
 
-static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
+/* The local address of the input (and the queue's tuple dst). */
+static socklen_t local_addr(const struct txs_rx_input_conf *c, int family, struct sockaddr_storage *ss,
+			    struct txs_rx_tuple *t)
+{
+	memset(ss, 0, sizeof(*ss));
+	memset(t, 0, sizeof(*t));
+	t->dport = c->port;
+	if (family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->port);
+		if (c->have_bind) {
+			s4->sin_addr = c->bind.v4;
+			t->dst = c->bind;
+		}
+		return sizeof(*s4);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(c->port);
+	if (c->have_bind) {
+		s6->sin6_addr = c->bind.v6;
+		t->dst = c->bind;
+	}
+	return sizeof(*s6);
+}
+
+static int in_family(const struct txs_rx_input_conf *c)
+{
+	return c->have_bind ? c->bind.family : c->family == AF_INET ? AF_INET : AF_INET6;
+}
+
+static void set_v6only(const struct txs_rx_input_conf *c, int fd, int family)
+{
+	if (family == AF_INET6 && !c->have_bind) {
+		int v6only = c->family == AF_INET6 ? 1 : 0;
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(int));
+	}
+}
+
+static void in_use_err(struct txs_rx_input *in)
 {
 	const struct txs_rx_input_conf *c = &in->conf;
-	int family = c->have_bind ? c->bind.family : c->family == AF_INET ? AF_INET : AF_INET6;
+	char a[64] = "*";
+	if (c->have_bind)
+		txs_addr_str(&c->bind, a, sizeof(a));
+	if (c->reuseport)
+		txs_rx_input_set_err(in,
+				     "port %u on %s is in use by a socket that does not share it (SO_REUSEPORT): "
+				     "every receiver on the port needs --reuseport",
+				     c->port, a);
+	else
+		txs_rx_input_set_err(in,
+				     "port %u on %s is in use by another socket (another receiver?); give "
+				     "--reuseport to every receiver to share it (the kernel then splits the traffic "
+				     "between them)",
+				     c->port, a);
+}
+
+/* Several own queues share the port through SO_REUSEPORT, which would also
+ * let them join another process's group silently: first make sure nobody
+ * holds the port, with a plain socket that conflicts with any holder. */
+static int probe_free(struct txs_rx_input *in)
+{
+	const struct txs_rx_input_conf *c = &in->conf;
+	int family = in_family(c);
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		int e = errno;
+		txs_rx_input_set_err(in, "socket: %s", strerror(e));
+		return -e;
+	}
+	set_v6only(c, fd, family);
+	struct sockaddr_storage ss;
+	struct txs_rx_tuple t;
+	socklen_t sl = local_addr(c, family, &ss, &t);
+	int rc = bind(fd, (struct sockaddr *)&ss, sl) < 0 ? -errno : 0;
+	close(fd);
+	if (rc == -EADDRINUSE)
+		in_use_err(in);
+	return rc == -EADDRINUSE ? rc : 0; /* other errors: the real bind says */
+}
+
+static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
+{
+	struct udp_in *u = in->priv;
+	const struct txs_rx_input_conf *c = &in->conf;
+	int family = in_family(c);
 	q->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (q->fd < 0) {
 		int e = errno;
 		txs_rx_input_set_err(in, "socket: %s", strerror(e));
 		return -e;
 	}
-	int one = 1, zero = 0;
-	if (setsockopt(q->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+	int one = 1;
+	if ((c->reuseport || c->n_queues > 1) &&
+	    setsockopt(q->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
 		int e = errno;
 		txs_rx_input_set_err(in, "SO_REUSEPORT: %s", strerror(e));
 		return -e;
 	}
-	if (family == AF_INET6 && !c->have_bind) {
-		int v6only = c->family == AF_INET6 ? 1 : 0;
-		setsockopt(q->fd, IPPROTO_IPV6, IPV6_V6ONLY, v6only ? &one : &zero, sizeof(int));
-	}
+	set_v6only(c, q->fd, family);
 	if (c->rcvbuf > 0) {
-		/* FORCE passes rmem_max (needs CAP_NET_ADMIN); the plain one is capped */
-		if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &c->rcvbuf, sizeof(c->rcvbuf)) < 0 &&
-		    setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf)) < 0) {
+		/* FORCE passes rmem_max (needs CAP_NET_ADMIN); the plain one is
+		 * capped by it silently: the value is read back for the report */
+		if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &c->rcvbuf, sizeof(c->rcvbuf)) == 0) {
+			if (id == 0)
+				u->rcvbuf_forced = true;
+		} else if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf)) < 0) {
 			int e = errno;
 			txs_rx_input_set_err(in, "SO_RCVBUF %d: %s", c->rcvbuf, strerror(e));
 			return -e;
 		}
 	}
 	struct sockaddr_storage ss;
-	socklen_t sl;
-	memset(&ss, 0, sizeof(ss));
-	memset(&q->tuple, 0, sizeof(q->tuple));
-	q->tuple.dport = c->port;
-	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(c->port);
-		if (c->have_bind) {
-			s4->sin_addr = c->bind.v4;
-			q->tuple.dst = c->bind;
-		}
-		sl = sizeof(*s4);
-	} else {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(c->port);
-		if (c->have_bind) {
-			s6->sin6_addr = c->bind.v6;
-			q->tuple.dst = c->bind;
-		}
-		sl = sizeof(*s6);
-	}
+	socklen_t sl = local_addr(c, family, &ss, &q->tuple);
 	if (bind(q->fd, (struct sockaddr *)&ss, sl) < 0) {
 		int e = errno;
+		if (e == EADDRINUSE) {
+			in_use_err(in);
+			return -e;
+		}
 		char a[64] = "*";
 		if (c->have_bind)
 			txs_addr_str(&c->bind, a, sizeof(a));
@@ -153,6 +221,13 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 		return -ENOMEM;
 	}
 	memset(u->q, 0, sizeof(*u->q) * in->conf.n_queues);
+	if (!in->conf.reuseport && in->conf.n_queues > 1) {
+		int rc = probe_free(in);
+		if (rc < 0) {
+			udp_close(in);
+			return rc;
+		}
+	}
 	/* every socket exists before the first poll, so REUSEPORT spreads from the start */
 	for (unsigned i = 0; i < in->conf.n_queues; i++) {
 		u->q[i].fd = -1;
@@ -229,6 +304,11 @@ static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
 {
 	struct udp_in *u = in->priv;
 	o->have_socket_drops = true;
+	o->rcvbuf_forced = u->rcvbuf_forced;
+	int rb = 0;
+	socklen_t rl = sizeof(rb);
+	if (u->n && getsockopt(u->q[0].fd, SOL_SOCKET, SO_RCVBUF, &rb, &rl) == 0)
+		o->rcvbuf = rb;
 	for (unsigned i = 0; i < u->n; i++) {
 		uint32_t mi[SK_MEMINFO_VARS];
 		socklen_t l = sizeof(mi);

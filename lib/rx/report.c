@@ -60,6 +60,9 @@ static void flow_json(struct txs_json *j, const struct txs_rx_flow *f)
 		txs_json_u64(j, "reordered", f->reordered);
 		txs_json_u64(j, "late", f->late);
 		txs_json_u64(j, "next_seq", f->next_seq);
+		txs_json_u64(j, "first_seq", f->first_seq);
+		txs_json_u64(j, "span", f->span);
+		txs_json_u64(j, "resyncs", f->resyncs);
 		txs_json_obj_open(j, "reorder_extent");
 		txs_json_u64(j, "max", f->extent_max);
 		txs_json_dbl(j, "mean", f->reordered ? (double)f->extent_sum / (double)f->reordered : 0);
@@ -97,6 +100,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		json_null(j, "expected");
 	txs_json_u64(j, "excess", r->excess);
 	txs_json_u64(j, "sender_drops", r->sender_drops);
+	txs_json_u64(j, "resyncs", r->resyncs);
 
 	txs_json_obj_open(j, "malformed_by_kind");
 	for (size_t i = 0; i < TXS_ARRAY_SIZE(malformed_perr); i++)
@@ -129,7 +133,10 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	txs_json_u64(j, "jitter", r->jitter_ns);
 	txs_json_u64(j, "jitter_max", r->jitter_max_ns);
 	txs_json_u64(j, "no_timestamp", r->lat_none);
-	txs_json_u64(j, "negative", r->lat_negative);
+	txs_json_u64(j, "negative", r->lat_negative); /* = skew_future, the older name */
+	txs_json_u64(j, "skew_future", r->lat_negative);
+	txs_json_u64(j, "skew_past", r->lat_past);
+	txs_json_u64(j, "max_latency", r->max_latency_ns);
 	txs_json_obj_close(j);
 
 	txs_json_arr_open(j, "flows");
@@ -209,6 +216,12 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 	if (r->sender_drops)
 		fprintf(f, "; sender dropped %" PRIu64 " before the wire", r->sender_drops);
 	fputc('\n', f);
+	if (r->resyncs)
+		fprintf(f,
+			"resync   %" PRIu64 " implausible sequence runs restarted flows (seq-jump): loss %s\n",
+			r->resyncs,
+			r->have_expected ? "counts the packets of those runs as lost (uncertain)"
+					 : "is counted within each epoch only (uncertain)");
 	fprintf(f, "dup      %" PRIu64 "   reordered %" PRIu64 " (extent max %" PRIu64 ", mean %.2f, %" PRIu64
 		   " beyond history)   late %" PRIu64 "\n",
 		r->duplicates, r->reordered, r->extent_max,
@@ -235,9 +248,11 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 			si(txs_hist_quantile(h, 0.5), b1, sizeof(b1)), si(txs_hist_quantile(h, 0.9), b2, sizeof(b2)),
 			si(txs_hist_quantile(h, 0.99), b3, sizeof(b3)), si(txs_hist_quantile(h, 0.999), b4, sizeof(b4)),
 			si(h->max, b5, sizeof(b5)), si(r->jitter_ns, b6, sizeof(b6)), h->count);
-	if (r->lat_negative)
-		fprintf(f, "latency  %" PRIu64 " packets stamped after they arrived (clocks disagree)\n",
-			r->lat_negative);
+	if (r->lat_negative || r->lat_past)
+		fprintf(f,
+			"latency  clock skew, not in the histogram: %" PRIu64 " packets stamped after they arrived, "
+			"%" PRIu64 " stamped more than %.0f s before\n",
+			r->lat_negative, r->lat_past, (double)r->max_latency_ns / 1e9);
 	unsigned shown = 0;
 	for (unsigned i = 0; i < r->n_flows && shown < 16; i++, shown++) {
 		const struct txs_rx_flow *fl = &r->flows[i];
@@ -253,6 +268,8 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 				   " jitter %" PRIu64 " ns",
 				fl->lost, fl->have_expected ? " (exact)" : "", fl->duplicates, fl->reordered, fl->late,
 				fl->jitter_ns);
+		if (fl->resyncs)
+			fprintf(f, " resyncs %" PRIu64, fl->resyncs);
 		if (fl->cores > 1)
 			fprintf(f, " [seen on %u cores]", fl->cores);
 		fputc('\n', f);

@@ -58,8 +58,17 @@ static void flow_add(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
 	d->duplicates += f->dup;
 	d->reordered += f->reordered;
 	d->late += f->late;
-	if (f->next > d->next_seq)
+	/* span: sequences the epochs covered; across cores the largest (the
+	 * cores saw parts of one sequence space) */
+	uint64_t span = f->span_closed + (f->next - f->base);
+	if (span < f->span_closed)
+		span = UINT64_MAX;
+	if (first || span > d->span) {
+		d->span = span;
 		d->next_seq = f->next;
+		d->first_seq = f->base;
+	}
+	d->resyncs += f->resyncs;
 	d->extent_sum += f->extent_sum;
 	d->extent_beyond += f->extent_beyond;
 	if (f->extent_max > d->extent_max)
@@ -154,12 +163,17 @@ static void apply_expect(struct txs_rx_result *r, const struct txs_rx_expect *e)
 			f->lost = f->expected > f->unique ? f->expected - f->unique : 0;
 			f->excess = f->unique > f->expected ? f->unique - f->expected : 0;
 		} else {
-			/* the sender starts at 0: every sequence below next not seen is missing */
-			f->lost = f->next_seq - f->unique;
-			if (per_flow)
-				f->excess = f->unique; /* a flow the sender did not send */
+			/* the sender starts at 0: every sequence of the span not seen
+			 * is missing; on one core unique <= span by construction,
+			 * across cores (duplicates not detected there) clamped */
+			f->lost = f->span > f->unique ? f->span - f->unique : 0;
+			if (per_flow) {
+				/* a flow the sender did not send: all excess, none lost */
+				f->lost = 0;
+				f->excess = f->unique;
+			}
 		}
-		lost += f->lost;
+		lost = lost + f->lost < lost ? UINT64_MAX : lost + f->lost; /* saturates */
 		excess += f->excess;
 	}
 	r->lost_exact = false;
@@ -254,6 +268,9 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		txs_hist_merge(&r->lat, &c->lat);
 		r->lat_none += c->lat_none;
 		r->lat_negative += c->lat_negative;
+		r->lat_past += c->lat_past;
+		if (c->conf.max_latency_ns > r->max_latency_ns)
+			r->max_latency_ns = c->conf.max_latency_ns;
 		if (c->conf.n_links > r->n_links)
 			r->n_links = c->conf.n_links;
 		for (unsigned k = 0; k < TXS_MAX_LINKS; k++) {
@@ -293,6 +310,7 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		r->extent_beyond += f->extent_beyond;
 		if (f->extent_max > r->extent_max)
 			r->extent_max = f->extent_max;
+		r->resyncs += f->resyncs;
 		if (f->jitter_ns > r->jitter_max_ns)
 			r->jitter_max_ns = f->jitter_ns;
 		wsum += (double)f->jitter_ns * (double)f->lat_count;

@@ -9,8 +9,17 @@
  *                      s below the next expected), fills a hole
  *   s < next-window    late: fell out of the window, cannot tell duplicate
  *                      from original; counted, never unique
- * so at any time a flow's holes are next - unique, and with the sender's count
+ * so at any time a flow's holes are span - unique, and with the sender's count
  * loss is exact: expected - unique.
+ *
+ * Arithmetic is modular (mod 2^64) with plausibility bounds: a sequence more
+ * than max_jump ahead of next, more than max_jump behind it, or before the
+ * epoch's base is implausible (malformed seq-jump, the flow untouched); a
+ * flow starts with base = next = 0, so its first packet meets the same rule.
+ * TXS_RX_RESYNC_CONFIRM implausible packets in a row (each at most 64 after
+ * the previous) resync the flow: a new epoch begins after them. Every unique
+ * sequence lies in [base, next), so unique <= span and no hole count can
+ * wrap; an epoch never spans 2^62 sequences.
  *
  * RFC 4737 reordering extent of a reordered packet arriving at index i is
  * i - j, j the earliest arrival with a larger sequence number. That arrival
@@ -47,12 +56,14 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 		cf.max_flows = TXS_RX_MAX_FLOWS_DEFAULT;
 	if (!cf.max_jump)
 		cf.max_jump = TXS_RX_MAX_JUMP_DEFAULT;
+	if (!cf.max_latency_ns)
+		cf.max_latency_ns = TXS_RX_MAX_LATENCY_DEFAULT;
 	if (!cf.n_links)
 		cf.n_links = 1;
 	if (!cf.max_id_pairs)
 		cf.max_id_pairs = TXS_RX_ID_PAIRS_DEFAULT;
 	if (cf.window < 64 || cf.window > TXS_RX_WINDOW_MAX || (cf.window & (cf.window - 1)) ||
-	    cf.max_flows > (1u << 22) || cf.n_links > TXS_MAX_LINKS || cf.max_id_pairs > 4096 ||
+	    cf.max_flows > (1u << 22) || cf.max_jump >= (1ull << 62) || cf.max_latency_ns >= (1ull << 62) || cf.n_links > TXS_MAX_LINKS || cf.max_id_pairs > 4096 ||
 	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) ||
 	    (cf.dst.family && cf.dst.family != AF_INET && cf.dst.family != AF_INET6))
 		return -EINVAL;
@@ -299,12 +310,53 @@ static void bits_clear(struct txs_rx_core *c, uint64_t *bits, uint64_t from, uin
 	}
 }
 
-static __attribute__((noinline)) enum seq_verdict seq_ahead(struct txs_rx_core *c, struct rx_flow *f, uint64_t s,
-							    uint64_t idx)
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
 {
-	uint64_t gap = s - f->next;
-	if (f->ev_head && gap > c->conf.max_jump)
-		return SEQ_REJECT;
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* End the flow's epoch and start an empty one at `at`: the sequences the old
+ * one covered stay in the flow's span, the window and the extent history
+ * start afresh. */
+static void epoch_new(struct txs_rx_core *c, struct rx_flow *f, uint64_t at)
+{
+	f->span_closed = sat_add(f->span_closed, f->next - f->base);
+	memset(f->bits, 0, (size_t)c->words * 8);
+	f->base = at;
+	f->next = at;
+	f->ev_head = 0;
+	f->cand_n = 0;
+}
+
+/* An implausible sequence: counted as malformed by the caller, the flow is
+ * untouched, unless it is the TXS_RX_RESYNC_CONFIRM-th in a row of a run
+ * (each at most 64 after the previous): then the flow resyncs, its new epoch
+ * starting after the run. */
+static __attribute__((noinline, cold)) enum seq_verdict seq_implausible(struct txs_rx_core *c, struct rx_flow *f,
+									 uint64_t s)
+{
+	if (f->cand_n && s - f->cand < 64)
+		f->cand_n++;
+	else
+		f->cand_n = 1;
+	f->cand = s + 1;
+	if (f->cand_n >= TXS_RX_RESYNC_CONFIRM) {
+		epoch_new(c, f, s + 1);
+		f->resyncs++;
+	}
+	return SEQ_REJECT;
+}
+
+/* 0 < gap = s - next <= max_jump */
+static __attribute__((noinline)) enum seq_verdict seq_ahead(struct txs_rx_core *c, struct rx_flow *f, uint64_t s,
+							    uint64_t gap, uint64_t idx)
+{
+	f->cand_n = 0;
+	if (TXS_UNLIKELY(s - f->base >= TXS_RX_EPOCH_MAX)) {
+		/* the span stays below 2^62 per epoch, so it never wraps */
+		epoch_new(c, f, s);
+		gap = 0;
+	}
 	if (gap >= c->window)
 		memset(f->bits, 0, (size_t)c->words * 8);
 	else
@@ -316,10 +368,17 @@ static __attribute__((noinline)) enum seq_verdict seq_ahead(struct txs_rx_core *
 	return SEQ_UNIQUE;
 }
 
+/* s behind next by more than 0, or ahead by more than max_jump */
 static __attribute__((noinline)) enum seq_verdict seq_behind(struct txs_rx_core *c, struct rx_flow *f, uint64_t s,
 							     uint64_t idx)
 {
-	if (f->next - s > c->window)
+	uint64_t back = f->next - s;
+	/* implausible: far behind, or before the epoch began (a first packet
+	 * "behind" sequence 0, a sequence the flow never reached) */
+	if (back > c->conf.max_jump || s - f->base >= f->next - f->base)
+		return seq_implausible(c, f, s);
+	f->cand_n = 0;
+	if (back > c->window)
 		return SEQ_LATE;
 	uint64_t *w = &f->bits[(s >> 6) & c->wmask];
 	uint64_t m = 1ull << (s & 63);
@@ -328,13 +387,15 @@ static __attribute__((noinline)) enum seq_verdict seq_behind(struct txs_rx_core 
 	*w |= m;
 	f->reordered++;
 	TXS_STAT_ADD(c->live.reordered, 1);
-	/* extent: earliest max-event with seq > s (one exists: next - 1 > s) */
+	/* extent: earliest max-event with seq > s (one exists: next - 1 > s);
+	 * compared as offsets into the epoch, so a wrap of 2^64 inside it is fine */
+	uint64_t so = s - f->base;
 	uint64_t nev = f->ev_head < TXS_RX_EXTENT_RING ? f->ev_head : TXS_RX_EXTENT_RING;
 	uint64_t oldest = f->ev_head - nev;
 	uint64_t lo = 0, hi = nev;
 	while (lo < hi) {
 		uint64_t mid = (lo + hi) / 2;
-		if (f->ev[(oldest + mid) & EV_MASK].seq > s)
+		if (f->ev[(oldest + mid) & EV_MASK].seq - f->base > so)
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -350,17 +411,23 @@ static __attribute__((noinline)) enum seq_verdict seq_behind(struct txs_rx_core 
 	return SEQ_UNIQUE;
 }
 
+/* Modular sequence arithmetic with a window (docs/recv.md): in order, ahead
+ * by at most max_jump, behind inside the epoch by at most max_jump; anything
+ * else is implausible. Every unique sequence lies in [base, next), so a
+ * flow's unique count never exceeds its span. */
 static inline enum seq_verdict seq_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t s)
 {
 	uint64_t idx = f->received;
 	if (TXS_LIKELY(s == f->next)) {
 		f->bits[(s >> 6) & c->wmask] |= 1ull << (s & 63);
 		f->next = s + 1;
+		f->cand_n = 0;
 		ev_push(f, idx, s);
 		return SEQ_UNIQUE;
 	}
-	if (s > f->next)
-		return seq_ahead(c, f, s, idx);
+	uint64_t gap = s - f->next;
+	if (gap <= c->conf.max_jump)
+		return seq_ahead(c, f, s, gap, idx);
 	return seq_behind(c, f, s, idx);
 }
 
@@ -371,29 +438,38 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 		c->lat_none++;
 		return;
 	}
-	int64_t transit = (int64_t)(arr - sent);
-	if (TXS_LIKELY(transit >= 0)) {
-		uint64_t v = (uint64_t)transit;
-		txs_hist_add_fast(&c->lat, v);
+	uint64_t transit = arr - sent; /* mod 2^64 */
+	uint64_t lim = c->conf.max_latency_ns;
+	if (TXS_LIKELY(transit <= lim)) {
+		txs_hist_add_fast(&c->lat, transit);
 		f->lat_count++;
-		f->lat_sum += v;
-		if (v < f->lat_min)
-			f->lat_min = v;
-		if (v > f->lat_max)
-			f->lat_max = v;
+		f->lat_sum += transit;
+		if (transit < f->lat_min)
+			f->lat_min = transit;
+		if (transit > f->lat_max)
+			f->lat_max = transit;
 	} else {
-		c->lat_negative++;
+		/* clock skew, counted apart: stamped after arrival, or so long
+		 * before it that no network held the packet that long */
+		if (sent > arr)
+			c->lat_negative++;
+		else
+			c->lat_past++;
+		/* the transit beyond +-lim is no clock offset either: no jitter */
+		if (transit < (uint64_t)0 - lim)
+			return;
 	}
 	/* RFC 3550 6.4.1 / A.8: J += (|D| - J) / 16, kept scaled by 16; works with
-	 * offset clocks since only differences of transit times enter */
+	 * offset clocks since only differences of transit times enter (both
+	 * within +-lim, so |D| <= 2 lim) */
 	if (TXS_LIKELY(f->have_transit)) {
-		uint64_t d = (uint64_t)transit - (uint64_t)f->last_transit; /* wraps, never overflows */
+		uint64_t d = transit - (uint64_t)f->last_transit; /* wraps, never overflows */
 		uint64_t ad = d >> 63 ? (uint64_t)0 - d : d;
 		if (ad > (1ull << 40))
 			ad = 1ull << 40;
 		f->jitter16 = f->jitter16 - ((f->jitter16 + 8) >> 4) + ad;
 	}
-	f->last_transit = transit;
+	f->last_transit = (int64_t)transit;
 	f->have_transit = true;
 }
 

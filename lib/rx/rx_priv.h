@@ -15,7 +15,8 @@ enum rx_key_kind { RX_KEY_ID = 1, RX_KEY_TUPLE = 2 };
 
 struct rx_flow {
 	/* hot: touched per packet */
-	uint64_t next;          /* highest sequence + 1 (0: none yet) */
+	uint64_t next;          /* highest sequence + 1, mod 2^64 (0: none yet) */
+	uint64_t base;          /* start of the current epoch: [base, next) is the flow's span */
 	uint64_t received;      /* arrivals, also the arrival index */
 	uint64_t unique, dup, reordered, late;
 	uint64_t bytes;
@@ -28,7 +29,11 @@ struct rx_flow {
 	bool have_transit;
 	bool sequenced;
 	uint8_t kind;           /* enum txs_ph_kind */
+	unsigned cand_n;        /* implausible packets in a row (reset by any plausible one) */
 	/* cold */
+	uint64_t cand;          /* implausible run: the sequence that would continue it */
+	uint64_t resyncs;
+	uint64_t span_closed;   /* sequences covered by closed epochs (saturating) */
 	uint64_t extent_max, extent_sum, extent_beyond;
 	uint8_t key_kind;       /* enum rx_key_kind */
 	uint32_t id;
@@ -63,7 +68,7 @@ struct txs_rx_core {
 	uint64_t perr[TXS_PERR__COUNT];
 	uint64_t bad[TXS_RX_BAD__COUNT];
 	uint64_t filtered;
-	uint64_t lat_none, lat_negative;
+	uint64_t lat_none, lat_negative, lat_past;
 	uint64_t unsequenced;
 	struct txs_hist lat;
 	struct {

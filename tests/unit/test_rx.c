@@ -256,8 +256,9 @@ static void compact_wrap(void **st)
 	uint64_t t = s[39];
 	s[39] = s[41];
 	s[41] = t; /* 2^32+1 before 2^32-1 */
-	struct txs_rx_core *c = mkcore(0, 0, 1);
-	struct txs_rx_core *cf = mkcore(0, 0, 1);
+	/* a first packet at 2^32 - 40 is plausible only with a max_jump above it */
+	struct txs_rx_core *c = mkcore(0, 1ull << 33, 1);
+	struct txs_rx_core *cf = mkcore(0, 1ull << 33, 1);
 	for (unsigned i = 0; i < 100; i++) {
 		feed(c, TXS_PH_COMPACT, 0, s[i] & 0xffffffffu, 1, 2, 0);
 		feed(cf, TXS_PH_FULL, 0, s[i], 1, 2, 0);
@@ -304,16 +305,17 @@ static void absurd_jump(void **st)
 {
 	(void)st;
 	struct txs_rx_core *c = mkcore(0, 0, 1);
-	/* the first packet may start anywhere */
-	feed(c, TXS_PH_FULL, 0, 5000000000ull, 1, 2, 0);
-	feed(c, TXS_PH_FULL, 0, 5000000001ull, 1, 2, 0);
+	feed(c, TXS_PH_FULL, 0, 5000, 1, 2, 0);
+	feed(c, TXS_PH_FULL, 0, 5001, 1, 2, 0);
 	feed(c, TXS_PH_FULL, 0, 1ull << 62, 1, 2, 0); /* garbage: ahead by 2^62 */
-	feed(c, TXS_PH_FULL, 0, 5000000002ull, 1, 2, 0);
+	feed(c, TXS_PH_FULL, 0, 5002, 1, 2, 0);
 	struct txs_rx_result *r = result1(c, NULL);
 	assert_int_equal(r->bad[TXS_RX_BAD_SEQ_JUMP], 1);
 	assert_int_equal(r->malformed, 1);
 	assert_int_equal(r->received, 3);
-	assert_int_equal(flow_id(r, 0)->next_seq, 5000000003ull);
+	assert_int_equal(r->lost, 5000); /* 0..4999: the sender starts at 0 */
+	assert_int_equal(flow_id(r, 0)->next_seq, 5003);
+	assert_int_equal(flow_id(r, 0)->span, 5003);
 	struct txs_rx_expect e = { .have_total = true, .total = 3 };
 	txs_rx_result_free(r);
 	r = result1(c, &e);
@@ -333,6 +335,142 @@ static void absurd_jump(void **st)
 	assert_int_equal(r->bad[TXS_RX_BAD_SEQ_JUMP], 2);
 	assert_int_equal(r->unique, 3);
 	assert_int_equal(r->late, 0);
+	assert_int_equal(r->resyncs, 0);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+}
+
+/* issue 13: wild sequences never turn into loss of 2^63 */
+static void wild_sequences(void **st)
+{
+	(void)st;
+	/* 2^64-1, 0, 1: the first is "behind" sequence 0, implausible */
+	struct txs_rx_core *c = mkcore(0, 0, 1);
+	feed(c, TXS_PH_FULL, 0, UINT64_MAX, 1, 2, 0);
+	feed(c, TXS_PH_FULL, 0, 0, 1, 2, 0);
+	feed(c, TXS_PH_FULL, 0, 1, 1, 2, 0);
+	struct txs_rx_result *r = result1(c, NULL);
+	assert_int_equal(r->received, 2);
+	assert_int_equal(r->unique, 2);
+	assert_int_equal(r->lost, 0);
+	assert_int_equal(r->bad[TXS_RX_BAD_SEQ_JUMP], 1);
+	assert_int_equal(flow_id(r, 0)->next_seq, 2);
+	check_invariants(r);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+
+	/* one datagram at 2^63: a first packet meets the same rule */
+	c = mkcore(0, 0, 1);
+	feed(c, TXS_PH_FULL, 9, 1ull << 63, 1, 2, 0);
+	r = result1(c, NULL);
+	assert_int_equal(r->lost, 0);
+	assert_int_equal(r->received, 0);
+	assert_int_equal(r->malformed, 1);
+	assert_int_equal(flow_id(r, 9)->span, 0);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+
+	/* a receiver joining a long flow late: 5e9.. resyncs after
+	 * TXS_RX_RESYNC_CONFIRM packets, loss counted from there */
+	c = mkcore(0, 0, 1);
+	const uint64_t b = 5000000000ull;
+	for (uint64_t s = b; s < b + 100; s++)
+		if (s != b + 50)
+			feed(c, TXS_PH_FULL, 0, s, 1, 2, 0);
+	r = result1(c, NULL);
+	assert_int_equal(r->resyncs, 1);
+	assert_int_equal(r->bad[TXS_RX_BAD_SEQ_JUMP], TXS_RX_RESYNC_CONFIRM);
+	assert_int_equal(r->unique, 99 - TXS_RX_RESYNC_CONFIRM);
+	assert_int_equal(r->lost, 1);
+	assert_int_equal(flow_id(r, 0)->first_seq, b + TXS_RX_RESYNC_CONFIRM);
+	check_invariants(r);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+
+	/* a hostile run in the middle of a flow: it resyncs the flow, the real
+	 * flow resyncs it back; loss stays within the spans */
+	c = mkcore(0, 0, 1);
+	for (uint64_t s = 0; s < 100; s++)
+		feed(c, TXS_PH_FULL, 0, s, 1, 2, 0);
+	for (uint64_t s = 0; s < 10; s++)
+		feed(c, TXS_PH_FULL, 0, (1ull << 63) + s * 2, 1, 2, 0); /* a run with holes */
+	for (uint64_t s = 100; s < 200; s++)
+		feed(c, TXS_PH_FULL, 0, s, 1, 2, 0);
+	r = result1(c, NULL);
+	const struct txs_rx_flow *f = flow_id(r, 0);
+	assert_int_equal(f->resyncs, 2);
+	assert_int_equal(r->bad[TXS_RX_BAD_SEQ_JUMP], 2 * TXS_RX_RESYNC_CONFIRM);
+	assert_true(r->lost <= f->span);
+	assert_true(f->span <= 200 + 20);
+	assert_int_equal(r->unique, 200 - TXS_RX_RESYNC_CONFIRM + (10 - TXS_RX_RESYNC_CONFIRM));
+	check_invariants(r);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+
+	/* an epoch through 2^64: next wraps, the span does not */
+	c = mkcore(0, 0, 1);
+	for (uint64_t s = UINT64_MAX - 8; s != 3; s++)
+		feed(c, TXS_PH_FULL, 0, s, 1, 2, 0);
+	feed(c, TXS_PH_FULL, 0, UINT64_MAX, 1, 2, 0); /* a duplicate across the wrap */
+	r = result1(c, NULL);
+	f = flow_id(r, 0);
+	assert_int_equal(f->resyncs, 1);
+	assert_int_equal(f->next_seq, 3);
+	assert_int_equal(f->span, 12 - TXS_RX_RESYNC_CONFIRM);
+	assert_int_equal(f->lost, 0);
+	assert_int_equal(r->duplicates, 1);
+	check_invariants(r);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+
+	/* far behind (a sender restarted at 0 on a flow at 2^31): implausible,
+	 * then a resync, not 2^31 late packets */
+	c = mkcore(0, 0, 1);
+	for (uint64_t s = 0; s < 10; s++)
+		feed(c, TXS_PH_FULL, 0, s * (1ull << 29), 1, 2, 0);
+	for (uint64_t s = 0; s < 10; s++)
+		feed(c, TXS_PH_FULL, 0, s, 1, 2, 0);
+	r = result1(c, NULL);
+	assert_int_equal(r->resyncs, 1);
+	assert_int_equal(r->late, 0);
+	check_invariants(r);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+}
+
+/* latency from a timestamp in the future or far past is clock skew */
+static void latency_skew(void **st)
+{
+	(void)st;
+	struct txs_rx_core *c = mkcore(0, 0, 1);
+	const uint64_t now = 1700000000000000000ull;
+	feed(c, TXS_PH_FULL, 0, 0, now - 1000, now, 0);                 /* 1 us */
+	feed(c, TXS_PH_FULL, 0, 1, now + 5000, now, 0);                 /* future, within the bound */
+	feed(c, TXS_PH_FULL, 0, 2, now + (1ull << 62), now, 0);         /* far future */
+	feed(c, TXS_PH_FULL, 0, 3, 1, now, 0);                          /* 1 ns after 1970 */
+	feed(c, TXS_PH_FULL, 0, 4, now - 61000000000ull, now, 0);       /* 61 s */
+	feed(c, TXS_PH_FULL, 0, 5, now - 59000000000ull, now, 0);       /* 59 s: a sample */
+	feed(c, TXS_PH_FULL, 1, 0, UINT64_MAX, now, 0);                 /* the year 2554 */
+	struct txs_rx_result *r = result1(c, NULL);
+	assert_int_equal(r->lat.count, 2);
+	assert_int_equal(r->lat.max, 59000000000ull);
+	assert_int_equal(r->lat_negative, 3);
+	assert_int_equal(r->lat_past, 2);
+	assert_int_equal(flow_id(r, 0)->lat_count, 2);
+	assert_int_equal(flow_id(r, 0)->lat_max, 59000000000ull);
+	/* jitter from the bounded samples only: 1 us, -5 us, 59 s */
+	assert_true(flow_id(r, 0)->jitter_ns < 60000000000ull / 16 + 1000);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+	/* the bound is configurable */
+	struct txs_rx_conf cf = { .max_latency_ns = 1000 };
+	assert_int_equal(txs_rx_core_create(&c, &cf), 0);
+	feed(c, TXS_PH_FULL, 0, 0, now - 1000, now, 0);
+	feed(c, TXS_PH_FULL, 0, 1, now - 1001, now, 0);
+	r = result1(c, NULL);
+	assert_int_equal(r->lat.count, 1);
+	assert_int_equal(r->lat_past, 1);
+	assert_int_equal(r->max_latency_ns, 1000);
 	txs_rx_result_free(r);
 	txs_rx_core_destroy(c);
 }
@@ -944,7 +1082,10 @@ static void pcap_reader(void **st)
 	assert_int_equal(r->received, 100);
 	assert_int_equal(r->lost, 0);
 	assert_int_equal(r->n_flows, 1);
-	assert_int_equal(r->lat.count, 100);
+	/* the frames are stamped 1000 ns after the epoch, captured in 2023:
+	 * clock skew, counted apart, never 53 years of latency */
+	assert_int_equal(r->lat.count, 0);
+	assert_int_equal(r->lat_past, 100);
 	txs_rx_result_free(r);
 	txs_rx_core_destroy(c);
 	txs_rx_input_close(in);
@@ -953,6 +1094,51 @@ static void pcap_reader(void **st)
 }
 
 /* ---- udp input on loopback ------------------------------------------------------------------ */
+/* issue 13 item 6: a port in use is refused unless every receiver shares it */
+static void udp_input_port_in_use(void **st)
+{
+	(void)st;
+	struct txs_rx_input_conf ic = { .n_queues = 1, .have_bind = true, .rcvbuf = 1 << 20 };
+	txs_addr_parse(&ic.bind, "127.0.0.1");
+	struct txs_rx_input *a = NULL, *b = NULL;
+	char err[320];
+	int rc = -1;
+	for (unsigned tries = 0; rc < 0 && tries < 20; tries++) {
+		ic.port = (uint16_t)(33000 + (getpid() * 13 + tries) % 16000);
+		rc = txs_rx_input_open(&a, "udp", &ic, err, sizeof(err));
+	}
+	if (rc < 0)
+		T_SKIP("no loopback UDP port: %s", err);
+	struct txs_rx_input_stats is;
+	txs_rx_input_stats(a, &is);
+	/* the kernel reports twice what was asked (FORCE), or what rmem_max capped */
+	assert_true(is.rcvbuf > 0);
+	if (is.rcvbuf_forced)
+		assert_int_equal(is.rcvbuf, 2 << 20);
+	/* one queue, several, both without SO_REUSEPORT on the holder */
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	assert_non_null(strstr(err, "in use"));
+	ic.n_queues = 2;
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	ic.reuseport = true;
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	assert_non_null(strstr(err, "does not share"));
+	txs_rx_input_close(a);
+	/* both asking to share: they do */
+	assert_int_equal(txs_rx_input_open(&a, "udp", &ic, err, sizeof(err)), 0);
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), 0);
+	txs_rx_input_close(b);
+	txs_rx_input_close(a);
+	/* several own queues alone: fine, and the port is free again after */
+	ic.reuseport = false;
+	assert_int_equal(txs_rx_input_open(&a, "udp", &ic, err, sizeof(err)), 0);
+	assert_int_equal(txs_rx_input_check(a, err, sizeof(err)), 0);
+	txs_rx_input_close(a);
+	ic.n_queues = 1;
+	assert_int_equal(txs_rx_input_open(&a, "udp", &ic, err, sizeof(err)), 0);
+	txs_rx_input_close(a);
+}
+
 static void udp_input_loopback(void **st)
 {
 	(void)st;
@@ -1060,6 +1246,8 @@ int main(void)
 		cmocka_unit_test(large_gaps),
 		cmocka_unit_test(compact_wrap),
 		cmocka_unit_test(absurd_jump),
+		cmocka_unit_test(wild_sequences),
+		cmocka_unit_test(latency_skew),
 		cmocka_unit_test(expect_per_flow),
 		cmocka_unit_test(expect_parse),
 		cmocka_unit_test(latency_jitter),
@@ -1072,6 +1260,7 @@ int main(void)
 		cmocka_unit_test(kstats),
 		cmocka_unit_test(pcap_reader),
 		cmocka_unit_test(udp_input_loopback),
+		cmocka_unit_test(udp_input_port_in_use),
 		cmocka_unit_test(fast_path_agrees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
  * reads relaxed live counters for interval lines and stop conditions, and
  * merges the cores once the threads have stopped. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,7 +19,13 @@
 #include "opt.h"
 
 #define LIVE_DEFAULT_TIME 10.0
+/* udp: the receive buffer asked for by default (SO_RCVBUFFORCE when
+ * permitted, else SO_RCVBUF, which the kernel caps at net.core.rmem_max):
+ * at 100 kpps of small datagrams on one host this rides out a stall of the
+ * receiving thread of several hundred ms (issue 12 item 5) */
+#define RCVBUF_DEFAULT (32u << 20)
 #define POLL_MS 50
+#define SUMMARY_WAIT_S 5.0 /* --idle with --sender-summary: wait this long for the file */
 
 struct opt_time {
 	bool set;
@@ -32,6 +39,7 @@ struct recv_cfg {
 	unsigned threads;
 	struct opt_cpus cpus;
 	bool no_pin;
+	bool reuseport;
 	const char *dev;
 	struct opt_time time;
 	double idle;
@@ -64,8 +72,8 @@ static const struct opt recv_opts[] = {
 	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only" },
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (udp without -B: dual-stack unless -4/-6)" },
 	{ "parallel", 'P', OPT_UINT, O(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
-	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: CPUs in order)" },
-	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads" },
+	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: not pinned, like iperf3)" },
+	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads, even with -A (the default without -A)" },
 	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp | packet:IFNAME[,IFNAME...] | pcap:FILE", "udp" },
 	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
 	{ "idle", 0, OPT_SECONDS, O(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
@@ -73,7 +81,8 @@ static const struct opt recv_opts[] = {
 	{ "sender-summary", 0, OPT_STR, O(sender_summary), "FILE", "JSON summary of txscale send (--summary-file, or its -J output), read at the end: exact loss per flow" },
 	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
-	{ "rcvbuf", 0, OPT_U64, O(rcvbuf), "BYTES", "udp: socket receive buffer (SO_RCVBUFFORCE)", NULL, 1, 0x7fffffff },
+	{ "rcvbuf", 0, OPT_U64, O(rcvbuf), "BYTES", "udp: socket receive buffer, default 33554432 (SO_RCVBUFFORCE if permitted, else up to net.core.rmem_max)", NULL, 1, 0x7fffffff },
+	{ "reuseport", 0, OPT_FLAG, O(reuseport), NULL, "udp: share the port with other receivers (SO_REUSEPORT: the kernel splits the traffic; each counts the others' share as lost)" },
 	{ "window", 0, OPT_UINT, O(window), "PKTS", "duplicate/reorder window per flow, power of two", "4096", 64, TXS_RX_WINDOW_MAX },
 	{ "max-flows", 0, OPT_UINT, O(max_flows), "N", "flows tracked per thread", "4096", 1, 1u << 22 },
 	{ "batch", 0, OPT_UINT, O(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
@@ -302,6 +311,11 @@ static void summary_json(FILE *f, const struct summary *s)
 	txs_json_bool(&j, "socket_drops_known", s->is->have_socket_drops);
 	txs_json_u64(&j, "ring_packets", s->is->ring_packets);
 	txs_json_u64(&j, "csum_completed", s->is->csum_completed);
+	if (s->is->rcvbuf >= 0)
+		txs_json_i64(&j, "rcvbuf", s->is->rcvbuf);
+	else
+		txs_json_dbl(&j, "rcvbuf", NAN);
+	txs_json_bool(&j, "rcvbuf_forced", s->is->rcvbuf_forced);
 	txs_json_obj_open(&j, "pcap");
 	txs_json_u64(&j, "records", s->is->pcap.records);
 	txs_json_u64(&j, "snapped", s->is->pcap.snapped);
@@ -338,6 +352,14 @@ static void summary_text(const struct summary *s)
 	txs_rx_result_text(stdout, s->r, s->link_names);
 	if (!s->in->offline)
 		txs_rx_kstats_text(stdout, s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
+	if (s->is->rcvbuf >= 0)
+		printf("socket   receive buffer %lld bytes (%s)\n", (long long)s->is->rcvbuf,
+		       s->is->rcvbuf_forced ? "SO_RCVBUFFORCE" : "SO_RCVBUF, capped by net.core.rmem_max");
+	if (s->is->have_socket_drops && s->is->socket_drops)
+		printf("DROPPED  the kernel dropped %llu datagrams at our %s (%s full): they are part of lost%s\n",
+		       (unsigned long long)s->is->socket_drops, s->in->raw ? "rings" : "sockets",
+		       s->in->raw ? "ring" : "receive buffer",
+		       s->in->raw ? "" : "; a larger --rcvbuf or -A on a CPU of its own may help");
 	const struct txs_pcap_counts *pc = &s->is->pcap;
 	if (pc->bad_len || pc->truncated || pc->bad_l2 || pc->snapped)
 		printf("pcap     %llu records; corrupt: %llu bad length, %llu truncated, %llu bad link header; %llu "
@@ -348,11 +370,12 @@ static void summary_text(const struct summary *s)
 	fflush(stdout);
 }
 
-static int load_summary(const char *path, struct txs_rx_expect *e)
+static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
-		fprintf(stderr, "txscale recv: cannot read --sender-summary '%s': %s\n", path, strerror(errno));
+		if (!quiet)
+			fprintf(stderr, "txscale recv: cannot read --sender-summary '%s': %s\n", path, strerror(errno));
 		return 2;
 	}
 	size_t cap = 1 << 16, len = 0;
@@ -380,13 +403,20 @@ static int load_summary(const char *path, struct txs_rx_expect *e)
 	}
 	fclose(f);
 	if (!buf) {
-		fprintf(stderr, "txscale recv: --sender-summary '%s': too large or out of memory\n", path);
+		if (!quiet)
+			fprintf(stderr, "txscale recv: --sender-summary '%s': too large or out of memory\n", path);
 		return 2;
 	}
-	int rc = txs_rx_expect_parse(e, buf, len);
+	/* into a copy: e stays as it was unless the file is whole and valid */
+	struct txs_rx_expect *ne = malloc(sizeof(*ne));
+	int rc = ne ? txs_rx_expect_parse(ne, buf, len) : -ENOMEM;
+	if (rc == 0)
+		*e = *ne;
+	free(ne);
 	free(buf);
 	if (rc < 0) {
-		fprintf(stderr,
+		if (!quiet)
+			fprintf(stderr,
 			"txscale recv: --sender-summary '%s': no valid txscale send summary line "
 			"({\"type\":\"summary\",\"kind\":\"send\",\"packets\":N,\"threads\":[...]})\n",
 			path);
@@ -450,17 +480,34 @@ int cmd_recv(int argc, char **argv)
 			return 2;
 		}
 	}
-	opt_assign_cpus(&cfg.cpus, cfg.no_pin, nthreads, cpus);
+	/* unpinned unless -A (issue 12: pinning thread 0 to CPU 0 by default put
+	 * recv on the sender's CPU on one host) */
+	opt_assign_cpus(&cfg.cpus, cfg.no_pin || !cfg.cpus.n, nthreads, cpus);
+	/* a bad --summary-file is refused before anything starts */
+	FILE *summary_f = NULL;
+	if (cfg.summary_file) {
+		summary_f = fopen(cfg.summary_file, "we");
+		if (!summary_f) {
+			fprintf(stderr, "txscale recv: bad value for --summary-file: '%s': %s\n", cfg.summary_file,
+				strerror(errno));
+			return 2;
+		}
+	}
 	struct txs_rx_expect *exp = calloc(1, sizeof(*exp));
-	if (!exp)
+	if (!exp) {
+		if (summary_f)
+			fclose(summary_f);
 		return 1;
+	}
 	if (cfg.sender_summary) {
 		/* read now if it is there (the run can stop once all arrived), and
 		 * again at the end: a live sender writes it while we receive */
 		if (access(cfg.sender_summary, F_OK) == 0) {
-			rc = load_summary(cfg.sender_summary, exp);
+			rc = load_summary(cfg.sender_summary, exp, false);
 			if (rc) {
 				free(exp);
+				if (summary_f)
+					fclose(summary_f);
 				return rc;
 			}
 		}
@@ -475,7 +522,8 @@ int cmd_recv(int argc, char **argv)
 		.have_bind = cfg.bind != NULL,
 		.bind = bind,
 		.port = cfg.port ? cfg.port : 5201,
-		.rcvbuf = (int)cfg.rcvbuf,
+		.rcvbuf = cfg.rcvbuf ? (int)cfg.rcvbuf : (int)RCVBUF_DEFAULT,
+		.reuseport = cfg.reuseport,
 		.batch = cfg.batch,
 	};
 	struct txs_rx_input *in;
@@ -484,8 +532,12 @@ int cmd_recv(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "txscale recv: --dev %s\n", err);
 		free(exp);
+		if (summary_f)
+			fclose(summary_f);
 		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT ? 2 : 1;
 	}
+	if (cfg.reuseport && strcmp(cfg.dev, "udp") != 0)
+		fprintf(stderr, "txscale recv: note: --reuseport applies to --dev udp only\n");
 	if (cfg.rcvbuf && strcmp(cfg.dev, "udp") != 0)
 		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
 	struct txs_rx_conf rc_conf = {
@@ -570,6 +622,7 @@ int cmd_recv(int argc, char **argv)
 	}
 	double last_iv = 0;
 	bool header = false;
+	uint64_t last_try = 0;
 	while (!stopping()) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -584,7 +637,11 @@ int cmd_recv(int argc, char **argv)
 				last = l;
 			struct txs_rx_live lv;
 			txs_rx_core_live(cores[i], &lv);
-			uniq += lv.received - lv.duplicates - lv.late;
+			/* relaxed reads of counters the thread bumps one after
+			 * the other: a duplicate may be seen before its received,
+			 * so clamp (a wrap here would end the run at once) */
+			uint64_t dl = lv.duplicates + lv.late;
+			uniq += lv.received > dl ? lv.received - dl : 0;
 		}
 		if (cfg.interval > 0 && el - last_iv >= cfg.interval) {
 			interval(&cfg, t, started, prev, last_iv, el, &header);
@@ -596,17 +653,42 @@ int cmd_recv(int argc, char **argv)
 			break;
 		if (cfg.idle > 0) {
 			uint64_t ref = last ? last : cfg.time.v == 0 ? t0 : 0;
-			if (ref && now > ref && (double)(now - ref) / 1e9 >= cfg.idle)
-				break;
+			if (ref && now > ref && (double)(now - ref) / 1e9 >= cfg.idle) {
+				/* idle, but the sender has not written its summary yet
+				 * (a loaded host: it may still be sending, or finishing):
+				 * wait for it, at most SUMMARY_WAIT_S beyond the idle
+				 * point (-t bounds it too), trying every 100 ms */
+				if (!cfg.sender_summary || exp->have_total ||
+				    (double)(now - ref) / 1e9 >= cfg.idle + SUMMARY_WAIT_S)
+					break;
+				if (now - last_try >= 100000000ull) {
+					last_try = now;
+					if (load_summary(cfg.sender_summary, exp, true) == 0 && exp->have_total)
+						break;
+				}
+			}
 		}
 		if (exp->have_total && uniq >= exp->total)
 			break;
 	}
 	__atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
+	bool link_failed = false;
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(t[i].th, NULL);
-		if (t[i].error < 0) {
+		if (t[i].error == -ENETDOWN || t[i].error == -ENODEV)
+			link_failed = true;
+		else if (t[i].error < 0) {
 			fprintf(stderr, "txscale recv: queue %u: %s\n", i, txs_strerror(t[i].error));
+			ret = 1;
+		}
+	}
+	/* an interface that went down or away fails the run, named */
+	if (!in->offline) {
+		char cerr[160];
+		int crc = txs_rx_input_check(in, cerr, sizeof(cerr));
+		if (crc < 0 || link_failed) {
+			fprintf(stderr, "txscale recv: --dev %s: %s\n", in->spec,
+				crc < 0 ? cerr : "an interface went down during the run (Network is down)");
 			ret = 1;
 		}
 	}
@@ -618,7 +700,7 @@ int cmd_recv(int argc, char **argv)
 	txs_rx_kstats_delta(kd, kb, ka);
 	struct txs_rx_input_stats is;
 	txs_rx_input_stats(in, &is);
-	if (cfg.sender_summary && load_summary(cfg.sender_summary, exp) != 0) {
+	if (cfg.sender_summary && load_summary(cfg.sender_summary, exp, false) != 0) {
 		fprintf(stderr, "txscale recv: no exact loss: the sender summary could not be read\n");
 		memset(exp, 0, sizeof(*exp));
 		ret = 1;
@@ -654,16 +736,14 @@ int cmd_recv(int argc, char **argv)
 			summary_json(stdout, &s);
 		else
 			summary_text(&s);
-		if (cfg.summary_file) {
-			FILE *f = fopen(cfg.summary_file, "w");
-			if (!f) {
+		if (summary_f) {
+			summary_json(summary_f, &s);
+			if (fclose(summary_f) != 0) {
 				fprintf(stderr, "txscale recv: cannot write --summary-file '%s': %s\n", cfg.summary_file,
 					strerror(errno));
 				ret = 1;
-			} else {
-				summary_json(f, &s);
-				fclose(f);
 			}
+			summary_f = NULL;
 		}
 		txs_rx_result_free(res);
 	}
@@ -671,6 +751,8 @@ int cmd_recv(int argc, char **argv)
 	free(ka);
 	free(kd);
 out:
+	if (summary_f)
+		fclose(summary_f);
 	for (unsigned i = 0; cores && i < nthreads; i++)
 		txs_rx_core_destroy(cores[i]);
 	free(cores);

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# issue 13 items 5-7, receive side: recv refuses what it cannot do, with one
+# line naming the reason, instead of reporting 0 received and exiting 0.
+# In a network namespace of our own:
+#   1. a second recv on a port in use fails (exit 1, "in use", before its -t
+#      ends), also with -P 2; with --reuseport on both they share the port;
+#      recv's own -P 2 threads still share one port and count every packet
+#   2. --summary-file with a bad path: exit 2 before anything starts
+#   3. --dev packet: on an interface that is down: exit 1 naming it; one
+#      deleted or set down during the run: exit 1 naming it (one interface,
+#      and a list of two where the rings are not bound to it)
+# Needs root (namespaces, AF_PACKET); exits 77 otherwise.
+set -euo pipefail
+
+TXS=${TXS_BIN:-build/txscale}
+NS=rxr${TXS_LAB_TAG:-}
+PORT=47202
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
+[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+
+tmp=$(mktemp -d)
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null || true
+  wait 2>/dev/null || true
+  ip netns del "$NS" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+ip netns del "$NS" 2>/dev/null || true
+ip netns add "$NS" || skip "cannot create namespace $NS"
+ip -n "$NS" link set lo up
+
+
+# expect_fail NAME RC PATTERN -- CMD...: CMD exits RC within 5 s, one stderr line matching PATTERN
+expect_fail() {
+  local name=$1 want=$2 pat=$3; shift 4
+  local t0 rc=0
+  t0=$(date +%s%N)
+  timeout 20 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  local ms=$((($(date +%s%N) - t0) / 1000000))
+  [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want: $(cat "$tmp/$name.err")"
+  grep -qE "$pat" "$tmp/$name.err" || fail "$name: stderr does not say /$pat/: $(cat "$tmp/$name.err")"
+  [ "$ms" -lt 5000 ] || fail "$name: took $ms ms to fail"
+  echo "ok: $name: exit $rc: $(head -n1 "$tmp/$name.err")"
+}
+
+# ---- 1. busy port ----------------------------------------------------------------------
+ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -i 0 -t 20 >"$tmp/first.out" 2>&1 &
+first=$!
+sleep 0.4
+expect_fail busy-port 1 "port $PORT on 127.0.0.1 is in use.*--reuseport" -- ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -i 0 -t 10
+expect_fail busy-port-wildcard-P2 1 "port $PORT on \* is in use" -- ip netns exec "$NS" "$TXS" recv -p $PORT -P 2 -i 0 -t 10
+expect_fail busy-port-reuseport-one-side 1 "does not share it" -- ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT --reuseport -i 0 -t 10
+kill "$first"; wait "$first" 2>/dev/null || true
+
+# sharing on request: two recv --reuseport at once, each gets a share
+for k in 1 2; do
+  ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT --reuseport -i 0 -J -t 20 --idle 1 >"$tmp/share$k.json" 2>"$tmp/share$k.err" &
+  eval "share$k=\$!"
+done
+sleep 0.5
+ip netns exec "$NS" "$TXS" send --dev udp -p $PORT -P 4 -n 4000 -b 20k -i 0 127.0.0.1 >"$tmp/share.send" 2>&1 ||
+  fail "share: send: $(cat "$tmp/share.send")"
+# shellcheck disable=SC2154
+wait "$share1" || fail "share: recv 1 exited $?: $(cat "$tmp/share1.err")"
+# shellcheck disable=SC2154
+wait "$share2" || fail "share: recv 2 exited $?: $(cat "$tmp/share2.err")"
+r1=$(tail -n1 "$tmp/share1.json" | jq .received)
+r2=$(tail -n1 "$tmp/share2.json" | jq .received)
+[ $((r1 + r2)) -eq 4000 ] || fail "share: $r1 + $r2 received, 4000 sent"
+echo "ok: two recv --reuseport share the port: $r1 + $r2 = 4000"
+
+# recv's own threads share one port
+ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -P 2 -i 0 -J -t 20 --idle 1 >"$tmp/p2.json" 2>"$tmp/p2.err" &
+p2=$!
+sleep 0.5
+ip netns exec "$NS" "$TXS" send --dev udp -p $PORT -P 4 -n 4000 -b 20k -i 0 127.0.0.1 >"$tmp/p2.send" 2>&1 || fail "-P 2: send: $(cat "$tmp/p2.send")"
+wait "$p2" || fail "-P 2: recv exited $?: $(cat "$tmp/p2.err")"
+[ "$(tail -n1 "$tmp/p2.json" | jq .received)" = 4000 ] || fail "-P 2: $(tail -n1 "$tmp/p2.json" | jq -c '{received, lost}')"
+echo "ok: recv -P 2 (SO_REUSEPORT among its own threads): 4000 of 4000"
+
+# ---- 2. --summary-file -------------------------------------------------------------------
+expect_fail summary-file-bad-path 2 "bad value for --summary-file: '/nonexistent/dir/s.json'" -- \
+  ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -i 0 -t 10 --summary-file /nonexistent/dir/s.json
+[ ! -s "$tmp/summary-file-bad-path.out" ] || fail "summary-file-bad-path: recv started: $(cat "$tmp/summary-file-bad-path.out")"
+
+# ---- 3. packet: on a down / deleted interface -------------------------------------------
+ip -n "$NS" link add v0 type veth peer name v1 || skip "cannot create a veth pair"
+expect_fail packet-down 1 "packet:v0: interface 'v0' is down" -- ip netns exec "$NS" "$TXS" recv --dev packet:v0 -i 0 -t 10
+ip -n "$NS" link set v0 up
+ip -n "$NS" link set v1 up
+(sleep 1; ip -n "$NS" link set v0 down) &
+expect_fail packet-set-down 1 "packet:v0: interface 'v0' is down" -- ip netns exec "$NS" "$TXS" recv --dev packet:v0 -i 0 -t 10
+ip -n "$NS" link set v0 up
+(sleep 1; ip -n "$NS" link del v0) &
+expect_fail packet-deleted 1 "packet:v0: interface 'v0' no longer exists" -- ip netns exec "$NS" "$TXS" recv --dev packet:v0 -i 0 -t 10
+ip -n "$NS" link add v0 type veth peer name v1
+ip -n "$NS" link add w0 type veth peer name w1
+for l in v0 v1 w0 w1; do ip -n "$NS" link set $l up; done
+(sleep 1; ip -n "$NS" link del w0) &
+expect_fail packet-list-deleted 1 "packet:v0,w0: interface 'w0' no longer exists" -- ip netns exec "$NS" "$TXS" recv --dev packet:v0,w0 -i 0 -t 10
+# still a summary, JSON included, before the error line
+ip -n "$NS" link add v0 type veth peer name v1 2>/dev/null || true
+ip -n "$NS" link set v0 up
+ip -n "$NS" link set v1 up
+(sleep 1; ip -n "$NS" link del v0) &
+rc=0
+ip netns exec "$NS" timeout 20 "$TXS" recv --dev packet:v0 -i 0 -t 10 -J >"$tmp/pj.json" 2>"$tmp/pj.err" || rc=$?
+[ "$rc" = 1 ] || fail "packet -J: exit $rc"
+tail -n1 "$tmp/pj.json" | jq -e '.type == "summary"' >/dev/null || fail "packet -J: no summary"
+echo "ok: packet -J on a deleted interface: exit 1 with a summary"
