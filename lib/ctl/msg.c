@@ -196,7 +196,7 @@ static int rd_summary(struct rd *r, json_t *o, const char *key, const char *kind
 		snprintf(why, sizeof(why), "is not a %s summary (\"type\":\"summary\",\"kind\":\"%s\")", kind, kind);
 		return bad(r, key, why);
 	}
-	*out = json_dumps(v, JSON_COMPACT);
+	*out = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	if (!*out)
 		return fail(r->err, r->errlen, -ENOMEM, "out of memory");
 	return 0;

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "send_udp.h"
+#include "ctl_cli.h"
 
 struct send_cfg {
 	const char *dest;
@@ -42,6 +43,7 @@ struct send_cfg {
 	unsigned links;
 	const char *bond;
 	unsigned profile;
+	struct ctl_client_opts ctl; /* -c HOST is a txscale server: client.c */
 };
 
 /* --dev help: the registered backends' usage lines, filled before parsing */
@@ -99,6 +101,7 @@ static const struct opt send_opts[] = {
 	  "time each stage of the walk (ident, linksel, header, device, other) with the cycle counter on one burst "
 	  "in N (N defaults to 64) and print each one's share after the summary (x86-64; docs/profile.md)",
 	  NULL, 1, 1u << 20, NULL, "64" },
+	CTL_CLIENT_OPTS(O(ctl)),
 	OPT_END
 };
 #undef O
@@ -344,6 +347,9 @@ int cmd_send(int argc, char **argv)
 	txs_tmpl_free(&probe);
 
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
+	if (ctl_client_wanted(&cfg.ctl)) /* --server, -R, --bidir: the control channel (client.c) */
+		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, rate_pps, cfg.count,
+			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
 
 	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = route ? SEND_UDP_FRAME_SIZE : wire,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
