@@ -28,7 +28,8 @@
 
 #define CHILD_ENV "TXSCALE_CTL_CHILD" /* set in the sender the client runs */
 #define READY_TIMEOUT_S 10.0
-#define IDLE_S 1.0                    /* receivers end this long after the last packet */
+#define IDLE_S 1.0                    /* the server's receiver ends this long after the last packet */
+#define OWN_IDLE_S 2.0                /* ours: the server's sender summary must come before */
 #define EXTRA_S 30.0
 
 static volatile sig_atomic_t g_stop;
@@ -60,10 +61,6 @@ int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen)
 	return 0;
 }
 
-bool ctl_client_wanted(const struct ctl_client_opts *o)
-{
-	return (o->server || o->reverse || o->bidir) && !getenv(CHILD_ENV);
-}
 
 /* ---- connection ------------------------------------------------------------------------------ */
 
@@ -132,8 +129,11 @@ static int connect_to(const struct txs_addr *a, uint16_t port, double timeout, c
 }
 
 struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
-			       char *err, size_t errlen)
+			       int *rcp, char *err, size_t errlen)
 {
+	int dummy;
+	int *why = rcp ? rcp : &dummy;
+	*why = -EINVAL;
 	struct txs_addr a;
 	if (txs_addr_parse(&a, host) < 0) {
 		snprintf(err, errlen, "bad server address '%s'", host);
@@ -149,8 +149,10 @@ struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const ch
 		}
 	}
 	int fd = connect_to(&a, control_port, timeout, err, errlen);
-	if (fd < 0)
+	if (fd < 0) {
+		*why = fd;
 		return NULL;
+	}
 	struct ctl_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -169,10 +171,12 @@ struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const ch
 	struct txs_ctl_msg m;
 	char e[256];
 	int rc = txs_ctl_read(fd, &m, TXS_CTL_SMALL_MAX, ms(timeout), e, sizeof(e));
+	*why = -EPROTO; /* not a txscale server */
 	if (rc < 0) {
 		snprintf(err, errlen, "the server's greeting: %s", e);
 		goto fail;
 	}
+	*why = -EBUSY;
 	if (m.type == TXS_CTL_BUSY) {
 		snprintf(err, errlen, "the server is busy: %s", m.message);
 		goto fail;
@@ -181,10 +185,12 @@ struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const ch
 		snprintf(err, errlen, "the server refused: %s", m.message);
 		goto fail;
 	}
+	*why = -EPROTO;
 	if (m.type != TXS_CTL_HELLO) {
 		snprintf(err, errlen, "the server's greeting: expected hello, got %s", txs_ctl_type_str(m.type));
 		goto fail;
 	}
+	*why = -EACCES;
 	if (m.auth) {
 		if (!auth_file) {
 			snprintf(err, errlen, "the server asks for a shared secret: give --auth-file FILE");
@@ -198,6 +204,7 @@ struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const ch
 		}
 	}
 	txs_ctl_msg_free(&m);
+	*why = 0;
 	return c;
 fail:
 	txs_ctl_msg_free(&m);
@@ -215,6 +222,45 @@ void ctl_conn_close(struct ctl_conn *c)
 	txs_ctl_write(c->fd, &m, 1000, e, sizeof(e));
 	close(c->fd);
 	free(c);
+}
+
+/* A session opened by ctl_client_wanted's probe, for ctl_client_run. */
+static struct ctl_conn *g_probe;
+static char g_probe_err[512];
+
+static bool argv_has(int argc, char **argv, const char *shrt, const char *lng)
+{
+	size_t ll = strlen(lng);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if ((shrt && strncmp(argv[i], shrt, strlen(shrt)) == 0) ||
+		    (strncmp(argv[i], lng, ll) == 0 && (argv[i][ll] == 0 || argv[i][ll] == '=')))
+			return true;
+	}
+	return false;
+}
+
+bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int argc, char **argv)
+{
+	if (getenv(CHILD_ENV))
+		return false;
+	if (o->server || o->reverse || o->bidir)
+		return true;
+	/* the iperf3 form: -c HOST, no --dev */
+	if (!dest || !argv_has(argc, argv, "-c", "--client") || argv_has(argc, argv, NULL, "--dev"))
+		return false;
+	int why;
+	g_probe = ctl_conn_open(dest, o->control_port, o->auth_file, 1.0, &why, g_probe_err, sizeof(g_probe_err));
+	if (g_probe)
+		return true;
+	if (why == -EBUSY || why == -EACCES)
+		return true; /* a txscale server: say why it will not serve us */
+	if (why == -EPROTO)
+		fprintf(stderr, "txscale send: note: %s port %u is not a txscale server (%s): sending without one\n", dest,
+			o->control_port, g_probe_err);
+	g_probe_err[0] = 0;
+	return false;
 }
 
 /* Read the server's answer (ready or result) within timeout; an error
@@ -392,6 +438,8 @@ struct client {
 	char peer_json[PATH_MAX];
 	struct relay rs, rr; /* our sender's and our receiver's stdout */
 	pid_t sp, rp;
+	char *peer_send, *peer_recv; /* the server's summaries, from its results */
+	bool ctl_err;                 /* a control-channel failure while a child ran */
 	char err[512];
 };
 
@@ -403,6 +451,10 @@ static void pump_all(void *arg)
 }
 
 /* Wait for pid within secs while relaying; true when it exited by itself. */
+static int take_result(struct client *k, struct txs_ctl_msg *m);
+
+/* Wait for pid within secs while relaying; true when it exited by itself.
+ * A result the server sends meanwhile (its sender's summary) is taken. */
 static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
 {
 	double end = mono_s() + secs;
@@ -410,8 +462,20 @@ static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
 		pump_all(k);
 		if (reaped(pid, st))
 			return true;
-		struct pollfd pf[2] = { { .fd = k->rs.fd, .events = POLLIN }, { .fd = k->rr.fd, .events = POLLIN } };
-		poll(pf, 2, 20);
+		struct pollfd pf[3] = { { .fd = k->rs.fd, .events = POLLIN }, { .fd = k->rr.fd, .events = POLLIN },
+					{ .fd = k->ctl_err ? -1 : k->c->fd, .events = POLLIN } };
+		if (poll(pf, 3, 20) > 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+			struct txs_ctl_msg m;
+			char e[256];
+			int rc = txs_ctl_read(k->c->fd, &m, TXS_CTL_MSG_MAX, ms(k->c->timeout), e, sizeof(e));
+			if (rc == 0 && m.type == TXS_CTL_ERROR)
+				snprintf(k->err, sizeof(k->err), "the server says: %s", m.message);
+			else if (rc < 0)
+				snprintf(k->err, sizeof(k->err), "%s", e);
+			if (rc < 0 || take_result(k, &m) < 0)
+				k->ctl_err = true;
+			txs_ctl_msg_free(&m);
+		}
 	}
 	return stop_child(pid, 0, st);
 }
@@ -457,7 +521,7 @@ static int start_own_recv(struct client *k, double est)
 	if (s->json)
 		arg(&a, "-J");
 	arg(&a, "--idle");
-	arg(&a, fmt_arg(&a, "%.3f", IDLE_S));
+	arg(&a, fmt_arg(&a, "%.3f", OWN_IDLE_S));
 	arg(&a, "-t");
 	arg(&a, fmt_arg(&a, "%.3f", est > 0 ? est + EXTRA_S : 3600));
 	arg(&a, "--sender-summary");
@@ -670,6 +734,31 @@ static void flush_held(struct relay *r)
 	}
 }
 
+/* A result from the server: keep its summaries; the sender's is written
+ * at once for our receiver (it must be there before its idle end). */
+static int take_result(struct client *k, struct txs_ctl_msg *m)
+{
+	if (m->type != TXS_CTL_RESULT || m->test != k->c->test) {
+		if (m->type != TXS_CTL_ERROR)
+			snprintf(k->err, sizeof(k->err), "expected a result for test %u, got %s (test %u)", k->c->test,
+				 txs_ctl_type_str(m->type), m->test);
+		return -1;
+	}
+	if (m->sender && !k->peer_send) {
+		k->peer_send = m->sender;
+		m->sender = NULL;
+		if (k->rp > 0 && write_atomic(k->peer_json, k->peer_send) < 0) {
+			snprintf(k->err, sizeof(k->err), "cannot write the server's sender summary: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (m->receiver && !k->peer_recv) {
+		k->peer_recv = m->receiver;
+		m->receiver = NULL;
+	}
+	return 0;
+}
+
 int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv)
 {
 	bool fwd = !o->reverse || o->bidir, rev = o->reverse || o->bidir;
@@ -705,9 +794,19 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	signal(SIGPIPE, SIG_IGN);
 	struct txs_ctl_msg m = { 0 };
 
-	k->c = ctl_conn_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, k->err, sizeof(k->err));
+	if (g_probe) {
+		k->c = g_probe;
+		g_probe = NULL;
+	} else if (g_probe_err[0]) {
+		snprintf(k->err, sizeof(k->err), "%s", g_probe_err);
+		goto out;
+	} else {
+		k->c = ctl_conn_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, NULL, k->err,
+				     sizeof(k->err));
+	}
 	if (!k->c)
 		goto out;
+	k->c->timeout = o->ctl_timeout;
 	k->c->test = 1;
 	double est = s->time > 0 ? s->time : s->count && s->rate_pps > 0 ? (double)s->count / s->rate_pps : 0;
 	if (!s->json)
@@ -754,15 +853,16 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		double bound = est > 0 ? est + 60 : 3600;
 		bool self = wait_child(k, k->sp, bound, &st);
 		k->sp = -1;
+		if (g_stop) {
+			snprintf(k->err, sizeof(k->err), "interrupted");
+			goto out;
+		}
+		if (k->ctl_err)
+			goto out;
 		size_t len = 0;
 		char *sj = slurp(k->p.send_json, &len);
 		if (sj)
 			len = trim(sj, len);
-		if (g_stop) {
-			free(sj);
-			snprintf(k->err, sizeof(k->err), "interrupted");
-			goto out;
-		}
 		if (!self || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			failed = true;
 		if (!sj || !len) {
@@ -782,21 +882,18 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		}
 	}
 	double wait = fwd ? IDLE_S + o->ctl_timeout + 10 : (est > 0 ? est : 3600) + o->ctl_timeout + EXTRA_S;
-	if (await(k->c, &m, TXS_CTL_RESULT, wait, pump_all, k, e, sizeof(e)) < 0) {
-		snprintf(k->err, sizeof(k->err), "%s", e);
-		goto out;
-	}
-	if ((fwd && !m.receiver) || (rev && !m.sender)) {
-		snprintf(k->err, sizeof(k->err), "the server's result lacks its %s summary", fwd && !m.receiver ? "receiver" : "sender");
-		goto out;
-	}
-	if (rev) {
-		if (write_atomic(k->peer_json, m.sender) < 0) {
-			snprintf(k->err, sizeof(k->err), "cannot write the server's sender summary: %s", strerror(errno));
+	while ((fwd && !k->peer_recv) || (rev && !k->peer_send)) {
+		if (await(k->c, &m, TXS_CTL_RESULT, wait, pump_all, k, e, sizeof(e)) < 0) {
+			snprintf(k->err, sizeof(k->err), "%s", e);
 			goto out;
 		}
+		if (take_result(k, &m) < 0)
+			goto out;
+		txs_ctl_msg_free(&m);
+	}
+	if (rev) {
 		int st = 0;
-		bool self = wait_child(k, k->rp, IDLE_S + 5, &st);
+		bool self = wait_child(k, k->rp, OWN_IDLE_S + 5, &st);
 		k->rp = -1;
 		relay_pump(&k->rr);
 		if (!self || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
@@ -805,18 +902,18 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	/* our lines and the server's: the server's line comes before our summary in JSON */
 	if (fwd) {
 		if (s->json) {
-			ctl_print_peer("receiver", s->dest, m.receiver, true);
+			ctl_print_peer("receiver", s->dest, k->peer_recv, true);
 			flush_held(&k->rs);
 		} else {
-			ctl_print_peer("receiver", s->dest, m.receiver, false);
+			ctl_print_peer("receiver", s->dest, k->peer_recv, false);
 		}
 	}
 	if (rev) {
 		if (s->json) {
-			ctl_print_peer("sender", s->dest, m.sender, true);
+			ctl_print_peer("sender", s->dest, k->peer_send, true);
 			flush_held(&k->rr);
 		} else {
-			ctl_print_peer("sender", s->dest, m.sender, false);
+			ctl_print_peer("sender", s->dest, k->peer_send, false);
 		}
 	}
 	ret = failed ? 1 : 0;
@@ -847,6 +944,8 @@ out:
 			free(k->c);
 		}
 	}
+	free(k->peer_send);
+	free(k->peer_recv);
 	unlink(k->peer_json);
 	char tmp[PATH_MAX + 8];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", k->peer_json);

@@ -72,8 +72,11 @@ struct ctl_send_info {
 	bool no_pin;
 };
 
-/* send.c: run as the client? (false inside the sender the client runs) */
-bool ctl_client_wanted(const struct ctl_client_opts *o);
+/* send.c: run as the client? Yes with --server, -R or --bidir; and with
+ * -c HOST and no --dev (the iperf3 form) when a txscale server answers on
+ * the control port within 1 s (that connection is then the session's).
+ * Never inside the sender the client runs. */
+bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int argc, char **argv);
 /* The whole client run; argc/argv: send's own (argv[0] "send"). Exit status. */
 int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv);
 
@@ -85,7 +88,7 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 struct ctl_conn;
 /* Connect and authenticate; NULL with err filled. */
 struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
-			       char *err, size_t errlen);
+			       int *rc, char *err, size_t errlen);
 void ctl_conn_close(struct ctl_conn *c);
 /* Ask the server to receive on port (dev, rcvbuf 0 = default) for a sender
  * of about `secs` seconds; returns once it is ready. 0 or -errno with err. */

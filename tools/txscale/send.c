@@ -347,7 +347,7 @@ int cmd_send(int argc, char **argv)
 	txs_tmpl_free(&probe);
 
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
-	if (ctl_client_wanted(&cfg.ctl)) /* --server, -R, --bidir: the control channel (client.c) */
+	if (ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv)) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, rate_pps, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
 

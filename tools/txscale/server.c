@@ -417,13 +417,54 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 		slog(s, "error: %s", e);
 		goto out;
 	}
-	if (r) {
-		/* the client sends, then says done with its sender's summary */
-		double wait = (r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5;
+	/* Wait for the client's done (when we receive) and for our sender's end
+	 * (when we send), whichever comes first; our sender's summary goes back
+	 * at once (the client's receiver needs it before its idle end). */
+	bool want_done = r != NULL, want_send = sd != NULL;
+	double done_by = mono_s() + (r && r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5;
+	double grace = (r && r->idle > 0 ? r->idle : IDLE_DEFAULT_S) + 3;
+	while (want_done || want_send) {
+		if (want_send) {
+			int st = 0;
+			bool over = mono_s() > t_send + send_limit + CHILD_EXTRA_S;
+			bool self = reaped(sp, &st) == 1;
+			if (self || over) {
+				if (!self)
+					self = stop_child(sp, 0, &st);
+				sp = -1;
+				want_send = false;
+				send_sum = child_summary(s, "sender", s->p.send_json, s->p.send_err, self, st);
+				if (!send_sum) {
+					refuse(s, "test %u: %s", m->test, s->err);
+					goto out;
+				}
+				print_summary(s, "sender", send_sum);
+				struct txs_ctl_msg res = { .type = TXS_CTL_RESULT, .test = m->test, .sender = send_sum };
+				if (txs_ctl_write(s->fd, &res, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
+					slog(s, "error: sending the result: %s", e);
+					goto out;
+				}
+			}
+		}
+		if (!want_done) {
+			if (want_send) {
+				struct timespec ts = { 0, 10 * 1000 * 1000 };
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		if (mono_s() > done_by) {
+			refuse(s, "test %u: no done from the client within %.0f s", m->test,
+			       (r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5);
+			goto out;
+		}
+		struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+		if (poll(&pf, 1, want_send ? 10 : 100) <= 0)
+			continue;
 		struct txs_ctl_msg dm;
-		int rc = txs_ctl_read(s->fd, &dm, TXS_CTL_SMALL_MAX, ms(wait), e, sizeof(e));
+		int rc = txs_ctl_read(s->fd, &dm, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
 		if (rc < 0) {
-			if (rc != -ECONNRESET && rc != -EPIPE)
+			if (rc != -ECONNRESET)
 				refuse(s, "test %u: waiting for the client's done: %s", m->test, e);
 			else
 				slog(s, "error: test %u: waiting for the client's done: %s", m->test, e);
@@ -435,14 +476,16 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			txs_ctl_msg_free(&dm);
 			goto out;
 		}
-		double grace = (r->idle > 0 ? r->idle : IDLE_DEFAULT_S) + 3;
+		want_done = false;
 		if (dm.failed || !dm.sender) {
 			slog(s, "test %u: the client's sender failed: %s", m->test, dm.message);
 			grace = 0.5; /* nothing more will come */
 		} else if (write_atomic(s->peer_json, dm.sender) < 0) {
-			snprintf(s->err, sizeof(s->err), "cannot write the sender summary: %s", strerror(errno));
+			slog(s, "error: cannot write the client's sender summary: %s", strerror(errno));
 		}
 		txs_ctl_msg_free(&dm);
+	}
+	if (r) {
 		int st = 0;
 		bool self = stop_child(rp, grace, &st);
 		rp = -1;
@@ -452,23 +495,11 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			goto out;
 		}
 		print_summary(s, "receiver", recv_sum);
-	}
-	if (sd) {
-		int st = 0;
-		double left = t_send + send_limit + CHILD_EXTRA_S - mono_s();
-		bool self = stop_child(sp, left > 0 ? left : 0, &st);
-		sp = -1;
-		send_sum = child_summary(s, "sender", s->p.send_json, s->p.send_err, self, st);
-		if (!send_sum) {
-			refuse(s, "test %u: %s", m->test, s->err);
+		struct txs_ctl_msg res = { .type = TXS_CTL_RESULT, .test = m->test, .receiver = recv_sum };
+		if (txs_ctl_write(s->fd, &res, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
+			slog(s, "error: sending the result: %s", e);
 			goto out;
 		}
-		print_summary(s, "sender", send_sum);
-	}
-	struct txs_ctl_msg res = { .type = TXS_CTL_RESULT, .test = m->test, .receiver = recv_sum, .sender = send_sum };
-	if (txs_ctl_write(s->fd, &res, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
-		slog(s, "error: sending the result: %s", e);
-		goto out;
 	}
 	ret = 0;
 out:
