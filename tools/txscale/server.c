@@ -646,7 +646,7 @@ static int listen_on(const struct server_cfg *c, char *err, size_t errlen)
 static void say_busy(int fd, const struct server_cfg *c, const char *who)
 {
 	struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
-	snprintf(m.message, sizeof(m.message), "the server is busy with a session from %s; try again later", who);
+	snprintf(m.message, sizeof(m.message), "a session from %s runs (one at a time); try again later", who);
 	char e[256];
 	txs_ctl_write(fd, &m, 500, e, sizeof(e));
 	(void)c;
@@ -720,6 +720,7 @@ int cmd_server(int argc, char **argv)
 
 	unsigned sessions = 0;
 	pid_t child = -1;
+	int child_pipe = -1; /* EOF once the session's client is gone */
 	char child_who[INET6_ADDRSTRLEN + 8] = "";
 	double child_deadline = 0;
 	int ret = 0;
@@ -728,6 +729,9 @@ int cmd_server(int argc, char **argv)
 			int st;
 			if (reaped(child, &st)) {
 				child = -1;
+				if (child_pipe >= 0)
+					close(child_pipe);
+				child_pipe = -1;
 				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 				if (cfg.one_off) {
 					ret = code;
@@ -739,6 +743,9 @@ int cmd_server(int argc, char **argv)
 				fflush(logf);
 				stop_child(child, 0, NULL);
 				child = -1;
+				if (child_pipe >= 0)
+					close(child_pipe);
+				child_pipe = -1;
 				if (cfg.one_off) {
 					ret = 1;
 					break;
@@ -761,11 +768,22 @@ int cmd_server(int argc, char **argv)
 		sa_to_addr(&me, &la, &lport);
 		char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
 		snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
-		/* a session that just ended may still be cleaning up: give it a moment */
-		for (double until = mono_s() + 1.0; child > 0 && mono_s() < until;) {
+		/* a session whose client is gone may still be cleaning up: give it a moment */
+		if (child > 0 && child_pipe >= 0) {
+			/* a session about to end (its client just left) gets 0.3 s to say so */
+			struct pollfd ef = { .fd = child_pipe, .events = POLLIN };
+			char b;
+			if (poll(&ef, 1, 300) > 0 && read(child_pipe, &b, 1) == 0) {
+				close(child_pipe);
+				child_pipe = -1;
+			}
+		}
+		for (double until = mono_s() + 2.0; child > 0 && child_pipe < 0 && mono_s() < until;) {
 			int st;
 			if (reaped(child, &st)) {
 				child = -1;
+				close(child_pipe >= 0 ? child_pipe : -1);
+				child_pipe = -1;
 				if (cfg.one_off)
 					ret = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 				break;
@@ -786,14 +804,23 @@ int cmd_server(int argc, char **argv)
 		}
 		sessions++;
 		fflush(NULL);
+		int ep[2]; /* closed by the child when its session is over */
+		if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
+			ep[0] = ep[1] = -1;
 		pid_t pid = fork();
 		if (pid < 0) {
 			fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
 			close(fd);
+			if (ep[0] >= 0) {
+				close(ep[0]);
+				close(ep[1]);
+			}
 			continue;
 		}
 		if (pid == 0) {
 			close(lfd);
+			if (ep[0] >= 0)
+				close(ep[0]);
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
 			struct sess *s = calloc(1, sizeof(*s));
@@ -815,17 +842,27 @@ int cmd_server(int argc, char **argv)
 			} else {
 				snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
 				code = session(s);
+				close(fd);
+				fd = -1;
+				if (ep[1] >= 0)
+					close(ep[1]);
 				unlink(s->peer_json);
 				char tmp[PATH_MAX + 8];
 				snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
 				unlink(tmp);
 				paths_remove(&s->p);
 			}
-			close(fd);
+			if (fd >= 0)
+				close(fd);
 			fflush(NULL);
 			_exit(code);
 		}
 		close(fd);
+		if (ep[1] >= 0)
+			close(ep[1]);
+		if (child_pipe >= 0)
+			close(child_pipe);
+		child_pipe = ep[0];
 		child = pid;
 		snprintf(child_who, sizeof(child_who), "%s", who);
 		/* every wait in a session is bounded; this bounds their sum, in case */
