@@ -956,3 +956,87 @@ out:
 	free(k);
 	return ret;
 }
+
+/* ---- ndr --remote -------------------------------------------------------------------------------- */
+
+static struct ctl_conn *g_ndr_conn; /* one search per process */
+
+int ctl_ndr_check(struct ctl_ndr_opts *o, const char *dest, const char *recv_netns, const char *recv_args)
+{
+	if (!o->host)
+		return 0;
+	struct txs_addr h, d;
+	if (txs_addr_parse(&h, o->host) < 0) {
+		fprintf(stderr, "txscale ndr: bad value for --remote: '%s': expected an IPv4 or IPv6 address\n", o->host);
+		return -1;
+	}
+	if (dest && (txs_addr_parse(&d, dest) < 0 || d.family != h.family ||
+		     memcmp(d.bytes, h.bytes, h.family == AF_INET ? 4 : 16) != 0)) {
+		fprintf(stderr, "txscale ndr: DEST '%s' is not --remote %s: the server receives on the address the "
+				"client reaches it at\n", dest, o->host);
+		return -1;
+	}
+	if (recv_netns) {
+		fprintf(stderr, "txscale ndr: --recv-netns and --remote exclude each other (the server receives)\n");
+		return -1;
+	}
+	if (recv_args) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s", recv_args);
+		char *save = NULL, *t = strtok_r(buf, " \t", &save), *v = NULL;
+		if (t && strncmp(t, "--rcvbuf=", 9) == 0)
+			v = t + 9;
+		else if (t && strcmp(t, "--rcvbuf") == 0)
+			v = strtok_r(NULL, " \t", &save);
+		uint64_t n = 0;
+		if (!v || opt_parse_u64(v, &n) < 0 || n < 1 || n > 0x7fffffff || strtok_r(NULL, " \t", &save)) {
+			fprintf(stderr, "txscale ndr: bad value for --recv-args: '%s': with --remote only \"--rcvbuf BYTES\" "
+					"is passed to the server\n", recv_args);
+			return -1;
+		}
+		o->rcvbuf = n;
+	}
+	return 0;
+}
+
+int ctl_ndr_recv_begin(const struct ctl_ndr_opts *o, uint16_t port, const char *dev, double secs, char *err,
+		       size_t errlen)
+{
+	if (!g_ndr_conn) {
+		signal(SIGPIPE, SIG_IGN);
+		g_ndr_conn = ctl_conn_open(o->host, o->control_port, o->auth_file, 10.0, NULL, err, errlen);
+		if (!g_ndr_conn)
+			return -EIO;
+	}
+	return ctl_remote_recv_start(g_ndr_conn, port, dev, o->rcvbuf, secs, 0.5, err, errlen);
+}
+
+int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, const char *recv_json_path, char *err,
+		     size_t errlen)
+{
+	(void)o;
+	size_t n = 0;
+	char *sj = slurp(send_json_path, &n), *rj = NULL;
+	if (sj)
+		n = trim(sj, n);
+	int rc = ctl_remote_recv_finish(g_ndr_conn, sj && n ? sj : NULL, &rj, err, errlen);
+	free(sj);
+	if (rc == 0 && write_atomic(recv_json_path, rj) < 0) {
+		snprintf(err, errlen, "cannot write the receiver's summary: %s", strerror(errno));
+		rc = -EIO;
+	}
+	free(rj);
+	if (rc < 0) { /* the session is no good after a failed test */
+		close(g_ndr_conn->fd);
+		free(g_ndr_conn);
+		g_ndr_conn = NULL;
+	}
+	return rc;
+}
+
+void ctl_ndr_close(const struct ctl_ndr_opts *o)
+{
+	(void)o;
+	ctl_conn_close(g_ndr_conn);
+	g_ndr_conn = NULL;
+}

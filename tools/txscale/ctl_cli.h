@@ -86,9 +86,11 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 
 /* ---- ndr --remote ----------------------------------------------------------------------- */
 struct ctl_conn;
-/* Connect and authenticate; NULL with err filled. */
+/* Connect and authenticate; NULL with *rc (-errno: -EBUSY busy, -EACCES no
+ * secret, -EPROTO not a txscale server, else the connect error) and err. */
 struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
 			       int *rc, char *err, size_t errlen);
+/* Say bye and close. */
 void ctl_conn_close(struct ctl_conn *c);
 /* Ask the server to receive on port (dev, rcvbuf 0 = default) for a sender
  * of about `secs` seconds; returns once it is ready. 0 or -errno with err. */
@@ -97,4 +99,33 @@ int ctl_remote_recv_start(struct ctl_conn *c, uint16_t port, const char *dev, ui
 /* Hand over the sender's summary (NULL: the sender failed); the
  * receiver's summary line into *recv_json (malloc). */
 int ctl_remote_recv_finish(struct ctl_conn *c, const char *send_json, char **recv_json, char *err, size_t errlen);
+
+/* ndr's options for a remote receiver: one session for the whole search
+ * (one search per process: the connection is client.c's). */
+struct ctl_ndr_opts {
+	const char *host;         /* --remote */
+	uint16_t control_port;    /* --control-port */
+	const char *auth_file;    /* --auth-file */
+	uint64_t rcvbuf;          /* --recv-args "--rcvbuf N" */
+};
+#define CTL_NDR_OPTS(base)                                                                                          \
+	{ "remote", 0, OPT_STR, (base) + offsetof(struct ctl_ndr_opts, host), "HOST",                                 \
+	  "the receiver is a txscale server on HOST (txscale server / recv -s): trials over its control channel; "     \
+	  "DEST defaults to HOST" },                                                                                    \
+	{ "control-port", 0, OPT_PORT, (base) + offsetof(struct ctl_ndr_opts, control_port), "PORT",                  \
+	  "with --remote: the server's TCP control port", "5201" },                                                    \
+	{ "auth-file", 0, OPT_STR, (base) + offsetof(struct ctl_ndr_opts, auth_file), "FILE",                         \
+	  "with --remote: shared secret for a server that asks for one" }
+/* Bad combinations (exit 2 with one line): --remote with --recv-netns, with
+ * --recv-args other than --rcvbuf N, or with DEST other than HOST. */
+int ctl_ndr_check(struct ctl_ndr_opts *o, const char *dest, const char *recv_netns, const char *recv_args);
+/* One trial's receiver: begin before the sender starts (the server's
+ * receiver is ready when it returns), end after the sender exited: its
+ * summary file goes to the server, the receiver's comes back into
+ * recv_json_path. 0 or -errno with err. */
+int ctl_ndr_recv_begin(const struct ctl_ndr_opts *o, uint16_t port, const char *dev, double secs, char *err,
+		       size_t errlen);
+int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, const char *recv_json_path, char *err,
+		     size_t errlen);
+void ctl_ndr_close(const struct ctl_ndr_opts *o);
 #endif

@@ -24,6 +24,7 @@
 #include "ndr_search.h"
 #include "opt.h"
 #include "proc.h"
+#include "ctl_cli.h"
 
 #define READY_TIMEOUT_S 10.0 /* receiver: from start to bound socket */
 #define RECV_IDLE "0.5"      /* receiver ends this long after the last packet */
@@ -50,6 +51,7 @@ struct ndr_cfg {
 	const char *send_netns, *recv_netns;
 	const char *recv_dev, *recv_args;
 	bool json;
+	struct ctl_ndr_opts remote; /* --remote HOST: the receiver is a txscale server (client.c) */
 };
 
 static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
@@ -88,6 +90,7 @@ static const struct opt ndr_opts[] = {
 	{ "recv-dev", 0, OPT_STR, O(recv_dev), "DEV", "receiver input (txscale recv --dev)", "udp" },
 	{ "recv-args", 0, OPT_STR, O(recv_args), "ARGS", "extra txscale recv options, split at spaces, e.g. \"--rcvbuf 4096\"" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines: one per trial, then the result (docs/ndr.md)" },
+	CTL_NDR_OPTS(O(remote)),
 	OPT_END
 };
 #undef O
@@ -194,6 +197,11 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 	unlink(r->p.send_json);
 	unlink(r->p.recv_json);
 
+	if (c->remote.host) { /* ndr --remote: the server's receiver (client.c) */
+		if (ctl_ndr_recv_begin(&r->cfg->remote, c->port, c->recv_dev, secs, r->err, sizeof(r->err)) < 0)
+			return -EIO;
+		goto sender;
+	}
 	/* receiver */
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -275,6 +283,7 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 		return -EIO;
 	}
 
+sender:;
 	/* sender */
 	struct args sa = { .n = 0 };
 	arg_prefix(&sa, c->send_netns, r->exe);
@@ -320,7 +329,7 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 	/* both end by themselves; bounded anyway */
 	double deadline = mono_s() + secs + CHILD_EXTRA_S;
 	int sst = 0, rst = 0;
-	bool sdone = false, rdone = false;
+	bool sdone = false, rdone = rp < 0; /* --remote: no local receiver */
 	while (!sdone || !rdone) {
 		if (g_stop)
 			return abort_trial(rdone ? -1 : rp, sdone ? -1 : sp, -EINTR);
@@ -358,6 +367,8 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 		snprintf(r->err, sizeof(r->err), "the receiver failed (%s): %s", ex, why[0] ? why : "no message");
 		return -EIO;
 	}
+	if (c->remote.host && ctl_ndr_recv_end(&r->cfg->remote, r->p.send_json, r->p.recv_json, r->err, sizeof(r->err)) < 0)
+		return -EIO;
 	size_t sn = 0, rn = 0;
 	*sbuf = slurp(r->p.send_json, &sn);
 	*rbuf = slurp(r->p.recv_json, &rn);
@@ -532,6 +543,10 @@ int cmd_ndr(int argc, char **argv)
 	int rc = opt_parse("ndr", syn, ndr_opts, &cfg, argc, argv, pos, 1, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	if (!npos && cfg.remote.host) /* --remote HOST: DEST defaults to HOST */
+		pos[npos++] = cfg.remote.host;
+	if (ctl_ndr_check(&cfg.remote, npos ? pos[0] : NULL, cfg.recv_netns, cfg.recv_args) < 0)
+		return 2;
 	if (!npos) {
 		fprintf(stderr, "txscale ndr: no destination: give DEST, the receiver's address (see txscale ndr --help)\n");
 		return 2;
@@ -655,6 +670,7 @@ int cmd_ndr(int argc, char **argv)
 	if (ret == 0)
 		result_out(r, &s, last_sent_pps, mono_s() - t0);
 	paths_remove(&r->p);
+	ctl_ndr_close(&cfg.remote);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(r);
