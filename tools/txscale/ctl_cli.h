@@ -25,7 +25,7 @@ struct ctl_client_opts {
 	const char *auth_file;      /* --auth-file */
 	double ctl_timeout;         /* --ctl-timeout */
 	unsigned remote_threads;    /* --remote-parallel */
-	const char *remote_cpus;    /* --remote-affinity */
+	const char *remote_cpus;    /* --remote-cpus */
 	uint64_t remote_rcvbuf;     /* --remote-rcvbuf */
 	const char *remote_dev;     /* --remote-dev */
 };
@@ -50,7 +50,7 @@ int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen);
 	  "the longest wait for the server's answer", "10" },                                                          \
 	{ "remote-parallel", 0, OPT_UINT, (base) + offsetof(struct ctl_client_opts, remote_threads), "N",             \
 	  "threads of the server's side (its receiver; with -R its sender)", NULL, 1, TXS_MAX_CORES },                 \
-	{ "remote-affinity", 0, OPT_CUSTOM, (base) + offsetof(struct ctl_client_opts, remote_cpus), "CPUS",           \
+	{ "remote-cpus", 0, OPT_CUSTOM, (base) + offsetof(struct ctl_client_opts, remote_cpus), "CPUS",           \
 	  "CPUs of the server's side, e.g. 0-1 (checked by the server)", NULL, 0, 0, ctl_parse_remote_cpus },          \
 	{ "remote-rcvbuf", 0, OPT_U64, (base) + offsetof(struct ctl_client_opts, remote_rcvbuf), "BYTES",             \
 	  "the server's receive socket buffer (udp)", NULL, 1, 0x7fffffff },                                           \
