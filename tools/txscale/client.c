@@ -500,7 +500,7 @@ static int write_atomic(const char *path, const char *text)
 static int start_own_recv(struct client *k, double est)
 {
 	const struct ctl_send_info *s = k->s;
-	int pfd[2], out;
+	int pfd[2], out = -1;
 	if (pipe2(pfd, O_CLOEXEC) < 0 || relay_open(&k->rr, s->json, &out) < 0) {
 		snprintf(k->err, sizeof(k->err), "pipe: %s", strerror(errno));
 		return -1;
@@ -589,7 +589,7 @@ static int start_own_recv(struct client *k, double est)
 /* Our sender: `txscale send` with the user's own options, on udp unless --dev says otherwise. */
 static int start_own_send(struct client *k, int argc, char **argv)
 {
-	int out;
+	int out = -1;
 	if (relay_open(&k->rs, k->s->json, &out) < 0) {
 		snprintf(k->err, sizeof(k->err), "pipe: %s", strerror(errno));
 		return -1;
@@ -833,7 +833,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 				snprintf(su.send.cpus, sizeof(su.send.cpus), "%s", o->remote_cpus);
 		}
 	}
-	char e[256];
+	char e[TXS_CTL_TEXT_MAX + 128];
 	if (txs_ctl_write(k->c->fd, &su, ms(o->ctl_timeout), e, sizeof(e)) < 0) {
 		snprintf(k->err, sizeof(k->err), "setting the test up: %s", e);
 		goto out;
