@@ -4,7 +4,7 @@
 #   garbage, an oversize frame, a truncated frame, an unknown protocol
 #   version, a client that connects and says nothing, a request to send to
 #   an address it was not allowed, a second client while a session runs
-#   (busy); a server with --auth-file meets a wrong secret and no secret,
+#   (busy), clients interrupted by SIGINT; a server with --auth-file meets a wrong secret and no secret,
 #   and the secret never crosses the wire (a relay records the bytes).
 # Each ends with one clear error (to the client and in the server's log),
 # and after each one the server serves the next real client, exactly.
@@ -179,6 +179,43 @@ case "$out" in *"the server is busy"*) ;; *) fail "busy: '$out'" ;; esac
 grep -q "busy (session" "$tmp/srv.log" || fail "busy: not in the server's log"
 next_ok busy
 echo "ok: busy: the second client is told '$(echo "$out" | tail -n1)'; the next one is served"
+
+# SIGINT: forward, our sender stops and the test still ends with the server's exact counts
+"$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -t 20 -b 10k -J -i 0 >"$tmp/int.json" 2>"$tmp/int.err" &  # bounded by -t
+c=$!
+sleep 1.5
+t0=$SECONDS
+kill -INT $c
+set +e
+wait $c
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "SIGINT forward: exit $rc ($(cat "$tmp/int.err"))"
+[ $((SECONDS - t0)) -le 10 ] || fail "SIGINT forward: took $((SECONDS - t0)) s to end"
+python3 - "$tmp/int.json" <<'EOF2' || fail "SIGINT forward: $(cat "$tmp/int.json")"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+r = [l for l in lines if l["type"] == "receiver"][-1]
+s = [l for l in lines if l["type"] == "summary"][-1]
+assert 0 < s["packets"] < 200000 and r["lost_exact"] and r["unique"] + r["lost"] == s["packets"], (r, s)
+EOF2
+echo "ok: SIGINT (forward): our sender stopped, the server's exact counts of what was sent are shown, exit 0"
+# SIGINT: reverse, the client leaves and the server stops sending at once
+"$TXS" send -c 127.0.0.1 -R --control-port $CP -p $DP -t 20 -b 10k -i 0 >"$tmp/intr.out" 2>&1 &  # bounded by -t
+c=$!
+sleep 1.5
+kill -INT $c
+set +e
+wait $c
+rc=$?
+set -e
+[ $rc -eq 130 ] || fail "SIGINT reverse: exit $rc ($(cat "$tmp/intr.out"))"
+sleep 0.5
+grep -q "the client left while we sent" "$tmp/srv.log" || fail "SIGINT reverse: the server did not notice"
+left=$( (ps --ppid "$srv" -o pid= || true) | while read -r p; do ps --ppid "$p" -o pid=,args= || true; done)
+[ -z "$left" ] || fail "SIGINT reverse: the server still runs: $left"
+next_ok "SIGINT reverse"
+echo "ok: SIGINT (reverse): exit 130, the server stops its sender at once and serves the next client"
 
 # the shared secret, through a relay that records every byte both ways
 secret="txscale-secret-$RANDOM$RANDOM"

@@ -32,12 +32,15 @@
 #define OWN_IDLE_S 2.0                /* ours: the server's sender summary must come before */
 #define EXTRA_S 30.0
 
+/* SIGINT/SIGTERM: 1 = stop our sender and finish the test (forward only:
+ * the server's counts of what was sent are still shown), 2 = abort */
 static volatile sig_atomic_t g_stop;
+static bool g_soft_stop; /* a forward test: the first signal is soft */
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	g_stop = 1;
+	g_stop = g_stop || !g_soft_stop ? 2 : 1;
 }
 
 int ctl_parse_remote_cpus(const char *val, void *dst, char *err, size_t errlen)
@@ -272,7 +275,7 @@ static int await(struct ctl_conn *c, struct txs_ctl_msg *m, enum txs_ctl_type wa
 	char e[256];
 	memset(m, 0, sizeof(*m));
 	for (;;) {
-		if (g_stop) {
+		if (g_stop > 1) {
 			snprintf(err, errlen, "interrupted");
 			return -EINTR;
 		}
@@ -458,7 +461,13 @@ static int take_result(struct client *k, struct txs_ctl_msg *m);
 static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
 {
 	double end = mono_s() + secs;
-	while (mono_s() < end && !g_stop) {
+	bool told = false;
+	while (mono_s() < end && g_stop < 2) {
+		if (g_stop == 1 && !told) { /* stop it; it still writes its summary */
+			kill(pid, SIGINT);
+			told = true;
+			end = mono_s() + 5;
+		}
 		pump_all(k);
 		if (reaped(pid, st))
 			return true;
@@ -789,6 +798,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	}
 	snprintf(k->peer_json, sizeof(k->peer_json), "%s/peer.json", k->p.dir);
 	struct sigaction sa = { .sa_handler = on_signal }, oi, ot;
+	g_soft_stop = fwd && !rev;
 	sigaction(SIGINT, &sa, &oi);
 	sigaction(SIGTERM, &sa, &ot);
 	signal(SIGPIPE, SIG_IGN);
@@ -853,7 +863,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		double bound = est > 0 ? est + 60 : 3600;
 		bool self = wait_child(k, k->sp, bound, &st);
 		k->sp = -1;
-		if (g_stop) {
+		if (g_stop > 1) {
 			snprintf(k->err, sizeof(k->err), "interrupted");
 			goto out;
 		}
@@ -863,7 +873,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		char *sj = slurp(k->p.send_json, &len);
 		if (sj)
 			len = trim(sj, len);
-		if (!self || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		if (!self || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && !g_stop))
 			failed = true;
 		if (!sj || !len) {
 			char ex[64] = "stopped";
@@ -934,7 +944,7 @@ out:
 		close(k->rr.fd);
 	if (k->err[0])
 		fprintf(stderr, "txscale send: %s: %s\n", s->dest, k->err);
-	if (g_stop)
+	if (g_stop > 1)
 		ret = 130;
 	if (k->c) {
 		if (ret == 0)

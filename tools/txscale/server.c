@@ -447,9 +447,19 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			}
 		}
 		if (!want_done) {
-			if (want_send) {
-				struct timespec ts = { 0, 10 * 1000 * 1000 };
-				nanosleep(&ts, NULL);
+			if (!want_send)
+				break;
+			/* only our sender runs: a client that leaves (or speaks) ends it */
+			struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+			if (poll(&pf, 1, 10) > 0) {
+				struct txs_ctl_msg xm;
+				int rc = txs_ctl_read(s->fd, &xm, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
+				if (rc < 0)
+					slog(s, "error: test %u: the client left while we sent: %s", m->test, e);
+				else
+					refuse(s, "test %u: unexpected %s while we send", m->test, txs_ctl_type_str(xm.type));
+				txs_ctl_msg_free(&xm);
+				goto out;
 			}
 			continue;
 		}
