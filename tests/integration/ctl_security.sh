@@ -22,6 +22,30 @@ fail() {
 command -v python3 >/dev/null || skip "needs python3"
 command -v ss >/dev/null || skip "needs ss (iproute2)"
 
+# bad input: exit 2 and one line naming the value, before anything starts
+bad() {
+  local want=$1; shift
+  set +e
+  out=$("$TXS" "$@" 2>&1 >/dev/null)
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] || { echo "FAIL: $*: exit $rc, expected 2 ($out)" >&2; exit 1; }
+  case "$out" in *"$want"*) ;; *) echo "FAIL: $*: message '$out' does not name '$want'" >&2; exit 1 ;; esac
+  [ "$(echo "$out" | wc -l)" -eq 1 ] || { echo "FAIL: $*: more than one line: $out" >&2; exit 1; }
+}
+bad "--max-time" server --max-time 0
+bad "--ctl-timeout" server --ctl-timeout 0
+bad "--allow-dest" server --allow-dest 198.18.0.0/33
+bad "--allow-dest" server --allow-dest example.com
+bad "--auth-file" server --auth-file /nonexistent/key
+bad "-B/--bind" server -B nowhere
+bad "198.51.100.1" server -B 198.51.100.1 --control-port 1
+bad "--control-port" recv -s --control-port 0
+bad "--remote-cpus" send -c 127.0.0.1 --server --remote-cpus x
+bad "--remote-dev" send -c 127.0.0.1 --server --remote-dev pcap:/etc/shadow
+bad "--ctl-timeout" send -c 127.0.0.1 --server --ctl-timeout 0
+echo "ok: bad input exits 2 naming the value"
+
 # ports from the lab tag, so parallel runs do not meet
 base=$(( 20000 + $(echo "ctlsec${TXS_LAB_TAG:-}" | cksum | cut -d' ' -f1) % 20000 ))
 CP=$base        # control, server 1

@@ -296,7 +296,7 @@ static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, cons
 	arg(&a, "-l");
 	arg(&a, fmt_arg(&a, "%.0f", sd->length));
 	arg(&a, "-b");
-	arg(&a, fmt_arg(&a, "%.0f", floor(sd->rate)));
+	arg(&a, fmt_arg(&a, "%.3f", sd->rate));
 	arg(&a, "-t");
 	arg(&a, fmt_arg(&a, "%.3f", *limit));
 	if (sd->count) {
@@ -648,18 +648,17 @@ static int listen_on(const struct server_cfg *c, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot listen on %s port %u: %s", c->bind ? c->bind : "*", c->control_port,
 			 strerror(e));
 		close(fd);
-		return e == EADDRNOTAVAIL || e == EADDRINUSE ? -e : -e;
+		return -e;
 	}
 	return fd;
 }
 
-static void say_busy(int fd, const struct server_cfg *c, const char *who)
+static void say_busy(int fd, const char *who)
 {
 	struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
 	snprintf(m.message, sizeof(m.message), "a session from %s runs (one at a time); try again later", who);
 	char e[256];
 	txs_ctl_write(fd, &m, 500, e, sizeof(e));
-	(void)c;
 }
 
 int cmd_server(int argc, char **argv)
@@ -808,7 +807,7 @@ int cmd_server(int argc, char **argv)
 		if (child > 0) {
 			fprintf(logf, "txscale server: %s: busy (session %u from %s runs)\n", who, sessions, child_who);
 			fflush(logf);
-			say_busy(fd, &cfg, child_who);
+			say_busy(fd, child_who);
 			close(fd);
 			continue;
 		}
