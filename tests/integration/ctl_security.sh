@@ -298,5 +298,21 @@ grep -q '"type":"auth"' "$tmp/wire" || fail "the relay saw no auth message"
 if grep -aqF "$secret" "$tmp/wire"; then fail "the secret crossed the wire"; fi
 echo "ok: shared secret: a wrong one and none are refused, the right one is served, and it never crossed the wire"
 
+# recv -s -1: one session, then the server exits with its status
+"$TXS" recv -s -1 -B 127.0.0.1 --control-port $((base + 4)) >"$tmp/srv3.log" 2>&1 &
+one=$!
+pids+=($one)
+wait_listen $((base + 4))
+out=$(timeout 60 "$TXS" send -c 127.0.0.1 --control-port $((base + 4)) -p $DP -n 1000 -b 20k -i 0 2>&1) || fail "-1: $out"
+case "$out" in *"receiver 127.0.0.1: received "*" exact"*) ;; *) fail "-1: '$out'" ;; esac
+for _ in $(seq 50); do kill -0 $one 2>/dev/null || break; sleep 0.1; done
+set +e
+kill -0 $one 2>/dev/null && fail "-1: the server still runs after its session"
+wait $one
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "-1: the server exited $rc after a good session"
+echo "ok: recv -s -1 serves one session (the iperf3 form: send -c without --server) and exits 0"
+
 kill -0 "$srv" || fail "the server exited"
 echo "ctl_security: all passed"
