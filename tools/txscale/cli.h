@@ -12,11 +12,13 @@ int cmd_send(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_recv(int argc, char **argv);
 int cmd_ndr(int argc, char **argv);
+int cmd_server(int argc, char **argv);
 
 /* One line per subcommand. */
 #define TXS_CLI_COMMANDS \
 	{ "send", "generate UDP traffic on a device", cmd_send }, \
 	{ "recv", "receive and analyse UDP traffic: loss, duplicates, reordering, latency", cmd_recv }, \
+	{ "server", "control-channel server: the far end of txscale send -c HOST --server (= recv -s)", cmd_server }, \
 	{ "ndr", "zero-loss rate search: the highest rate txscale recv sees without loss", cmd_ndr }, \
 	{ "bench", "micro-benchmarks (ident, linksel, sendmsg, ...)", cmd_bench },
 

@@ -23,14 +23,14 @@
 #include "cli.h"
 #include "ndr_search.h"
 #include "opt.h"
+#include "proc.h"
+#include "ctl_cli.h"
 
 #define READY_TIMEOUT_S 10.0 /* receiver: from start to bound socket */
 #define RECV_IDLE "0.5"      /* receiver ends this long after the last packet */
 #define RECV_EXTRA_S 3.0     /* receiver's own -t: trial + this */
 #define CHILD_EXTRA_S 15.0   /* both children killed at trial + this */
 #define MEASURE_MAX_S 1.0    /* the unlimited trial without --hi */
-#define MAX_ARGS 96
-#define MAX_FILE (1u << 20)
 
 struct pct {
 	bool set;
@@ -51,6 +51,7 @@ struct ndr_cfg {
 	const char *send_netns, *recv_netns;
 	const char *recv_dev, *recv_args;
 	bool json;
+	struct ctl_ndr_opts remote; /* --remote HOST: the receiver is a txscale server (client.c) */
 };
 
 static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
@@ -89,6 +90,7 @@ static const struct opt ndr_opts[] = {
 	{ "recv-dev", 0, OPT_STR, O(recv_dev), "DEV", "receiver input (txscale recv --dev)", "udp" },
 	{ "recv-args", 0, OPT_STR, O(recv_args), "ARGS", "extra txscale recv options, split at spaces, e.g. \"--rcvbuf 4096\"" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines: one per trial, then the result (docs/ndr.md)" },
+	CTL_NDR_OPTS(O(remote)),
 	OPT_END
 };
 #undef O
@@ -99,208 +101,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	g_stop = 1;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- files ------------------------------------------------------------------- */
-
-struct paths {
-	char dir[PATH_MAX - 64]; /* room for the file names below */
-	char send_json[PATH_MAX], recv_json[PATH_MAX], send_err[PATH_MAX], recv_err[PATH_MAX];
-};
-
-static void paths_remove(const struct paths *p)
-{
-	unlink(p->send_json);
-	unlink(p->recv_json);
-	unlink(p->send_err);
-	unlink(p->recv_err);
-	if (p->dir[0])
-		rmdir(p->dir);
-}
-
-static int paths_make(struct paths *p)
-{
-	const char *t = getenv("TMPDIR");
-	int n = snprintf(p->dir, sizeof(p->dir), "%s/txscale-ndr.XXXXXX", t && *t ? t : "/tmp");
-	if (n < 0 || (size_t)n >= sizeof(p->dir)) {
-		p->dir[0] = 0;
-		return -ENAMETOOLONG;
-	}
-	if (!mkdtemp(p->dir)) {
-		p->dir[0] = 0;
-		return -errno;
-	}
-	/* the receiver may run as another namespace's root: same uid, keep 0700 */
-	snprintf(p->send_json, sizeof(p->send_json), "%s/send.json", p->dir);
-	snprintf(p->recv_json, sizeof(p->recv_json), "%s/recv.json", p->dir);
-	snprintf(p->send_err, sizeof(p->send_err), "%s/send.err", p->dir);
-	snprintf(p->recv_err, sizeof(p->recv_err), "%s/recv.err", p->dir);
-	return 0;
-}
-
-/* Whole file into a NUL-terminated buffer (at most MAX_FILE); NULL if absent. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	char *b = malloc(MAX_FILE + 1);
-	size_t n = b ? fread(b, 1, MAX_FILE, f) : 0;
-	fclose(f);
-	if (!b)
-		return NULL;
-	b[n] = 0;
-	*len = n;
-	return b;
-}
-
-/* The last non-empty line of a child's stderr, for one-line errors. */
-static void last_line(const char *path, char *out, size_t outlen)
-{
-	size_t n;
-	char *b = slurp(path, &n);
-	out[0] = 0;
-	if (!b)
-		return;
-	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r'))
-		b[--n] = 0;
-	char *s = strrchr(b, '\n');
-	snprintf(out, outlen, "%s", s ? s + 1 : b);
-	free(b);
-}
-
-/* One JSON line: trim trailing newlines; the summary files hold exactly one. */
-static size_t trim(char *b, size_t n)
-{
-	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r' || b[n - 1] == ' '))
-		b[--n] = 0;
-	return n;
-}
-
-/* ---- child processes ----------------------------------------------------------- */
-
-struct args {
-	const char *v[MAX_ARGS + 1];
-	unsigned n;
-	char num[16][48];
-	unsigned nnum;
-	bool overflow;
-};
-
-static void arg(struct args *a, const char *s)
-{
-	if (a->n < MAX_ARGS)
-		a->v[a->n++] = s;
-	else
-		a->overflow = true;
-	a->v[a->n] = NULL;
-}
-
-static const char *fmt_arg(struct args *a, const char *fmt, double v)
-{
-	if (a->nnum >= 16) {
-		a->overflow = true;
-		return "0";
-	}
-	char *b = a->num[a->nnum++];
-	snprintf(b, sizeof(a->num[0]), fmt, v);
-	return b;
-}
-
-/* ip netns exec NS EXE (or EXE alone) */
-static void arg_prefix(struct args *a, const char *netns, const char *exe)
-{
-	if (netns) {
-		arg(a, "ip");
-		arg(a, "netns");
-		arg(a, "exec");
-		arg(a, netns);
-	}
-	arg(a, exe);
-}
-
-/* fork + exec with stdout to /dev/null, stderr to errpath; keep_fd stays
- * open across exec. Returns the pid or -errno. */
-static pid_t spawn(const struct args *a, const char *errpath, int keep_fd)
-{
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-		int err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (nul >= 0) {
-			dup2(nul, STDIN_FILENO);
-			dup2(nul, STDOUT_FILENO);
-		}
-		if (err >= 0)
-			dup2(err, STDERR_FILENO);
-		if (keep_fd >= 0)
-			fcntl(keep_fd, F_SETFD, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execvp(a->v[0], (char *const *)a->v);
-		fprintf(stderr, "cannot run %s: %s\n", a->v[0], strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Reap pid if it has exited: 1 and *status, 0 still running. */
-static int reaped(pid_t pid, int *status)
-{
-	pid_t r = waitpid(pid, status, WNOHANG);
-	return r == pid ? 1 : 0;
-}
-
-/* Wait up to grace s for pid to exit by itself, then SIGTERM, then SIGKILL
- * after 2 s; always reaps. Returns true when it had exited by itself
- * (*status set). */
-static bool stop_child(pid_t pid, double grace, int *status)
-{
-	int st = 0;
-	if (pid <= 0)
-		return false;
-	double end = mono_s() + grace;
-	for (;;) {
-		if (reaped(pid, &st)) {
-			if (status)
-				*status = st;
-			return true;
-		}
-		if (mono_s() >= end)
-			break;
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	kill(pid, SIGTERM);
-	end = mono_s() + 2.0;
-	while (mono_s() < end) {
-		if (reaped(pid, &st))
-			return false;
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return false;
-}
-
-static void describe_exit(int st, char *out, size_t len)
-{
-	if (WIFEXITED(st))
-		snprintf(out, len, "exit status %d", WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		snprintf(out, len, "killed by signal %d", WTERMSIG(st));
-	else
-		snprintf(out, len, "status %d", st);
 }
 
 /* ---- one trial ------------------------------------------------------------------------ */
@@ -480,6 +280,11 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 	unlink(r->p.send_json);
 	unlink(r->p.recv_json);
 
+	if (c->remote.host) { /* ndr --remote: the server's receiver (client.c) */
+		if (ctl_ndr_recv_begin(&r->cfg->remote, c->port, c->recv_dev, secs, r->err, sizeof(r->err)) < 0)
+			return -EIO;
+		goto sender;
+	}
 	/* receiver */
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -561,6 +366,7 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 		return -EIO;
 	}
 
+sender:;
 	/* sender */
 	struct args sa = { .n = 0 };
 	sender_args(r, &sa, rate, secs, false);
@@ -577,7 +383,7 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 	/* both end by themselves; bounded anyway */
 	double deadline = mono_s() + secs + CHILD_EXTRA_S;
 	int sst = 0, rst = 0;
-	bool sdone = false, rdone = false;
+	bool sdone = false, rdone = rp < 0; /* --remote: no local receiver */
 	while (!sdone || !rdone) {
 		if (g_stop)
 			return abort_trial(rdone ? -1 : rp, sdone ? -1 : sp, -EINTR);
@@ -615,6 +421,8 @@ static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *
 		snprintf(r->err, sizeof(r->err), "the receiver failed (%s): %s", ex, why[0] ? why : "no message");
 		return -EIO;
 	}
+	if (c->remote.host && ctl_ndr_recv_end(&r->cfg->remote, r->p.send_json, r->p.recv_json, r->err, sizeof(r->err)) < 0)
+		return -EIO;
 	size_t sn = 0, rn = 0;
 	*sbuf = slurp(r->p.send_json, &sn);
 	*rbuf = slurp(r->p.recv_json, &rn);
@@ -789,6 +597,10 @@ int cmd_ndr(int argc, char **argv)
 	int rc = opt_parse("ndr", syn, ndr_opts, &cfg, argc, argv, pos, 1, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	if (!npos && cfg.remote.host) /* --remote HOST: DEST defaults to HOST */
+		pos[npos++] = cfg.remote.host;
+	if (ctl_ndr_check(&cfg.remote, npos ? pos[0] : NULL, cfg.recv_netns, cfg.recv_args) < 0)
+		return 2;
 	if (!npos) {
 		fprintf(stderr, "txscale ndr: no destination: give DEST, the receiver's address (see txscale ndr --help)\n");
 		return 2;
@@ -918,6 +730,7 @@ int cmd_ndr(int argc, char **argv)
 	if (ret == 0)
 		result_out(r, &s, last_sent_pps, mono_s() - t0);
 	paths_remove(&r->p);
+	ctl_ndr_close(&cfg.remote);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(r);

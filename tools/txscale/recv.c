@@ -17,6 +17,7 @@
 #include <txscale/rx.h>
 #include "cli.h"
 #include "opt.h"
+#include "ctl_cli.h"
 
 #define LIVE_DEFAULT_TIME 10.0
 /* udp: the receive buffer asked for by default (SO_RCVBUFFORCE when
@@ -52,6 +53,7 @@ struct recv_cfg {
 	bool verify;
 	const char *summary_file;
 	unsigned ready_fd;
+	bool server; /* -s: ctl_recv_wants_server() saw it first */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -89,6 +91,7 @@ static const struct opt recv_opts[] = {
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
+	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
 	OPT_END
 };
 #undef O
@@ -427,6 +430,8 @@ static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 
 int cmd_recv(int argc, char **argv)
 {
+	if (ctl_recv_wants_server(argc, argv)) /* recv -s: the control channel (server.c) */
+		return cmd_server(argc, argv);
 	struct recv_cfg cfg = { 0 };
 	const char *pos[1];
 	int npos = 0;

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "send_udp.h"
+#include "ctl_cli.h"
 
 struct send_cfg {
 	const char *dest;
@@ -45,6 +46,7 @@ struct send_cfg {
 	unsigned profile;
 	bool dry_run;
 	unsigned mtu;
+	struct ctl_client_opts ctl; /* -c HOST is a txscale server: client.c */
 };
 
 /* The lowest -b: one packet per 1000 s per thread. Below it, a run of any
@@ -116,6 +118,7 @@ static const struct opt send_opts[] = {
 	  "time each stage of the walk (ident, linksel, header, device, other) with the cycle counter on one burst "
 	  "in N (N defaults to 64) and print each one's share after the summary (x86-64; docs/profile.md)",
 	  NULL, 1, 1u << 20, NULL, "64" },
+	CTL_CLIENT_OPTS(O(ctl)),
 	OPT_END
 };
 #undef O
@@ -457,7 +460,13 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: cannot build packets: %s\n", txs_strerror(rc));
 		return 2;
 	}
+	/* the client asks the server for a rate in datagrams/s: with -b in bits,
+	 * at one datagram's wire size (its fragments' headers aside) */
+	double ctl_rate = cfg.rate.bits ? cfg.rate.value / (probe.wire_len * 8.0) : cfg.rate.value;
 	txs_tmpl_free(&probe);
+	if (ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv)) /* --server, -R, --bidir, a server at -c HOST: client.c */
+		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
+			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
 
 	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale control protocol (docs/control.md): how `txscale send -c HOST`
+ * and `txscale server` (`txscale recv -s`) set a test up over one TCP
+ * connection, like iperf3's control channel.
+ *
+ * A frame is the 4 bytes "TXSC", a 32-bit big-endian length N, then N bytes
+ * of one JSON object {"v":1,"type":"...",...}. Every read has a deadline
+ * for the whole frame and a size limit chosen by the reader; unknown
+ * versions, unknown types, missing or mistyped fields and strings outside
+ * their alphabet are refused (-EPROTO / -EPROTONOSUPPORT) with a one-line
+ * reason in err. JSON is parsed with jansson; the optional shared secret is
+ * checked with libsodium's crypto_auth (HMAC-SHA-512-256) over a fresh
+ * server nonce, so the secret never crosses the wire.
+ *
+ * Every function returns 0 or a negative errno and never prints. All
+ * functions are reentrant; a struct txs_ctl_msg belongs to one thread. */
+#ifndef TXSCALE_CTL_H
+#define TXSCALE_CTL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <txscale/common.h>
+#include <txscale/pkt.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TXS_CTL_VERSION 1
+#define TXS_CTL_PORT 5201            /* default TCP control port */
+#define TXS_CTL_HDR_LEN 8            /* "TXSC" + u32 length */
+#define TXS_CTL_MSG_MAX (4u << 20)   /* no frame is ever longer (a receiver summary with many flows) */
+#define TXS_CTL_SMALL_MAX (64u << 10) /* what a server reads from a client */
+#define TXS_CTL_NONCE_LEN 32
+#define TXS_CTL_MAC_LEN 32
+#define TXS_CTL_KEY_LEN 32
+#define TXS_CTL_DEV_MAX 128
+#define TXS_CTL_CPUS_MAX 128
+#define TXS_CTL_TEXT_MAX 256
+#define TXS_CTL_MAX_THREADS TXS_MAX_CORES
+#define TXS_CTL_MAX_SECONDS 86400.0
+
+enum txs_ctl_type {
+	TXS_CTL_HELLO = 1, /* server -> client, first: version, software, nonce, auth needed */
+	TXS_CTL_BUSY,      /* server -> client instead of hello: another session runs */
+	TXS_CTL_AUTH,      /* client -> server: mac over the nonce (only when hello.auth) */
+	TXS_CTL_SETUP,     /* client -> server: one test (recv side, send side, or both) */
+	TXS_CTL_READY,     /* server -> client: the asked sides run; the client may send */
+	TXS_CTL_DONE,      /* client -> server: its sender ended (its summary, or failed + message) */
+	TXS_CTL_RESULT,    /* server -> client: the server's summaries */
+	TXS_CTL_ERROR,     /* either way: a refusal or failure, message says why; the session ends */
+	TXS_CTL_BYE,       /* client -> server: no more tests */
+};
+
+/* The server receives (the client's sender sends to it). */
+struct txs_ctl_recv_spec {
+	bool on;
+	uint16_t port;                 /* UDP port, 1..65535 */
+	char dev[TXS_CTL_DEV_MAX];     /* "udp" or "packet:IF[,IF...]" */
+	unsigned threads;              /* 0: the server's default */
+	char cpus[TXS_CTL_CPUS_MAX];   /* "" or a CPU list "0-3,6" */
+	bool no_pin;
+	uint64_t rcvbuf;               /* udp: bytes, 0 = default */
+	unsigned window;               /* duplicate/reorder window, 0 = default, else a power of two */
+	double time;                   /* how long the client expects to send, s; 0 = unknown */
+	double idle;                   /* receiver ends this long after the last packet; 0 = default */
+};
+
+/* The server sends (to the client, or to an allowed address). */
+struct txs_ctl_send_spec {
+	bool on;
+	uint16_t port;                 /* destination UDP port */
+	char dest[64];                 /* "" = the client's own address (the only one allowed by default) */
+	unsigned length;               /* UDP payload bytes */
+	double rate;                   /* packets/s, 0 = unlimited */
+	uint64_t count;                /* packets, 0 = by time */
+	double time;                   /* seconds, 0 = by count */
+	unsigned threads;
+	char cpus[TXS_CTL_CPUS_MAX];
+	bool no_pin;
+};
+
+struct txs_ctl_msg {
+	enum txs_ctl_type type;
+	uint32_t test;                       /* setup/ready/done/result: the test number in the session */
+	char software[64];                   /* hello: "txscale 0.1.0" */
+	bool auth;                           /* hello: the server wants an auth message */
+	uint8_t nonce[TXS_CTL_NONCE_LEN];    /* hello */
+	uint8_t mac[TXS_CTL_MAC_LEN];        /* auth */
+	struct txs_ctl_recv_spec recv;       /* setup */
+	struct txs_ctl_send_spec send;       /* setup */
+	bool failed;                         /* done: the client's sender failed (message says why) */
+	char *sender;                        /* done, result: a send summary line, compact JSON (malloc) */
+	char *receiver;                      /* result: a recv summary line, compact JSON (malloc) */
+	char message[TXS_CTL_TEXT_MAX];      /* busy, error, done.failed: printable ASCII */
+};
+
+/* Release sender/receiver and zero the message. NULL is fine. */
+TXS_API void txs_ctl_msg_free(struct txs_ctl_msg *m);
+TXS_API const char *txs_ctl_type_str(enum txs_ctl_type t);
+
+/* One JSON object -> *m (m is reset first; free with txs_ctl_msg_free even on
+ * failure). 0; -EPROTONOSUPPORT for another version; -EPROTO for anything
+ * malformed; -ENOMEM. err gets one line naming the bad field. */
+TXS_API int txs_ctl_decode(struct txs_ctl_msg *m, const char *json, size_t len, char *err, size_t errlen);
+/* *m -> a malloc'd compact JSON object (NUL-terminated, *len without the NUL).
+ * -EINVAL when a field is out of its range (the same rules as decode). */
+TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len, char *err, size_t errlen);
+
+/* A frame header: the body length, or -EPROTO (bad magic), -EMSGSIZE (over max or 0). */
+TXS_API int txs_ctl_frame_len(const uint8_t hdr[TXS_CTL_HDR_LEN], size_t max, size_t *len, char *err,
+			      size_t errlen);
+
+/* Read one whole frame from the stream socket fd within timeout_ms (the
+ * deadline covers the frame, not each read) and decode it. max: the largest
+ * body accepted (<= TXS_CTL_MSG_MAX). -ETIMEDOUT; -ECONNRESET when the peer
+ * closed (at a frame boundary: err says "closed", inside one: "truncated");
+ * -EMSGSIZE; the decode errors; another -errno from the socket. */
+TXS_API int txs_ctl_read(int fd, struct txs_ctl_msg *m, size_t max, int timeout_ms, char *err, size_t errlen);
+/* Encode and write one frame within timeout_ms (MSG_NOSIGNAL). */
+TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, char *err, size_t errlen);
+
+/* ---- shared secret ---------------------------------------------------------------------------- */
+/* The key from a secret file: BLAKE2b-256 of its contents without trailing
+ * newlines (1..4096 bytes). -ENOENT/-EACCES/..., -EINVAL (empty), -EFBIG. */
+TXS_API int txs_ctl_key_load(uint8_t key[TXS_CTL_KEY_LEN], const char *path);
+TXS_API int txs_ctl_nonce(uint8_t nonce[TXS_CTL_NONCE_LEN]);
+/* mac = crypto_auth(key, "txscale-ctl-1 auth" || nonce) */
+TXS_API int txs_ctl_mac(uint8_t mac[TXS_CTL_MAC_LEN], const uint8_t nonce[TXS_CTL_NONCE_LEN],
+			const uint8_t key[TXS_CTL_KEY_LEN]);
+/* Constant time. true when mac is right for nonce and key. */
+TXS_API bool txs_ctl_mac_ok(const uint8_t mac[TXS_CTL_MAC_LEN], const uint8_t nonce[TXS_CTL_NONCE_LEN],
+			    const uint8_t key[TXS_CTL_KEY_LEN]);
+
+/* ---- where a server may send -------------------------------------------------------------------- */
+#define TXS_CTL_ALLOW_MAX 32
+struct txs_ctl_allow {
+	unsigned n;
+	struct {
+		struct txs_addr net;
+		unsigned prefix;
+	} e[TXS_CTL_ALLOW_MAX];
+};
+/* "ADDR[/PREFIX][,ADDR[/PREFIX]...]" (IPv4 and IPv6). -EINVAL with err naming
+ * the bad entry, -E2BIG over TXS_CTL_ALLOW_MAX. */
+TXS_API int txs_ctl_allow_parse(struct txs_ctl_allow *a, const char *list, char *err, size_t errlen);
+/* May a server whose client is `client` send to `dest`? Yes when dest is the
+ * client's own address or inside an entry of a (a may be NULL). IPv4-mapped
+ * IPv6 addresses compare as IPv4. */
+TXS_API bool txs_ctl_allowed(const struct txs_ctl_allow *a, const struct txs_addr *client,
+			     const struct txs_addr *dest);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

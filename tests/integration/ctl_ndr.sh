@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# txscale ndr --remote between two namespaces (netns lab "cnd"): a `txscale
+# server` in cnd-b, the search in cnd-a, against the local namespace mode
+# (both children spawned by ndr) on the same veth with the same options.
+#   1. a remote search against a 64 KiB receive buffer on the server: a
+#      result line, every trial's counts exact (sent = received + lost), one
+#      control session for all trials, and the loss of failing trials is the
+#      server's socket drops / RcvbufErrors (the buffer reached the server)
+#   2. the same report as the local namespace mode at a rate both pass (the
+#      NDR itself varies with the load of a shared 2-core box, more than the
+#      search's precision: compared by hand, not here)
+#   3. bad combinations exit 2 naming the value
+# Needs root and jq; exits 77 with the reason otherwise.
+set -euo pipefail
+
+TXS=${TXS_BIN:-build/txscale}
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+LAB=cnd${TXS_LAB_TAG:-}
+A=$LAB-a
+B=$LAB-b
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; [ -f "${tmp:-/nonexistent}/srv.log" ] && sed 's/^/  server: /' "$tmp/srv.log" >&2; exit 1; }
+[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+
+bad() {
+  local want=$1; shift
+  set +e
+  out=$("$TXS" ndr "$@" 2>&1 >/dev/null)
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] || fail "ndr $*: exit $rc, expected 2 ($out)"
+  case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
+}
+bad "--remote" --remote nowhere
+bad "DEST '198.18.0.3'" --remote 198.18.0.2 198.18.0.3
+bad "--recv-netns" --remote 198.18.0.2 --recv-netns x
+bad "--recv-args" --remote 198.18.0.2 --recv-args "--window 64"
+echo "ok: bad combinations exit 2"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
+command -v ip >/dev/null || skip "needs ip (iproute2)"
+
+tmp=$(mktemp -d)
+srv=
+cleanup() {
+  [ -n "$srv" ] && kill "$srv" 2>/dev/null || true
+  wait 2>/dev/null || true
+  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+set +e
+"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
+[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+mkdir -p "$tmp/t"
+
+ip netns exec "$B" "$TXS" server -B 198.18.0.2 >"$tmp/srv.log" 2>&1 &
+srv=$!
+for _ in $(seq 50); do
+  ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN && break
+  sleep 0.1
+done
+
+check() {
+  local F=$1
+  tail -n1 "$F" | jq -e '.type == "ndr"' >/dev/null || fail "$F: no result: $(tail -n1 "$F")"
+  jq -e -s '[.[] | select(.type == "trial")] | length > 0 and all(.sent == .received + .lost)' "$F" >/dev/null ||
+    fail "$F: a trial's counts do not add up"
+}
+# remote NS [options]: the search from namespace A against the server in B
+remote() {
+  local name=$1; shift
+  TMPDIR=$tmp/t timeout 300 ip netns exec "$A" "$TXS" ndr --remote 198.18.0.2 -J "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+    fail "$name: exit $?: $(cat "$tmp/$name.err")"
+  check "$tmp/$name.json"
+}
+
+# 1. a real search against a tiny receive buffer on the server: many trials over one session
+remote tiny --trial 1 --precision 10 --max-trials 8 --lo 1k --hi 150k --recv-args "--rcvbuf 65536"
+F=$tmp/tiny.json
+trials=$(tail -n1 "$F" | jq .trials)
+[ "$trials" -ge 3 ] || fail "tiny: only $trials trials: no search happened"
+[ "$(grep -c 'connected' "$tmp/srv.log")" -eq 1 ] || fail "tiny: expected one session for the search"
+tests=$(grep -c ': test [0-9]*: receive' "$tmp/srv.log" || true)
+[ "$tests" -eq "$trials" ] || fail "tiny: $trials trials, but the server ran $tests tests"
+fails=$(jq -s '[.[] | select(.type == "trial" and (.pass | not))] | length' "$F")
+sockfail=$(jq -s '[.[] | select(.type == "trial" and (.pass | not) and .kernel_drops.sockets > 0
+                   and .kernel_drops.sockets == .lost and .kernel_drops.udp.RcvbufErrors == .lost)] | length' "$F")
+[ "$fails" -gt 0 ] || fail "tiny: no trial lost anything with a 64 KiB buffer up to 150k pps"
+[ "$sockfail" -gt 0 ] || fail "tiny: no failing trial's loss equals the server's socket drops and RcvbufErrors"
+echo "ok: remote search, --rcvbuf 65536 on the server: $(tail -n1 "$F" | jq .rate_pps) pps ($(tail -n1 "$F" | jq -r .outcome)), $trials trials over one session, every trial exact; in $sockfail of $fails failing trials the loss is exactly the server's RcvbufErrors"
+
+# 2. the same report as the local namespace mode: a rate both pass, by bound
+OPTS=(--trial 1 --precision 5 --max-trials 4 --lo 2k --hi 20k --recv-args "--rcvbuf 33554432" -J)
+remote same "${OPTS[@]}"
+TMPDIR=$tmp/t timeout 300 "$TXS" ndr --send-netns "$A" --recv-netns "$B" "${OPTS[@]}" 198.18.0.2 >"$tmp/local.json" 2>"$tmp/local.err" ||
+  fail "local: exit $?: $(cat "$tmp/local.err")"
+check "$tmp/local.json"
+r=$(tail -n1 "$tmp/same.json" | jq -c '{outcome, rate_pps, confirmed, limited_by}')
+l=$(tail -n1 "$tmp/local.json" | jq -c '{outcome, rate_pps, confirmed, limited_by}')
+[ "$r" = "$l" ] || fail "remote $r, local $l"
+[ "$(jq -r .type "$tmp/same.json" | sort -u | tr '\n' ' ')" = "$(jq -r .type "$tmp/local.json" | sort -u | tr '\n' ' ')" ] ||
+  fail "the remote report has other line types than the local one"
+[ -z "$(find "$tmp/t" -mindepth 1)" ] || fail "temporary files left"
+echo "ok: remote and local report the same at 20k pps: $r"
+echo "ctl_ndr: all passed"

@@ -1,0 +1,1052 @@
+/* SPDX-License-Identifier: MIT */
+/* The client of the control channel (docs/control.md): `txscale send -c
+ * HOST --server` (and -R, --bidir). It sets a test up with the server,
+ * runs its own side as children of this very binary (a `txscale send`
+ * with the user's own options, a `txscale recv` for -R), relays their
+ * output, hands its sender's summary to the server and prints the server's
+ * side next to its own. Also the remote receiver of `txscale ndr --remote`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <jansson.h>
+#include <txscale/txscale.h>
+#include <txscale/ctl.h>
+#include "ctl_cli.h"
+#include "opt.h"
+#include "proc.h"
+
+#define CHILD_ENV "TXSCALE_CTL_CHILD" /* set in the sender the client runs */
+#define READY_TIMEOUT_S 10.0
+#define IDLE_S 1.0                    /* the server's receiver ends this long after the last packet */
+#define OWN_IDLE_S 2.0                /* ours: the server's sender summary must come before */
+#define EXTRA_S 30.0
+
+/* SIGINT/SIGTERM: 1 = stop our sender and finish the test (forward only:
+ * the server's counts of what was sent are still shown), 2 = abort */
+static volatile sig_atomic_t g_stop;
+static bool g_soft_stop; /* a forward test: the first signal is soft */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = g_stop || !g_soft_stop ? 2 : 1;
+}
+
+int ctl_parse_remote_cpus(const char *val, void *dst, char *err, size_t errlen)
+{
+	size_t n = strlen(val);
+	if (!n || n >= TXS_CTL_CPUS_MAX || strspn(val, "0123456789,-") != n) {
+		snprintf(err, errlen, "expected a CPU list like 0-3,6");
+		return -1;
+	}
+	*(const char **)dst = val;
+	return 0;
+}
+
+int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen)
+{
+	if (strcmp(val, "udp") != 0 && (strncmp(val, "packet:", 7) != 0 || !val[7] || strlen(val) >= TXS_CTL_DEV_MAX)) {
+		snprintf(err, errlen, "expected udp or packet:IFNAME[,IFNAME...]");
+		return -1;
+	}
+	*(const char **)dst = val;
+	return 0;
+}
+
+
+/* ---- connection ------------------------------------------------------------------------------ */
+
+struct ctl_conn {
+	int fd;
+	double timeout;
+	char host[64];
+	char local_s[INET6_ADDRSTRLEN];
+	uint32_t test;
+};
+
+static int ms(double s)
+{
+	return s > 2e6 ? 2000000000 : (int)(s * 1000);
+}
+
+static int connect_to(const struct txs_addr *a, uint16_t port, double timeout, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl;
+	if (a->family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		s4->sin_addr = a->v4;
+		sl = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		s6->sin6_addr = a->v6;
+		sl = sizeof(*s6);
+	}
+	int fd = socket(a->family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
+		int e = errno;
+		snprintf(err, errlen, "cannot connect to the control port %u: %s", port, strerror(e));
+		close(fd);
+		return -e;
+	}
+	struct pollfd pf = { .fd = fd, .events = POLLOUT };
+	int r;
+	do
+		r = poll(&pf, 1, ms(timeout));
+	while (r < 0 && errno == EINTR);
+	int soerr = 0;
+	socklen_t el = sizeof(soerr);
+	if (r == 0) {
+		snprintf(err, errlen, "no answer on the control port %u within %.1f s", port, timeout);
+		close(fd);
+		return -ETIMEDOUT;
+	}
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el);
+	if (r < 0 || soerr) {
+		int e = r < 0 ? errno : soerr;
+		snprintf(err, errlen, "cannot connect to the control port %u: %s%s", port, strerror(e),
+			 e == ECONNREFUSED ? " (is `txscale server` running there?)" : "");
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
+			       int *rcp, char *err, size_t errlen)
+{
+	int dummy;
+	int *why = rcp ? rcp : &dummy;
+	*why = -EINVAL;
+	struct txs_addr a;
+	if (txs_addr_parse(&a, host) < 0) {
+		snprintf(err, errlen, "bad server address '%s'", host);
+		return NULL;
+	}
+	uint8_t key[TXS_CTL_KEY_LEN];
+	if (auth_file) {
+		int rc = txs_ctl_key_load(key, auth_file);
+		if (rc < 0) {
+			snprintf(err, errlen, "--auth-file '%s': %s", auth_file,
+				 rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
+			return NULL;
+		}
+	}
+	int fd = connect_to(&a, control_port, timeout, err, errlen);
+	if (fd < 0) {
+		*why = fd;
+		return NULL;
+	}
+	struct ctl_conn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->fd = fd;
+	c->timeout = timeout;
+	snprintf(c->host, sizeof(c->host), "%s", host);
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+	getsockname(fd, (struct sockaddr *)&me, &ml);
+	const void *ab = me.ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)&me)->sin_addr
+						 : (const void *)&((struct sockaddr_in6 *)&me)->sin6_addr;
+	inet_ntop(me.ss_family, ab, c->local_s, sizeof(c->local_s));
+	struct txs_ctl_msg m;
+	char e[256];
+	int rc = txs_ctl_read(fd, &m, TXS_CTL_SMALL_MAX, ms(timeout), e, sizeof(e));
+	*why = -EPROTO; /* not a txscale server */
+	if (rc < 0) {
+		snprintf(err, errlen, "the server's greeting: %s", e);
+		goto fail;
+	}
+	*why = -EBUSY;
+	if (m.type == TXS_CTL_BUSY) {
+		snprintf(err, errlen, "the server is busy: %s", m.message);
+		goto fail;
+	}
+	if (m.type == TXS_CTL_ERROR) {
+		snprintf(err, errlen, "the server refused: %s", m.message);
+		goto fail;
+	}
+	*why = -EPROTO;
+	if (m.type != TXS_CTL_HELLO) {
+		snprintf(err, errlen, "the server's greeting: expected hello, got %s", txs_ctl_type_str(m.type));
+		goto fail;
+	}
+	*why = -EACCES;
+	if (m.auth) {
+		if (!auth_file) {
+			snprintf(err, errlen, "the server asks for a shared secret: give --auth-file FILE");
+			goto fail;
+		}
+		struct txs_ctl_msg am = { .type = TXS_CTL_AUTH };
+		txs_ctl_mac(am.mac, m.nonce, key);
+		if (txs_ctl_write(fd, &am, ms(timeout), e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "authenticating: %s", e);
+			goto fail;
+		}
+	}
+	txs_ctl_msg_free(&m);
+	*why = 0;
+	return c;
+fail:
+	txs_ctl_msg_free(&m);
+	close(fd);
+	free(c);
+	return NULL;
+}
+
+void ctl_conn_close(struct ctl_conn *c)
+{
+	if (!c)
+		return;
+	struct txs_ctl_msg m = { .type = TXS_CTL_BYE };
+	char e[256];
+	txs_ctl_write(c->fd, &m, 1000, e, sizeof(e));
+	close(c->fd);
+	free(c);
+}
+
+/* A session opened by ctl_client_wanted's probe, for ctl_client_run. */
+static struct ctl_conn *g_probe;
+static char g_probe_err[512];
+
+static bool argv_has(int argc, char **argv, const char *shrt, const char *lng)
+{
+	size_t ll = strlen(lng);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if ((shrt && strncmp(argv[i], shrt, strlen(shrt)) == 0) ||
+		    (strncmp(argv[i], lng, ll) == 0 && (argv[i][ll] == 0 || argv[i][ll] == '=')))
+			return true;
+	}
+	return false;
+}
+
+bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int argc, char **argv)
+{
+	if (getenv(CHILD_ENV))
+		return false;
+	if (o->server || o->reverse || o->bidir)
+		return true;
+	/* the iperf3 form: -c HOST, no --dev */
+	if (!dest || !argv_has(argc, argv, "-c", "--client") || argv_has(argc, argv, NULL, "--dev"))
+		return false;
+	int why;
+	g_probe = ctl_conn_open(dest, o->control_port, o->auth_file, 1.0, &why, g_probe_err, sizeof(g_probe_err));
+	if (g_probe)
+		return true;
+	if (why == -EBUSY || why == -EACCES)
+		return true; /* a txscale server: say why it will not serve us */
+	if (why == -EPROTO)
+		fprintf(stderr, "txscale send: note: %s port %u is not a txscale server (%s): sending without one\n", dest,
+			o->control_port, g_probe_err);
+	g_probe_err[0] = 0;
+	return false;
+}
+
+/* Read the server's answer (ready or result) within timeout; an error
+ * message becomes err. pump() runs while waiting (relaying child output). */
+static int await(struct ctl_conn *c, struct txs_ctl_msg *m, enum txs_ctl_type want, double timeout,
+		 void (*pump)(void *), void *arg, char *err, size_t errlen)
+{
+	double end = mono_s() + timeout;
+	char e[256];
+	memset(m, 0, sizeof(*m));
+	for (;;) {
+		if (g_stop > 1) {
+			snprintf(err, errlen, "interrupted");
+			return -EINTR;
+		}
+		if (pump)
+			pump(arg);
+		double left = end - mono_s();
+		if (left <= 0) {
+			snprintf(err, errlen, "no %s from the server within %.1f s", txs_ctl_type_str(want), timeout);
+			return -ETIMEDOUT;
+		}
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pf, 1, left > 0.1 ? 100 : ms(left) + 1) <= 0)
+			continue;
+		break; /* a frame starts: read it whole */
+	}
+	int rc = txs_ctl_read(c->fd, m, TXS_CTL_MSG_MAX, ms(c->timeout), e, sizeof(e));
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", e);
+		return rc;
+	}
+	if (m->type == TXS_CTL_ERROR) {
+		snprintf(err, errlen, "the server says: %s", m->message);
+		return -EREMOTEIO;
+	}
+	if (m->type != want || m->test != c->test) {
+		snprintf(err, errlen, "expected %s for test %u from the server, got %s (test %u)", txs_ctl_type_str(want),
+			 c->test, txs_ctl_type_str(m->type), m->test);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int send_done(struct ctl_conn *c, const char *send_json, const char *why, char *err, size_t errlen)
+{
+	struct txs_ctl_msg m = { .type = TXS_CTL_DONE, .test = c->test, .sender = (char *)send_json };
+	if (!send_json) {
+		m.failed = true;
+		snprintf(m.message, sizeof(m.message), "%s", why ? why : "the sender failed");
+		for (char *p = m.message; *p; p++)
+			if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+				*p = '?';
+	}
+	char e[256];
+	if (txs_ctl_write(c->fd, &m, ms(c->timeout), e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "%s", e);
+		return -EIO;
+	}
+	return 0;
+}
+
+int ctl_remote_recv_start(struct ctl_conn *c, uint16_t port, const char *dev, uint64_t rcvbuf, double secs,
+			  double idle, char *err, size_t errlen)
+{
+	struct txs_ctl_msg m = { .type = TXS_CTL_SETUP, .test = ++c->test };
+	m.recv = (struct txs_ctl_recv_spec){ .on = true, .port = port, .rcvbuf = rcvbuf, .time = secs, .idle = idle };
+	snprintf(m.recv.dev, sizeof(m.recv.dev), "%s", dev ? dev : "udp");
+	char e[256];
+	if (txs_ctl_write(c->fd, &m, ms(c->timeout), e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "%s", e);
+		return -EIO;
+	}
+	struct txs_ctl_msg r;
+	int rc = await(c, &r, TXS_CTL_READY, c->timeout + READY_TIMEOUT_S + 5, NULL, NULL, err, errlen);
+	txs_ctl_msg_free(&r);
+	return rc;
+}
+
+int ctl_remote_recv_finish(struct ctl_conn *c, const char *send_json, char **recv_json, char *err, size_t errlen)
+{
+	*recv_json = NULL;
+	int rc = send_done(c, send_json, NULL, err, errlen);
+	if (rc < 0)
+		return rc;
+	struct txs_ctl_msg r;
+	rc = await(c, &r, TXS_CTL_RESULT, c->timeout + 15, NULL, NULL, err, errlen);
+	if (rc == 0 && !r.receiver) {
+		snprintf(err, errlen, "the server's result has no receiver summary");
+		rc = -EPROTO;
+	}
+	if (rc == 0) {
+		*recv_json = r.receiver;
+		r.receiver = NULL;
+	}
+	txs_ctl_msg_free(&r);
+	return rc;
+}
+
+/* ---- relaying a child's stdout ---------------------------------------------------------------- */
+
+struct relay {
+	int fd; /* read end, -1 when done */
+	bool json;
+	char buf[1 << 16];
+	size_t n;
+	char *held; /* JSON mode: the summary line, printed after the peer's line */
+};
+
+static void relay_line(struct relay *r, const char *line, size_t n)
+{
+	if (r->json && !r->held && strstr(line, "\"type\":\"summary\"")) {
+		r->held = strndup(line, n);
+		return;
+	}
+	fwrite(line, 1, n, stdout);
+}
+
+/* Read what is there (no waiting); pass whole lines on. */
+static void relay_pump(struct relay *r)
+{
+	while (r->fd >= 0) {
+		ssize_t k = read(r->fd, r->buf + r->n, sizeof(r->buf) - r->n);
+		if (k < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (k <= 0) {
+			if (r->n)
+				relay_line(r, r->buf, r->n);
+			r->n = 0;
+			close(r->fd);
+			r->fd = -1;
+			break;
+		}
+		r->n += (size_t)k;
+		size_t start = 0;
+		for (size_t i = 0; i < r->n; i++)
+			if (r->buf[i] == '\n') {
+				relay_line(r, r->buf + start, i + 1 - start);
+				start = i + 1;
+			}
+		if (start == 0 && r->n == sizeof(r->buf)) { /* an endless line: pass it on */
+			relay_line(r, r->buf, r->n);
+			r->n = 0;
+		} else {
+			memmove(r->buf, r->buf + start, r->n - start);
+			r->n -= start;
+		}
+	}
+	fflush(stdout);
+}
+
+static int relay_open(struct relay *r, bool json, int *wr)
+{
+	int p[2];
+	r->fd = -1;
+	r->json = json;
+	r->n = 0;
+	r->held = NULL;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	r->fd = p[0];
+	*wr = p[1];
+	return 0;
+}
+
+/* ---- the client run ---------------------------------------------------------------------------- */
+
+struct client {
+	const struct ctl_client_opts *o;
+	const struct ctl_send_info *s;
+	struct ctl_conn *c;
+	char exe[PATH_MAX];
+	struct paths p;
+	char peer_json[PATH_MAX];
+	struct relay rs, rr; /* our sender's and our receiver's stdout */
+	pid_t sp, rp;
+	char *peer_send, *peer_recv; /* the server's summaries, from its results */
+	bool ctl_err;                 /* a control-channel failure while a child ran */
+	char err[512];
+};
+
+static void pump_all(void *arg)
+{
+	struct client *k = arg;
+	relay_pump(&k->rs);
+	relay_pump(&k->rr);
+}
+
+/* Wait for pid within secs while relaying; true when it exited by itself. */
+static int take_result(struct client *k, struct txs_ctl_msg *m);
+
+/* Wait for pid within secs while relaying; true when it exited by itself.
+ * A result the server sends meanwhile (its sender's summary) is taken. */
+static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
+{
+	double end = mono_s() + secs;
+	bool told = false;
+	while (mono_s() < end && g_stop < 2) {
+		if (g_stop == 1 && !told) { /* stop it; it still writes its summary */
+			kill(pid, SIGINT);
+			told = true;
+			end = mono_s() + 5;
+		}
+		pump_all(k);
+		if (reaped(pid, st))
+			return true;
+		struct pollfd pf[3] = { { .fd = k->rs.fd, .events = POLLIN }, { .fd = k->rr.fd, .events = POLLIN },
+					{ .fd = k->ctl_err ? -1 : k->c->fd, .events = POLLIN } };
+		if (poll(pf, 3, 20) > 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+			struct txs_ctl_msg m;
+			char e[256];
+			int rc = txs_ctl_read(k->c->fd, &m, TXS_CTL_MSG_MAX, ms(k->c->timeout), e, sizeof(e));
+			if (rc == 0 && m.type == TXS_CTL_ERROR)
+				snprintf(k->err, sizeof(k->err), "the server says: %s", m.message);
+			else if (rc < 0)
+				snprintf(k->err, sizeof(k->err), "%s", e);
+			if (rc < 0 || take_result(k, &m) < 0)
+				k->ctl_err = true;
+			txs_ctl_msg_free(&m);
+		}
+	}
+	return stop_child(pid, 0, st);
+}
+
+static int write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	fputc('\n', f);
+	if (fclose(f) != 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+/* Our receiver (-R, --bidir): bound to the address the server sees us at. */
+static int start_own_recv(struct client *k, double est)
+{
+	const struct ctl_send_info *s = k->s;
+	int pfd[2], out = -1;
+	if (pipe2(pfd, O_CLOEXEC) < 0 || relay_open(&k->rr, s->json, &out) < 0) {
+		snprintf(k->err, sizeof(k->err), "pipe: %s", strerror(errno));
+		return -1;
+	}
+	bool bidir = k->o->bidir;
+	struct args a = { .n = 0 };
+	char cpus[TXS_MAX_CORES * 8] = "";
+	arg(&a, k->exe);
+	arg(&a, "recv");
+	arg(&a, "--dev");
+	arg(&a, "udp");
+	arg(&a, "-B");
+	arg(&a, k->c->local_s);
+	arg(&a, "-p");
+	arg(&a, fmt_arg(&a, "%.0f", s->port));
+	arg(&a, "-i");
+	arg(&a, fmt_arg(&a, "%.3f", bidir ? 0 : s->interval));
+	if (s->json)
+		arg(&a, "-J");
+	arg(&a, "--idle");
+	arg(&a, fmt_arg(&a, "%.3f", OWN_IDLE_S));
+	arg(&a, "-t");
+	arg(&a, fmt_arg(&a, "%.3f", est > 0 ? est + EXTRA_S : 3600));
+	arg(&a, "--sender-summary");
+	arg(&a, k->peer_json);
+	arg(&a, "--summary-file");
+	arg(&a, k->p.recv_json);
+	arg(&a, "--ready-fd");
+	arg(&a, fmt_arg(&a, "%.0f", pfd[1]));
+	if (bidir) {
+		arg(&a, "--no-pin");
+	} else {
+		if (s->threads) {
+			arg(&a, "-P");
+			arg(&a, fmt_arg(&a, "%.0f", s->threads));
+		}
+		if (s->cpus && s->cpus->n) {
+			size_t off = 0;
+			for (unsigned i = 0; i < s->cpus->n && off < sizeof(cpus) - 8; i++)
+				off += (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d", i ? "," : "",
+							s->cpus->cpu[i]);
+			arg(&a, "-A");
+			arg(&a, cpus);
+		}
+		if (s->no_pin)
+			arg(&a, "--no-pin");
+	}
+	pid_t pid = a.overflow ? -E2BIG : spawn_io(&a, out, NULL, PROC_INHERIT, pfd[1]);
+	close(out);
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		snprintf(k->err, sizeof(k->err), "cannot start our receiver: %s", strerror((int)-pid));
+		return -1;
+	}
+	k->rp = pid;
+	double t0 = mono_s();
+	char line[16] = "";
+	size_t got = 0;
+	while (mono_s() - t0 < READY_TIMEOUT_S && !g_stop) {
+		relay_pump(&k->rr);
+		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		ssize_t n = read(pfd[0], line + got, sizeof(line) - 1 - got);
+		if (n > 0) {
+			got += (size_t)n;
+			line[got] = 0;
+			if (strchr(line, '\n') || got == sizeof(line) - 1)
+				break;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	close(pfd[0]);
+	relay_pump(&k->rr);
+	if (strncmp(line, "ready\n", 6) != 0) {
+		snprintf(k->err, sizeof(k->err), "our receiver did not start (its message is above)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Our sender: `txscale send` with the user's own options, on udp unless --dev says otherwise. */
+static int start_own_send(struct client *k, int argc, char **argv)
+{
+	int out = -1;
+	if (relay_open(&k->rs, k->s->json, &out) < 0) {
+		snprintf(k->err, sizeof(k->err), "pipe: %s", strerror(errno));
+		return -1;
+	}
+	struct args a = { .n = 0 };
+	arg(&a, k->exe);
+	arg(&a, "send");
+	arg(&a, "--dev");
+	arg(&a, "udp");
+	for (int i = 1; i < argc; i++)
+		arg(&a, argv[i]);
+	arg(&a, "--summary-file");
+	arg(&a, k->p.send_json);
+	setenv(CHILD_ENV, "1", 1);
+	pid_t pid = a.overflow ? -E2BIG : spawn_io(&a, out, NULL, PROC_INHERIT, -1);
+	unsetenv(CHILD_ENV);
+	close(out);
+	if (pid < 0) {
+		snprintf(k->err, sizeof(k->err), "cannot start our sender: %s", strerror((int)-pid));
+		return -1;
+	}
+	k->sp = pid;
+	return 0;
+}
+
+/* ---- printing the other side ------------------------------------------------------------------ */
+
+static const char *num(json_t *o, const char *path, char *buf, size_t len)
+{
+	json_t *v = o;
+	char key[64];
+	const char *p = path;
+	while (v && *p) {
+		size_t n = strcspn(p, "/");
+		snprintf(key, sizeof(key), "%.*s", (int)n, p);
+		v = json_object_get(v, key);
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, len, "%.6g", json_real_value(v));
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+static double dnum(json_t *o, const char *a, const char *b)
+{
+	json_t *v = json_object_get(o, a);
+	if (b)
+		v = json_object_get(v, b);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *fmt_ns(double ns, char *buf, size_t len)
+{
+	if (!isfinite(ns))
+		snprintf(buf, len, "?");
+	else if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+/* Sum of member.field over the members of the object o[key]. */
+static double sum_members(json_t *o, const char *key, const char *field)
+{
+	json_t *obj = json_object_get(o, key), *v;
+	const char *k;
+	double s = 0;
+	json_object_foreach(obj, k, v)
+	{
+		json_t *f = json_object_get(v, field);
+		if (json_is_number(f))
+			s += json_number_value(f);
+	}
+	return s;
+}
+
+/* The server's summary as a JSON line {"type":ROLE,"host":...} or a text line. */
+void ctl_print_peer(const char *role, const char *host, const char *summary, bool json)
+{
+	json_t *o = json_loads(summary, 0, NULL);
+	if (!o) {
+		fprintf(stderr, "txscale send: the server's %s summary is not JSON\n", role);
+		return;
+	}
+	if (json) {
+		json_object_set_new(o, "type", json_string(role));
+		json_object_set_new(o, "host", json_string(host));
+		char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		fflush(stdout);
+		return;
+	}
+	char a[32], b[32], c[32], d[32], e[32], f[32];
+	if (strcmp(role, "receiver") == 0) {
+		double recv = dnum(o, "received", NULL), lost = dnum(o, "lost", NULL);
+		json_t *exact = json_object_get(o, "lost_exact");
+		double offered = recv + lost;
+		printf("receiver %s: received %s, lost %s (%.4g%%)%s, duplicates %s, reordered %s, late %s, malformed %s\n",
+		       host, num(o, "received", a, sizeof(a)), num(o, "lost", b, sizeof(b)),
+		       offered > 0 ? lost * 100 / offered : 0.0, json_is_true(exact) ? " exact" : " (not exact)",
+		       num(o, "duplicates", c, sizeof(c)), num(o, "reordered", d, sizeof(d)), num(o, "late", e, sizeof(e)),
+		       num(o, "malformed", f, sizeof(f)));
+		char l1[32], l2[32], l3[32], l4[32];
+		printf("receiver %s: latency p50 %s, p99 %s, p99.9 %s, max %s\n", host,
+		       fmt_ns(dnum(o, "latency_ns", "p50"), l1, sizeof(l1)), fmt_ns(dnum(o, "latency_ns", "p99"), l2, sizeof(l2)),
+		       fmt_ns(dnum(o, "latency_ns", "p99.9"), l3, sizeof(l3)), fmt_ns(dnum(o, "latency_ns", "max"), l4, sizeof(l4)));
+		json_t *kd = json_object_get(o, "kernel_drops");
+		double rcvbuf = dnum(kd, "udp", "RcvbufErrors"), rcvbuf6 = dnum(kd, "udp6", "RcvbufErrors");
+		printf("receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %.0f, softnet %s\n", host,
+		       num(kd, "sockets", a, sizeof(a)), (isfinite(rcvbuf) ? rcvbuf : 0) + (isfinite(rcvbuf6) ? rcvbuf6 : 0),
+		       sum_members(kd, "interfaces", "rx_dropped"), num(kd, "softnet/dropped", b, sizeof(b)));
+	} else {
+		printf("sender %s: sent %s packets in %s s (%s pps), drops %s, errors %s\n", host,
+		       num(o, "packets", a, sizeof(a)), num(o, "seconds", b, sizeof(b)), num(o, "pps", c, sizeof(c)),
+		       num(o, "drops", d, sizeof(d)), num(o, "errors", e, sizeof(e)));
+	}
+	fflush(stdout);
+	json_decref(o);
+}
+
+static void flush_held(struct relay *r)
+{
+	if (r->held) {
+		fputs(r->held, stdout);
+		free(r->held);
+		r->held = NULL;
+		fflush(stdout);
+	}
+}
+
+/* A result from the server: keep its summaries; the sender's is written
+ * at once for our receiver (it must be there before its idle end). */
+static int take_result(struct client *k, struct txs_ctl_msg *m)
+{
+	if (m->type != TXS_CTL_RESULT || m->test != k->c->test) {
+		if (m->type != TXS_CTL_ERROR)
+			snprintf(k->err, sizeof(k->err), "expected a result for test %u, got %s (test %u)", k->c->test,
+				 txs_ctl_type_str(m->type), m->test);
+		return -1;
+	}
+	if (m->sender && !k->peer_send) {
+		k->peer_send = m->sender;
+		m->sender = NULL;
+		if (k->rp > 0 && write_atomic(k->peer_json, k->peer_send) < 0) {
+			snprintf(k->err, sizeof(k->err), "cannot write the server's sender summary: %s", strerror(errno));
+			return -1;
+		}
+	}
+	if (m->receiver && !k->peer_recv) {
+		k->peer_recv = m->receiver;
+		m->receiver = NULL;
+	}
+	return 0;
+}
+
+int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv)
+{
+	bool fwd = !o->reverse || o->bidir, rev = o->reverse || o->bidir;
+	if (o->ctl_timeout < 0.1 || o->ctl_timeout > 3600) {
+		fprintf(stderr, "txscale send: bad value for --ctl-timeout: '%g': expected 0.1 to 3600 seconds\n",
+			o->ctl_timeout);
+		return 2;
+	}
+	struct client *k = calloc(1, sizeof(*k));
+	if (!k)
+		return 1;
+	k->o = o;
+	k->s = s;
+	k->sp = k->rp = -1;
+	k->rs.fd = k->rr.fd = -1;
+	int ret = 1;
+	ssize_t n = readlink("/proc/self/exe", k->exe, sizeof(k->exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "txscale send: cannot find this program (/proc/self/exe): %s\n", strerror(errno));
+		free(k);
+		return 1;
+	}
+	k->exe[n] = 0;
+	if (paths_make_named(&k->p, "client") < 0) {
+		fprintf(stderr, "txscale send: cannot make a temporary directory: %s\n", strerror(errno));
+		free(k);
+		return 1;
+	}
+	snprintf(k->peer_json, sizeof(k->peer_json), "%s/peer.json", k->p.dir);
+	struct sigaction sa = { .sa_handler = on_signal }, oi, ot;
+	g_soft_stop = fwd && !rev;
+	sigaction(SIGINT, &sa, &oi);
+	sigaction(SIGTERM, &sa, &ot);
+	signal(SIGPIPE, SIG_IGN);
+	struct txs_ctl_msg m = { 0 };
+
+	if (g_probe) {
+		k->c = g_probe;
+		g_probe = NULL;
+	} else if (g_probe_err[0]) {
+		snprintf(k->err, sizeof(k->err), "%s", g_probe_err);
+		goto out;
+	} else {
+		k->c = ctl_conn_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, NULL, k->err,
+				     sizeof(k->err));
+	}
+	if (!k->c)
+		goto out;
+	k->c->timeout = o->ctl_timeout;
+	k->c->test = 1;
+	double est = s->time > 0 ? s->time : s->count && s->rate_pps > 0 ? (double)s->count / s->rate_pps : 0;
+	if (!s->json)
+		printf("txscale send: server %s, control port %u: %s test, data port %u\n", s->dest, o->control_port,
+		       o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
+		       s->port);
+	if (rev && start_own_recv(k, est) < 0)
+		goto out;
+	struct txs_ctl_msg su = { .type = TXS_CTL_SETUP, .test = k->c->test };
+	if (fwd) {
+		su.recv = (struct txs_ctl_recv_spec){ .on = true, .port = s->port, .threads = o->remote_threads,
+						      .rcvbuf = o->remote_rcvbuf, .time = est, .idle = IDLE_S };
+		snprintf(su.recv.dev, sizeof(su.recv.dev), "%s", o->remote_dev ? o->remote_dev : "udp");
+		if (o->remote_cpus)
+			snprintf(su.recv.cpus, sizeof(su.recv.cpus), "%s", o->remote_cpus);
+	}
+	if (rev) {
+		su.send = (struct txs_ctl_send_spec){ .on = true, .port = s->port, .length = s->length,
+						      .rate = s->rate_pps, .count = s->count, .time = s->time,
+						      .no_pin = o->bidir };
+		if (!o->bidir) {
+			su.send.threads = o->remote_threads;
+			if (o->remote_cpus)
+				snprintf(su.send.cpus, sizeof(su.send.cpus), "%s", o->remote_cpus);
+		}
+	}
+	char e[TXS_CTL_TEXT_MAX + 128];
+	if (txs_ctl_write(k->c->fd, &su, ms(o->ctl_timeout), e, sizeof(e)) < 0) {
+		snprintf(k->err, sizeof(k->err), "setting the test up: %s", e);
+		goto out;
+	}
+	if (await(k->c, &m, TXS_CTL_READY, o->ctl_timeout + READY_TIMEOUT_S + 5, pump_all, k, e, sizeof(e)) < 0) {
+		snprintf(k->err, sizeof(k->err), "%s", e);
+		goto out;
+	}
+	txs_ctl_msg_free(&m);
+	bool failed = false;
+	if (fwd) {
+		if (start_own_send(k, argc, argv) < 0) {
+			send_done(k->c, NULL, k->err, e, sizeof(e));
+			goto out;
+		}
+		int st = 0;
+		double bound = est > 0 ? est + 60 : 3600;
+		bool self = wait_child(k, k->sp, bound, &st);
+		k->sp = -1;
+		if (g_stop > 1) {
+			snprintf(k->err, sizeof(k->err), "interrupted");
+			goto out;
+		}
+		if (k->ctl_err)
+			goto out;
+		size_t len = 0;
+		char *sj = slurp(k->p.send_json, &len);
+		if (sj)
+			len = trim(sj, len);
+		if (!self || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && !g_stop))
+			failed = true;
+		if (!sj || !len) {
+			char ex[64] = "stopped";
+			if (self)
+				describe_exit(st, ex, sizeof(ex));
+			snprintf(k->err, sizeof(k->err), "our sender failed (%s)", ex);
+			send_done(k->c, NULL, k->err, e, sizeof(e));
+			free(sj);
+			goto out;
+		}
+		int rc = send_done(k->c, sj, NULL, e, sizeof(e));
+		free(sj);
+		if (rc < 0) {
+			snprintf(k->err, sizeof(k->err), "handing over our summary: %s", e);
+			goto out;
+		}
+	}
+	double wait = fwd ? IDLE_S + o->ctl_timeout + 10 : (est > 0 ? est : 3600) + o->ctl_timeout + EXTRA_S;
+	while ((fwd && !k->peer_recv) || (rev && !k->peer_send)) {
+		if (await(k->c, &m, TXS_CTL_RESULT, wait, pump_all, k, e, sizeof(e)) < 0) {
+			snprintf(k->err, sizeof(k->err), "%s", e);
+			goto out;
+		}
+		if (take_result(k, &m) < 0)
+			goto out;
+		txs_ctl_msg_free(&m);
+	}
+	if (rev) {
+		int st = 0;
+		bool self = wait_child(k, k->rp, OWN_IDLE_S + 5, &st);
+		k->rp = -1;
+		relay_pump(&k->rr);
+		if (!self || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			failed = true;
+	}
+	/* our lines and the server's: the server's line comes before our summary in JSON */
+	if (fwd) {
+		if (s->json) {
+			ctl_print_peer("receiver", s->dest, k->peer_recv, true);
+			flush_held(&k->rs);
+		} else {
+			ctl_print_peer("receiver", s->dest, k->peer_recv, false);
+		}
+	}
+	if (rev) {
+		if (s->json) {
+			ctl_print_peer("sender", s->dest, k->peer_send, true);
+			flush_held(&k->rr);
+		} else {
+			ctl_print_peer("sender", s->dest, k->peer_send, false);
+		}
+	}
+	ret = failed ? 1 : 0;
+	k->err[0] = 0;
+out:
+	txs_ctl_msg_free(&m);
+	if (k->sp > 0)
+		stop_child(k->sp, 0, NULL);
+	if (k->rp > 0)
+		stop_child(k->rp, 0, NULL);
+	relay_pump(&k->rs);
+	relay_pump(&k->rr);
+	flush_held(&k->rs);
+	flush_held(&k->rr);
+	if (k->rs.fd >= 0)
+		close(k->rs.fd);
+	if (k->rr.fd >= 0)
+		close(k->rr.fd);
+	if (k->err[0])
+		fprintf(stderr, "txscale send: %s: %s\n", s->dest, k->err);
+	if (g_stop > 1)
+		ret = 130;
+	if (k->c) {
+		if (ret == 0)
+			ctl_conn_close(k->c);
+		else {
+			close(k->c->fd);
+			free(k->c);
+		}
+	}
+	free(k->peer_send);
+	free(k->peer_recv);
+	unlink(k->peer_json);
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", k->peer_json);
+	unlink(tmp);
+	paths_remove(&k->p);
+	sigaction(SIGINT, &oi, NULL);
+	sigaction(SIGTERM, &ot, NULL);
+	free(k);
+	return ret;
+}
+
+/* ---- ndr --remote -------------------------------------------------------------------------------- */
+
+static struct ctl_conn *g_ndr_conn; /* one search per process */
+
+int ctl_ndr_check(struct ctl_ndr_opts *o, const char *dest, const char *recv_netns, const char *recv_args)
+{
+	if (!o->host)
+		return 0;
+	struct txs_addr h, d;
+	if (txs_addr_parse(&h, o->host) < 0) {
+		fprintf(stderr, "txscale ndr: bad value for --remote: '%s': expected an IPv4 or IPv6 address\n", o->host);
+		return -1;
+	}
+	if (dest && (txs_addr_parse(&d, dest) < 0 || d.family != h.family ||
+		     memcmp(d.bytes, h.bytes, h.family == AF_INET ? 4 : 16) != 0)) {
+		fprintf(stderr, "txscale ndr: DEST '%s' is not --remote %s: the server receives on the address the "
+				"client reaches it at\n", dest, o->host);
+		return -1;
+	}
+	if (recv_netns) {
+		fprintf(stderr, "txscale ndr: --recv-netns and --remote exclude each other (the server receives)\n");
+		return -1;
+	}
+	if (recv_args) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s", recv_args);
+		char *save = NULL, *t = strtok_r(buf, " \t", &save), *v = NULL;
+		if (t && strncmp(t, "--rcvbuf=", 9) == 0)
+			v = t + 9;
+		else if (t && strcmp(t, "--rcvbuf") == 0)
+			v = strtok_r(NULL, " \t", &save);
+		uint64_t n = 0;
+		if (!v || opt_parse_u64(v, &n) < 0 || n < 1 || n > 0x7fffffff || strtok_r(NULL, " \t", &save)) {
+			fprintf(stderr, "txscale ndr: bad value for --recv-args: '%s': with --remote only \"--rcvbuf BYTES\" "
+					"is passed to the server\n", recv_args);
+			return -1;
+		}
+		o->rcvbuf = n;
+	}
+	return 0;
+}
+
+int ctl_ndr_recv_begin(const struct ctl_ndr_opts *o, uint16_t port, const char *dev, double secs, char *err,
+		       size_t errlen)
+{
+	if (!g_ndr_conn) {
+		signal(SIGPIPE, SIG_IGN);
+		g_ndr_conn = ctl_conn_open(o->host, o->control_port, o->auth_file, 10.0, NULL, err, errlen);
+		if (!g_ndr_conn)
+			return -EIO;
+	}
+	return ctl_remote_recv_start(g_ndr_conn, port, dev, o->rcvbuf, secs, 0.5, err, errlen);
+}
+
+int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, const char *recv_json_path, char *err,
+		     size_t errlen)
+{
+	(void)o;
+	size_t n = 0;
+	char *sj = slurp(send_json_path, &n), *rj = NULL;
+	if (sj)
+		n = trim(sj, n);
+	int rc = ctl_remote_recv_finish(g_ndr_conn, sj && n ? sj : NULL, &rj, err, errlen);
+	free(sj);
+	if (rc == 0 && write_atomic(recv_json_path, rj) < 0) {
+		snprintf(err, errlen, "cannot write the receiver's summary: %s", strerror(errno));
+		rc = -EIO;
+	}
+	free(rj);
+	if (rc < 0) { /* the session is no good after a failed test */
+		close(g_ndr_conn->fd);
+		free(g_ndr_conn);
+		g_ndr_conn = NULL;
+	}
+	return rc;
+}
+
+void ctl_ndr_close(const struct ctl_ndr_opts *o)
+{
+	(void)o;
+	ctl_conn_close(g_ndr_conn);
+	g_ndr_conn = NULL;
+}

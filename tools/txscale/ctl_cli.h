@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* The control channel in the CLI (docs/control.md): `txscale server`
+ * (server.c), the client behind `txscale send -c HOST --server / -R /
+ * --bidir` (client.c) and the remote receiver of `txscale ndr --remote`.
+ * The hooks in send.c, recv.c, ndr.c and main.c are a few lines each and
+ * call only what is declared here. */
+#ifndef TXS_CTL_CLI_H
+#define TXS_CTL_CLI_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "opt.h"
+
+int cmd_server(int argc, char **argv);
+/* recv -s / recv --server: true when argv asks for the server */
+bool ctl_recv_wants_server(int argc, char **argv);
+
+/* ---- client: the options send.c embeds in its config ----------------------------------- */
+struct ctl_client_opts {
+	bool server;                /* --server */
+	bool reverse;               /* -R */
+	bool bidir;                 /* --bidir */
+	uint16_t control_port;      /* --control-port */
+	const char *auth_file;      /* --auth-file */
+	double ctl_timeout;         /* --ctl-timeout */
+	unsigned remote_threads;    /* --remote-parallel */
+	const char *remote_cpus;    /* --remote-cpus */
+	uint64_t remote_rcvbuf;     /* --remote-rcvbuf */
+	const char *remote_dev;     /* --remote-dev */
+};
+
+int ctl_parse_remote_cpus(const char *val, void *dst, char *err, size_t errlen);
+int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen);
+
+/* Option table lines for send, at offset `base` of its config struct. */
+#define CTL_CLIENT_OPTS(base)                                                                                       \
+	{ "server", 0, OPT_FLAG, (base) + offsetof(struct ctl_client_opts, server), NULL,                             \
+	  "-c HOST is a txscale server (txscale server / recv -s): set the test up over its control port and show "   \
+	  "its receiver's counts beside ours (docs/control.md)" },                                                     \
+	{ "reverse", 'R', OPT_FLAG, (base) + offsetof(struct ctl_client_opts, reverse), NULL,                          \
+	  "with a server: it sends (-l -b -n -t -P ... describe its sender), we receive on -p" },                      \
+	{ "bidir", 0, OPT_FLAG, (base) + offsetof(struct ctl_client_opts, bidir), NULL,                                 \
+	  "with a server: both directions at once, each with its own threads" },                                      \
+	{ "control-port", 0, OPT_PORT, (base) + offsetof(struct ctl_client_opts, control_port), "PORT",               \
+	  "the server's TCP control port", "5201" },                                                                   \
+	{ "auth-file", 0, OPT_STR, (base) + offsetof(struct ctl_client_opts, auth_file), "FILE",                      \
+	  "shared secret for a server that asks for one (never sent: an HMAC answers its challenge)" },               \
+	{ "ctl-timeout", 0, OPT_SECONDS, (base) + offsetof(struct ctl_client_opts, ctl_timeout), "SEC",               \
+	  "the longest wait for the server's answer", "10" },                                                          \
+	{ "remote-parallel", 0, OPT_UINT, (base) + offsetof(struct ctl_client_opts, remote_threads), "N",             \
+	  "threads of the server's side (its receiver; with -R its sender)", NULL, 1, TXS_MAX_CORES },                 \
+	{ "remote-cpus", 0, OPT_CUSTOM, (base) + offsetof(struct ctl_client_opts, remote_cpus), "CPUS",           \
+	  "CPUs of the server's side, e.g. 0-1 (checked by the server)", NULL, 0, 0, ctl_parse_remote_cpus },          \
+	{ "remote-rcvbuf", 0, OPT_U64, (base) + offsetof(struct ctl_client_opts, remote_rcvbuf), "BYTES",             \
+	  "the server's receive socket buffer (udp)", NULL, 1, 0x7fffffff },                                           \
+	{ "remote-dev", 0, OPT_CUSTOM, (base) + offsetof(struct ctl_client_opts, remote_dev), "DEV",                  \
+	  "the server's receive input: udp | packet:IFNAME[,IFNAME...]", "udp", 0, 0, ctl_parse_remote_dev }
+
+/* What send.c knows after its checks. */
+struct ctl_send_info {
+	const char *dest;
+	uint16_t port;
+	unsigned length;
+	double rate_pps; /* 0 = unlimited */
+	uint64_t count;
+	double time;
+	double interval;
+	bool json;
+	const struct opt_cpus *cpus;
+	unsigned threads;
+	bool no_pin;
+};
+
+/* send.c: run as the client? Yes with --server, -R or --bidir; and with
+ * -c HOST and no --dev (the iperf3 form) when a txscale server answers on
+ * the control port within 1 s (that connection is then the session's).
+ * Never inside the sender the client runs. */
+bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int argc, char **argv);
+/* The whole client run; argc/argv: send's own (argv[0] "send"). Exit status. */
+int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv);
+
+/* The other side's summary line: JSON {"type":ROLE,"host":HOST,...} or text
+ * lines "ROLE HOST: received ..." (role "receiver" or "sender"), on stdout. */
+void ctl_print_peer(const char *role, const char *host, const char *summary, bool json);
+
+/* ---- ndr --remote ----------------------------------------------------------------------- */
+struct ctl_conn;
+/* Connect and authenticate; NULL with *rc (-errno: -EBUSY busy, -EACCES no
+ * secret, -EPROTO not a txscale server, else the connect error) and err. */
+struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
+			       int *rc, char *err, size_t errlen);
+/* Say bye and close. */
+void ctl_conn_close(struct ctl_conn *c);
+/* Ask the server to receive on port (dev, rcvbuf 0 = default) for a sender
+ * of about `secs` seconds; returns once it is ready. 0 or -errno with err. */
+int ctl_remote_recv_start(struct ctl_conn *c, uint16_t port, const char *dev, uint64_t rcvbuf, double secs,
+			  double idle, char *err, size_t errlen);
+/* Hand over the sender's summary (NULL: the sender failed); the
+ * receiver's summary line into *recv_json (malloc). */
+int ctl_remote_recv_finish(struct ctl_conn *c, const char *send_json, char **recv_json, char *err, size_t errlen);
+
+/* ndr's options for a remote receiver: one session for the whole search
+ * (one search per process: the connection is client.c's). */
+struct ctl_ndr_opts {
+	const char *host;         /* --remote */
+	uint16_t control_port;    /* --control-port */
+	const char *auth_file;    /* --auth-file */
+	uint64_t rcvbuf;          /* --recv-args "--rcvbuf N" */
+};
+#define CTL_NDR_OPTS(base)                                                                                          \
+	{ "remote", 0, OPT_STR, (base) + offsetof(struct ctl_ndr_opts, host), "HOST",                                 \
+	  "the receiver is a txscale server on HOST (txscale server / recv -s): trials over its control channel; "     \
+	  "DEST defaults to HOST" },                                                                                    \
+	{ "control-port", 0, OPT_PORT, (base) + offsetof(struct ctl_ndr_opts, control_port), "PORT",                  \
+	  "with --remote: the server's TCP control port", "5201" },                                                    \
+	{ "auth-file", 0, OPT_STR, (base) + offsetof(struct ctl_ndr_opts, auth_file), "FILE",                         \
+	  "with --remote: shared secret for a server that asks for one" }
+/* Bad combinations (exit 2 with one line): --remote with --recv-netns, with
+ * --recv-args other than --rcvbuf N, or with DEST other than HOST. */
+int ctl_ndr_check(struct ctl_ndr_opts *o, const char *dest, const char *recv_netns, const char *recv_args);
+/* One trial's receiver: begin before the sender starts (the server's
+ * receiver is ready when it returns), end after the sender exited: its
+ * summary file goes to the server, the receiver's comes back into
+ * recv_json_path. 0 or -errno with err. */
+int ctl_ndr_recv_begin(const struct ctl_ndr_opts *o, uint16_t port, const char *dev, double secs, char *err,
+		       size_t errlen);
+int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, const char *recv_json_path, char *err,
+		     size_t errlen);
+void ctl_ndr_close(const struct ctl_ndr_opts *o);
+#endif

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* Child processes of this very binary, bounded in time: argument vectors,
+ * fork + exec, reaping, a graceful-then-forced stop, and the small file
+ * helpers around their summaries. Used by txscale ndr (local trials) and by
+ * the control channel (server.c, client.c). Single-threaded callers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "proc.h"
+
+double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- files ------------------------------------------------------------------- */
+
+void paths_remove(const struct paths *p)
+{
+	unlink(p->send_json);
+	unlink(p->recv_json);
+	unlink(p->send_err);
+	unlink(p->recv_err);
+	if (p->dir[0])
+		rmdir(p->dir);
+}
+
+int paths_make_named(struct paths *p, const char *what)
+{
+	const char *t = getenv("TMPDIR");
+	int n = snprintf(p->dir, sizeof(p->dir), "%s/txscale-%s.XXXXXX", t && *t ? t : "/tmp", what);
+	if (n < 0 || (size_t)n >= sizeof(p->dir)) {
+		p->dir[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	if (!mkdtemp(p->dir)) {
+		p->dir[0] = 0;
+		return -errno;
+	}
+	/* the receiver may run as another namespace's root: same uid, keep 0700 */
+	snprintf(p->send_json, sizeof(p->send_json), "%s/send.json", p->dir);
+	snprintf(p->recv_json, sizeof(p->recv_json), "%s/recv.json", p->dir);
+	snprintf(p->send_err, sizeof(p->send_err), "%s/send.err", p->dir);
+	snprintf(p->recv_err, sizeof(p->recv_err), "%s/recv.err", p->dir);
+	return 0;
+}
+
+/* Whole file into a NUL-terminated buffer (at most MAX_FILE); NULL if absent. */
+char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char *b = malloc(MAX_FILE + 1);
+	size_t n = b ? fread(b, 1, MAX_FILE, f) : 0;
+	fclose(f);
+	if (!b)
+		return NULL;
+	b[n] = 0;
+	*len = n;
+	return b;
+}
+
+/* The last non-empty line of a child's stderr, for one-line errors. */
+void last_line(const char *path, char *out, size_t outlen)
+{
+	size_t n;
+	char *b = slurp(path, &n);
+	out[0] = 0;
+	if (!b)
+		return;
+	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r'))
+		b[--n] = 0;
+	char *s = strrchr(b, '\n');
+	snprintf(out, outlen, "%s", s ? s + 1 : b);
+	free(b);
+}
+
+/* One JSON line: trim trailing newlines; the summary files hold exactly one. */
+size_t trim(char *b, size_t n)
+{
+	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r' || b[n - 1] == ' '))
+		b[--n] = 0;
+	return n;
+}
+
+/* ---- child processes ----------------------------------------------------------- */
+
+void arg(struct args *a, const char *s)
+{
+	if (a->n < MAX_ARGS)
+		a->v[a->n++] = s;
+	else
+		a->overflow = true;
+	a->v[a->n] = NULL;
+}
+
+const char *fmt_arg(struct args *a, const char *fmt, double v)
+{
+	if (a->nnum >= 16) {
+		a->overflow = true;
+		return "0";
+	}
+	char *b = a->num[a->nnum++];
+	snprintf(b, sizeof(a->num[0]), fmt, v);
+	return b;
+}
+
+/* ip netns exec NS EXE (or EXE alone) */
+void arg_prefix(struct args *a, const char *netns, const char *exe)
+{
+	if (netns) {
+		arg(a, "ip");
+		arg(a, "netns");
+		arg(a, "exec");
+		arg(a, netns);
+	}
+	arg(a, exe);
+}
+
+int paths_make(struct paths *p)
+{
+	return paths_make_named(p, "ndr");
+}
+
+pid_t spawn(const struct args *a, const char *errpath, int keep_fd)
+{
+	return spawn_io(a, PROC_NULL, errpath, PROC_NULL, keep_fd);
+}
+
+pid_t spawn_io(const struct args *a, int out_fd, const char *errpath, int err_fd, int keep_fd)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		/* a child never outlives the process that runs it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int err = errpath ? open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+		if (nul >= 0)
+			dup2(nul, STDIN_FILENO);
+		if (out_fd == PROC_NULL && nul >= 0)
+			dup2(nul, STDOUT_FILENO);
+		else if (out_fd >= 0)
+			dup2(out_fd, STDOUT_FILENO);
+		if (err >= 0)
+			dup2(err, STDERR_FILENO);
+		else if (err_fd == PROC_NULL && nul >= 0)
+			dup2(nul, STDERR_FILENO);
+		else if (err_fd >= 0)
+			dup2(err_fd, STDERR_FILENO);
+		if (keep_fd >= 0)
+			fcntl(keep_fd, F_SETFD, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(a->v[0], (char *const *)a->v);
+		fprintf(stderr, "cannot run %s: %s\n", a->v[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Reap pid if it has exited: 1 and *status, 0 still running. */
+int reaped(pid_t pid, int *status)
+{
+	pid_t r = waitpid(pid, status, WNOHANG);
+	return r == pid ? 1 : 0;
+}
+
+/* Wait up to grace s for pid to exit by itself, then SIGTERM, then SIGKILL
+ * after 2 s; always reaps. Returns true when it had exited by itself
+ * (*status set). */
+bool stop_child(pid_t pid, double grace, int *status)
+{
+	int st = 0;
+	if (pid <= 0)
+		return false;
+	double end = mono_s() + grace;
+	for (;;) {
+		if (reaped(pid, &st)) {
+			if (status)
+				*status = st;
+			return true;
+		}
+		if (mono_s() >= end)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGTERM);
+	end = mono_s() + 2.0;
+	while (mono_s() < end) {
+		if (reaped(pid, &st))
+			return false;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return false;
+}
+
+void describe_exit(int st, char *out, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(out, len, "exit status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(out, len, "killed by signal %d", WTERMSIG(st));
+	else
+		snprintf(out, len, "status %d", st);
+}

@@ -1,0 +1,886 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale server (txscale recv -s): the far end of the control channel
+ * (docs/control.md). It listens on a TCP control port and serves one
+ * session at a time; a client that comes while a session runs is answered
+ * "busy". Each session runs in a child process, and each test of a session
+ * runs `txscale recv` and/or `txscale send` as bounded children of this
+ * very binary (tools/txscale/proc.c), whose summary files go back to the
+ * client. Nothing the client sends becomes an argument it did not pass
+ * through lib/ctl's checks, and the sender only ever sends to the client's
+ * own address or to one the operator allowed (--allow-dest). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <txscale/txscale.h>
+#include <txscale/ctl.h>
+#include "cli.h"
+#include "ctl_cli.h"
+#include "opt.h"
+#include "proc.h"
+
+#define READY_TIMEOUT_S 10.0 /* a receiver: from start to bound socket */
+#define RECV_EXTRA_S 30.0    /* a receiver's own -t: the client's estimate + this */
+#define CHILD_EXTRA_S 15.0   /* a sender is killed at its -t + this */
+#define IDLE_DEFAULT_S 1.0   /* a receiver ends this long after its last packet */
+
+struct server_cfg {
+	const char *bind;
+	uint16_t control_port;
+	bool one_off;
+	const char *auth_file;
+	const char *allow_dest;
+	double max_time;
+	double ctl_timeout;
+	bool json;
+	bool server_flag; /* -s: recv -s */
+};
+
+#define O(f) offsetof(struct server_cfg, f)
+static const struct opt server_opts[] = {
+	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "listen on ADDR only (default: every address); tests receive and send on the address the client reached" },
+	{ "control-port", 0, OPT_PORT, O(control_port), "PORT", "TCP control port", "5201" },
+	{ "one-off", '1', OPT_FLAG, O(one_off), NULL, "serve one session, then exit with its status" },
+	{ "auth-file", 0, OPT_STR, O(auth_file), "FILE", "shared secret: clients must answer an HMAC challenge keyed by it" },
+	{ "allow-dest", 0, OPT_STR, O(allow_dest), "LIST", "where a client may ask us to send, ADDR[/PREFIX],... (always: the client's own address)" },
+	{ "max-time", 0, OPT_SECONDS, O(max_time), "SEC", "longest test a client may ask for", "300" },
+	{ "ctl-timeout", 0, OPT_SECONDS, O(ctl_timeout), "SEC", "longest wait for a client's next message", "10" },
+	{ "json", 'J', OPT_FLAG, O(json), NULL, "print each test's summaries as JSON lines on stdout (log on stderr)" },
+	{ "server", 's', OPT_FLAG, O(server_flag), NULL, "(txscale recv -s: run as the server)" },
+	OPT_END
+};
+#undef O
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+bool ctl_recv_wants_server(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return false;
+		if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--server") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* ---- addresses ------------------------------------------------------------------------------ */
+
+static void sa_to_addr(const struct sockaddr_storage *ss, struct txs_addr *a, uint16_t *port)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		a->family = AF_INET;
+		a->v4 = s4->sin_addr;
+		*port = ntohs(s4->sin_port);
+	} else {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		*port = ntohs(s6->sin6_port);
+		if (memcmp(s6->sin6_addr.s6_addr, mapped, 12) == 0) {
+			a->family = AF_INET;
+			memcpy(a->bytes, s6->sin6_addr.s6_addr + 12, 4);
+		} else {
+			a->family = AF_INET6;
+			a->v6 = s6->sin6_addr;
+		}
+	}
+}
+
+/* ---- one session (in its own process) ----------------------------------------------------- */
+
+struct sess {
+	const struct server_cfg *cfg;
+	const struct txs_ctl_allow *allow;
+	const uint8_t *key; /* NULL: no secret */
+	int fd;
+	unsigned id;
+	struct txs_addr client, local;
+	char client_s[INET6_ADDRSTRLEN + 8], local_s[INET6_ADDRSTRLEN];
+	char exe[PATH_MAX];
+	struct paths p;
+	char peer_json[PATH_MAX]; /* the client's sender summary, for our receiver */
+	char err[512];
+};
+
+static void slog(const struct sess *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void slog(const struct sess *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	FILE *f = s->cfg->json ? stderr : stdout;
+	fprintf(f, "txscale server: session %u (%s): ", s->id, s->client_s);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
+	fflush(f);
+	va_end(ap);
+}
+
+static int ms(double s)
+{
+	return s > 2e6 ? 2000000000 : (int)(s * 1000);
+}
+
+/* Tell the client why, and log it. Returns -1. */
+static int refuse(struct sess *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(struct sess *s, const char *fmt, ...)
+{
+	struct txs_ctl_msg m = { .type = TXS_CTL_ERROR };
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m.message, sizeof(m.message), fmt, ap);
+	va_end(ap);
+	for (char *c = m.message; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+	slog(s, "error: %s", m.message);
+	char e[256];
+	txs_ctl_write(s->fd, &m, 1000, e, sizeof(e));
+	return -1;
+}
+
+/* Write text to path through a temporary name, so a reader sees all or nothing. */
+static int write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	fputc('\n', f);
+	if (fclose(f) != 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+/* Wait for the "ready" line a receiver writes once bound. 0, or -1 with s->err. */
+static int wait_ready(struct sess *s, int rfd, pid_t pid, const char *errpath)
+{
+	double t0 = mono_s();
+	char line[16] = "";
+	size_t got = 0;
+	for (;;) {
+		if (mono_s() - t0 > READY_TIMEOUT_S) {
+			snprintf(s->err, sizeof(s->err), "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
+			return -1;
+		}
+		struct pollfd pf = { .fd = rfd, .events = POLLIN };
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		ssize_t n = read(rfd, line + got, sizeof(line) - 1 - got);
+		if (n > 0) {
+			got += (size_t)n;
+			line[got] = 0;
+			if (strchr(line, '\n') || got == sizeof(line) - 1)
+				break;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (strncmp(line, "ready\n", 6) == 0)
+		return 0;
+	char why[300], ex[64] = "no ready line";
+	int xs;
+	if (stop_child(pid, 1.0, &xs))
+		describe_exit(xs, ex, sizeof(ex));
+	last_line(errpath, why, sizeof(why));
+	snprintf(s->err, sizeof(s->err), "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
+	return -1;
+}
+
+static pid_t start_recv(struct sess *s, const struct txs_ctl_recv_spec *r)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		snprintf(s->err, sizeof(s->err), "pipe: %s", strerror(errno));
+		return -1;
+	}
+	double idle = r->idle > 0 ? r->idle : IDLE_DEFAULT_S;
+	double limit = r->time > 0 ? r->time + RECV_EXTRA_S : s->cfg->max_time;
+	if (limit > s->cfg->max_time + RECV_EXTRA_S)
+		limit = s->cfg->max_time + RECV_EXTRA_S;
+	struct args a = { .n = 0 };
+	char cpus[TXS_CTL_CPUS_MAX];
+	arg(&a, s->exe);
+	arg(&a, "recv");
+	arg(&a, "--dev");
+	arg(&a, r->dev);
+	arg(&a, "-B");
+	arg(&a, s->local_s);
+	arg(&a, "-p");
+	arg(&a, fmt_arg(&a, "%.0f", r->port));
+	arg(&a, "-J");
+	arg(&a, "-i");
+	arg(&a, "0");
+	arg(&a, "--idle");
+	arg(&a, fmt_arg(&a, "%.3f", idle));
+	arg(&a, "-t");
+	arg(&a, fmt_arg(&a, "%.3f", limit));
+	arg(&a, "--sender-summary");
+	arg(&a, s->peer_json);
+	arg(&a, "--summary-file");
+	arg(&a, s->p.recv_json);
+	arg(&a, "--ready-fd");
+	arg(&a, fmt_arg(&a, "%.0f", pfd[1]));
+	if (r->threads) {
+		arg(&a, "-P");
+		arg(&a, fmt_arg(&a, "%.0f", r->threads));
+	}
+	if (r->cpus[0]) {
+		snprintf(cpus, sizeof(cpus), "%s", r->cpus);
+		arg(&a, "-A");
+		arg(&a, cpus);
+	}
+	if (r->no_pin)
+		arg(&a, "--no-pin");
+	if (r->rcvbuf) {
+		arg(&a, "--rcvbuf");
+		arg(&a, fmt_arg(&a, "%.0f", (double)r->rcvbuf));
+	}
+	if (r->window) {
+		arg(&a, "--window");
+		arg(&a, fmt_arg(&a, "%.0f", r->window));
+	}
+	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.recv_err, pfd[1]);
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		snprintf(s->err, sizeof(s->err), "cannot start the receiver: %s", strerror((int)-pid));
+		return -1;
+	}
+	int rc = wait_ready(s, pfd[0], pid, s->p.recv_err);
+	close(pfd[0]);
+	if (rc < 0) {
+		stop_child(pid, 0, NULL);
+		return -1;
+	}
+	return pid;
+}
+
+static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, const char *dest, double *limit)
+{
+	struct args a = { .n = 0 };
+	char cpus[TXS_CTL_CPUS_MAX];
+	*limit = sd->time > 0 && sd->time < s->cfg->max_time ? sd->time : s->cfg->max_time;
+	arg(&a, s->exe);
+	arg(&a, "send");
+	arg(&a, "--dev");
+	arg(&a, "udp");
+	arg(&a, "-B");
+	arg(&a, s->local_s);
+	arg(&a, "-p");
+	arg(&a, fmt_arg(&a, "%.0f", sd->port));
+	arg(&a, "-l");
+	arg(&a, fmt_arg(&a, "%.0f", sd->length));
+	arg(&a, "-b");
+	arg(&a, fmt_arg(&a, "%.3f", sd->rate));
+	arg(&a, "-t");
+	arg(&a, fmt_arg(&a, "%.3f", *limit));
+	if (sd->count) {
+		arg(&a, "-n");
+		arg(&a, fmt_arg(&a, "%.0f", (double)sd->count));
+	}
+	if (sd->threads) {
+		arg(&a, "-P");
+		arg(&a, fmt_arg(&a, "%.0f", sd->threads));
+	}
+	if (sd->cpus[0]) {
+		snprintf(cpus, sizeof(cpus), "%s", sd->cpus);
+		arg(&a, "-A");
+		arg(&a, cpus);
+	}
+	if (sd->no_pin)
+		arg(&a, "--no-pin");
+	arg(&a, "-J");
+	arg(&a, "-i");
+	arg(&a, "0");
+	arg(&a, "--summary-file");
+	arg(&a, s->p.send_json);
+	arg(&a, dest);
+	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.send_err, -1);
+	if (pid < 0) {
+		snprintf(s->err, sizeof(s->err), "cannot start the sender: %s", strerror((int)-pid));
+		return -1;
+	}
+	return pid;
+}
+
+/* A child's summary file after it ended; NULL with s->err when it failed
+ * and left none. */
+static char *child_summary(struct sess *s, const char *what, const char *json, const char *errpath, bool by_itself,
+			   int st)
+{
+	size_t n = 0;
+	char *b = slurp(json, &n);
+	if (b && trim(b, n) > 0) {
+		if (!by_itself || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			char why[300], ex[64] = "stopped";
+			if (by_itself)
+				describe_exit(st, ex, sizeof(ex));
+			last_line(errpath, why, sizeof(why));
+			slog(s, "note: the %s ended with %s: %s", what, ex, why[0] ? why : "no message");
+		}
+		return b;
+	}
+	free(b);
+	char why[300], ex[64] = "killed at its time limit";
+	if (by_itself)
+		describe_exit(st, ex, sizeof(ex));
+	last_line(errpath, why, sizeof(why));
+	snprintf(s->err, sizeof(s->err), "the %s failed (%s): %s", what, ex, why[0] ? why : "no message");
+	return NULL;
+}
+
+static void print_summary(const struct sess *s, const char *what, const char *json)
+{
+	if (s->cfg->json) {
+		printf("%s\n", json);
+		fflush(stdout);
+		return;
+	}
+	char who[sizeof(s->client_s) + 32];
+	snprintf(who, sizeof(who), "(session %u, %s)", s->id, s->client_s);
+	ctl_print_peer(what, who, json, false);
+}
+
+/* One test. 0: the result went back; -1: the session ends (refused or failed). */
+static int run_test(struct sess *s, struct txs_ctl_msg *m)
+{
+	const struct server_cfg *c = s->cfg;
+	const struct txs_ctl_recv_spec *r = m->recv.on ? &m->recv : NULL;
+	const struct txs_ctl_send_spec *sd = m->send.on ? &m->send : NULL;
+	char dest[64];
+	if (r && r->time > c->max_time)
+		return refuse(s, "test %u: the client expects to send for %.1f s; this server allows at most %.0f s "
+				 "(--max-time)", m->test, r->time, c->max_time);
+	if (sd) {
+		if (sd->time > c->max_time)
+			return refuse(s, "test %u: %.1f s of sending asked; this server allows at most %.0f s "
+					 "(--max-time)", m->test, sd->time, c->max_time);
+		struct txs_addr d = s->client;
+		if (sd->dest[0] && txs_addr_parse(&d, sd->dest) < 0)
+			return refuse(s, "test %u: bad destination '%s'", m->test, sd->dest);
+		if (!txs_ctl_allowed(s->allow, &s->client, &d))
+			return refuse(s, "test %u: destination %s is not allowed: this server sends only to its "
+					 "client (%s) and to --allow-dest", m->test, sd->dest, s->client_s);
+		txs_addr_str(&d, dest, sizeof(dest));
+		if (d.family != s->local.family)
+			return refuse(s, "test %u: destination %s is not of the control connection's family", m->test,
+				      dest);
+	}
+	slog(s, "test %u:%s%s%s%s", m->test, r ? " receive " : "", r ? r->dev : "", sd ? " send to " : "",
+	     sd ? dest : "");
+	unlink(s->peer_json);
+	unlink(s->p.recv_json);
+	unlink(s->p.send_json);
+	pid_t rp = -1, sp = -1;
+	double send_limit = 0, t_send = 0;
+	int ret = -1;
+	char *recv_sum = NULL, *send_sum = NULL;
+	char e[256];
+	if (r && (rp = start_recv(s, r)) < 0) {
+		refuse(s, "test %u: %s", m->test, s->err);
+		goto out;
+	}
+	if (sd) {
+		if ((sp = start_send(s, sd, dest, &send_limit)) < 0) {
+			refuse(s, "test %u: %s", m->test, s->err);
+			goto out;
+		}
+		t_send = mono_s();
+	}
+	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = m->test };
+	if (txs_ctl_write(s->fd, &rm, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
+		slog(s, "error: %s", e);
+		goto out;
+	}
+	/* Wait for the client's done (when we receive) and for our sender's end
+	 * (when we send), whichever comes first; our sender's summary goes back
+	 * at once (the client's receiver needs it before its idle end). */
+	bool want_done = r != NULL, want_send = sd != NULL;
+	double done_by = mono_s() + (r && r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5;
+	double grace = (r && r->idle > 0 ? r->idle : IDLE_DEFAULT_S) + 3;
+	while (want_done || want_send) {
+		if (want_send) {
+			int st = 0;
+			bool over = mono_s() > t_send + send_limit + CHILD_EXTRA_S;
+			bool self = reaped(sp, &st) == 1;
+			if (self || over) {
+				if (!self)
+					self = stop_child(sp, 0, &st);
+				sp = -1;
+				want_send = false;
+				send_sum = child_summary(s, "sender", s->p.send_json, s->p.send_err, self, st);
+				if (!send_sum) {
+					refuse(s, "test %u: %s", m->test, s->err);
+					goto out;
+				}
+				print_summary(s, "sender", send_sum);
+				struct txs_ctl_msg res = { .type = TXS_CTL_RESULT, .test = m->test, .sender = send_sum };
+				if (txs_ctl_write(s->fd, &res, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
+					slog(s, "error: sending the result: %s", e);
+					goto out;
+				}
+			}
+		}
+		if (!want_done) {
+			if (!want_send)
+				break;
+			/* only our sender runs: a client that leaves (or speaks) ends it */
+			struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+			if (poll(&pf, 1, 10) > 0) {
+				struct txs_ctl_msg xm;
+				int rc = txs_ctl_read(s->fd, &xm, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
+				if (rc < 0)
+					slog(s, "error: test %u: the client left while we sent: %s", m->test, e);
+				else
+					refuse(s, "test %u: unexpected %s while we send", m->test, txs_ctl_type_str(xm.type));
+				txs_ctl_msg_free(&xm);
+				goto out;
+			}
+			continue;
+		}
+		if (mono_s() > done_by) {
+			refuse(s, "test %u: no done from the client within %.0f s", m->test,
+			       (r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5);
+			goto out;
+		}
+		struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+		if (poll(&pf, 1, want_send ? 10 : 100) <= 0)
+			continue;
+		struct txs_ctl_msg dm;
+		int rc = txs_ctl_read(s->fd, &dm, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
+		if (rc < 0) {
+			if (rc != -ECONNRESET)
+				refuse(s, "test %u: waiting for the client's done: %s", m->test, e);
+			else
+				slog(s, "error: test %u: waiting for the client's done: %s", m->test, e);
+			txs_ctl_msg_free(&dm);
+			goto out;
+		}
+		if (dm.type != TXS_CTL_DONE || dm.test != m->test) {
+			refuse(s, "test %u: expected done, got %s (test %u)", m->test, txs_ctl_type_str(dm.type), dm.test);
+			txs_ctl_msg_free(&dm);
+			goto out;
+		}
+		want_done = false;
+		if (dm.failed || !dm.sender) {
+			slog(s, "test %u: the client's sender failed: %s", m->test, dm.message);
+			grace = 0.5; /* nothing more will come */
+		} else if (write_atomic(s->peer_json, dm.sender) < 0) {
+			slog(s, "error: cannot write the client's sender summary: %s", strerror(errno));
+		}
+		txs_ctl_msg_free(&dm);
+	}
+	if (r) {
+		int st = 0;
+		bool self = stop_child(rp, grace, &st);
+		rp = -1;
+		recv_sum = child_summary(s, "receiver", s->p.recv_json, s->p.recv_err, self, st);
+		if (!recv_sum) {
+			refuse(s, "test %u: %s", m->test, s->err);
+			goto out;
+		}
+		print_summary(s, "receiver", recv_sum);
+		struct txs_ctl_msg res = { .type = TXS_CTL_RESULT, .test = m->test, .receiver = recv_sum };
+		if (txs_ctl_write(s->fd, &res, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
+			slog(s, "error: sending the result: %s", e);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (rp > 0)
+		stop_child(rp, 0, NULL);
+	if (sp > 0)
+		stop_child(sp, 0, NULL);
+	free(recv_sum);
+	free(send_sum);
+	return ret;
+}
+
+static int session(struct sess *s)
+{
+	const struct server_cfg *c = s->cfg;
+	char e[256];
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL };
+	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
+	if (txs_ctl_nonce(m.nonce) < 0) {
+		slog(s, "error: no random nonce");
+		return 1;
+	}
+	uint8_t nonce[TXS_CTL_NONCE_LEN];
+	memcpy(nonce, m.nonce, sizeof(nonce));
+	if (txs_ctl_write(s->fd, &m, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
+		slog(s, "error: %s", e);
+		return 1;
+	}
+	slog(s, "connected%s", s->key ? ", asking for the shared secret" : "");
+	if (s->key) {
+		int rc = txs_ctl_read(s->fd, &m, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
+		if (rc < 0) {
+			if (rc == -ECONNRESET)
+				slog(s, "error: %s", e);
+			else
+				refuse(s, "%s", e);
+			txs_ctl_msg_free(&m);
+			return 1;
+		}
+		bool ok = m.type == TXS_CTL_AUTH && txs_ctl_mac_ok(m.mac, nonce, s->key);
+		enum txs_ctl_type t = m.type;
+		txs_ctl_msg_free(&m);
+		if (!ok) {
+			refuse(s, t == TXS_CTL_AUTH ? "authentication failed: wrong shared secret"
+						    : "authentication required: expected auth, got %s",
+			       txs_ctl_type_str(t));
+			return 1;
+		}
+		slog(s, "authenticated");
+	}
+	unsigned tests = 0;
+	for (;;) {
+		int rc = txs_ctl_read(s->fd, &m, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
+		if (rc == -ECONNRESET && strstr(e, "closed the connection") && tests) {
+			slog(s, "ended by the client after %u test%s", tests, tests > 1 ? "s" : "");
+			return 0;
+		}
+		if (rc < 0) {
+			if (rc == -ECONNRESET)
+				slog(s, "error: %s", e);
+			else
+				refuse(s, "%s", e);
+			txs_ctl_msg_free(&m);
+			return 1;
+		}
+		if (m.type == TXS_CTL_BYE) {
+			slog(s, "done after %u test%s", tests, tests == 1 ? "" : "s");
+			return 0;
+		}
+		if (m.type != TXS_CTL_SETUP) {
+			refuse(s, "expected setup, got %s", txs_ctl_type_str(m.type));
+			txs_ctl_msg_free(&m);
+			return 1;
+		}
+		rc = run_test(s, &m);
+		txs_ctl_msg_free(&m);
+		if (rc < 0)
+			return 1;
+		tests++;
+	}
+}
+
+/* ---- the listener ---------------------------------------------------------------------------- */
+
+static int listen_on(const struct server_cfg *c, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl;
+	int fam;
+	if (c->bind) {
+		struct txs_addr a;
+		if (txs_addr_parse(&a, c->bind) < 0) {
+			snprintf(err, errlen, "bad value for -B/--bind: '%s': expected an IPv4 or IPv6 address", c->bind);
+			return -EINVAL;
+		}
+		fam = a.family;
+	} else {
+		fam = AF_INET6;
+	}
+	if (fam == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->control_port);
+		inet_pton(AF_INET, c->bind, &s4->sin_addr);
+		sl = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(c->control_port);
+		if (c->bind)
+			inet_pton(AF_INET6, c->bind, &s6->sin6_addr);
+		else
+			s6->sin6_addr = in6addr_any;
+		sl = sizeof(*s6);
+	}
+	int fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && !c->bind) { /* no IPv6 here: IPv4 any */
+		fam = AF_INET;
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		memset(&ss, 0, sizeof(ss));
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->control_port);
+		sl = sizeof(*s4);
+		fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	int one = 1, zero = 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fam == AF_INET6 && !c->bind)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 8) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot listen on %s port %u: %s", c->bind ? c->bind : "*", c->control_port,
+			 strerror(e));
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static void say_busy(int fd, const char *who)
+{
+	struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
+	snprintf(m.message, sizeof(m.message), "a session from %s runs (one at a time); try again later", who);
+	char e[256];
+	txs_ctl_write(fd, &m, 500, e, sizeof(e));
+}
+
+int cmd_server(int argc, char **argv)
+{
+	struct server_cfg cfg = { 0 };
+	const char *pos[1];
+	int npos = 0;
+	static const char *syn = "[-B ADDR] [--control-port PORT] [-1] [--auth-file FILE] [--allow-dest LIST]";
+	const char *name = strcmp(argv[0], "recv") == 0 ? "recv -s" : "server";
+	int rc = opt_parse(name, syn, server_opts, &cfg, argc, argv, pos, 0, &npos);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (cfg.max_time <= 0 || cfg.max_time > TXS_CTL_MAX_SECONDS) {
+		fprintf(stderr, "txscale server: bad value for --max-time: '%g': expected 0 < SEC <= %.0f\n", cfg.max_time,
+			TXS_CTL_MAX_SECONDS);
+		return 2;
+	}
+	if (cfg.ctl_timeout < 0.1 || cfg.ctl_timeout > 3600) {
+		fprintf(stderr, "txscale server: bad value for --ctl-timeout: '%g': expected 0.1 to 3600 seconds\n",
+			cfg.ctl_timeout);
+		return 2;
+	}
+	struct txs_ctl_allow allow = { 0 };
+	char err[320];
+	if (cfg.allow_dest && txs_ctl_allow_parse(&allow, cfg.allow_dest, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale server: bad value for --allow-dest: '%s': %s\n", cfg.allow_dest, err);
+		return 2;
+	}
+	uint8_t key[TXS_CTL_KEY_LEN];
+	if (cfg.auth_file) {
+		rc = txs_ctl_key_load(key, cfg.auth_file);
+		if (rc < 0) {
+			fprintf(stderr, "txscale server: bad value for --auth-file: '%s': %s\n", cfg.auth_file,
+				rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
+			return 2;
+		}
+	}
+	if (cfg.bind) {
+		struct txs_addr a;
+		if (txs_addr_parse(&a, cfg.bind) < 0) {
+			fprintf(stderr, "txscale server: bad value for -B/--bind: '%s': expected an IPv4 or IPv6 address\n",
+				cfg.bind);
+			return 2;
+		}
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "txscale server: cannot find this program (/proc/self/exe): %s\n", strerror(errno));
+		return 1;
+	}
+	exe[n] = 0;
+	int lfd = listen_on(&cfg, err, sizeof(err));
+	if (lfd < 0) {
+		fprintf(stderr, "txscale server: %s\n", err);
+		return lfd == -EADDRNOTAVAIL ? 2 : 1;
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	FILE *logf = cfg.json ? stderr : stdout;
+	fprintf(logf, "txscale server: listening on %s port %u (TCP control)%s%s, one session at a time%s\n",
+		cfg.bind ? cfg.bind : "*", cfg.control_port, cfg.auth_file ? ", shared secret" : "",
+		cfg.allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
+		cfg.one_off ? ", one session" : "");
+	fflush(logf);
+
+	unsigned sessions = 0;
+	pid_t child = -1;
+	int child_pipe = -1; /* EOF once the session's client is gone */
+	char child_who[INET6_ADDRSTRLEN + 8] = "";
+	double child_deadline = 0;
+	int ret = 0;
+	while (!g_stop) {
+		if (child > 0) {
+			int st;
+			if (reaped(child, &st)) {
+				child = -1;
+				if (child_pipe >= 0)
+					close(child_pipe);
+				child_pipe = -1;
+				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+				if (cfg.one_off) {
+					ret = code;
+					break;
+				}
+			} else if (mono_s() > child_deadline) {
+				fprintf(logf, "txscale server: session %u (%s) ran past its bound: stopped\n", sessions,
+					child_who);
+				fflush(logf);
+				stop_child(child, 0, NULL);
+				child = -1;
+				if (child_pipe >= 0)
+					close(child_pipe);
+				child_pipe = -1;
+				if (cfg.one_off) {
+					ret = 1;
+					break;
+				}
+			}
+		}
+		struct pollfd pf = { .fd = lfd, .events = POLLIN };
+		int pr = poll(&pf, 1, 100);
+		if (pr <= 0)
+			continue;
+		struct sockaddr_storage peer, me;
+		socklen_t pl = sizeof(peer), ml = sizeof(me);
+		int fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct txs_addr pa, la;
+		uint16_t pport, lport;
+		sa_to_addr(&peer, &pa, &pport);
+		getsockname(fd, (struct sockaddr *)&me, &ml);
+		sa_to_addr(&me, &la, &lport);
+		char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
+		snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
+		/* a session whose client is gone may still be cleaning up: give it a moment */
+		if (child > 0 && child_pipe >= 0) {
+			/* a session about to end (its client just left) gets 0.3 s to say so */
+			struct pollfd ef = { .fd = child_pipe, .events = POLLIN };
+			char b;
+			if (poll(&ef, 1, 300) > 0 && read(child_pipe, &b, 1) == 0) {
+				close(child_pipe);
+				child_pipe = -1;
+			}
+		}
+		for (double until = mono_s() + 2.0; child > 0 && child_pipe < 0 && mono_s() < until;) {
+			int st;
+			if (reaped(child, &st)) {
+				child = -1;
+				close(child_pipe >= 0 ? child_pipe : -1);
+				child_pipe = -1;
+				if (cfg.one_off)
+					ret = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+				break;
+			}
+			struct timespec ts = { 0, 5 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+		if (child < 0 && cfg.one_off && sessions) {
+			close(fd);
+			break;
+		}
+		if (child > 0) {
+			fprintf(logf, "txscale server: %s: busy (session %u from %s runs)\n", who, sessions, child_who);
+			fflush(logf);
+			say_busy(fd, child_who);
+			close(fd);
+			continue;
+		}
+		sessions++;
+		fflush(NULL);
+		int ep[2]; /* closed by the child when its session is over */
+		if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
+			ep[0] = ep[1] = -1;
+		pid_t pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
+			close(fd);
+			if (ep[0] >= 0) {
+				close(ep[0]);
+				close(ep[1]);
+			}
+			continue;
+		}
+		if (pid == 0) {
+			close(lfd);
+			if (ep[0] >= 0)
+				close(ep[0]);
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			struct sess *s = calloc(1, sizeof(*s));
+			if (!s)
+				_exit(1);
+			s->cfg = &cfg;
+			s->allow = cfg.allow_dest ? &allow : NULL;
+			s->key = cfg.auth_file ? key : NULL;
+			s->fd = fd;
+			s->id = sessions;
+			s->client = pa;
+			s->local = la;
+			snprintf(s->client_s, sizeof(s->client_s), "%s", who);
+			txs_addr_str(&la, s->local_s, sizeof(s->local_s));
+			snprintf(s->exe, sizeof(s->exe), "%s", exe);
+			int code = 1;
+			if (paths_make_named(&s->p, "server") < 0) {
+				refuse(s, "cannot make a temporary directory: %s", strerror(errno));
+			} else {
+				snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
+				code = session(s);
+				close(fd);
+				fd = -1;
+				if (ep[1] >= 0)
+					close(ep[1]);
+				unlink(s->peer_json);
+				char tmp[PATH_MAX + 8];
+				snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
+				unlink(tmp);
+				paths_remove(&s->p);
+			}
+			if (fd >= 0)
+				close(fd);
+			fflush(NULL);
+			_exit(code);
+		}
+		close(fd);
+		if (ep[1] >= 0)
+			close(ep[1]);
+		if (child_pipe >= 0)
+			close(child_pipe);
+		child_pipe = ep[0];
+		child = pid;
+		snprintf(child_who, sizeof(child_who), "%s", who);
+		/* every wait in a session is bounded; this bounds their sum, in case */
+		child_deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
+	}
+	if (child > 0)
+		stop_child(child, g_stop ? 0 : 5, NULL);
+	close(lfd);
+	if (g_stop)
+		fprintf(logf, "txscale server: stopped after %u session%s\n", sessions, sessions == 1 ? "" : "s");
+	return ret;
+}
