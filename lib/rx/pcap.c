@@ -179,17 +179,53 @@ TXS_API int txs_pcap_open_mem(struct txs_pcap *p, const void *buf, size_t len)
 #endif
 }
 
+/* A pipe, a FIFO or standard input ("-"): records are read as they come
+ * (libpcap's reader over the stream), so `send --dev pcap:- | recv --dev
+ * pcap:-` needs no file and no memory for the whole capture. Takes fd. */
+static int open_stream(struct txs_pcap *p, int fd, const char *path)
+{
+#ifdef TXS_HAVE_PCAP
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		snprintf(p->err, sizeof(p->err), "cannot read '%s': %s", path, strerror(e));
+		return -e;
+	}
+	char eb[PCAP_ERRBUF_SIZE] = "";
+	pcap_t *lp = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, eb);
+	if (!lp) {
+		fclose(f);
+		snprintf(p->err, sizeof(p->err), "'%s' is not a pcap stream (%s)", path, eb);
+		return -EINVAL;
+	}
+	return open_lp(p, lp, eb);
+#else
+	close(fd);
+	snprintf(p->err, sizeof(p->err), "'%s' is not a regular file: reading a pipe needs libpcap", path);
+	return -EINVAL;
+#endif
+}
+
 TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path)
 {
 	memset(p, 0, sizeof(*p));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		snprintf(p->err, sizeof(p->err), "cannot open '%s': %s", path, strerror(e));
 		return -e;
 	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 4) {
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		snprintf(p->err, sizeof(p->err), "cannot open '%s': %s", path, strerror(e));
+		return -e;
+	}
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode))
+		return open_stream(p, fd, path);
+	if (!S_ISREG(st.st_mode) || st.st_size < 4) {
 		snprintf(p->err, sizeof(p->err), "'%s' is not a pcap file", path);
 		close(fd);
 		return -EINVAL;
