@@ -252,8 +252,8 @@ static int precheck(struct run *r)
 		return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
 	}
 	unlink(r->p.send_json);
-	if (c->recv_netns)
-		return 0; /* its input lives in the other namespace: the first trial opens it */
+	if (c->recv_netns || c->remote.host)
+		return 0; /* its input lives in the other namespace or on the server: the first trial opens it */
 	struct txs_rx_input_conf ic = { .n_queues = 1, .port = c->port, .batch = 0 };
 	if (txs_addr_parse(&ic.bind, r->dest) == 0)
 		ic.have_bind = true;
