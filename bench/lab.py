@@ -141,8 +141,14 @@ class Lab:
 
     # -- helpers -------------------------------------------------------
     def cpu_args(self, n=None):
-        """-A CPUS for txscale commands, when the user gave a CPU list."""
-        return ["-A", self.a.cpus] if self.a.cpus else []
+        """-A CPUS for txscale commands: the user's CPU list, else (when the
+        command runs n threads) CPUs 0..n-1, one thread per CPU as the lab's
+        figures were taken (send runs unpinned by default)."""
+        if self.a.cpus:
+            return ["-A", self.a.cpus]
+        if n and n <= (os.cpu_count() or 1):
+            return ["-A", ",".join(str(i) for i in range(n))]
+        return []
 
     def cpus_expanded(self):
         """The CPU list as plain comma-separated numbers (0-2,5 -> 0,1,2,5)."""
