@@ -84,6 +84,21 @@ wait "$p2" || fail "-P 2: recv exited $?: $(cat "$tmp/p2.err")"
 [ "$(tail -n1 "$tmp/p2.json" | jq .received)" = 4000 ] || fail "-P 2: $(tail -n1 "$tmp/p2.json" | jq -c '{received, lost}')"
 echo "ok: recv -P 2 (SO_REUSEPORT among its own threads): 4000 of 4000"
 
+# ---- 1b. a sender summary left by an earlier run is not this run's ---------------------
+# (it would stop recv at once and make "exact" loss against the wrong sender)
+ip netns exec "$NS" "$TXS" send --dev udp -n 300 -p $PORT -i 0 --summary-file "$tmp/stale.json" 127.0.0.1 >/dev/null 2>&1 || true
+sleep 0.05
+ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -i 0 -J -t 20 --idle 1 --sender-summary "$tmp/stale.json" \
+  >"$tmp/stale.out" 2>"$tmp/stale.err" &
+rp=$!
+sleep 0.4
+ip netns exec "$NS" "$TXS" send --dev udp -n 1000 -b 20k -p $PORT -i 0 127.0.0.1 >/dev/null 2>&1
+rc=0; wait "$rp" || rc=$?
+got=$(tail -n1 "$tmp/stale.out" | jq -r .received)
+[ "$rc" = 1 ] && [ "$got" = 1000 ] && grep -q "written before this recv started" "$tmp/stale.err" ||
+  fail "stale sender summary: exit $rc, received $got: $(cat "$tmp/stale.err")"
+echo "ok: a stale --sender-summary is refused (exit 1, all 1000 received, not stopped early): $(head -n1 "$tmp/stale.err")"
+
 # ---- 2. --summary-file -------------------------------------------------------------------
 expect_fail summary-file-bad-path 2 "bad value for --summary-file: '/nonexistent/dir/s.json'" -- \
   ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -i 0 -t 10 --summary-file /nonexistent/dir/s.json

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
@@ -373,12 +374,27 @@ static void summary_text(const struct summary *s)
 	fflush(stdout);
 }
 
+/* A live receiver takes only a sender summary written after it started: a
+ * file left by an earlier run would stop it early and make its loss "exact"
+ * against the wrong sender. Zero (offline inputs): any file. */
+static struct timespec g_summary_not_before;
+
 static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
 		if (!quiet)
 			fprintf(stderr, "txscale recv: cannot read --sender-summary '%s': %s\n", path, strerror(errno));
+		return 2;
+	}
+	struct stat st;
+	const struct timespec *nbf = &g_summary_not_before;
+	if (fstat(fileno(f), &st) == 0 && (st.st_mtim.tv_sec < nbf->tv_sec ||
+					   (st.st_mtim.tv_sec == nbf->tv_sec && st.st_mtim.tv_nsec < nbf->tv_nsec))) {
+		fclose(f);
+		if (!quiet)
+			fprintf(stderr, "txscale recv: --sender-summary '%s' was written before this recv started "
+					"(a file of an earlier run?)\n", path);
 		return 2;
 	}
 	size_t cap = 1 << 16, len = 0;
@@ -504,9 +520,13 @@ int cmd_recv(int argc, char **argv)
 			fclose(summary_f);
 		return 1;
 	}
-	if (cfg.sender_summary) {
-		/* read now if it is there (the run can stop once all arrived), and
-		 * again at the end: a live sender writes it while we receive */
+	if (cfg.sender_summary && !is_pcap) {
+		/* live: the sender writes it while or after we receive; a file
+		 * already there is an earlier run's (load_summary refuses it) */
+		clock_gettime(CLOCK_REALTIME, &g_summary_not_before);
+	} else if (cfg.sender_summary) {
+		/* offline: read now (the run can stop once all arrived), and
+		 * again at the end */
 		if (access(cfg.sender_summary, F_OK) == 0) {
 			rc = load_summary(cfg.sender_summary, exp, false);
 			if (rc) {
