@@ -189,20 +189,20 @@ static int open_stream(struct txs_pcap *p, int fd, const char *path)
 	if (!f) {
 		int e = errno;
 		close(fd);
-		snprintf(p->err, sizeof(p->err), "cannot read '%s': %s", path, strerror(e));
+		snprintf(p->err, sizeof(p->err), "cannot read '%.100s': %s", path, strerror(e));
 		return -e;
 	}
 	char eb[PCAP_ERRBUF_SIZE] = "";
 	pcap_t *lp = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, eb);
 	if (!lp) {
 		fclose(f);
-		snprintf(p->err, sizeof(p->err), "'%s' is not a pcap stream (%s)", path, eb);
+		snprintf(p->err, sizeof(p->err), "'%.60s' is not a pcap stream (%.70s)", path, eb);
 		return -EINVAL;
 	}
 	return open_lp(p, lp, eb);
 #else
 	close(fd);
-	snprintf(p->err, sizeof(p->err), "'%s' is not a regular file: reading a pipe needs libpcap", path);
+	snprintf(p->err, sizeof(p->err), "'%.80s' is not a regular file: reading a pipe needs libpcap", path);
 	return -EINVAL;
 #endif
 }
