@@ -193,7 +193,7 @@ run() {
 neighs
 settle
 for dev in ${FAILOVER_DEVS:-packet xdp}; do
-  if [ "$dev" = xdp ] && ! "$TXS" send --help 2>&1 | grep -q 'xdp:IF'; then
+  if [ "$dev" = xdp ] && ! "$TXS" send --help 2>&1 | grep 'xdp:IF' >/dev/null; then
     echo "SKIP: xdp: not in this build"
     continue
   fi

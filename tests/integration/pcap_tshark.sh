@@ -8,7 +8,7 @@ set -euo pipefail
 TXS=${TXS_BIN:-${TXS_BUILDDIR:-build}/txscale}
 command -v tshark >/dev/null || { echo "SKIP: tshark not installed"; exit 77; }
 [ -x "$TXS" ] || { echo "FAIL: no txscale binary at $TXS"; exit 1; }
-"$TXS" send --help | grep -q 'pcap:FILE' || { echo "SKIP: txscale built without the pcap device"; exit 77; }
+"$TXS" send --help | grep 'pcap:FILE' >/dev/null || { echo "SKIP: txscale built without the pcap device"; exit 77; }
 
 dir=$(mktemp -d /tmp/txs_pcap_it.XXXXXX)
 trap 'rm -rf "$dir"' EXIT

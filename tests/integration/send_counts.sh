@@ -15,7 +15,7 @@ set -uo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 TXS=${TXS_BIN:-$SRC/build/txscale}
 [ -x "$TXS" ] || { echo "SKIP: no txscale CLI at $TXS"; exit 77; }
-"$TXS" send --help | grep -q 'pcap:FILE' || { echo "SKIP: built without libpcap"; exit 77; }
+"$TXS" send --help | grep 'pcap:FILE' >/dev/null || { echo "SKIP: built without libpcap"; exit 77; }
 fail=0 pass=0
 ok() { pass=$((pass + 1)); echo "ok: $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
