@@ -47,7 +47,64 @@ struct send_cfg {
 	bool dry_run;
 	unsigned mtu;
 	struct ctl_client_opts ctl; /* -c HOST is a txscale server: client.c */
+	/* rate profiles, timestamps, replay (issue 14; docs/design.md "Pacing", docs/replay.md) */
+	struct send_ramp { struct opt_rate from, to; double secs; } ramp;
+	const char *pace;
+	uint64_t burst_on;
+	double burst_off_us;
+	const char *timestamps;
+	const char *replay;
+	double replay_speed;
 };
+
+/* --ramp FROM:TO:SECONDS, FROM and TO like -b */
+static int parse_ramp(const char *val, void *dst, char *err, size_t errlen)
+{
+	struct send_ramp *r = dst;
+	char buf[128];
+	if (strlen(val) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, val);
+	char *a = buf, *b = strchr(a, ':'), *c = b ? strchr(b + 1, ':') : NULL;
+	if (!b || !c)
+		goto bad;
+	*b++ = 0;
+	*c++ = 0;
+	if (opt_parse_rate(a, &r->from) < 0 || opt_parse_rate(b, &r->to) < 0 || opt_parse_seconds(c, &r->secs) < 0 ||
+	    !(r->secs > 0) || r->from.bits != r->to.bits || (r->from.value == 0 && r->to.value == 0))
+		goto bad;
+	return 0;
+bad:
+	snprintf(err, errlen, "want FROM:TO:SECONDS, two rates like -b (same unit, not both 0) and SECONDS > 0");
+	return -1;
+}
+
+/* --burst-off USEC: microseconds, fractional allowed */
+static int parse_usec(const char *val, void *dst, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (errno || end == val || *end || !(v >= 0) || v > 1e12) {
+		snprintf(err, errlen, "want microseconds >= 0");
+		return -1;
+	}
+	*(double *)dst = v;
+	return 0;
+}
+
+static int parse_speed(const char *val, void *dst, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (errno || end == val || *end || !(v > 0) || v > 1e9) {
+		snprintf(err, errlen, "want a multiple of the capture's own timing > 0 (0.5, 2, 100)");
+		return -1;
+	}
+	*(double *)dst = v;
+	return 0;
+}
 
 /* The lowest -b: one packet per 1000 s per thread. Below it, a run of any
  * sane length sends at most one packet per thread, and the schedule's
@@ -118,6 +175,25 @@ static const struct opt send_opts[] = {
 	  "time each stage of the walk (ident, linksel, header, device, other) with the cycle counter on one burst "
 	  "in N (N defaults to 64) and print each one's share after the summary (x86-64; docs/profile.md)",
 	  NULL, 1, 1u << 20, NULL, "64" },
+	{ "ramp", 0, OPT_CUSTOM, O(ramp), "FROM:TO:SEC",
+	  "rate profile: the total rate goes linearly from FROM to TO (units of -b) over SEC seconds, then stays at TO "
+	  "(replaces -b)", NULL, 0, 0, parse_ramp },
+	{ "pace", 0, OPT_STR, O(pace), "MODE",
+	  "departures: const (evenly spaced at -b) or poisson (exponential gaps, mean rate -b, per-thread RNG from "
+	  "--seed)", "const" },
+	{ "burst-on", 0, OPT_U64, O(burst_on), "N",
+	  "on/off bursts: each thread sends N datagrams (spaced at -b, or back to back without -b), then is silent "
+	  "--burst-off", NULL, 1, 0 },
+	{ "burst-off", 0, OPT_CUSTOM, O(burst_off_us), "USEC",
+	  "silence between bursts, from the last datagram of one to the first of the next", NULL, 0, 0, parse_usec },
+	{ "timestamps", 0, OPT_STR, O(timestamps), "MODE",
+	  "send timestamp in the payload: burst (one clock read per device burst) or packet (one TSC read per "
+	  "datagram)", "burst" },
+	{ "replay", 0, OPT_STR, O(replay), "FILE",
+	  "send the Ethernet frames of a pcap file instead of generated datagrams, at its own timing (or "
+	  "--replay-speed, or -b); -n/-t loop it (docs/replay.md)" },
+	{ "replay-speed", 0, OPT_CUSTOM, O(replay_speed), "X",
+	  "--replay at X times the capture's own pace (2 = twice as fast)", "1", 0, 0, parse_speed },
 	CTL_CLIENT_OPTS(O(ctl)),
 	OPT_END
 };
@@ -353,6 +429,62 @@ static bool check_counts(const struct txs_netdev *dev, struct txs_engine *eng, u
 	return bad;
 }
 
+/* Rate profile and timestamp options: bad input is one line, before anything opens. */
+static int send_pace_check(const struct send_cfg *c)
+{
+	bool poisson = strcmp(c->pace, "poisson") == 0;
+	if (!poisson && strcmp(c->pace, "const") != 0) {
+		fprintf(stderr, "txscale send: bad value for --pace: '%s': valid are const, poisson\n", c->pace);
+		return -1;
+	}
+	if (strcmp(c->timestamps, "burst") != 0 && strcmp(c->timestamps, "packet") != 0) {
+		fprintf(stderr, "txscale send: bad value for --timestamps: '%s': valid are burst, packet\n", c->timestamps);
+		return -1;
+	}
+	bool ramp = c->ramp.secs > 0;
+	if (ramp && c->rate.value > 0) {
+		fprintf(stderr, "txscale send: --ramp and -b both set the rate: give one\n");
+		return -1;
+	}
+	if (poisson && !(c->rate.value > 0)) {
+		fprintf(stderr, "txscale send: --pace poisson needs a mean rate: give -b RATE\n");
+		return -1;
+	}
+	if (poisson && ramp) {
+		fprintf(stderr, "txscale send: --pace poisson and --ramp exclude each other\n");
+		return -1;
+	}
+	if ((c->burst_on > 0) != (c->burst_off_us > 0)) {
+		fprintf(stderr, "txscale send: --burst-on and --burst-off go together (N datagrams, then USEC of silence)\n");
+		return -1;
+	}
+	if (c->burst_on && (poisson || ramp)) {
+		fprintf(stderr, "txscale send: --burst-on/--burst-off combine with -b only, not with --%s\n",
+			poisson ? "pace poisson" : "ramp");
+		return -1;
+	}
+	return 0;
+}
+
+/* The engine's schedule from the options (send_pace_check passed); wire =
+ * frame bytes of one datagram, for rates in bits/s. */
+static struct txs_pace_conf send_pace_conf(const struct send_cfg *c, uint32_t wire)
+{
+	struct txs_pace_conf p = { .kind = TXS_PACE_CONST, .seed = c->seed };
+	if (c->ramp.secs > 0) {
+		double div = c->ramp.from.bits ? wire * 8.0 : 1;
+		p.kind = TXS_PACE_RAMP;
+		p.ramp_from = c->ramp.from.value / div;
+		p.ramp_to = c->ramp.to.value / div;
+		p.ramp_secs = c->ramp.secs;
+	} else if (strcmp(c->pace, "poisson") == 0) {
+		p.kind = TXS_PACE_POISSON;
+	}
+	p.burst_on = c->burst_on;
+	p.burst_off_ns = (uint64_t)(c->burst_off_us * 1000 + 0.5);
+	return p;
+}
+
 int cmd_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -379,6 +511,8 @@ int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	if (check_ident(cfg.ident) < 0)
+		return 2;
+	if (send_pace_check(&cfg) < 0)
 		return 2;
 	if (cfg.profile && !TXS_PROF_SUPPORTED) {
 		fprintf(stderr, "txscale send: --profile=%u: needs the x86-64 cycle counter (rdtsc), which this "
@@ -464,7 +598,14 @@ int cmd_send(int argc, char **argv)
 	 * at one datagram's wire size (its fragments' headers aside) */
 	double ctl_rate = cfg.rate.bits ? cfg.rate.value / (probe.wire_len * 8.0) : cfg.rate.value;
 	txs_tmpl_free(&probe);
-	if (ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv)) /* --server, -R, --bidir, a server at -c HOST: client.c */
+	bool ctl_wanted = ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv);
+	if (ctl_wanted &&
+	    (cfg.ramp.secs > 0 || cfg.burst_on || strcmp(cfg.pace, "const") || strcmp(cfg.timestamps, "burst"))) {
+		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on and --timestamps are not forwarded to a "
+				"txscale server: run send here\n");
+		return 2;
+	}
+	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
 
@@ -627,6 +768,8 @@ int cmd_send(int argc, char **argv)
 		.gen = route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
 		.gen_conf = route ? (void *)&uc : (void *)&gc,
 		.profile_every = cfg.profile,
+		.pace = send_pace_conf(&cfg, wire),
+		.timestamps = strcmp(cfg.timestamps, "packet") == 0 ? TXS_TS_PACKET : TXS_TS_BURST,
 	};
 	if (cfg.dry_run) {
 		if (sumf)
