@@ -14,6 +14,7 @@
 #include "opt.h"
 #include "send_udp.h"
 #include "ctl_cli.h"
+#include <txscale/replay.h>
 
 struct send_cfg {
 	const char *dest;
@@ -341,6 +342,9 @@ static void add_extra(struct txs_json *j, void *arg)
 	const struct summary_extra *x = arg;
 	txs_json_str(j, "device", x->dev->spec);
 	txs_json_u64(j, "payload_len", x->cfg->length);
+	if (x->cfg->replay)
+		txs_json_str(j, "replay", x->cfg->replay);
+	txs_json_str(j, "timestamps", x->cfg->timestamps);
 	txs_json_u64(j, "verify_errors", x->verify_err);
 	txs_json_u64(j, "icmp_errors", x->icmp_err);
 	if (x->ls) {
@@ -485,6 +489,75 @@ static struct txs_pace_conf send_pace_conf(const struct send_cfg *c, uint32_t wi
 	return p;
 }
 
+/* --replay FILE: load the capture; one line and -1 on bad input. The frames
+ * go out as they are: no destination is needed (DEST, if given, only opens
+ * the device). Runs on one thread (docs/replay.md). */
+static int send_replay_open(struct send_cfg *c, struct txs_replay **out, struct txs_pace_conf *pace)
+{
+	char err[512];
+	if (c->threads > 1 || c->cpus.n > 1) {
+		fprintf(stderr, "txscale send: --replay sends the capture in its order from one thread: drop -P/-A (or "
+				"give one CPU)\n");
+		return -1;
+	}
+	if (c->bond || c->links || c->gso || c->unconnected) {
+		fprintf(stderr, "txscale send: --replay sends the frames as they are, on link 0: --%s does not apply\n",
+			c->bond ? "bond" : c->links ? "links" : c->gso ? "gso" : "unconnected");
+		return -1;
+	}
+	int rc = txs_replay_load(out, c->replay, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "txscale send: bad value for --replay: %s\n", err);
+		return -1;
+	}
+	if (txs_replay_schedule(*out, c->replay_speed, pace) < 0) {
+		fprintf(stderr, "txscale send: bad value for --replay-speed: '%g'\n", c->replay_speed);
+		txs_replay_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	if (!c->dest)
+		c->dest = "198.18.0.2"; /* opens the device (udp: is refused at route time) */
+	return 0;
+}
+
+/* After the device opened: the MTU (--mtu, else the device's) and the
+ * frames against it. 0, or 2 with one line. */
+static int send_replay_route(const struct send_cfg *c, const struct txs_replay *r, struct txs_netdev *dev,
+			     unsigned mtu_opt, unsigned *burst, uint32_t *wire)
+{
+	if (dev->kernel_ip) {
+		fprintf(stderr, "txscale send: --replay sends whole Ethernet frames: --dev %s sends UDP payloads through the "
+				"kernel (use packet:, xdp:, pcap: or dummy)\n", dev->spec);
+		return 2;
+	}
+	if (mtu_opt && mtu_opt > dev->mtu) {
+		fprintf(stderr, "txscale send: bad value for --mtu: '%u': above the MTU of %s (%u)\n", mtu_opt, dev->spec,
+			dev->mtu);
+		return 2;
+	}
+	if (mtu_opt)
+		dev->mtu = mtu_opt;
+	uint64_t idx;
+	uint32_t max = txs_replay_max_len(r, &idx);
+	if (max > dev->mtu + TXS_ETH_HLEN) {
+		fprintf(stderr, "txscale send: bad value for --replay: '%s': frame %llu is %u bytes, over the MTU %u of %s "
+				"(at most %u bytes per frame)\n", c->replay, (unsigned long long)idx, max, dev->mtu,
+			dev->spec, dev->mtu + TXS_ETH_HLEN);
+		return 2;
+	}
+	uint64_t n = txs_replay_frames(r), bytes = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t len;
+		txs_replay_frame(r, i, &len);
+		bytes += len;
+	}
+	uint32_t mean = (uint32_t)((bytes + n / 2) / n);
+	*wire = mean < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : mean; /* -b in bits: at the mean frame */
+	*burst = 1;
+	return 0;
+}
+
 int cmd_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -502,6 +575,11 @@ int cmd_send(int argc, char **argv)
 		}
 		cfg.dest = pos[0];
 	}
+	/* --replay: the capture's frames as they are (docs/replay.md) */
+	struct txs_replay *rpl = NULL;
+	struct txs_pace_conf rpace;
+	if (cfg.replay && send_replay_open(&cfg, &rpl, &rpace) < 0)
+		return 2;
 	if (!cfg.dest) {
 		fprintf(stderr, "txscale send: no destination: give -c ADDR or DEST (see txscale send --help)\n");
 		return 2;
@@ -567,8 +645,12 @@ int cmd_send(int argc, char **argv)
 	gc.seed = cfg.seed;
 	struct txs_udp_gen_conf uc;
 	uint32_t open_frame = 0;
-	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame))
+	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame)) {
+		txs_replay_free(rpl);
 		return 2;
+	}
+	if (rpl)
+		open_frame = txs_replay_max_len(rpl, NULL);
 
 	/* threads and CPUs */
 	int cpus[TXS_MAX_CORES];
@@ -683,7 +765,8 @@ int cmd_send(int argc, char **argv)
 	/* the route, at the device's MTU: fast path or sendmsg semantics */
 	unsigned burst = 0;
 	uint32_t wire = 0;
-	int route = send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
+	int route = rpl ? send_replay_route(&cfg, rpl, dev, cfg.mtu, &burst, &wire)
+			: send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
 	if (route == 2 || (cfg.burst && cfg.burst < burst)) {
 		if (route != 2)
 			fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
@@ -705,7 +788,7 @@ int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	struct txs_linksel *ls = NULL;
-	if (cfg.bond || dev->n_links > 1) {
+	if (!rpl && (cfg.bond || dev->n_links > 1)) {
 		struct txs_linksel_conf lc = { .mode = cfg.bond, .n_links = dev->n_links, .max_cores = nthreads,
 					       .seed = cfg.seed };
 		rc = txs_linksel_create(&ls, &lc, err, sizeof(err));
@@ -765,12 +848,15 @@ int cmd_send(int argc, char **argv)
 		.rate_pps = rate_pps,
 		.dev = dev,
 		.burst = burst,
-		.gen = route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
-		.gen_conf = route ? (void *)&uc : (void *)&gc,
+		.gen = rpl ? &txs_replay_gen_ops : route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
+		.gen_conf = rpl ? (void *)rpl : route ? (void *)&uc : (void *)&gc,
 		.profile_every = cfg.profile,
 		.pace = send_pace_conf(&cfg, wire),
 		.timestamps = strcmp(cfg.timestamps, "packet") == 0 ? TXS_TS_PACKET : TXS_TS_BURST,
 	};
+	/* --replay: the capture's own timing (at --replay-speed) unless a rate or profile is given */
+	if (rpl && !(cfg.rate.value > 0) && ec.pace.kind == TXS_PACE_CONST && !ec.pace.burst_on)
+		ec.pace = rpace;
 	if (cfg.dry_run) {
 		if (sumf)
 			fclose(sumf);
@@ -806,7 +892,10 @@ int cmd_send(int argc, char **argv)
 		.out = out, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
 		.n_links = dev->n_links, .frames = true,
 	};
-	if (!cfg.json) {
+	if (!cfg.json && rpl) {
+		fprintf(out, "txscale send: replay %s (%llu frames), 1 thread, device %s\n", cfg.replay,
+			(unsigned long long)txs_replay_frames(rpl), dev->spec);
+	} else if (!cfg.json) {
 		char db[64];
 		char bb[128];
 		fprintf(out, "txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s\n",
@@ -933,5 +1022,6 @@ int cmd_send(int argc, char **argv)
 	free(prev);
 	free(delta);
 	free(erows);
+	txs_replay_free(rpl);
 	return rc < 0 || failed ? 1 : x.verify_err ? 1 : 0;
 }
