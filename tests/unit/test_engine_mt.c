@@ -3,6 +3,7 @@
  * rate control, per-core layout, error propagation. Runs under TSan too. */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <txscale/txscale.h>
@@ -228,6 +229,83 @@ static void table_schedule(void **st)
 	assert_true(r.secs < 5);
 }
 
+/* Send timestamps (engine.h, enum txs_ts_mode): a generator that records,
+ * per buffer, the time txs_pkt_time() gives and a CLOCK_REALTIME read right
+ * after it. BURST: every datagram of a burst carries fill's now_ns. PACKET:
+ * times never go back, each is at most 2 us after the clock read that
+ * follows it (the TSC conversion is calibrated against that clock and
+ * rebased every burst) and, in the median, within 2 us before it. */
+#define TS_MAX 4096
+struct ts_rec {
+	uint64_t burst[TS_MAX], pkt[TS_MAX], after[TS_MAX];
+	unsigned n;
+};
+static struct ts_rec g_ts;
+
+static unsigned ts_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+{
+	for (unsigned i = 0; i < n; i++) {
+		memset(b[i].data, 0, 60);
+		b[i].len = 60;
+		b[i].segs = 1;
+		b[i].link = 0;
+		if (g_ts.n < TS_MAX) {
+			g_ts.burst[g_ts.n] = now_ns;
+			g_ts.pkt[g_ts.n] = txs_pkt_time(w, now_ns);
+			g_ts.after[g_ts.n] = txs_now_real_ns();
+			g_ts.n++;
+		}
+	}
+	return n;
+}
+
+static const struct txs_gen_ops ts_gen = { .fill = ts_fill };
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void timestamps_per_packet(void **st)
+{
+	(void)st;
+	for (int mode = TXS_TS_BURST; mode <= TXS_TS_PACKET; mode++) {
+		struct txs_netdev *dev;
+		struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
+		assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+		struct txs_engine_conf ec = { .n_workers = 1, .count = TS_MAX, .dev = dev, .gen = &ts_gen,
+					      .timestamps = (enum txs_ts_mode)mode };
+		struct txs_engine *e;
+		memset(&g_ts, 0, sizeof(g_ts));
+		assert_int_equal(txs_engine_create(&e, &ec), 0);
+		assert_int_equal(txs_engine_start(e), 0);
+		assert_int_equal(txs_engine_wait(e), 0);
+		txs_engine_destroy(e);
+		txs_netdev_close(dev);
+		assert_int_equal(g_ts.n, TS_MAX);
+		static int64_t lead[TS_MAX];
+		unsigned differ = 0;
+		for (unsigned i = 0; i < TS_MAX; i++) {
+			if (mode == TXS_TS_BURST) {
+				assert_int_equal(g_ts.pkt[i], g_ts.burst[i]);
+				continue;
+			}
+			differ += g_ts.pkt[i] != g_ts.burst[i];
+			if (i)
+				assert_true(g_ts.pkt[i] >= g_ts.pkt[i - 1]);
+			assert_true(g_ts.pkt[i] >= g_ts.burst[i]);
+			assert_true(g_ts.pkt[i] <= g_ts.after[i] + 2000);
+			lead[i] = (int64_t)g_ts.after[i] - (int64_t)g_ts.pkt[i];
+		}
+		if (mode == TXS_TS_PACKET) {
+			assert_true(differ > TS_MAX / 2); /* a read per datagram, not the burst's */
+			qsort(lead, TS_MAX, sizeof(lead[0]), cmp_i64);
+			assert_true(lead[TS_MAX / 2] <= 2000);
+		}
+	}
+}
+
 static struct txs_engine *g_e;
 static void *stopper(void *arg)
 {
@@ -329,6 +407,7 @@ int main(void)
 		cmocka_unit_test(poisson_never_ahead),
 		cmocka_unit_test(bursts_keep_silence),
 		cmocka_unit_test(table_schedule),
+		cmocka_unit_test(timestamps_per_packet),
 		cmocka_unit_test(stop_from_another_thread),
 		cmocka_unit_test(config_errors),
 	};
