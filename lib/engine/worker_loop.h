@@ -50,6 +50,8 @@ static int WL_NAME(struct txs_worker *w)
 			uint64_t need = TXS_UNLIKELY(min_dg > 1) ? (left < min_dg ? left : min_dg) : 1;
 			if (allowed < done + need) {
 				uint64_t next = pacer_due(&pc, done + need - 1);
+				if (next == UINT64_MAX && deadline == UINT64_MAX)
+					break; /* the schedule has no more datagrams (a ramp to 0) and no duration */
 				pace_until(e, next < deadline ? next : deadline);
 				continue;
 			}

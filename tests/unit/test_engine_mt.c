@@ -177,6 +177,13 @@ static void ramp_never_ahead(void **st)
 	assert_int_equal(r.rc, 0);
 	assert_true(r.packets <= 1001);
 	assert_true(r.packets >= 900);
+	/* the same with a count and no duration: the schedule runs out after
+	 * datagram 1000 (N(0.2 s) = 1000), and the run ends instead of waiting
+	 * forever for datagram 1001 */
+	r = run_engine_pace("dummy", 1, 100000, 0, 0, false, 16, &d);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.packets, 1001);
+	assert_true(r.secs < 5);
 }
 
 static void poisson_never_ahead(void **st)

@@ -462,6 +462,15 @@ static int send_pace_check(const struct send_cfg *c)
 		fprintf(stderr, "txscale send: --burst-on and --burst-off go together (N datagrams, then USEC of silence)\n");
 		return -1;
 	}
+	if (c->replay_speed != 1 && !c->replay) {
+		fprintf(stderr, "txscale send: --replay-speed applies to --replay\n");
+		return -1;
+	}
+	if (c->replay_speed != 1 && (c->rate.value > 0 || ramp || poisson || c->burst_on)) {
+		fprintf(stderr, "txscale send: --replay-speed scales the capture's own timing: -b, --ramp, --pace poisson "
+				"and --burst-on replace it\n");
+		return -1;
+	}
 	if (c->burst_on && (poisson || ramp)) {
 		fprintf(stderr, "txscale send: --burst-on/--burst-off combine with -b only, not with --%s\n",
 			poisson ? "pace poisson" : "ramp");
@@ -682,9 +691,10 @@ int cmd_send(int argc, char **argv)
 	txs_tmpl_free(&probe);
 	bool ctl_wanted = ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv);
 	if (ctl_wanted &&
-	    (cfg.ramp.secs > 0 || cfg.burst_on || strcmp(cfg.pace, "const") || strcmp(cfg.timestamps, "burst"))) {
-		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on and --timestamps are not forwarded to a "
-				"txscale server: run send here\n");
+	    (cfg.ramp.secs > 0 || cfg.burst_on || strcmp(cfg.pace, "const") || strcmp(cfg.timestamps, "burst") ||
+	     rpl)) {
+		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on, --timestamps and --replay are not forwarded to "
+				"a txscale server: run send here\n");
 		return 2;
 	}
 	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
