@@ -2,7 +2,7 @@
 /* bench timestamps: what exact send timestamps cost (issue 14). The send
  * path into the dummy device (as bench path: template patch, ID lease,
  * device burst, stats), one thread, with --timestamps burst (one clock read
- * per burst) and packet (one TSC read per datagram, engine.h txs_pkt_time),
+ * per burst) and packet (one fill call and TSC read per datagram, engine.h txs_ts_mode),
  * runs alternated so that a loaded machine slows both alike; the median of
  * each and the ratio packet / burst, per run pair and overall. */
 #include <stdio.h>

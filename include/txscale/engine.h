@@ -142,12 +142,16 @@ struct txs_pace_conf {
 /* ---- send timestamps ------------------------------------------------------
  * BURST: the generator stamps every datagram of a burst with the now_ns that
  * fill() gets (one CLOCK_REALTIME read per burst; the default, cheapest).
- * PACKET: one clock read per datagram: txs_pkt_time() below, which the
- * generators call per datagram. It reads the TSC and converts it with a
- * multiplier calibrated against CLOCK_REALTIME at txs_engine_start (only where
- * the CPU says the TSC is invariant), rebased on each burst's CLOCK_REALTIME
- * read, so it never drifts from the realtime clock by more than a burst's
- * worth of calibration error; elsewhere one clock_gettime per datagram. */
+ * PACKET: one clock read per datagram: the engine fills the burst one
+ * datagram at a time (one fill() call per min_frames buffers), each call with
+ * its own now_ns from txs_worker_clock() below. That reads the TSC and
+ * converts it with a multiplier calibrated against CLOCK_REALTIME at
+ * txs_engine_start (only where the CPU says the TSC is invariant), rebased on
+ * each burst's CLOCK_REALTIME read, so it never drifts from the realtime
+ * clock by more than a burst's worth of calibration error; elsewhere one
+ * clock_gettime per datagram. Generators need nothing for it, and the
+ * default path is unchanged. Profiled bursts (--profile) then time the whole
+ * fill as header (no ident/linksel split). */
 enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET };
 
 struct txs_engine_conf {
@@ -194,7 +198,7 @@ struct txs_worker {
 					* set before each fill() when min_frames covers
 					* more than one datagram (GSO); huge: no count */
 	/* conf.timestamps == TXS_TS_PACKET: set by the engine, read by
-	 * txs_pkt_time() on the worker's own thread (ts_mult 0: no usable TSC) */
+	 * txs_worker_clock() on the worker's own thread (ts_mult 0: no usable TSC) */
 	bool ts_packet;
 	uint64_t ts_tsc0, ts_ns0;      /* TSC and CLOCK_REALTIME ns at this burst's clock read */
 	uint64_t ts_mult;              /* ns per TSC tick, 32.32 fixed point */
@@ -243,27 +247,13 @@ TXS_API const char *txs_prof_stage_name(unsigned stage);
 TXS_API uint64_t txs_now_mono_ns(void);
 TXS_API uint64_t txs_now_real_ns(void);
 
-/* The send time of one datagram, for a generator's fill(): burst_ns (fill's
- * now_ns) with TXS_TS_BURST, else a fresh CLOCK_REALTIME-based read per call
- * (see enum txs_ts_mode). Worker's own thread only; wait-free, no shared
- * write. */
-static inline uint64_t txs_pkt_time(const struct txs_worker *w, uint64_t burst_ns)
-{
-	if (TXS_LIKELY(!w->ts_packet))
-		return burst_ns;
-#if defined(__x86_64__)
-	if (TXS_LIKELY(w->ts_mult)) {
-		uint32_t lo, hi;
-		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-		uint64_t d = ((uint64_t)hi << 32 | lo) - w->ts_tsc0;
-		if ((int64_t)d < 0)
-			d = 0; /* a read the CPU ran before the burst's base */
-		__extension__ typedef unsigned __int128 u128;
-		return w->ts_ns0 + (uint64_t)(((u128)d * w->ts_mult) >> 32);
-	}
-#endif
-	return txs_now_real_ns();
-}
+/* CLOCK_REALTIME ns from the worker's calibrated TSC (TXS_TS_PACKET; a
+ * clock_gettime where no invariant TSC). With TXS_TS_PACKET the engine
+ * calls fill() once per datagram (once per min_frames buffers: a datagram's
+ * fragments, a GSO call) with this as now_ns, so every generator stamps
+ * every datagram with its own read and needs no code for it (see enum
+ * txs_ts_mode). Worker's own thread only; wait-free. */
+TXS_API uint64_t txs_worker_clock(const struct txs_worker *w);
 
 #ifdef __cplusplus
 }

@@ -355,7 +355,7 @@ static inline uint64_t pacer_due(const struct pacer *p, uint64_t j)
 
 /* TXS_TS_PACKET: the TSC's ns per tick in 32.32 fixed point, measured against
  * CLOCK_REALTIME over a few ms; 0 where the TSC is not known to be invariant
- * (txs_pkt_time() then reads the clock per datagram). */
+ * (txs_worker_clock() then reads the clock per datagram). */
 static uint64_t tsc_calibrate(void)
 {
 #if defined(__x86_64__)
@@ -375,7 +375,23 @@ static uint64_t tsc_calibrate(void)
 #endif
 }
 
-/* TXS_TS_PACKET: txs_pkt_time() counts TSC ticks from this burst's clock read */
+TXS_API uint64_t txs_worker_clock(const struct txs_worker *w)
+{
+#if defined(__x86_64__)
+	if (TXS_LIKELY(w->ts_mult)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		uint64_t d = ((uint64_t)hi << 32 | lo) - w->ts_tsc0;
+		if ((int64_t)d < 0)
+			d = 0; /* a read the CPU ran before the burst's base */
+		__extension__ typedef unsigned __int128 u128;
+		return w->ts_ns0 + (uint64_t)(((u128)d * w->ts_mult) >> 32);
+	}
+#endif
+	return txs_now_real_ns();
+}
+
+/* TXS_TS_PACKET: txs_worker_clock() counts TSC ticks from this burst's clock read */
 static inline void ts_rebase(struct txs_worker *w, uint64_t now_ns)
 {
 	w->ts_ns0 = now_ns;
@@ -384,6 +400,32 @@ static inline void ts_rebase(struct txs_worker *w, uint64_t now_ns)
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	w->ts_tsc0 = (uint64_t)hi << 32 | lo;
 #endif
+}
+
+/* TXS_TS_PACKET: fill the burst one unit (datagram, its fragments, a GSO
+ * call: min_frames buffers) at a time, each with its own clock read. Same
+ * contract as one fill() of n buffers. */
+static unsigned fill_each(struct txs_worker *w, unsigned (*fill)(struct txs_worker *, struct txs_pktbuf *, unsigned,
+								 uint64_t), struct txs_pktbuf *b, unsigned n)
+{
+	const unsigned step = w->min_frames, fpd = w->frames_per_dgram;
+	const bool multi = step > fpd; /* GSO: the generator reads w->left */
+	unsigned done = 0;
+	while (done < n) {
+		unsigned k = n - done < step ? n - done : step;
+		unsigned f = fill(w, b + done, k, txs_worker_clock(w));
+		if (multi && f) {
+			uint64_t dg = 0;
+			for (unsigned i = done; i < done + f; i++)
+				dg += b[i].segs;
+			dg /= fpd;
+			w->left = w->left > dg ? w->left - dg : 0;
+		}
+		done += f;
+		if (f < k || (multi && !w->left))
+			break;
+	}
+	return done;
 }
 
 static int worker_setup(struct txs_worker *w)
@@ -460,7 +502,7 @@ static uint64_t prof_stamp_cost(void)
 static __attribute__((noinline)) int worker_run_prof(struct txs_worker *w)
 {
 	struct txs_prof *pf = &w->prof;
-	pf->split = w->eng->conf.gen->fill_prof != NULL;
+	pf->split = w->eng->conf.gen->fill_prof != NULL && !w->ts_packet;
 	pf->stamp_cost = prof_stamp_cost();
 	uint64_t ns0 = txs_now_mono_ns(), tsc0 = txs_prof_stamp();
 	int rc = worker_loop_prof(w);
@@ -592,7 +634,7 @@ TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out)
 	if (!e->conf.profile_every)
 		return -ENODATA;
 	out->every = e->conf.profile_every;
-	out->split = e->conf.gen->fill_prof != NULL;
+	out->split = e->conf.gen->fill_prof != NULL && e->conf.timestamps != TXS_TS_PACKET;
 	int64_t cyc[TXS_PROF_STAGES] = { 0 };
 	uint64_t tsc = 0, ns = 0;
 	for (unsigned i = 0; i < e->conf.n_workers; i++) {

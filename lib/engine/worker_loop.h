@@ -80,13 +80,17 @@ static int WL_NAME(struct txs_worker *w)
 		}
 		unsigned filled;
 		if (sample) {
-			filled = c->gen->fill_prof ? c->gen->fill_prof(w, bufs, n, now_ns) : c->gen->fill(w, bufs, n, now_ns);
+			if (w->ts_packet)
+				filled = fill_each(w, c->gen->fill, bufs, n);
+			else
+				filled = c->gen->fill_prof ? c->gen->fill_prof(w, bufs, n, now_ns)
+							   : c->gen->fill(w, bufs, n, now_ns);
 			s3 = txs_prof_stamp();
+		} else if (TXS_UNLIKELY(w->ts_packet)) {
+			ts_rebase(w, txs_now_real_ns());
+			filled = fill_each(w, c->gen->fill, bufs, n);
 		} else {
-			now_ns = txs_now_real_ns();
-			if (TXS_UNLIKELY(w->ts_packet))
-				ts_rebase(w, now_ns);
-			filled = c->gen->fill(w, bufs, n, now_ns);
+			filled = c->gen->fill(w, bufs, n, txs_now_real_ns());
 		}
 		if (filled < n)
 			txs_txq_release(q, bufs + filled, n - filled);
@@ -159,7 +163,7 @@ static int WL_NAME(struct txs_worker *w)
 				pf->loop += s5 - s0;
 				/* device: alloc, and send with its retries (refused frames' release above) */
 				pf->cyc[TXS_PROF_DEVICE] += (int64_t)(s2 - s1) + (int64_t)(s4 - s3) - 2 * cost;
-				if (!c->gen->fill_prof)
+				if (!c->gen->fill_prof || w->ts_packet)
 					pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
 			} else {
 				cd--;

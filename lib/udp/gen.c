@@ -129,7 +129,6 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 	if (gi)
 		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
 	unsigned i = 0;
-	const bool ts_pkt = w->ts_packet; /* --timestamps packet: a clock read per datagram (engine.h) */
 	if (TXS_UNLIKELY(g->bc_left)) /* copies owed from the last fill */
 		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
 	while (i < n) {
@@ -139,7 +138,7 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 			break; /* no link up: counted by the selector */
 		if (gi)
 			id = gen_ident_next(gi);
-		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, ts_pkt ? txs_pkt_time(w, now_ns) : now_ns);
+		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);

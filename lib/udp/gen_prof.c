@@ -61,7 +61,7 @@ unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned 
 	uint64_t seq = g->seq;
 	for (unsigned p = 0; p < np && i < n; p++) {
 		uint32_t mask = g->ls ? masks[p] : 1;
-		b[i].len = txs_tmpl_patch(t, b[i].data, ids[p], seq++, txs_pkt_time(w, now_ns));
+		b[i].len = txs_tmpl_patch(t, b[i].data, ids[p], seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);

@@ -219,13 +219,11 @@ static unsigned sg_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, 
 			break; /* no link up: counted by the selector */
 		}
 		uint64_t seq = g->seq;
-		/* --timestamps packet: a clock read per call (a GSO call's segments leave together) */
-		uint64_t ts = txs_pkt_time(w, now_ns);
 		if (dg > 1) {
 			for (size_t off = 0; off < len; off += g->gso)
-				ph_patch(g->payload + off, len - off < g->gso ? len - off : g->gso, seq++, ts);
+				ph_patch(g->payload + off, len - off < g->gso ? len - off : g->gso, seq++, now_ns);
 		} else {
-			ph_patch(g->payload, len, seq++, ts);
+			ph_patch(g->payload, len, seq++, now_ns);
 		}
 		v.iov_len = len;
 		ssize_t rc = txs_udp_sendmsg(g->ep, &m);

@@ -236,37 +236,58 @@ static void table_schedule(void **st)
 	assert_true(r.secs < 5);
 }
 
-/* Send timestamps (engine.h, enum txs_ts_mode): a generator that records,
- * per buffer, the time txs_pkt_time() gives and a CLOCK_REALTIME read right
- * after it. BURST: every datagram of a burst carries fill's now_ns. PACKET:
- * times never go back, each is at most 2 us after the clock read that
- * follows it (the TSC conversion is calibrated against that clock and
- * rebased every burst) and, in the median, within 2 us before it. */
+/* Send timestamps (engine.h, enum txs_ts_mode): a generator that records the
+ * now_ns of each fill() call, how many buffers it got, and a CLOCK_REALTIME
+ * read right after. BURST: one call per burst (several buffers, one time).
+ * PACKET: one call per datagram, each with its own time: never going back,
+ * at most 2 us after the clock read that follows it (the TSC conversion is
+ * calibrated against that clock and rebased every burst) and, in the
+ * median, within 2 us before it. A GSO-like generator (min_frames 4, one
+ * call = 4 datagrams) gets whole units and never more datagrams than due. */
 #define TS_MAX 4096
 struct ts_rec {
-	uint64_t burst[TS_MAX], pkt[TS_MAX], after[TS_MAX];
-	unsigned n;
+	uint64_t now[TS_MAX], after[TS_MAX];
+	unsigned nbuf[TS_MAX];
+	unsigned calls, bufs;
 };
 static struct ts_rec g_ts;
 
 static unsigned ts_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
+	/* like a GSO generator: whole units, but only the datagrams still due */
+	unsigned unit = w->min_frames;
+	uint64_t due = unit > 1 ? w->left : n;
+	if (n > due)
+		n = (unsigned)due;
+	if (n < unit && n < due)
+		return 0;
+	if (n >= unit)
+		n -= n % unit;
 	for (unsigned i = 0; i < n; i++) {
 		memset(b[i].data, 0, 60);
 		b[i].len = 60;
 		b[i].segs = 1;
 		b[i].link = 0;
-		if (g_ts.n < TS_MAX) {
-			g_ts.burst[g_ts.n] = now_ns;
-			g_ts.pkt[g_ts.n] = txs_pkt_time(w, now_ns);
-			g_ts.after[g_ts.n] = txs_now_real_ns();
-			g_ts.n++;
-		}
 	}
+	if (g_ts.calls < TS_MAX) {
+		g_ts.now[g_ts.calls] = now_ns;
+		g_ts.nbuf[g_ts.calls] = n;
+		g_ts.after[g_ts.calls] = txs_now_real_ns();
+		g_ts.calls++;
+	}
+	g_ts.bufs += n;
 	return n;
 }
 
+static int ts_init4(struct txs_worker *w, void *conf)
+{
+	(void)conf;
+	w->min_frames = 4; /* four one-frame datagrams per call, like a GSO call */
+	return 0;
+}
+
 static const struct txs_gen_ops ts_gen = { .fill = ts_fill };
+static const struct txs_gen_ops ts_gen4 = { .init = ts_init4, .fill = ts_fill };
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -274,43 +295,48 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void ts_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count)
+{
+	struct txs_netdev *dev;
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
+	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = dev, .gen = g, .timestamps = mode };
+	struct txs_engine *e;
+	memset(&g_ts, 0, sizeof(g_ts));
+	assert_int_equal(txs_engine_create(&e, &ec), 0);
+	assert_int_equal(txs_engine_start(e), 0);
+	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_stat_row row;
+	txs_engine_read(e, &row);
+	assert_int_equal(row.packets, count);
+	txs_engine_destroy(e);
+	txs_netdev_close(dev);
+	assert_int_equal(g_ts.bufs, count);
+}
+
 static void timestamps_per_packet(void **st)
 {
 	(void)st;
-	for (int mode = TXS_TS_BURST; mode <= TXS_TS_PACKET; mode++) {
-		struct txs_netdev *dev;
-		struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
-		assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
-		struct txs_engine_conf ec = { .n_workers = 1, .count = TS_MAX, .dev = dev, .gen = &ts_gen,
-					      .timestamps = (enum txs_ts_mode)mode };
-		struct txs_engine *e;
-		memset(&g_ts, 0, sizeof(g_ts));
-		assert_int_equal(txs_engine_create(&e, &ec), 0);
-		assert_int_equal(txs_engine_start(e), 0);
-		assert_int_equal(txs_engine_wait(e), 0);
-		txs_engine_destroy(e);
-		txs_netdev_close(dev);
-		assert_int_equal(g_ts.n, TS_MAX);
-		static int64_t lead[TS_MAX];
-		unsigned differ = 0;
-		for (unsigned i = 0; i < TS_MAX; i++) {
-			if (mode == TXS_TS_BURST) {
-				assert_int_equal(g_ts.pkt[i], g_ts.burst[i]);
-				continue;
-			}
-			differ += g_ts.pkt[i] != g_ts.burst[i];
-			if (i)
-				assert_true(g_ts.pkt[i] >= g_ts.pkt[i - 1]);
-			assert_true(g_ts.pkt[i] >= g_ts.burst[i]);
-			assert_true(g_ts.pkt[i] <= g_ts.after[i] + 2000);
-			lead[i] = (int64_t)g_ts.after[i] - (int64_t)g_ts.pkt[i];
-		}
-		if (mode == TXS_TS_PACKET) {
-			assert_true(differ > TS_MAX / 2); /* a read per datagram, not the burst's */
-			qsort(lead, TS_MAX, sizeof(lead[0]), cmp_i64);
-			assert_true(lead[TS_MAX / 2] <= 2000);
-		}
+	ts_run(&ts_gen, TXS_TS_BURST, TS_MAX);
+	assert_true(g_ts.calls <= TS_MAX / 32 + 1); /* whole bursts */
+	ts_run(&ts_gen, TXS_TS_PACKET, TS_MAX);
+	assert_int_equal(g_ts.calls, TS_MAX); /* one call, one clock read, per datagram */
+	static int64_t lead[TS_MAX];
+	for (unsigned i = 0; i < TS_MAX; i++) {
+		assert_int_equal(g_ts.nbuf[i], 1);
+		if (i)
+			assert_true(g_ts.now[i] >= g_ts.now[i - 1]);
+		assert_true(g_ts.now[i] <= g_ts.after[i] + 2000);
+		lead[i] = (int64_t)g_ts.after[i] - (int64_t)g_ts.now[i];
 	}
+	qsort(lead, TS_MAX, sizeof(lead[0]), cmp_i64);
+	assert_true(lead[TS_MAX / 2] <= 2000);
+	/* units of 4: calls of 4 buffers; a count that ends inside a unit gets
+	 * only what is due (4097 = 1024 units + 1) */
+	ts_run(&ts_gen4, TXS_TS_PACKET, 4 * 1024 + 1);
+	for (unsigned i = 0; i + 1 < g_ts.calls; i++)
+		assert_int_equal(g_ts.nbuf[i], 4);
+	assert_int_equal(g_ts.nbuf[g_ts.calls - 1], 1);
 }
 
 static struct txs_engine *g_e;
