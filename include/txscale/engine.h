@@ -100,6 +100,60 @@ struct txs_gen_ops {
 	unsigned (*fill_prof)(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns);
 };
 
+/* ---- rate profiles (docs/design.md, "Pacing") ----------------------------
+ * Every kind keeps the law of the engine's schedule: each worker has its own
+ * list of due times, computed on its own thread from the run's start t0 (one
+ * clock for all workers), and sends a datagram only once it is due (never
+ * ahead of the schedule; behind it, the worker catches up at full speed).
+ * Nothing per packet is shared: the state is on the worker's stack.
+ *   CONST    conf.rate_pps (0 = unlimited); worker k of P sends its datagram
+ *            j at t0 + (j + k/P) * P / rate_pps.
+ *            burst_on = N > 0 adds on/off bursts: each worker sends groups
+ *            of N datagrams, within a group at the rate's spacing (or back to
+ *            back when unlimited), and the first datagram of group g+1 is due
+ *            burst_off_ns after the later of the due time and the send time
+ *            of group g's last one: every gap between groups is at least
+ *            burst_off_ns on this worker's queue.
+ *   RAMP     the total rate goes linearly from ramp_from to ramp_to
+ *            (datagrams/s) over ramp_secs, then stays at ramp_to: with
+ *            N(t) = integral of the rate from t0, the run's datagram m is due
+ *            when N(t) reaches m, and worker k of P sends m = P*j + k.
+ *            rate_pps is ignored.
+ *   POISSON  each worker's due times are the cumulative sum of exponential
+ *            gaps of mean P / rate_pps (per-worker xoshiro-style RNG from
+ *            seed + worker id; 0 = random): the sum over workers is a Poisson
+ *            process of rate_pps. rate_pps > 0.
+ *   TABLE    (one worker: pcap replay) datagram n is due at
+ *            t0 + (n / table_n) * table_period_ns + table_ns[n % table_n]:
+ *            table_ns ascending from 0, read-only, owned by the caller until
+ *            txs_engine_destroy(). rate_pps is ignored. */
+enum txs_pace_kind { TXS_PACE_CONST = 0, TXS_PACE_RAMP, TXS_PACE_POISSON, TXS_PACE_TABLE };
+
+struct txs_pace_conf {
+	enum txs_pace_kind kind;
+	double ramp_from, ramp_to, ramp_secs; /* RAMP */
+	uint64_t burst_on;                    /* CONST: datagrams per group, 0 = no bursts */
+	uint64_t burst_off_ns;                /* CONST: silence between groups */
+	uint64_t seed;                        /* POISSON */
+	const uint64_t *table_ns;             /* TABLE */
+	uint64_t table_n, table_period_ns;
+};
+
+/* ---- send timestamps ------------------------------------------------------
+ * BURST: the generator stamps every datagram of a burst with the now_ns that
+ * fill() gets (one CLOCK_REALTIME read per burst; the default, cheapest).
+ * PACKET: one clock read per datagram: the engine fills the burst one
+ * datagram at a time (one fill() call per min_frames buffers), each call with
+ * its own now_ns from txs_worker_clock() below. That reads the TSC and
+ * converts it with a multiplier calibrated against CLOCK_REALTIME at
+ * txs_engine_start (only where the CPU says the TSC is invariant), rebased on
+ * each burst's CLOCK_REALTIME read, so it never drifts from the realtime
+ * clock by more than a burst's worth of calibration error; elsewhere one
+ * clock_gettime per datagram. Generators need nothing for it, and the
+ * default path is unchanged. Profiled bursts (--profile) then time the whole
+ * fill as header (no ident/linksel split). */
+enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET };
+
 struct txs_engine_conf {
 	unsigned n_workers;
 	const int *cpus;      /* n_workers entries; NULL or -1 = not pinned */
@@ -113,6 +167,8 @@ struct txs_engine_conf {
 	const struct txs_gen_ops *gen;
 	void *gen_conf;
 	unsigned profile_every; /* 0 = off; else sample one burst in N (see above) */
+	struct txs_pace_conf pace; /* zero: CONST at rate_pps, no bursts */
+	enum txs_ts_mode timestamps;
 };
 
 struct txs_worker {
@@ -141,6 +197,11 @@ struct txs_worker {
 	uint64_t left;                 /* datagrams still due (quota - sent - dropped),
 					* set before each fill() when min_frames covers
 					* more than one datagram (GSO); huge: no count */
+	/* conf.timestamps == TXS_TS_PACKET: set by the engine, read by
+	 * txs_worker_clock() on the worker's own thread (ts_mult 0: no usable TSC) */
+	bool ts_packet;
+	uint64_t ts_tsc0, ts_ns0;      /* TSC and CLOCK_REALTIME ns at this burst's clock read */
+	uint64_t ts_mult;              /* ns per TSC tick, 32.32 fixed point */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 
@@ -185,6 +246,14 @@ TXS_API const char *txs_prof_stage_name(unsigned stage);
 /* Monotonic and realtime clocks in ns. */
 TXS_API uint64_t txs_now_mono_ns(void);
 TXS_API uint64_t txs_now_real_ns(void);
+
+/* CLOCK_REALTIME ns from the worker's calibrated TSC (TXS_TS_PACKET; a
+ * clock_gettime where no invariant TSC). With TXS_TS_PACKET the engine
+ * calls fill() once per datagram (once per min_frames buffers: a datagram's
+ * fragments, a GSO call) with this as now_ns, so every generator stamps
+ * every datagram with its own read and needs no code for it (see enum
+ * txs_ts_mode). Worker's own thread only; wait-free. */
+TXS_API uint64_t txs_worker_clock(const struct txs_worker *w);
 
 #ifdef __cplusplus
 }

@@ -338,6 +338,15 @@ TXS_API size_t txs_pcap_write_rec(uint8_t *buf, const uint8_t *frame, uint32_t l
  * "packet:IF[,IF...]"        AF_PACKET TPACKET_V3 rings, PACKET_FANOUT_HASH across
  *                            queues; link i = interface i
  * "pcap:FILE"                a capture file, one queue, ends at end of file */
+/* Arrival time of the udp input (issue 14; recv --rx-timestamps): KERNEL, the
+ * default, is the kernel's software receive timestamp of each datagram
+ * (SO_TIMESTAMPING, SOF_TIMESTAMPING_RX_SOFTWARE: taken when the packet
+ * entered the stack, before any socket queueing), falling back to USER for a
+ * datagram that carries none; USER is one CLOCK_REALTIME read per recvmmsg
+ * batch. Both are CLOCK_REALTIME ns. Raw inputs (packet:, pcap:) always use
+ * their own per-packet kernel or capture time. */
+enum txs_rx_ts_mode { TXS_RX_TS_KERNEL = 0, TXS_RX_TS_USER };
+
 struct txs_rx_input_conf {
 	unsigned n_queues;       /* threads that will poll (0 = 1) */
 	int family;              /* udp: AF_INET, AF_INET6 or 0 (dual-stack ::) */
@@ -351,6 +360,7 @@ struct txs_rx_input_conf {
 				  * use fails with -EADDRINUSE. Own queues always share. */
 	unsigned batch;          /* datagrams / records per poll (0 = 64) */
 	unsigned ring_blocks;    /* packet: blocks of 1 MiB per queue (0 = 16) */
+	enum txs_rx_ts_mode rx_ts; /* udp: arrival time (above) */
 };
 
 struct txs_rx_input_stats {
@@ -361,6 +371,7 @@ struct txs_rx_input_stats {
 	struct txs_pcap_counts pcap;
 	int64_t rcvbuf;          /* udp: SO_RCVBUF as the kernel reports it (bytes of skb memory), -1 = n/a */
 	bool rcvbuf_forced;      /* udp: SO_RCVBUFFORCE was permitted */
+	uint64_t ts_kernel, ts_user; /* udp: datagrams timed by the kernel's stamp / by our clock */
 };
 
 struct txs_rx_input;

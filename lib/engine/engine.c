@@ -5,7 +5,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <txscale/engine.h>
 
 #define TXS_MAX_BURST 256
@@ -46,6 +50,34 @@ TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_c
 		return -EINVAL;
 	if (c->profile_every && !TXS_PROF_SUPPORTED)
 		return -ENOTSUP; /* no cycle counter we know how to read */
+	const struct txs_pace_conf *pc = &c->pace;
+	switch (pc->kind) {
+	case TXS_PACE_CONST:
+		break;
+	case TXS_PACE_RAMP:
+		if (!(pc->ramp_from >= 0) || !(pc->ramp_to >= 0) || !isfinite(pc->ramp_from) ||
+		    !isfinite(pc->ramp_to) || !(pc->ramp_secs > 0) || !isfinite(pc->ramp_secs) ||
+		    (pc->ramp_from == 0 && pc->ramp_to == 0))
+			return -EINVAL;
+		break;
+	case TXS_PACE_POISSON:
+		if (!(c->rate_pps > 0))
+			return -EINVAL;
+		break;
+	case TXS_PACE_TABLE:
+		if (!pc->table_ns || !pc->table_n || c->n_workers != 1)
+			return -EINVAL;
+		for (uint64_t i = 1; i < pc->table_n; i++)
+			if (pc->table_ns[i] < pc->table_ns[i - 1])
+				return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (pc->burst_on && pc->kind != TXS_PACE_CONST)
+		return -EINVAL;
+	if (c->timestamps != TXS_TS_BURST && c->timestamps != TXS_TS_PACKET)
+		return -EINVAL;
 	struct txs_engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
@@ -124,6 +156,278 @@ static inline uint64_t pace_allowed(uint64_t now, uint64_t t0, double off, doubl
 	return k < PACE_NS_MAX ? (uint64_t)k + 1 : UINT64_MAX;
 }
 
+/* ---- the schedule of one worker (include/txscale/engine.h, rate profiles) ----
+ * State on the worker's stack. allowed(now, cap) = how many of the worker's
+ * datagrams are due at mono time `now` (it may stop counting at cap: the
+ * caller never needs more); due(j) = when datagram j is due, asked only for
+ * a j that is not yet allowed (POISSON and TABLE answer with the next due
+ * time, which is earlier or equal: the caller waits and asks again). */
+struct pacer {
+	enum txs_pace_kind kind;
+	bool on;             /* false: unlimited CONST without bursts */
+	uint64_t t0;
+	double off, ns;      /* CONST: worker offset, ns per datagram of this worker (0: unlimited) */
+	/* CONST bursts */
+	uint64_t bon, g;     /* datagrams per group, current group */
+	double gstart, boff; /* current group's start (ns after t0), silence */
+	/* RAMP: global rates in datagrams per ns */
+	double f, to, a, S, NS, P, k;
+	/* POISSON, TABLE: datagram n is due at `next` (mono ns, double) */
+	uint64_t n;
+	double next, mean;
+	uint64_t rng[2];
+	const uint64_t *tab;
+	uint64_t tn, ti, period, base;
+};
+
+static inline uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift128+ */
+	uint64_t x = s[0], y = s[1];
+	s[0] = y;
+	x ^= x << 23;
+	s[1] = x ^ y ^ (x >> 17) ^ (y >> 26);
+	return s[1] + y;
+}
+
+static inline double exp_gap(struct pacer *p)
+{
+	double u = (double)(rng_next(p->rng) >> 11) * 0x1.0p-53; /* [0, 1) */
+	return -log1p(-u) * p->mean;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void pacer_init(struct pacer *p, const struct txs_worker *w, uint64_t t0)
+{
+	const struct txs_engine_conf *c = &w->eng->conf;
+	const struct txs_pace_conf *pc = &c->pace;
+	memset(p, 0, sizeof(*p));
+	p->kind = pc->kind;
+	p->t0 = t0;
+	p->P = c->n_workers;
+	p->k = w->id;
+	p->ns = w->rate_pps > 0 ? 1e9 / w->rate_pps : 0;
+	/* worker k of P sends its datagram j at t0 + (j + k/P) * ns_per_pkt:
+	 * the workers interleave on the grid of the total rate instead of all
+	 * sending their first datagram at t0 (-b 1 -P 8 -t 1.5 sends 2, not 8) */
+	p->off = p->ns * w->id / c->n_workers;
+	p->on = p->ns > 0 || pc->burst_on || pc->kind != TXS_PACE_CONST;
+	p->bon = pc->burst_on;
+	p->boff = (double)pc->burst_off_ns;
+	p->gstart = p->off;
+	switch (pc->kind) {
+	case TXS_PACE_RAMP:
+		p->f = pc->ramp_from / 1e9;
+		p->to = pc->ramp_to / 1e9;
+		p->S = pc->ramp_secs * 1e9;
+		p->a = (p->to - p->f) / p->S;
+		p->NS = p->f * p->S + p->a * p->S * p->S / 2;
+		break;
+	case TXS_PACE_POISSON: {
+		uint64_t x = pc->seed;
+		if (!x && getrandom(&x, sizeof(x), 0) != sizeof(x))
+			x = txs_now_mono_ns();
+		x += w->id * 0x632be59bd9b4e019ull;
+		p->rng[0] = splitmix(&x);
+		p->rng[1] = splitmix(&x) | 1;
+		p->mean = 1e9 / w->rate_pps;
+		p->next = (double)t0 + exp_gap(p);
+		break;
+	}
+	case TXS_PACE_TABLE:
+		p->tab = pc->table_ns;
+		p->tn = pc->table_n;
+		p->period = pc->table_period_ns;
+		p->base = t0;
+		p->next = (double)t0 + (double)p->tab[0];
+		break;
+	default:
+		break;
+	}
+}
+
+/* RAMP: datagrams of the whole run due by t ns after t0 (N(t), fractional) */
+static inline double ramp_n(const struct pacer *p, double t)
+{
+	if (t < p->S)
+		return p->f * t + p->a * t * t / 2;
+	return p->NS + p->to * (t - p->S);
+}
+
+/* RAMP: when the run's datagram m is due (ns after t0); < 0: never */
+static inline double ramp_t(const struct pacer *p, double m)
+{
+	if (m <= 0)
+		return 0;
+	if (m <= p->NS) {
+		double d = p->f * p->f + 2 * p->a * m;
+		double q = p->f + sqrt(d > 0 ? d : 0);
+		return q > 0 ? 2 * m / q : p->S;
+	}
+	if (p->to <= 0)
+		return -1;
+	return p->S + (m - p->NS) / p->to;
+}
+
+static inline uint64_t pacer_allowed(struct pacer *p, uint64_t now, uint64_t done, uint64_t cap)
+{
+	switch (p->kind) {
+	case TXS_PACE_CONST:
+		if (TXS_UNLIKELY(p->bon)) {
+			if (done >= (p->g + 1) * p->bon) {
+				/* the next group: after the silence, counted from its
+				 * schedule or from now (the last one's send), the later */
+				double sched = p->gstart + (double)(p->bon - 1) * p->ns + p->boff;
+				double real = (double)(int64_t)(now - p->t0) + p->boff;
+				p->g = done / p->bon;
+				p->gstart = sched > real ? sched : real;
+			}
+			uint64_t first = p->g * p->bon;
+			double el = (double)(int64_t)(now - p->t0) - p->gstart;
+			if (el < 0)
+				return first;
+			if (p->ns <= 0)
+				return first + p->bon;
+			double k = el / p->ns;
+			return k < (double)(p->bon - 1) ? first + (uint64_t)k + 1 : first + p->bon;
+		}
+		return pace_allowed(now, p->t0, p->off, p->ns);
+	case TXS_PACE_RAMP: {
+		double t = (double)(int64_t)(now - p->t0);
+		if (t < 0)
+			return 0;
+		double m = ramp_n(p, t);
+		if (m < p->k)
+			return 0;
+		double j = (m - p->k) / p->P;
+		return j < PACE_NS_MAX ? (uint64_t)j + 1 : UINT64_MAX;
+	}
+	case TXS_PACE_POISSON:
+		while (p->n < cap && p->next <= (double)now) {
+			p->n++;
+			p->next += exp_gap(p);
+		}
+		return p->n;
+	case TXS_PACE_TABLE:
+		while (p->n < cap && p->next <= (double)now) {
+			p->n++;
+			if (++p->ti == p->tn) {
+				p->ti = 0;
+				p->base += p->period;
+			}
+			p->next = (double)p->base + (double)p->tab[p->ti];
+		}
+		return p->n;
+	}
+	return UINT64_MAX;
+}
+
+static inline uint64_t pacer_due(const struct pacer *p, uint64_t j)
+{
+	double d;
+	switch (p->kind) {
+	case TXS_PACE_CONST:
+		if (TXS_UNLIKELY(p->bon))
+			d = p->gstart + (double)(j - p->g * p->bon) * p->ns;
+		else
+			return pace_due(p->t0, p->off, j, p->ns);
+		break;
+	case TXS_PACE_RAMP:
+		d = ramp_t(p, (double)j * p->P + p->k);
+		if (d < 0)
+			return UINT64_MAX;
+		d += 1; /* rounding: allowed() must see it due then */
+		break;
+	default:
+		return p->next < PACE_NS_MAX ? (uint64_t)p->next + 1 : UINT64_MAX;
+	}
+	if (!(d < PACE_NS_MAX - (double)p->t0))
+		return UINT64_MAX;
+	return p->t0 + (uint64_t)d;
+}
+
+/* TXS_TS_PACKET: the TSC's ns per tick in 32.32 fixed point, measured against
+ * CLOCK_REALTIME over a few ms; 0 where the TSC is not known to be invariant
+ * (txs_worker_clock() then reads the clock per datagram). */
+static uint64_t tsc_calibrate(void)
+{
+#if defined(__x86_64__)
+	unsigned a, b, cc, d;
+	if (!__get_cpuid(0x80000007, &a, &b, &cc, &d) || !(d & (1u << 8)))
+		return 0;
+	uint64_t r0 = txs_now_real_ns(), c0 = txs_prof_stamp();
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	uint64_t r1 = txs_now_real_ns(), c1 = txs_prof_stamp();
+	if (c1 <= c0 || r1 <= r0)
+		return 0;
+	__extension__ typedef unsigned __int128 u128;
+	return (uint64_t)(((u128)(r1 - r0) << 32) / (c1 - c0));
+#else
+	return 0;
+#endif
+}
+
+TXS_API uint64_t txs_worker_clock(const struct txs_worker *w)
+{
+#if defined(__x86_64__)
+	if (TXS_LIKELY(w->ts_mult)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		uint64_t d = ((uint64_t)hi << 32 | lo) - w->ts_tsc0;
+		if ((int64_t)d < 0)
+			d = 0; /* a read the CPU ran before the burst's base */
+		__extension__ typedef unsigned __int128 u128;
+		return w->ts_ns0 + (uint64_t)(((u128)d * w->ts_mult) >> 32);
+	}
+#endif
+	return txs_now_real_ns();
+}
+
+/* TXS_TS_PACKET: txs_worker_clock() counts TSC ticks from this burst's clock read */
+static inline void ts_rebase(struct txs_worker *w, uint64_t now_ns)
+{
+	w->ts_ns0 = now_ns;
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	w->ts_tsc0 = (uint64_t)hi << 32 | lo;
+#endif
+}
+
+/* TXS_TS_PACKET: fill the burst one unit (datagram, its fragments, a GSO
+ * call: min_frames buffers) at a time, each with its own clock read. Same
+ * contract as one fill() of n buffers. */
+static unsigned fill_each(struct txs_worker *w, unsigned (*fill)(struct txs_worker *, struct txs_pktbuf *, unsigned,
+								 uint64_t), struct txs_pktbuf *b, unsigned n)
+{
+	const unsigned step = w->min_frames, fpd = w->frames_per_dgram;
+	const bool multi = step > fpd; /* GSO: the generator reads w->left */
+	unsigned done = 0;
+	while (done < n) {
+		unsigned k = n - done < step ? n - done : step;
+		unsigned f = fill(w, b + done, k, txs_worker_clock(w));
+		if (multi && f) {
+			uint64_t dg = 0;
+			for (unsigned i = done; i < done + f; i++)
+				dg += b[i].segs;
+			dg /= fpd;
+			w->left = w->left > dg ? w->left - dg : 0;
+		}
+		done += f;
+		if (f < k || (multi && !w->left))
+			break;
+	}
+	return done;
+}
+
 static int worker_setup(struct txs_worker *w)
 {
 	const struct txs_engine_conf *c = &w->eng->conf;
@@ -198,7 +502,7 @@ static uint64_t prof_stamp_cost(void)
 static __attribute__((noinline)) int worker_run_prof(struct txs_worker *w)
 {
 	struct txs_prof *pf = &w->prof;
-	pf->split = w->eng->conf.gen->fill_prof != NULL;
+	pf->split = w->eng->conf.gen->fill_prof != NULL && !w->ts_packet;
 	pf->stamp_cost = prof_stamp_cost();
 	uint64_t ns0 = txs_now_mono_ns(), tsc0 = txs_prof_stamp();
 	int rc = worker_loop_prof(w);
@@ -249,6 +553,13 @@ TXS_API int txs_engine_start(struct txs_engine *e)
 	e->n_created = created;
 	while (__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE) < (int)created)
 		sched_yield();
+	if (e->conf.timestamps == TXS_TS_PACKET) {
+		uint64_t mult = tsc_calibrate();
+		for (unsigned i = 0; i < n; i++) {
+			e->w[i].ts_packet = true;
+			e->w[i].ts_mult = mult;
+		}
+	}
 	e->t_start = txs_now_mono_ns();
 	__atomic_store_n(&e->go, 1, __ATOMIC_RELEASE);
 	return rc;
@@ -323,7 +634,7 @@ TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out)
 	if (!e->conf.profile_every)
 		return -ENODATA;
 	out->every = e->conf.profile_every;
-	out->split = e->conf.gen->fill_prof != NULL;
+	out->split = e->conf.gen->fill_prof != NULL && e->conf.timestamps != TXS_TS_PACKET;
 	int64_t cyc[TXS_PROF_STAGES] = { 0 };
 	uint64_t tsc = 0, ns = 0;
 	for (unsigned i = 0; i < e->conf.n_workers; i++) {

@@ -10,11 +10,9 @@ static int WL_NAME(struct txs_worker *w)
 	/* one clock for all workers: the run's start (set before the go signal) */
 	uint64_t t0 = e->t_start;
 	uint64_t deadline = c->duration > 0 ? t0 + (uint64_t)(c->duration * 1e9) : UINT64_MAX;
-	double ns_per_pkt = w->rate_pps > 0 ? 1e9 / w->rate_pps : 0;
-	/* worker k of P sends its datagram j at t0 + (j + k/P) * ns_per_pkt: the
-	 * workers interleave on the grid of the total rate instead of all
-	 * sending their first datagram at t0 (-b 1 -P 8 -t 1.5 sends 2, not 8) */
-	double pace_off = ns_per_pkt * w->id / c->n_workers;
+	/* the worker's schedule (rate profiles: engine.c, struct pacer) */
+	struct pacer pc;
+	pacer_init(&pc, w, t0);
 	uint64_t done = 0; /* datagrams built (sent or dropped) */
 	struct txs_txq *q = w->txq;
 	int rc = 0;
@@ -25,6 +23,8 @@ static int WL_NAME(struct txs_worker *w)
 	/* profile: countdown to the next sampled burst (the first one is) */
 	struct txs_prof *pf = &w->prof;
 	unsigned cd = 1;
+	if (pc.bon && min_dg > 1 && pc.bon % min_dg)
+		return -EINVAL; /* a group must hold whole GSO calls */
 
 	while (done < w->quota && !stopping(e)) {
 		const bool sample = WL_PROF && cd == 1;
@@ -43,14 +43,15 @@ static int WL_NAME(struct txs_worker *w)
 		uint64_t left = w->quota - done;
 		if (left < want)
 			want = (unsigned)left;
-		if (ns_per_pkt > 0) {
-			/* datagrams allowed by now: datagram j is due at
-			 * t0 + pace_off + j * ns_per_pkt; wait until a whole unit
-			 * (datagram, GSO call) is due */
-			uint64_t allowed = pace_allowed(mono, t0, pace_off, ns_per_pkt);
+		if (pc.on) {
+			/* datagrams allowed by now (the schedule); wait until a
+			 * whole unit (datagram, GSO call) is due */
+			uint64_t allowed = pacer_allowed(&pc, mono, done, done + want);
 			uint64_t need = TXS_UNLIKELY(min_dg > 1) ? (left < min_dg ? left : min_dg) : 1;
 			if (allowed < done + need) {
-				uint64_t next = pace_due(t0, pace_off, done + need - 1, ns_per_pkt);
+				uint64_t next = pacer_due(&pc, done + need - 1);
+				if (next == UINT64_MAX && deadline == UINT64_MAX)
+					break; /* the schedule has no more datagrams (a ramp to 0) and no duration */
 				pace_until(e, next < deadline ? next : deadline);
 				continue;
 			}
@@ -63,6 +64,8 @@ static int WL_NAME(struct txs_worker *w)
 			w->left = left; /* a GSO call may need to end early */
 		if (sample) {
 			now_ns = txs_now_real_ns(); /* before the device stage, not inside it */
+			if (w->ts_packet)
+				ts_rebase(w, now_ns);
 			s1 = txs_prof_stamp();
 		}
 		unsigned n = txs_txq_alloc(q, bufs, want);
@@ -77,8 +80,15 @@ static int WL_NAME(struct txs_worker *w)
 		}
 		unsigned filled;
 		if (sample) {
-			filled = c->gen->fill_prof ? c->gen->fill_prof(w, bufs, n, now_ns) : c->gen->fill(w, bufs, n, now_ns);
+			if (w->ts_packet)
+				filled = fill_each(w, c->gen->fill, bufs, n);
+			else
+				filled = c->gen->fill_prof ? c->gen->fill_prof(w, bufs, n, now_ns)
+							   : c->gen->fill(w, bufs, n, now_ns);
 			s3 = txs_prof_stamp();
+		} else if (TXS_UNLIKELY(w->ts_packet)) {
+			ts_rebase(w, txs_now_real_ns());
+			filled = fill_each(w, c->gen->fill, bufs, n);
 		} else {
 			filled = c->gen->fill(w, bufs, n, txs_now_real_ns());
 		}
@@ -153,7 +163,7 @@ static int WL_NAME(struct txs_worker *w)
 				pf->loop += s5 - s0;
 				/* device: alloc, and send with its retries (refused frames' release above) */
 				pf->cyc[TXS_PROF_DEVICE] += (int64_t)(s2 - s1) + (int64_t)(s4 - s3) - 2 * cost;
-				if (!c->gen->fill_prof)
+				if (!c->gen->fill_prof || w->ts_packet)
 					pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
 			} else {
 				cd--;

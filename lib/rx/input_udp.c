@@ -2,7 +2,9 @@
 /* Input "udp": kernel UDP sockets, one per queue, all bound to the same
  * address and port with SO_REUSEPORT (the kernel spreads flows over them by
  * 4-tuple hash, so a flow stays on one queue), read with recvmmsg. Arrival
- * time: one CLOCK_REALTIME read per recvmmsg batch. */
+ * time (conf.rx_ts): the kernel's software receive timestamp of each
+ * datagram (SO_TIMESTAMPING), or one CLOCK_REALTIME read per recvmmsg batch
+ * (USER, and for a datagram without a stamp). */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -10,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <linux/sock_diag.h>
 #include <sys/socket.h>
 #include "rx_priv.h"
@@ -23,6 +27,8 @@ struct udp_q {
 	struct iovec *iov;
 	struct sockaddr_in6 *names;
 	uint8_t *bufs;
+	uint8_t *ctrl;             /* KERNEL: one control buffer per message */
+	uint64_t ts_kernel, ts_user; /* datagrams timed each way (this queue's thread writes) */
 	struct txs_rx_tuple tuple; /* dst filled at open, src per datagram */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
@@ -41,7 +47,10 @@ static void q_free(struct udp_q *q)
 	free(q->iov);
 	free(q->names);
 	free(q->bufs);
+	free(q->ctrl);
 }
+
+#define TS_CTRL CMSG_SPACE(sizeof(struct scm_timestamping))
 
 /* The local address of the input (and the queue's tuple dst). */
 static socklen_t local_addr(const struct txs_rx_input_conf *c, int family, struct sockaddr_storage *ss,
@@ -171,12 +180,23 @@ static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
 		txs_rx_input_set_err(in, "bind %s port %u (queue %u): %s", a, c->port, id, strerror(e));
 		return -e;
 	}
+	if (c->rx_ts == TXS_RX_TS_KERNEL) {
+		int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+		if (setsockopt(q->fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
+			int e = errno;
+			txs_rx_input_set_err(in, "SO_TIMESTAMPING (kernel receive timestamps; --rx-timestamps user "
+						 "goes without): %s", strerror(e));
+			return -e;
+		}
+	}
 	q->batch = c->batch;
 	q->msgs = calloc(q->batch, sizeof(*q->msgs));
 	q->iov = calloc(q->batch, sizeof(*q->iov));
 	q->names = calloc(q->batch, sizeof(*q->names));
 	q->bufs = malloc((size_t)q->batch * UDP_BUF);
 	if (!q->msgs || !q->iov || !q->names || !q->bufs)
+		return -ENOMEM;
+	if (c->rx_ts == TXS_RX_TS_KERNEL && !(q->ctrl = calloc(q->batch, TS_CTRL)))
 		return -ENOMEM;
 	for (unsigned i = 0; i < q->batch; i++) {
 		q->iov[i].iov_base = q->bufs + (size_t)i * UDP_BUF;
@@ -185,6 +205,10 @@ static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
 		q->msgs[i].msg_hdr.msg_iovlen = 1;
 		q->msgs[i].msg_hdr.msg_name = &q->names[i];
 		q->msgs[i].msg_hdr.msg_namelen = sizeof(q->names[i]);
+		if (q->ctrl) {
+			q->msgs[i].msg_hdr.msg_control = q->ctrl + (size_t)i * TS_CTRL;
+			q->msgs[i].msg_hdr.msg_controllen = TS_CTRL;
+		}
 	}
 	return 0;
 }
@@ -263,6 +287,20 @@ static inline void src_of(struct txs_rx_tuple *t, const struct sockaddr_in6 *sa)
 	}
 }
 
+/* The software receive timestamp of a message (SCM_TIMESTAMPING ts[0]), 0 if none. */
+static inline uint64_t kernel_ts(struct msghdr *h)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING) {
+			struct scm_timestamping st;
+			memcpy(&st, CMSG_DATA(cm), sizeof(st));
+			if (st.ts[0].tv_sec || st.ts[0].tv_nsec)
+				return (uint64_t)st.ts[0].tv_sec * 1000000000ull + (uint64_t)st.ts[0].tv_nsec;
+		}
+	}
+	return 0;
+}
+
 static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, int timeout_ms)
 {
 	struct udp_in *u = in->priv;
@@ -286,17 +324,29 @@ static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c,
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t kern = 0;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &q->msgs[i].msg_hdr;
+		uint64_t at = now;
+		if (q->ctrl) {
+			uint64_t k = kernel_ts(h);
+			if (TXS_LIKELY(k)) {
+				at = k;
+				kern++;
+			}
+			h->msg_controllen = TS_CTRL;
+		}
 		if (TXS_UNLIKELY(h->msg_flags & MSG_TRUNC)) {
 			txs_rx_count_perr(c, TXS_PERR_TRUNCATED, 1);
 		} else {
 			src_of(&q->tuple, &q->names[i]);
-			txs_rx_dgram(c, q->iov[i].iov_base, q->msgs[i].msg_len, &q->tuple, 0, now);
+			txs_rx_dgram(c, q->iov[i].iov_base, q->msgs[i].msg_len, &q->tuple, 0, at);
 		}
 		h->msg_namelen = sizeof(q->names[i]);
 		h->msg_flags = 0;
 	}
+	TXS_STAT_ADD(q->ts_kernel, kern);
+	TXS_STAT_ADD(q->ts_user, (uint64_t)n - kern);
 	return n;
 }
 
@@ -309,6 +359,10 @@ static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
 	socklen_t rl = sizeof(rb);
 	if (u->n && getsockopt(u->q[0].fd, SOL_SOCKET, SO_RCVBUF, &rb, &rl) == 0)
 		o->rcvbuf = rb;
+	for (unsigned i = 0; i < u->n; i++) {
+		o->ts_kernel += TXS_STAT_READ(u->q[i].ts_kernel);
+		o->ts_user += TXS_STAT_READ(u->q[i].ts_user);
+	}
 	for (unsigned i = 0; i < u->n; i++) {
 		uint32_t mi[SK_MEMINFO_VARS];
 		socklen_t l = sizeof(mi);

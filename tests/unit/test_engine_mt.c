@@ -3,6 +3,7 @@
  * rate control, per-core layout, error propagation. Runs under TSan too. */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <txscale/txscale.h>
@@ -32,8 +33,8 @@ struct run {
 	int rc;
 };
 
-static struct run run_engine(const char *devspec, unsigned workers, uint64_t count, double dur, double rate,
-			     bool v6, uint32_t len)
+static struct run run_engine_pace(const char *devspec, unsigned workers, uint64_t count, double dur, double rate,
+				  bool v6, uint32_t len, const struct txs_pace_conf *pace)
 {
 	struct run r = { 0 };
 	struct txs_gen_conf gc = gen_conf(v6, len);
@@ -42,6 +43,8 @@ static struct run run_engine(const char *devspec, unsigned workers, uint64_t cou
 	assert_int_equal(txs_netdev_open(&dev, devspec, &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = workers, .count = count, .duration = dur, .rate_pps = rate,
 				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
+	if (pace)
+		ec.pace = *pace;
 	struct txs_engine *e;
 	assert_int_equal(txs_engine_create(&e, &ec), 0);
 	assert_int_equal(txs_engine_start(e), 0);
@@ -65,6 +68,12 @@ static struct run run_engine(const char *devspec, unsigned workers, uint64_t cou
 	txs_engine_destroy(e);
 	txs_netdev_close(dev);
 	return r;
+}
+
+static struct run run_engine(const char *devspec, unsigned workers, uint64_t count, double dur, double rate,
+			     bool v6, uint32_t len)
+{
+	return run_engine_pace(devspec, workers, count, dur, rate, v6, len, NULL);
 }
 
 static void exact_counts(void **st)
@@ -144,6 +153,192 @@ static void tiny_rate_waits(void **st)
 	assert_true(cpu < 0.2);
 }
 
+/* Rate profiles (engine.h): each kind is never ahead of its schedule, so a
+ * run of a given count cannot end before the last datagram's due time; the
+ * counts stay exact. How far behind a worker is depends on the CPU it gets:
+ * only loose upper bounds here (accuracy is measured on a veth:
+ * tests/integration/pacing_veth.sh). */
+static void ramp_never_ahead(void **st)
+{
+	(void)st;
+	/* 0 -> 20k/s over 0.3 s: N(0.3 s) = 3000; then 20k/s: datagram 4999 of
+	 * the run is due at 0.3 + 1999 / 20000 = 0.39995 s */
+	struct txs_pace_conf p = { .kind = TXS_PACE_RAMP, .ramp_from = 0, .ramp_to = 20000, .ramp_secs = 0.3 };
+	for (unsigned w = 1; w <= 2; w++) {
+		struct run r = run_engine_pace("dummy", w, 5000, 0, 0, false, 16, &p);
+		assert_int_equal(r.rc, 0);
+		assert_int_equal(r.packets, 5000);
+		assert_true(r.secs >= 0.3999);
+		assert_true(r.secs < 5);
+	}
+	/* a duration: 10k -> 0 over 0.2 s sends N(0.2) = 1000 (+1: datagram 0 at t0), then nothing */
+	struct txs_pace_conf d = { .kind = TXS_PACE_RAMP, .ramp_from = 10000, .ramp_to = 0, .ramp_secs = 0.2 };
+	struct run r = run_engine_pace("dummy", 2, 0, 0.4, 0, false, 16, &d);
+	assert_int_equal(r.rc, 0);
+	assert_true(r.packets <= 1001);
+	assert_true(r.packets >= 900);
+	/* the same with a count and no duration: the schedule runs out after
+	 * datagram 1000 (N(0.2 s) = 1000), and the run ends instead of waiting
+	 * forever for datagram 1001 */
+	r = run_engine_pace("dummy", 1, 100000, 0, 0, false, 16, &d);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.packets, 1001);
+	assert_true(r.secs < 5);
+}
+
+static void poisson_never_ahead(void **st)
+{
+	(void)st;
+	/* 4000 datagrams at a mean 40k/s: the schedule ends near 0.1 s (sd of
+	 * the sum of gaps: sqrt(4000) / 40k = 1.6 ms); never before 0.09 s */
+	struct txs_pace_conf p = { .kind = TXS_PACE_POISSON, .seed = 42 };
+	for (unsigned w = 1; w <= 2; w++) {
+		struct run r = run_engine_pace("dummy", w, 4000, 0, 40000, false, 16, &p);
+		assert_int_equal(r.rc, 0);
+		assert_int_equal(r.packets, 4000);
+		assert_true(r.secs >= 0.09);
+		assert_true(r.secs < 5);
+	}
+}
+
+static void bursts_keep_silence(void **st)
+{
+	(void)st;
+	/* unlimited rate, groups of 100, 20 ms of silence: 500 datagrams are 5
+	 * groups and 4 silences (>= 80 ms), 501 open a sixth (>= 100 ms) */
+	struct txs_pace_conf p = { .burst_on = 100, .burst_off_ns = 20 * 1000 * 1000 };
+	struct run r = run_engine_pace("dummy", 1, 500, 0, 0, false, 16, &p);
+	assert_int_equal(r.packets, 500);
+	assert_true(r.secs >= 0.0799);
+	r = run_engine_pace("dummy", 1, 501, 0, 0, false, 16, &p);
+	assert_int_equal(r.packets, 501);
+	assert_true(r.secs >= 0.0999);
+	/* at 10k/s: group of 10 spans 0.9 ms, then 10 ms: 30 datagrams >= 2 * 10.9 + 0.9 ms */
+	p.burst_on = 10;
+	p.burst_off_ns = 10 * 1000 * 1000;
+	r = run_engine_pace("dummy", 1, 30, 0, 10000, false, 16, &p);
+	assert_int_equal(r.packets, 30);
+	assert_true(r.secs >= 0.0226);
+}
+
+static void table_schedule(void **st)
+{
+	(void)st;
+	/* due at 0, 10, 30 ms, repeating every 50 ms: datagram 6 opens the
+	 * third round, at 100 ms */
+	static const uint64_t tab[] = { 0, 10000000, 30000000 };
+	struct txs_pace_conf p = { .kind = TXS_PACE_TABLE, .table_ns = tab, .table_n = 3,
+				   .table_period_ns = 50000000 };
+	struct run r = run_engine_pace("dummy", 1, 7, 0, 0, false, 16, &p);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.packets, 7);
+	assert_true(r.secs >= 0.0999);
+	assert_true(r.secs < 5);
+}
+
+/* Send timestamps (engine.h, enum txs_ts_mode): a generator that records the
+ * now_ns of each fill() call, how many buffers it got, and a CLOCK_REALTIME
+ * read right after. BURST: one call per burst (several buffers, one time).
+ * PACKET: one call per datagram, each with its own time: never going back,
+ * at most 2 us after the clock read that follows it (the TSC conversion is
+ * calibrated against that clock and rebased every burst) and, in the
+ * median, within 2 us before it. A GSO-like generator (min_frames 4, one
+ * call = 4 datagrams) gets whole units and never more datagrams than due. */
+#define TS_MAX 4096
+struct ts_rec {
+	uint64_t now[TS_MAX], after[TS_MAX];
+	unsigned nbuf[TS_MAX];
+	unsigned calls, bufs;
+};
+static struct ts_rec g_ts;
+
+static unsigned ts_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+{
+	/* like a GSO generator: whole units, but only the datagrams still due */
+	unsigned unit = w->min_frames;
+	uint64_t due = unit > 1 ? w->left : n;
+	if (n > due)
+		n = (unsigned)due;
+	if (n < unit && n < due)
+		return 0;
+	if (n >= unit)
+		n -= n % unit;
+	for (unsigned i = 0; i < n; i++) {
+		memset(b[i].data, 0, 60);
+		b[i].len = 60;
+		b[i].segs = 1;
+		b[i].link = 0;
+	}
+	if (g_ts.calls < TS_MAX) {
+		g_ts.now[g_ts.calls] = now_ns;
+		g_ts.nbuf[g_ts.calls] = n;
+		g_ts.after[g_ts.calls] = txs_now_real_ns();
+		g_ts.calls++;
+	}
+	g_ts.bufs += n;
+	return n;
+}
+
+static int ts_init4(struct txs_worker *w, void *conf)
+{
+	(void)conf;
+	w->min_frames = 4; /* four one-frame datagrams per call, like a GSO call */
+	return 0;
+}
+
+static const struct txs_gen_ops ts_gen = { .fill = ts_fill };
+static const struct txs_gen_ops ts_gen4 = { .init = ts_init4, .fill = ts_fill };
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void ts_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count)
+{
+	struct txs_netdev *dev;
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
+	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = dev, .gen = g, .timestamps = mode };
+	struct txs_engine *e;
+	memset(&g_ts, 0, sizeof(g_ts));
+	assert_int_equal(txs_engine_create(&e, &ec), 0);
+	assert_int_equal(txs_engine_start(e), 0);
+	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_stat_row row;
+	txs_engine_read(e, &row);
+	assert_int_equal(row.packets, count);
+	txs_engine_destroy(e);
+	txs_netdev_close(dev);
+	assert_int_equal(g_ts.bufs, count);
+}
+
+static void timestamps_per_packet(void **st)
+{
+	(void)st;
+	ts_run(&ts_gen, TXS_TS_BURST, TS_MAX);
+	assert_true(g_ts.calls <= TS_MAX / 32 + 1); /* whole bursts */
+	ts_run(&ts_gen, TXS_TS_PACKET, TS_MAX);
+	assert_int_equal(g_ts.calls, TS_MAX); /* one call, one clock read, per datagram */
+	static int64_t lead[TS_MAX];
+	for (unsigned i = 0; i < TS_MAX; i++) {
+		assert_int_equal(g_ts.nbuf[i], 1);
+		if (i)
+			assert_true(g_ts.now[i] >= g_ts.now[i - 1]);
+		assert_true(g_ts.now[i] <= g_ts.after[i] + 2000);
+		lead[i] = (int64_t)g_ts.after[i] - (int64_t)g_ts.now[i];
+	}
+	qsort(lead, TS_MAX, sizeof(lead[0]), cmp_i64);
+	assert_true(lead[TS_MAX / 2] <= 2000);
+	/* units of 4: calls of 4 buffers; a count that ends inside a unit gets
+	 * only what is due (4097 = 1024 units + 1) */
+	ts_run(&ts_gen4, TXS_TS_PACKET, 4 * 1024 + 1);
+	for (unsigned i = 0; i + 1 < g_ts.calls; i++)
+		assert_int_equal(g_ts.nbuf[i], 4);
+	assert_int_equal(g_ts.nbuf[g_ts.calls - 1], 1);
+}
+
 static struct txs_engine *g_e;
 static void *stopper(void *arg)
 {
@@ -196,6 +391,25 @@ static void config_errors(void **st)
 	ec.rate_pps = INFINITY;
 	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
 	ec.rate_pps = 0;
+	/* rate profiles: bad schedules */
+	ec.pace = (struct txs_pace_conf){ .kind = TXS_PACE_POISSON }; /* no mean rate */
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	ec.pace = (struct txs_pace_conf){ .kind = TXS_PACE_RAMP, .ramp_from = 0, .ramp_to = 0, .ramp_secs = 1 };
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	ec.pace = (struct txs_pace_conf){ .kind = TXS_PACE_RAMP, .ramp_from = 1, .ramp_to = 2, .ramp_secs = 0 };
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	ec.pace = (struct txs_pace_conf){ .kind = TXS_PACE_RAMP, .ramp_from = 1, .ramp_to = 2, .ramp_secs = 1,
+					  .burst_on = 4, .burst_off_ns = 1 };
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	static const uint64_t desc[] = { 5, 1 };
+	ec.pace = (struct txs_pace_conf){ .kind = TXS_PACE_TABLE, .table_ns = desc, .table_n = 2 };
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL); /* not ascending */
+	ec.pace = (struct txs_pace_conf){ .kind = (enum txs_pace_kind)9 };
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	ec.pace = (struct txs_pace_conf){ 0 };
+	ec.timestamps = (enum txs_ts_mode)5;
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	ec.timestamps = TXS_TS_BURST;
 	/* a generator whose template cannot be built: the worker fails, wait reports it */
 	gc.spec.payload_len = 70000;
 	ec.count = 10;
@@ -222,6 +436,11 @@ int main(void)
 		cmocka_unit_test(rate_control),
 		cmocka_unit_test(workers_staggered),
 		cmocka_unit_test(tiny_rate_waits),
+		cmocka_unit_test(ramp_never_ahead),
+		cmocka_unit_test(poisson_never_ahead),
+		cmocka_unit_test(bursts_keep_silence),
+		cmocka_unit_test(table_schedule),
+		cmocka_unit_test(timestamps_per_packet),
 		cmocka_unit_test(stop_from_another_thread),
 		cmocka_unit_test(config_errors),
 	};

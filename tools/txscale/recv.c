@@ -55,6 +55,7 @@ struct recv_cfg {
 	const char *summary_file;
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
+	const char *rx_ts; /* --rx-timestamps (issue 14) */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -89,6 +90,8 @@ static const struct opt recv_opts[] = {
 	{ "window", 0, OPT_UINT, O(window), "PKTS", "duplicate/reorder window per flow, power of two", "4096", 64, TXS_RX_WINDOW_MAX },
 	{ "max-flows", 0, OPT_UINT, O(max_flows), "N", "flows tracked per thread", "4096", 1, 1u << 22 },
 	{ "batch", 0, OPT_UINT, O(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
+	{ "rx-timestamps", 0, OPT_STR, O(rx_ts), "MODE", "udp: arrival time for latency: kernel (each datagram's "
+	  "software receive timestamp, SO_TIMESTAMPING) or user (one clock read per recvmmsg batch)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
@@ -320,6 +323,11 @@ static void summary_json(FILE *f, const struct summary *s)
 	else
 		txs_json_dbl(&j, "rcvbuf", NAN);
 	txs_json_bool(&j, "rcvbuf_forced", s->is->rcvbuf_forced);
+	if (!s->in->raw && !s->in->offline) {
+		txs_json_str(&j, "rx_timestamps", s->in->conf.rx_ts == TXS_RX_TS_KERNEL ? "kernel" : "user");
+		txs_json_u64(&j, "ts_kernel", s->is->ts_kernel);
+		txs_json_u64(&j, "ts_user", s->is->ts_user);
+	}
 	txs_json_obj_open(&j, "pcap");
 	txs_json_u64(&j, "records", s->is->pcap.records);
 	txs_json_u64(&j, "snapped", s->is->pcap.snapped);
@@ -359,6 +367,10 @@ static void summary_text(const struct summary *s)
 	if (s->is->rcvbuf >= 0)
 		printf("socket   receive buffer %lld bytes (%s)\n", (long long)s->is->rcvbuf,
 		       s->is->rcvbuf_forced ? "SO_RCVBUFFORCE" : "SO_RCVBUF, capped by net.core.rmem_max");
+	if (!s->in->raw && !s->in->offline)
+		printf("arrival  times of %llu datagrams from the kernel's receive timestamp, %llu from our clock "
+		       "(--rx-timestamps %s)\n", (unsigned long long)s->is->ts_kernel, (unsigned long long)s->is->ts_user,
+		       s->in->conf.rx_ts == TXS_RX_TS_KERNEL ? "kernel" : "user");
 	if (s->is->have_socket_drops && s->is->socket_drops)
 		printf("DROPPED  the kernel dropped %llu datagrams at our %s (%s full): they are part of lost%s\n",
 		       (unsigned long long)s->is->socket_drops, s->in->raw ? "rings" : "sockets",
@@ -550,7 +562,15 @@ int cmd_recv(int argc, char **argv)
 		.rcvbuf = cfg.rcvbuf ? (int)cfg.rcvbuf : (int)RCVBUF_DEFAULT,
 		.reuseport = cfg.reuseport,
 		.batch = cfg.batch,
+		.rx_ts = strcmp(cfg.rx_ts, "user") == 0 ? TXS_RX_TS_USER : TXS_RX_TS_KERNEL,
 	};
+	if (strcmp(cfg.rx_ts, "kernel") != 0 && strcmp(cfg.rx_ts, "user") != 0) {
+		fprintf(stderr, "txscale recv: bad value for --rx-timestamps: '%s': valid are kernel, user\n", cfg.rx_ts);
+		free(exp);
+		if (summary_f)
+			fclose(summary_f);
+		return 2;
+	}
 	struct txs_rx_input *in;
 	char err[320];
 	rc = txs_rx_input_open(&in, cfg.dev, &ic, err, sizeof(err));

@@ -14,6 +14,7 @@
 #include "opt.h"
 #include "send_udp.h"
 #include "ctl_cli.h"
+#include <txscale/replay.h>
 
 struct send_cfg {
 	const char *dest;
@@ -47,7 +48,64 @@ struct send_cfg {
 	bool dry_run;
 	unsigned mtu;
 	struct ctl_client_opts ctl; /* -c HOST is a txscale server: client.c */
+	/* rate profiles, timestamps, replay (issue 14; docs/design.md "Pacing", docs/replay.md) */
+	struct send_ramp { struct opt_rate from, to; double secs; } ramp;
+	const char *pace;
+	uint64_t burst_on;
+	double burst_off_us;
+	const char *timestamps;
+	const char *replay;
+	double replay_speed;
 };
+
+/* --ramp FROM:TO:SECONDS, FROM and TO like -b */
+static int parse_ramp(const char *val, void *dst, char *err, size_t errlen)
+{
+	struct send_ramp *r = dst;
+	char buf[128];
+	if (strlen(val) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, val);
+	char *a = buf, *b = strchr(a, ':'), *c = b ? strchr(b + 1, ':') : NULL;
+	if (!b || !c)
+		goto bad;
+	*b++ = 0;
+	*c++ = 0;
+	if (opt_parse_rate(a, &r->from) < 0 || opt_parse_rate(b, &r->to) < 0 || opt_parse_seconds(c, &r->secs) < 0 ||
+	    !(r->secs > 0) || r->from.bits != r->to.bits || (r->from.value == 0 && r->to.value == 0))
+		goto bad;
+	return 0;
+bad:
+	snprintf(err, errlen, "want FROM:TO:SECONDS, two rates like -b (same unit, not both 0) and SECONDS > 0");
+	return -1;
+}
+
+/* --burst-off USEC: microseconds, fractional allowed */
+static int parse_usec(const char *val, void *dst, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (errno || end == val || *end || !(v >= 0) || v > 1e12) {
+		snprintf(err, errlen, "want microseconds >= 0");
+		return -1;
+	}
+	*(double *)dst = v;
+	return 0;
+}
+
+static int parse_speed(const char *val, void *dst, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(val, &end);
+	if (errno || end == val || *end || !(v > 0) || v > 1e9) {
+		snprintf(err, errlen, "want a multiple of the capture's own timing > 0 (0.5, 2, 100)");
+		return -1;
+	}
+	*(double *)dst = v;
+	return 0;
+}
 
 /* The lowest -b: one packet per 1000 s per thread. Below it, a run of any
  * sane length sends at most one packet per thread, and the schedule's
@@ -118,6 +176,25 @@ static const struct opt send_opts[] = {
 	  "time each stage of the walk (ident, linksel, header, device, other) with the cycle counter on one burst "
 	  "in N (N defaults to 64) and print each one's share after the summary (x86-64; docs/profile.md)",
 	  NULL, 1, 1u << 20, NULL, "64" },
+	{ "ramp", 0, OPT_CUSTOM, O(ramp), "FROM:TO:SEC",
+	  "rate profile: the total rate goes linearly from FROM to TO (units of -b) over SEC seconds, then stays at TO "
+	  "(replaces -b)", NULL, 0, 0, parse_ramp },
+	{ "pace", 0, OPT_STR, O(pace), "MODE",
+	  "departures: const (evenly spaced at -b) or poisson (exponential gaps, mean rate -b, per-thread RNG from "
+	  "--seed)", "const" },
+	{ "burst-on", 0, OPT_U64, O(burst_on), "N",
+	  "on/off bursts: each thread sends N datagrams (spaced at -b, or back to back without -b), then is silent "
+	  "--burst-off", NULL, 1, 0 },
+	{ "burst-off", 0, OPT_CUSTOM, O(burst_off_us), "USEC",
+	  "silence between bursts, from the last datagram of one to the first of the next", NULL, 0, 0, parse_usec },
+	{ "timestamps", 0, OPT_STR, O(timestamps), "MODE",
+	  "send timestamp in the payload: burst (one clock read per device burst) or packet (one TSC read per "
+	  "datagram)", "burst" },
+	{ "replay", 0, OPT_STR, O(replay), "FILE",
+	  "send the Ethernet frames of a pcap file instead of generated datagrams, at its own timing (or "
+	  "--replay-speed, or -b); -n/-t loop it (docs/replay.md)" },
+	{ "replay-speed", 0, OPT_CUSTOM, O(replay_speed), "X",
+	  "--replay at X times the capture's own pace (2 = twice as fast)", "1", 0, 0, parse_speed },
 	CTL_CLIENT_OPTS(O(ctl)),
 	OPT_END
 };
@@ -265,6 +342,9 @@ static void add_extra(struct txs_json *j, void *arg)
 	const struct summary_extra *x = arg;
 	txs_json_str(j, "device", x->dev->spec);
 	txs_json_u64(j, "payload_len", x->cfg->length);
+	if (x->cfg->replay)
+		txs_json_str(j, "replay", x->cfg->replay);
+	txs_json_str(j, "timestamps", x->cfg->timestamps);
 	txs_json_u64(j, "verify_errors", x->verify_err);
 	txs_json_u64(j, "icmp_errors", x->icmp_err);
 	if (x->ls) {
@@ -353,6 +433,140 @@ static bool check_counts(const struct txs_netdev *dev, struct txs_engine *eng, u
 	return bad;
 }
 
+/* Rate profile and timestamp options: bad input is one line, before anything opens. */
+static int send_pace_check(const struct send_cfg *c)
+{
+	bool poisson = strcmp(c->pace, "poisson") == 0;
+	if (!poisson && strcmp(c->pace, "const") != 0) {
+		fprintf(stderr, "txscale send: bad value for --pace: '%s': valid are const, poisson\n", c->pace);
+		return -1;
+	}
+	if (strcmp(c->timestamps, "burst") != 0 && strcmp(c->timestamps, "packet") != 0) {
+		fprintf(stderr, "txscale send: bad value for --timestamps: '%s': valid are burst, packet\n", c->timestamps);
+		return -1;
+	}
+	bool ramp = c->ramp.secs > 0;
+	if (ramp && c->rate.value > 0) {
+		fprintf(stderr, "txscale send: --ramp and -b both set the rate: give one\n");
+		return -1;
+	}
+	if (poisson && !(c->rate.value > 0)) {
+		fprintf(stderr, "txscale send: --pace poisson needs a mean rate: give -b RATE\n");
+		return -1;
+	}
+	if (poisson && ramp) {
+		fprintf(stderr, "txscale send: --pace poisson and --ramp exclude each other\n");
+		return -1;
+	}
+	if ((c->burst_on > 0) != (c->burst_off_us > 0)) {
+		fprintf(stderr, "txscale send: --burst-on and --burst-off go together (N datagrams, then USEC of silence)\n");
+		return -1;
+	}
+	if (c->replay_speed != 1 && !c->replay) {
+		fprintf(stderr, "txscale send: --replay-speed applies to --replay\n");
+		return -1;
+	}
+	if (c->replay_speed != 1 && (c->rate.value > 0 || ramp || poisson || c->burst_on)) {
+		fprintf(stderr, "txscale send: --replay-speed scales the capture's own timing: -b, --ramp, --pace poisson "
+				"and --burst-on replace it\n");
+		return -1;
+	}
+	if (c->burst_on && (poisson || ramp)) {
+		fprintf(stderr, "txscale send: --burst-on/--burst-off combine with -b only, not with --%s\n",
+			poisson ? "pace poisson" : "ramp");
+		return -1;
+	}
+	return 0;
+}
+
+/* The engine's schedule from the options (send_pace_check passed); wire =
+ * frame bytes of one datagram, for rates in bits/s. */
+static struct txs_pace_conf send_pace_conf(const struct send_cfg *c, uint32_t wire)
+{
+	struct txs_pace_conf p = { .kind = TXS_PACE_CONST, .seed = c->seed };
+	if (c->ramp.secs > 0) {
+		double div = c->ramp.from.bits ? wire * 8.0 : 1;
+		p.kind = TXS_PACE_RAMP;
+		p.ramp_from = c->ramp.from.value / div;
+		p.ramp_to = c->ramp.to.value / div;
+		p.ramp_secs = c->ramp.secs;
+	} else if (strcmp(c->pace, "poisson") == 0) {
+		p.kind = TXS_PACE_POISSON;
+	}
+	p.burst_on = c->burst_on;
+	p.burst_off_ns = (uint64_t)(c->burst_off_us * 1000 + 0.5);
+	return p;
+}
+
+/* --replay FILE: load the capture; one line and -1 on bad input. The frames
+ * go out as they are: no destination is needed (DEST, if given, only opens
+ * the device). Runs on one thread (docs/replay.md). */
+static int send_replay_open(struct send_cfg *c, struct txs_replay **out, struct txs_pace_conf *pace)
+{
+	char err[512];
+	if (c->threads > 1 || c->cpus.n > 1) {
+		fprintf(stderr, "txscale send: --replay sends the capture in its order from one thread: drop -P/-A (or "
+				"give one CPU)\n");
+		return -1;
+	}
+	if (c->bond || c->links || c->gso || c->unconnected) {
+		fprintf(stderr, "txscale send: --replay sends the frames as they are, on link 0: --%s does not apply\n",
+			c->bond ? "bond" : c->links ? "links" : c->gso ? "gso" : "unconnected");
+		return -1;
+	}
+	int rc = txs_replay_load(out, c->replay, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "txscale send: bad value for --replay: %s\n", err);
+		return -1;
+	}
+	if (txs_replay_schedule(*out, c->replay_speed, pace) < 0) {
+		fprintf(stderr, "txscale send: bad value for --replay-speed: '%g'\n", c->replay_speed);
+		txs_replay_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	if (!c->dest)
+		c->dest = "198.18.0.2"; /* opens the device (udp: is refused at route time) */
+	return 0;
+}
+
+/* After the device opened: the MTU (--mtu, else the device's) and the
+ * frames against it. 0, or 2 with one line. */
+static int send_replay_route(const struct send_cfg *c, const struct txs_replay *r, struct txs_netdev *dev,
+			     unsigned mtu_opt, unsigned *burst, uint32_t *wire)
+{
+	if (dev->kernel_ip) {
+		fprintf(stderr, "txscale send: --replay sends whole Ethernet frames: --dev %s sends UDP payloads through the "
+				"kernel (use packet:, xdp:, pcap: or dummy)\n", dev->spec);
+		return 2;
+	}
+	if (mtu_opt && mtu_opt > dev->mtu) {
+		fprintf(stderr, "txscale send: bad value for --mtu: '%u': above the MTU of %s (%u)\n", mtu_opt, dev->spec,
+			dev->mtu);
+		return 2;
+	}
+	if (mtu_opt)
+		dev->mtu = mtu_opt;
+	uint64_t idx;
+	uint32_t max = txs_replay_max_len(r, &idx);
+	if (max > dev->mtu + TXS_ETH_HLEN) {
+		fprintf(stderr, "txscale send: bad value for --replay: '%s': frame %llu is %u bytes, over the MTU %u of %s "
+				"(at most %u bytes per frame)\n", c->replay, (unsigned long long)idx, max, dev->mtu,
+			dev->spec, dev->mtu + TXS_ETH_HLEN);
+		return 2;
+	}
+	uint64_t n = txs_replay_frames(r), bytes = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t len;
+		txs_replay_frame(r, i, &len);
+		bytes += len;
+	}
+	uint32_t mean = (uint32_t)((bytes + n / 2) / n);
+	*wire = mean < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : mean; /* -b in bits: at the mean frame */
+	*burst = 1;
+	return 0;
+}
+
 int cmd_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -370,6 +584,11 @@ int cmd_send(int argc, char **argv)
 		}
 		cfg.dest = pos[0];
 	}
+	/* --replay: the capture's frames as they are (docs/replay.md) */
+	struct txs_replay *rpl = NULL;
+	struct txs_pace_conf rpace;
+	if (cfg.replay && send_replay_open(&cfg, &rpl, &rpace) < 0)
+		return 2;
 	if (!cfg.dest) {
 		fprintf(stderr, "txscale send: no destination: give -c ADDR or DEST (see txscale send --help)\n");
 		return 2;
@@ -379,6 +598,8 @@ int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	if (check_ident(cfg.ident) < 0)
+		return 2;
+	if (send_pace_check(&cfg) < 0)
 		return 2;
 	if (cfg.profile && !TXS_PROF_SUPPORTED) {
 		fprintf(stderr, "txscale send: --profile=%u: needs the x86-64 cycle counter (rdtsc), which this "
@@ -433,8 +654,12 @@ int cmd_send(int argc, char **argv)
 	gc.seed = cfg.seed;
 	struct txs_udp_gen_conf uc;
 	uint32_t open_frame = 0;
-	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame))
+	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame)) {
+		txs_replay_free(rpl);
 		return 2;
+	}
+	if (rpl)
+		open_frame = txs_replay_max_len(rpl, NULL);
 
 	/* threads and CPUs */
 	int cpus[TXS_MAX_CORES];
@@ -464,7 +689,15 @@ int cmd_send(int argc, char **argv)
 	 * at one datagram's wire size (its fragments' headers aside) */
 	double ctl_rate = cfg.rate.bits ? cfg.rate.value / (probe.wire_len * 8.0) : cfg.rate.value;
 	txs_tmpl_free(&probe);
-	if (ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv)) /* --server, -R, --bidir, a server at -c HOST: client.c */
+	bool ctl_wanted = ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv);
+	if (ctl_wanted &&
+	    (cfg.ramp.secs > 0 || cfg.burst_on || strcmp(cfg.pace, "const") || strcmp(cfg.timestamps, "burst") ||
+	     rpl)) {
+		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on, --timestamps and --replay are not forwarded to "
+				"a txscale server: run send here\n");
+		return 2;
+	}
+	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
 
@@ -542,7 +775,8 @@ int cmd_send(int argc, char **argv)
 	/* the route, at the device's MTU: fast path or sendmsg semantics */
 	unsigned burst = 0;
 	uint32_t wire = 0;
-	int route = send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
+	int route = rpl ? send_replay_route(&cfg, rpl, dev, cfg.mtu, &burst, &wire)
+			: send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
 	if (route == 2 || (cfg.burst && cfg.burst < burst)) {
 		if (route != 2)
 			fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
@@ -564,7 +798,7 @@ int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	struct txs_linksel *ls = NULL;
-	if (cfg.bond || dev->n_links > 1) {
+	if (!rpl && (cfg.bond || dev->n_links > 1)) {
 		struct txs_linksel_conf lc = { .mode = cfg.bond, .n_links = dev->n_links, .max_cores = nthreads,
 					       .seed = cfg.seed };
 		rc = txs_linksel_create(&ls, &lc, err, sizeof(err));
@@ -624,10 +858,15 @@ int cmd_send(int argc, char **argv)
 		.rate_pps = rate_pps,
 		.dev = dev,
 		.burst = burst,
-		.gen = route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
-		.gen_conf = route ? (void *)&uc : (void *)&gc,
+		.gen = rpl ? &txs_replay_gen_ops : route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
+		.gen_conf = rpl ? (void *)rpl : route ? (void *)&uc : (void *)&gc,
 		.profile_every = cfg.profile,
+		.pace = send_pace_conf(&cfg, wire),
+		.timestamps = strcmp(cfg.timestamps, "packet") == 0 ? TXS_TS_PACKET : TXS_TS_BURST,
 	};
+	/* --replay: the capture's own timing (at --replay-speed) unless a rate or profile is given */
+	if (rpl && !(cfg.rate.value > 0) && ec.pace.kind == TXS_PACE_CONST && !ec.pace.burst_on)
+		ec.pace = rpace;
 	if (cfg.dry_run) {
 		if (sumf)
 			fclose(sumf);
@@ -663,7 +902,10 @@ int cmd_send(int argc, char **argv)
 		.out = out, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
 		.n_links = dev->n_links, .frames = true,
 	};
-	if (!cfg.json) {
+	if (!cfg.json && rpl) {
+		fprintf(out, "txscale send: replay %s (%llu frames), 1 thread, device %s\n", cfg.replay,
+			(unsigned long long)txs_replay_frames(rpl), dev->spec);
+	} else if (!cfg.json) {
 		char db[64];
 		char bb[128];
 		fprintf(out, "txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s\n",
@@ -790,5 +1032,6 @@ int cmd_send(int argc, char **argv)
 	free(prev);
 	free(delta);
 	free(erows);
+	txs_replay_free(rpl);
 	return rc < 0 || failed ? 1 : x.verify_err ? 1 : 0;
 }

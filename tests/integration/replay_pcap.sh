@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# send --replay FILE into the pcap device: the capture comes out frame for
+# frame identical (looping to -n), at its own timing (and at --replay-speed),
+# counted by -n / -t; bad captures and devices refused with exit 2 before
+# anything is sent. No root needed.
+set -euo pipefail
+
+TXS=${TXS_BIN:-build/txscale}
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+T="$SRC/tests/integration/replay_tool.py"
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+command -v python3 >/dev/null || skip "needs python3"
+command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
+[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+"$TXS" send --dev pcap:/dev/null --dry-run 198.18.0.2 >/dev/null 2>&1 || skip "no pcap device (libpcap)"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+python3 "$T" make "$tmp/in.pcap" 200
+
+# 1. the file's own timing, one pass: identical frames, in the capture's time
+"$TXS" send --replay "$tmp/in.pcap" --dev "pcap:$tmp/o1.pcap" -n 200 -i 0 --summary-file "$tmp/o1.json" >/dev/null
+[ "$(jq -r .packets "$tmp/o1.json")" = 200 ] || fail "one pass: send counted $(jq -r .packets "$tmp/o1.json")"
+python3 "$T" same "$tmp/in.pcap" "$tmp/o1.pcap" 200 || fail "one pass: frames differ"
+python3 "$T" timing "$tmp/in.pcap" "$tmp/o1.pcap" 1 || fail "one pass: timing"
+
+# 2. looped to -n 450 at 4x: frames 0..199, 0..199, 0..49
+"$TXS" send --replay "$tmp/in.pcap" --replay-speed 4 --dev "pcap:$tmp/o2.pcap" -n 450 -i 0 >/dev/null
+python3 "$T" same "$tmp/in.pcap" "$tmp/o2.pcap" 450 || fail "looped: frames differ"
+python3 "$T" timing "$tmp/in.pcap" "$tmp/o2.pcap" 4 || fail "looped at 4x: timing"
+
+# 3. at -b (frames/s), stopped by -t: the count is what the rate allows
+"$TXS" send --replay "$tmp/in.pcap" -b 2000 -t 0.5 --dev "pcap:$tmp/o3.pcap" -i 0 --summary-file "$tmp/o3.json" >/dev/null
+n=$(jq -r .packets "$tmp/o3.json")
+{ [ "$n" -ge 900 ] && [ "$n" -le 1001 ]; } || fail "-b 2000 -t 0.5 sent $n frames"
+python3 "$T" same "$tmp/in.pcap" "$tmp/o3.pcap" "$n" || fail "-b: frames differ"
+
+# 4. refusals: exit 2, one line naming the value
+refuse() {
+  local why=$1
+  shift
+  set +e
+  out=$("$TXS" send "$@" -n 1 -i 0 2>&1)
+  rc=$?
+  set -e
+  [ $rc = 2 ] || fail "$why: exit $rc, want 2: $out"
+  [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "$why: more than one line: $out"
+  echo "refused ($why): $out"
+}
+python3 "$T" make "$tmp/trunc.pcap" 10 trunc
+python3 "$T" make "$tmp/ng.pcap" 1 pcapng
+python3 "$T" make "$tmp/lt.pcap" 10 linktype
+python3 "$T" make "$tmp/big.pcap" 10 big
+printf 'not a capture at all' >"$tmp/junk.pcap"
+refuse "truncated frame" --replay "$tmp/trunc.pcap" --dev dummy
+refuse "pcapng" --replay "$tmp/ng.pcap" --dev dummy
+refuse "link type" --replay "$tmp/lt.pcap" --dev dummy
+refuse "not pcap" --replay "$tmp/junk.pcap" --dev dummy
+refuse "missing file" --replay "$tmp/nope.pcap" --dev dummy
+refuse "frame over the MTU" --replay "$tmp/big.pcap" --dev dummy
+refuse "frame over --mtu" --replay "$tmp/in.pcap" --dev dummy --mtu 1000
+refuse "udp device" --replay "$tmp/in.pcap" --dev udp
+refuse "two threads" --replay "$tmp/in.pcap" --dev dummy -P 2
+refuse "bad speed" --replay "$tmp/in.pcap" --dev dummy --replay-speed 0
+# the big frame fits a device with a larger MTU
+"$TXS" send --replay "$tmp/big.pcap" --dev "pcap:$tmp/o4.pcap,mtu=1600" -n 10 -i 0 -b 10k >/dev/null
+python3 "$T" same "$tmp/big.pcap" "$tmp/o4.pcap" 10 || fail "mtu=1600: frames differ"
+echo "PASS: replay into pcap: identical frames, the capture's timing, counts, refusals"
