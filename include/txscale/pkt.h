@@ -265,6 +265,79 @@ TXS_API void txs_tmpl_free(struct txs_tmpl *t);
 static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 				      uint64_t seq, uint64_t ts_ns);
 
+/* ---- traffic shapes: flows and size mixes (docs/udp.md, "Flows and sizes") ----
+ * A worker sends `flows` flows (0 = 1). Flow i of worker k is global flow
+ * g = k * flows + i, with flow id spec.flow_id + g (spec.flow_id is
+ * --flow-base) and its own sequence space. Each field with a range takes the
+ * value lo + offset(g), walked:
+ *   inc     offset = g mod span (the default; trafgen dinc, pktgen min/max)
+ *   stride  offset = (g * stride) mod span (covers the range when gcd = 1)
+ *   random  offset drawn once per flow from the worker's RNG (trafgen drnd):
+ *           a flow keeps its tuple, so its sequence stays countable
+ * so every value stays in [lo, lo + span). Addresses add the offset to the
+ * low 32 bits (IPv4) or the low 64 bits (IPv6) of lo. A field without a
+ * range keeps the spec's value (source port: worker k uses sport + k).
+ * Sizes: n_sizes UDP payload lengths with weights; a worker repeats a
+ * precomputed cycle of sum(weights) / gcd packets (smooth weighted round
+ * robin: the weights hold exactly over every whole cycle, sizes interleaved)
+ * while flows take turns in order. */
+#define TXS_SHAPE_MAX_SIZES 64
+enum txs_walk { TXS_WALK_INC = 0, TXS_WALK_STRIDE = 1, TXS_WALK_RANDOM = 2 };
+struct txs_range {
+	uint64_t span;   /* values in the range; 0 or 1: the spec's value only */
+	uint64_t stride; /* TXS_WALK_STRIDE */
+	enum txs_walk walk;
+};
+struct txs_shape {
+	uint32_t flows; /* per worker; 0 = 1 */
+	struct txs_range sport, dport, src, dst;
+	unsigned n_sizes; /* 0: spec.payload_len only */
+	uint32_t sizes[TXS_SHAPE_MAX_SIZES];   /* UDP payload bytes */
+	uint32_t weights[TXS_SHAPE_MAX_SIZES]; /* > 0 */
+};
+
+/* Parse "LO[-HI][,inc|,random|,stride=N]" for a port (lo > 0) or an address
+ * (one family; HI >= LO, differing only in the low 32 (IPv4) / 64 (IPv6)
+ * bits, span at most 2^32). Returns 0 or -EINVAL with err filled. */
+TXS_API int txs_range_parse_port(const char *s, uint16_t *lo, struct txs_range *r, char *err, size_t errlen);
+TXS_API int txs_range_parse_addr(const char *s, struct txs_addr *lo, struct txs_range *r, char *err, size_t errlen);
+/* Parse a -l value into sh->sizes/weights: "N", "A,B,C[:WA,WB,WC]",
+ * "LO-HI[/STEP]" (every STEP bytes from LO up to HI, equal weights: a
+ * uniform distribution, exact over a cycle; at most TXS_SHAPE_MAX_SIZES
+ * sizes) or "imix" (L2 frames of 64, 594 and 1518 bytes with the 4-byte
+ * FCS, weights 7:4:1, as TRex and pktgen: UDP payloads of frame - 18 -
+ * IP header - 8; an IPv6 64-byte frame cannot hold its headers, its payload
+ * is 16 bytes, the smallest with a txscale header). family: AF_INET or
+ * AF_INET6 (for imix). Returns 0 or -EINVAL with err filled. */
+TXS_API int txs_shape_parse_sizes(struct txs_shape *sh, const char *s, int family, char *err, size_t errlen);
+/* The largest size (spec.payload_len when there is no list). */
+TXS_API uint32_t txs_shape_max_size(const struct txs_shape *sh, uint32_t payload_len);
+/* Flow i of worker `worker`: out = base with ports, addresses and flow id
+ * of that flow (sport + worker when spread_sport and sport has no range).
+ * rng: the worker's RNG state (random walks draw from it, in flow order). */
+TXS_API void txs_shape_flow(const struct txs_shape *sh, const struct txs_flow_spec *base, bool spread_sport,
+			    unsigned worker, uint32_t i, uint64_t *rng, struct txs_flow_spec *out);
+/* The size cycle: *pat (malloc'd) holds *len indexes into sh->sizes, each
+ * size s exactly weights[s] / gcd times. n_sizes 0: one entry, 0.
+ * Returns 0, -EINVAL (cycle over 2^20), -ENOMEM. */
+TXS_API int txs_shape_pattern(const struct txs_shape *sh, uint8_t **pat, uint32_t *len);
+/* Packets and payload bytes per size after a worker made `count` datagrams
+ * from the start of its cycle: pkts[s] (and bytes[s] if not NULL) for
+ * s < n_sizes, added to what they hold. */
+TXS_API void txs_shape_count(const struct txs_shape *sh, const uint8_t *pat, uint32_t len, uint64_t count,
+			     uint64_t *pkts, uint64_t *bytes);
+/* The RNG state of worker `worker` for random walks: from seed (non-zero:
+ * the same walk in every run and on both send paths), else random. */
+TXS_API uint64_t txs_shape_rng_seed(uint64_t seed, unsigned worker);
+/* splitmix64 step: the workers' RNG. */
+static inline uint64_t txs_rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* ---- parser ------------------------------------------------------------ */
 enum txs_perr {
 	TXS_PERR_OK = 0,
