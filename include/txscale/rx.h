@@ -128,18 +128,24 @@ TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t 
 TXS_API void txs_rx_count_bad(struct txs_rx_core *c, enum txs_rx_bad b, uint64_t n);
 
 /* ---- what the sender sent ----------------------------------------------- */
+#define TXS_RX_EXPECT_FLOWS 16384u
 struct txs_rx_expect {
 	bool have_total;
 	uint64_t total;          /* packets the sender sent */
-	unsigned n_flows;        /* per_flow[k]: packets of flow id k (sender thread k) */
-	uint64_t per_flow[TXS_MAX_CORES];
+	uint32_t flow_base;      /* per_flow[k]: packets of flow id flow_base + k */
+	unsigned n_flows;
+	uint64_t per_flow[TXS_RX_EXPECT_FLOWS];
 	uint64_t sender_drops;   /* built but not accepted by the sender's device */
 };
 /* Parse the sender's JSON summary ({"type":"summary","kind":"send",...}, as
  * written by `txscale send --summary-file` or the last line of `send -J`).
  * text may hold several JSON lines: the last summary line is used. Takes
  * "packets" and "drops", and per thread "id"/"packets": thread k sends flow
- * id k with sequence numbers from 0. Returns 0, -EINVAL (no summary line,
+ * id k with sequence numbers from 0; with "flows_per_thread" N and
+ * "flow_base" B (send --flows / --flow-base), thread k sends flows
+ * B + k*N .. B + k*N + N-1 in turn, so flow i of a thread that sent P
+ * datagrams and dropped none got P/N (+1 for i < P mod N); a thread with
+ * drops (or over TXS_RX_EXPECT_FLOWS flows) leaves only the total known. Returns 0, -EINVAL (no summary line,
  * malformed JSON, or inconsistent counts). */
 TXS_API int txs_rx_expect_parse(struct txs_rx_expect *e, const char *text, size_t len);
 
@@ -150,7 +156,11 @@ struct txs_rx_flow {
 	enum txs_ph_kind kind;
 	uint32_t id;
 	struct txs_rx_tuple tuple; /* the first packet's 5-tuple */
-	unsigned cores;          /* cores that saw the flow (>1: cross-core duplicates not detected) */
+	unsigned cores;          /* cores that saw the flow */
+	bool merged_exact;       /* cores > 1 and merged by sequence: a sequence counted
+				  * unique on several cores is unique once, the other
+				  * copies duplicates (false: a core's run budget ran
+				  * out, unique and duplicates are the cores' sums) */
 	uint64_t received, bytes, unique, duplicates, reordered, late;
 	uint64_t next_seq;       /* highest sequence seen + 1 (mod 2^64) in the current epoch */
 	uint64_t first_seq;      /* start of the current epoch (0 unless resynced) */
@@ -211,6 +221,11 @@ struct txs_rx_result {
 	struct txs_rx_idpair *pairs;
 	unsigned n_flows;
 	struct txs_rx_flow *flows; /* by_id flows by id, then 5-tuple flows */
+	uint64_t split_flows;    /* flows seen on more than one core */
+	uint64_t split_inexact;  /* of them, merged without their sequence sets */
+	uint64_t cross_duplicates; /* sequences counted unique on two cores: duplicates */
+	unsigned n_sizes;
+	struct txs_rx_size { uint32_t payload; uint64_t datagrams, bytes; } *sizes; /* by payload length */
 };
 
 /* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).
