@@ -264,6 +264,11 @@ TXS_API void txs_tmpl_free(struct txs_tmpl *t);
  * updated incrementally. Returns the frame length to send (t->wire_len). */
 static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 				      uint64_t seq, uint64_t ts_ns);
+/* Only the per-packet fields (ID, IPv4 header checksum, sequence, timestamp,
+ * UDP checksum), for a buf that already holds the rest of t's frame: every
+ * value written is computed from the template, never from buf. */
+static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+					     uint64_t seq, uint64_t ts_ns);
 
 /* ---- traffic shapes: flows and size mixes (docs/udp.md, "Flows and sizes") ----
  * A worker sends `flows` flows (0 = 1). Flow i of worker k is global flow
@@ -386,10 +391,19 @@ static inline uint16_t txs_get_be16(const uint8_t *p) { return (uint16_t)(p[0] <
 static inline uint32_t txs_get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
 static inline uint64_t txs_get_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
 
+static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+					     uint64_t seq, uint64_t ts_ns);
+
 static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 				      uint64_t seq, uint64_t ts_ns)
 {
 	memcpy(buf, t->frame, t->wire_len);
+	return txs_tmpl_patch_fields(t, buf, ip_id, seq, ts_ns);
+}
+
+static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+					     uint64_t seq, uint64_t ts_ns)
+{
 	uint64_t usum = t->udp_sum0;
 	uint8_t *ph = buf + t->pay_off;
 	if (t->ph_kind == TXS_PH_FULL) {

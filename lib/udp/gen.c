@@ -73,12 +73,14 @@ static void gen_free(struct gen_state *g)
 	txs_linksel_core_close(g->ls);
 	free(g->bc_frame);
 	if (g->tm) {
-		for (uint32_t k = 0; k < g->n_flows * g->n_sizes; k++)
+		for (uint32_t k = 0; k < g->n_flows * g->n_sizes && !g->arena; k++)
 			txs_tmpl_free(&g->tm[k]);
 		free(g->tm);
 	} else {
 		txs_tmpl_free(&g->t);
 	}
+	free(g->arena);
+	free(g->keys);
 	free(g->fl);
 	free(g->pat);
 	free(g);
@@ -121,6 +123,21 @@ static int gen_shape_init(struct gen_state *g, const struct txs_gen_conf *c, con
 		}
 		g->fl[i].ip_id = (uint16_t)txs_rng_next(&ids);
 	}
+	if (getrandom(&g->nonce, sizeof(g->nonce), 0) != sizeof(g->nonce))
+		g->nonce = txs_rng_next(&ids) | 1;
+	/* the frames in one block, in (flow, size) order: the fill walks them in turn */
+	size_t total = 0, nt = (size_t)g->n_flows * g->n_sizes;
+	for (size_t j = 0; j < nt; j++)
+		total += (g->tm[j].wire_len + 15) & ~15u;
+	if ((g->arena = aligned_alloc(TXS_CACHE_LINE, (total + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1)))) {
+		size_t off = 0;
+		for (size_t j = 0; j < nt; j++) {
+			memcpy(g->arena + off, g->tm[j].frame, g->tm[j].wire_len);
+			txs_tmpl_free(&g->tm[j]);
+			g->tm[j].frame = g->arena + off;
+			off += (g->tm[j].wire_len + 15) & ~15u;
+		}
+	} /* else: each template keeps its own frame */
 	g->t = g->tm[0]; /* a copy for reading only (l4_off of broadcast copies) */
 	return 0;
 }
@@ -174,12 +191,14 @@ static int gen_init(struct txs_worker *w, void *confp)
 	}
 	if (rc == 0 && c->linksel) {
 		rc = gen_linksel_init(g, c->linksel, w->id, &sp);
+		if (rc == 0 && g->shaped && !(g->keys = calloc(g->n_flows, sizeof(*g->keys))))
+			rc = -ENOMEM;
 		if (rc == 0 && g->shaped) {
 			struct txs_flow_spec f;
 			uint64_t rng = rng0;
 			for (uint32_t i = 0; i < g->n_flows; i++) {
 				txs_shape_flow(sh, &sp, c->spread_sport, w->id, i, &rng, &f);
-				gen_key(c->linksel, &g->fl[i].key, &f);
+				gen_key(c->linksel, &g->keys[i], &f);
 			}
 		}
 	}
@@ -229,15 +248,16 @@ unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigne
 	uint32_t cur = g->cur, pos = g->pat_pos;
 	const uint32_t nf = g->n_flows, ns = g->n_sizes, pl = g->pat_len;
 	const uint8_t *pat = g->pat;
+	const bool tags = n && b[0].cap >= g->max_wire + GEN_TAG_LEN;
 	while (i < n) {
 		struct gen_flow *f = &g->fl[cur];
 		uint32_t mask = 1;
 		int copies = 1;
-		if (g->ls && TXS_UNLIKELY((copies = txs_linksel_select_mask(g->ls, &f->key, &mask)) < 0))
+		if (g->ls && TXS_UNLIKELY((copies = txs_linksel_select_mask(g->ls, &g->keys[cur], &mask)) < 0))
 			break; /* no link up: counted by the selector */
 		const struct txs_tmpl *t = &g->tm[cur * ns + pat[pos]];
 		uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
-		b[i].len = txs_tmpl_patch(t, b[i].data, id, f->seq++, now_ns);
+		b[i].len = gen_patch_shaped(g, t, &b[i], tags, id, f->seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);

@@ -14,14 +14,13 @@ struct gen_ident {
 	bool flow, zero;             /* "flow" strategy; DF + df_zero: ID 0 */
 };
 
-/* One flow of a worker: its own sequence space, its ID bucket (the hash of
- * its own destination) and what balance-xor hashes. */
+/* One flow of a worker: its own sequence space and its ID bucket (the hash
+ * of its own destination). 16 bytes: a thousand flows stay in L1/L2. */
 struct gen_flow {
 	uint64_t seq;
 	uint32_t hash;               /* the flow's bucket hash, computed once */
 	uint16_t ip_id;              /* per-flow counter, random start (kernel inet_id) */
 	struct txs_ident_flow fl;    /* "flow" strategy */
-	struct txs_flow_key key;     /* what balance-xor hashes, prepared once */
 };
 
 static inline uint16_t gen_ident_next(struct gen_ident *gi, struct gen_flow *f)
@@ -51,8 +50,55 @@ struct gen_state {
 	uint8_t *pat;                    /* size index per step of the cycle */
 	struct txs_tmpl *tm;             /* [flow * n_sizes + size] */
 	struct gen_flow *fl;
+	struct txs_flow_key *keys;       /* per flow, with linksel: what balance-xor hashes */
+	uint8_t *arena;                  /* every template's frame, one block */
 	struct gen_flow one;             /* one flow: its ident state */
+	uint64_t nonce;                  /* this worker's buffer tag (gen_patch_shaped) */
 } TXS_CACHE_ALIGNED;
+
+/* Frames above this many bytes are worth not copying whole. */
+#define GEN_TAIL_MIN 128u
+
+/* The shaped fill's patch. A buffer of this worker's queue only ever holds
+ * frames of this run's templates (or copies of them that a device moved
+ * between its slots): every byte from the end of the txscale header on is
+ * the fill pattern (payload offset & 0xff), whatever the template, and
+ * headers are recopied every time. So a buffer carries, in its last 16
+ * bytes, this worker's tag (random per worker, never there by chance) and
+ * how far from the frame start its bytes are known to be fill (the longest
+ * frame copied into it since the tag was set). A frame within that is made
+ * by copying only the headers and the txscale header and patching the
+ * per-packet fields; a longer one copies only the bytes past it. The frame
+ * is byte for byte the whole copy's (tests/unit/test_shape.c holds them
+ * against each other). tags: the buffers have room for the tag after the
+ * longest frame (checked per burst). */
+#define GEN_TAG_LEN 16u
+static inline uint32_t gen_patch_shaped(const struct gen_state *g, const struct txs_tmpl *t,
+					struct txs_pktbuf *b, bool tags, uint16_t id, uint64_t seq, uint64_t ts)
+{
+	uint8_t *d = b->data;
+	uint32_t hot = (uint32_t)t->pay_off + TXS_PH_FULL_LEN, w = t->wire_len;
+	if (!tags || w <= hot)
+		return txs_tmpl_patch(t, d, id, seq, ts);
+	uint8_t *tail = d + b->cap - GEN_TAG_LEN;
+	uint64_t tag;
+	uint32_t cov;
+	memcpy(&tag, tail + 8, 8);
+	memcpy(&cov, tail, 4);
+	if (TXS_LIKELY(tag == g->nonce && cov > hot)) {
+		memcpy(d, t->frame, hot);
+		if (TXS_UNLIKELY(cov < w)) {
+			memcpy(d + cov, t->frame + cov, w - cov);
+			memcpy(tail, &w, 4);
+		}
+		return txs_tmpl_patch_fields(t, d, id, seq, ts);
+	}
+	uint32_t len = txs_tmpl_patch(t, d, id, seq, ts);
+	memcpy(tail, &w, 4);
+	memcpy(tail + 8, &g->nonce, 8);
+	return len;
+}
+
 /* Broadcast copies (gen.c). */
 unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, unsigned n, const uint8_t *frame,
 			uint32_t len, uint32_t mask);

@@ -106,7 +106,7 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 		uint32_t cur = g->cur;
 		while (frames < n) {
 			uint32_t mask = 1;
-			int copies = txs_linksel_select_mask(g->ls, &g->fl[cur].key, &mask);
+			int copies = txs_linksel_select_mask(g->ls, &g->keys[cur], &mask);
 			if (TXS_UNLIKELY(copies < 0))
 				break;
 			masks[np++] = mask;
@@ -132,10 +132,11 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 	if (TXS_UNLIKELY(g->bc_left))
 		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
 	uint32_t cur = g->cur, pos = g->pat_pos;
+	const bool tags = n && b[0].cap >= g->max_wire + GEN_TAG_LEN;
 	for (unsigned p = 0; p < np && i < n; p++) {
 		uint32_t mask = g->ls ? masks[p] : 1;
 		const struct txs_tmpl *t = &g->tm[cur * ns + g->pat[pos]];
-		b[i].len = txs_tmpl_patch(t, b[i].data, ids[p], g->fl[cur].seq++, now_ns);
+		b[i].len = gen_patch_shaped(g, t, &b[i], tags, ids[p], g->fl[cur].seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);
