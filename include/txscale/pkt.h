@@ -32,6 +32,10 @@ extern "C" {
 #define TXS_IPV4_MF 0x2000
 #define TXS_IPV4_OFFMASK 0x1fff
 #define TXS_ETH_MIN_FRAME 60 /* without FCS: runts are padded to this */
+#define TXS_ETHERTYPE_8021Q 0x8100  /* C-tag (802.1Q) */
+#define TXS_ETHERTYPE_8021AD 0x88A8 /* S-tag (802.1ad, QinQ outer) */
+#define TXS_VLAN_HLEN 4
+#define TXS_VLAN_MAX_TAGS 2
 
 struct txs_eth_hdr {
 	uint8_t dst[TXS_ETH_ALEN];
@@ -235,6 +239,14 @@ struct txs_flow_spec {
 	bool no_udp_csum;     /* IPv4 only: send UDP checksum 0 */
 	uint32_t flow_id;     /* written into the payload header */
 	uint32_t flow_label;  /* IPv6 flow label (20 bits) */
+	/* VLAN tags after the MACs: 1 = an 802.1Q tag (TPID 0x8100, vlan_tci[0]);
+	 * 2 = QinQ, outer 802.1ad S-tag (0x88a8, vlan_tci[0]) then inner 802.1Q
+	 * C-tag (0x8100, vlan_tci[1]). TCI = PCP << 13 | VID. The tags do not
+	 * count against the IP MTU (as the kernel's VLAN devices); a runt is
+	 * padded to 60 bytes before the tags (64 / 68 with them), so the frame
+	 * with its tags stripped is a valid Ethernet frame. */
+	uint8_t n_vlan;
+	uint16_t vlan_tci[TXS_VLAN_MAX_TAGS];
 };
 
 /* A flow's frame, built once. Per packet only ID, seq, timestamp and
@@ -372,13 +384,16 @@ struct txs_pkt_info {
 	bool has_frag_hdr;          /* IPv6 fragment header present */
 	uint32_t frag_id;           /* IPv6 fragment identification */
 	uint16_t l3_off, l4_off;
+	uint8_t n_vlan;             /* VLAN tags before the IP header (802.1Q / 802.1ad, at most 2) */
+	uint16_t vlan_tci[TXS_VLAN_MAX_TAGS]; /* outer first */
 	uint32_t ip_len;            /* total IP datagram length */
 	const uint8_t *payload;     /* UDP payload */
 	uint32_t payload_len;
 	bool udp_csum_present;
 };
 
-/* Parse an Ethernet or IP packet of len bytes. Validates lengths and
+/* Parse an Ethernet or IP packet of len bytes (Ethernet: up to two VLAN
+ * tags, 0x8100 / 0x88a8, skipped and reported). Validates lengths and
  * checksums; never reads past buf+len. For fragments, fills the IP fields and
  * returns TXS_PERR_FRAGMENT (payload fields then unset). */
 TXS_API enum txs_perr txs_parse(const uint8_t *buf, size_t len, enum txs_l2 l2, struct txs_pkt_info *out);

@@ -44,6 +44,7 @@ extern "C" {
 #define TXS_RX_EPOCH_MAX (1ull << 62)       /* sequences one epoch may span (then a new epoch) */
 #define TXS_RX_MAX_LATENCY_DEFAULT 60000000000ull /* 60 s: a longer one-way latency is clock skew */
 #define TXS_RX_ID_PAIRS_DEFAULT 16u        /* IPv4 (src,dst) pairs tracked per core */
+#define TXS_RX_VLANS_MAX 64u               /* VLAN (outer, inner) pairs counted per core */
 
 struct txs_rx_conf {
 	/* Per-flow sliding window (power of two, 64..TXS_RX_WINDOW_MAX; 0 =
@@ -118,6 +119,11 @@ struct txs_rx_tuple {
  * no latency). link < n_links. Parses (txs_parse), filters, analyses. */
 TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
 			  uint64_t ts_ns);
+/* The same for a frame whose outermost VLAN tag the kernel took off and
+ * handed over apart (AF_PACKET's tp_vlan_tci, TP_STATUS_VLAN_VALID): tci is
+ * counted as the outer tag, before any still in the frame. */
+TXS_API void txs_rx_frame_vlan(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2,
+			       unsigned link, uint64_t ts_ns, uint16_t tci);
 /* One UDP payload from a kernel socket (no IP header seen). t: the datagram's
  * 5-tuple (used for the flow key when the payload carries no header). */
 TXS_API void txs_rx_dgram(struct txs_rx_core *c, const uint8_t *payload, size_t len, const struct txs_rx_tuple *t,
@@ -226,6 +232,11 @@ struct txs_rx_result {
 	uint64_t cross_duplicates; /* sequences counted unique on two cores: duplicates */
 	unsigned n_sizes;
 	struct txs_rx_size { uint32_t payload; uint64_t datagrams, bytes; } *sizes; /* by payload length */
+	/* raw inputs: analysed datagrams per VLAN (tags counted outer first;
+	 * untagged apart); vlan_overflow: tagged beyond TXS_RX_VLANS_MAX pairs */
+	unsigned n_vlans;
+	struct txs_rx_vlan { unsigned tags; uint16_t outer, inner; uint64_t packets, bytes; } *vlans;
+	uint64_t untagged, vlan_overflow;
 };
 
 /* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).

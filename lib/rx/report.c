@@ -157,6 +157,20 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		txs_json_obj_close(j);
 	}
 	txs_json_arr_close(j);
+	txs_json_u64(j, "untagged", r->untagged);
+	txs_json_u64(j, "vlan_overflow", r->vlan_overflow);
+	txs_json_arr_open(j, "vlans");
+	for (unsigned k = 0; k < r->n_vlans; k++) {
+		txs_json_obj_open(j, NULL);
+		txs_json_u64(j, "tags", r->vlans[k].tags);
+		txs_json_u64(j, "vlan", r->vlans[k].outer);
+		if (r->vlans[k].tags > 1)
+			txs_json_u64(j, "inner", r->vlans[k].inner);
+		txs_json_u64(j, "packets", r->vlans[k].packets);
+		txs_json_u64(j, "bytes", r->vlans[k].bytes);
+		txs_json_obj_close(j);
+	}
+	txs_json_arr_close(j);
 
 	txs_json_arr_open(j, "links");
 	for (unsigned l = 0; l < r->n_links; l++) {
@@ -295,6 +309,16 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 		fprintf(f, "split    %" PRIu64 " flows seen on several cores, %" PRIu64 " sequences counted there twice "
 			   "(duplicates)%s\n", r->split_flows, r->cross_duplicates,
 			r->split_inexact ? ", some merged inexactly (see -J)" : "");
+	if (r->n_vlans) {
+		fprintf(f, "vlans   ");
+		for (unsigned k = 0; k < r->n_vlans; k++) {
+			fprintf(f, " %u", r->vlans[k].outer);
+			if (r->vlans[k].tags > 1)
+				fprintf(f, ".%u", r->vlans[k].inner);
+			fprintf(f, ": %" PRIu64 ";", r->vlans[k].packets);
+		}
+		fprintf(f, " untagged: %" PRIu64 "%s\n", r->untagged, r->vlan_overflow ? " (more VLANs than counted)" : "");
+	}
 	if (r->n_sizes > 1 && r->n_sizes <= 64) {
 		fprintf(f, "sizes    (payload bytes: datagrams, payload bytes)");
 		for (unsigned k = 0; k < r->n_sizes; k++)

@@ -418,6 +418,32 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		if (sum[l])
 			r->sizes[k++] = (struct txs_rx_size){ .payload = l, .datagrams = sum[l], .bytes = sum[l] * l };
 	free(sum);
+	/* VLANs */
+	for (unsigned i = 0; i < n; i++) {
+		const struct txs_rx_core *c = cores[i];
+		r->untagged += c->untagged;
+		r->vlan_overflow += c->vlan_overflow;
+		for (unsigned v = 0; v < c->n_vlan; v++) {
+			uint32_t key = c->vlan[v].key;
+			unsigned tags = key >> 24;
+			uint16_t outer = (key >> 12) & 0xfff, inner = key & 0xfff;
+			unsigned k = 0;
+			while (k < r->n_vlans && !(r->vlans[k].tags == tags && r->vlans[k].outer == outer &&
+						   r->vlans[k].inner == inner))
+				k++;
+			if (k == r->n_vlans) {
+				struct txs_rx_vlan *nv = realloc(r->vlans, (k + 1) * sizeof(*nv));
+				if (!nv) {
+					txs_rx_result_free(r);
+					return -ENOMEM;
+				}
+				r->vlans = nv;
+				r->vlans[r->n_vlans++] = (struct txs_rx_vlan){ .tags = tags, .outer = outer, .inner = inner };
+			}
+			r->vlans[k].packets += c->vlan[v].packets;
+			r->vlans[k].bytes += c->vlan[v].bytes;
+		}
+	}
 	apply_expect(r, e);
 	double wsum = 0;
 	uint64_t wn = 0;
@@ -446,5 +472,6 @@ TXS_API void txs_rx_result_free(struct txs_rx_result *r)
 	free(r->flows);
 	free(r->pairs);
 	free(r->sizes);
+	free(r->vlans);
 	free(r);
 }

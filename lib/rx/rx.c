@@ -756,11 +756,38 @@ static __attribute__((noinline)) bool frame_slow(struct txs_rx_core *c, const ui
 	k->dport = pi->dport;
 	k->payload = pi->payload;
 	k->payload_len = pi->payload_len;
+	k->n_vlan = pi->n_vlan;
+	memcpy(k->vlan_tci, pi->vlan_tci, sizeof(k->vlan_tci));
 	return true;
 }
 
-TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
-			  uint64_t ts_ns)
+static __attribute__((noinline)) void vlan_in(struct txs_rx_core *c, const struct rx_pkt *k, int outer, size_t len)
+{
+	unsigned n = k->n_vlan + (outer >= 0);
+	uint16_t v0 = outer >= 0 ? (uint16_t)outer : k->vlan_tci[0];
+	uint16_t v1 = outer >= 0 ? (k->n_vlan ? k->vlan_tci[0] : 0) : k->n_vlan > 1 ? k->vlan_tci[1] : 0;
+	if (n > 2)
+		n = 2;
+	uint32_t key = (uint32_t)n << 24 | (uint32_t)(v0 & 0xfff) << 12 | (n > 1 ? (v1 & 0xfffu) : 0);
+	unsigned i = c->last_vlan;
+	if (i >= c->n_vlan || c->vlan[i].key != key) {
+		for (i = 0; i < c->n_vlan && c->vlan[i].key != key; i++)
+			;
+		if (i == c->n_vlan) {
+			if (c->n_vlan == TXS_RX_VLANS_MAX) {
+				c->vlan_overflow++;
+				return;
+			}
+			c->vlan[c->n_vlan++].key = key;
+		}
+		c->last_vlan = i;
+	}
+	c->vlan[i].packets++;
+	c->vlan[i].bytes += len;
+}
+
+static inline __attribute__((always_inline)) void frame_in(struct txs_rx_core *c, const uint8_t *buf, size_t len,
+								enum txs_l2 l2, unsigned link, uint64_t ts_ns, int outer)
 {
 	struct rx_pkt k;
 	struct txs_pkt_info pi;
@@ -777,9 +804,25 @@ TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len,
 	}
 	c->perr[TXS_PERR_OK]++;
 	c->tos[k.tos]++;
+	if (TXS_UNLIKELY(k.n_vlan || outer >= 0))
+		vlan_in(c, &k, outer, len);
+	else
+		c->untagged++;
 	if (k.family == AF_INET && !c->conf.no_id_track)
 		id_in(c, k.src, k.dst, k.ip_id);
 	payload_in(c, k.payload, k.payload_len, link, ts_ns, &k, NULL);
+}
+
+TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
+			  uint64_t ts_ns)
+{
+	frame_in(c, buf, len, l2, link, ts_ns, -1);
+}
+
+TXS_API void txs_rx_frame_vlan(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2,
+			       unsigned link, uint64_t ts_ns, uint16_t tci)
+{
+	frame_in(c, buf, len, l2, link, ts_ns, tci);
 }
 
 TXS_API void txs_rx_dgram(struct txs_rx_core *c, const uint8_t *payload, size_t len, const struct txs_rx_tuple *t,

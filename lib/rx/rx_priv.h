@@ -111,6 +111,12 @@ struct txs_rx_core {
 	struct rx_pair *last_pair;
 	uint64_t id_pairs_overflow;
 	uint64_t runs_total;            /* runs held over all flows (RX_RUNS_MAX) */
+	struct rx_vlan {
+		uint32_t key;           /* n_tags << 24 | outer VID << 12 | inner VID */
+		uint64_t packets, bytes;
+	} vlan[TXS_RX_VLANS_MAX];
+	unsigned n_vlan, last_vlan;
+	uint64_t vlan_overflow, untagged;
 	uint64_t *size_pkts;            /* datagrams per UDP payload length (65536 entries) */
 } TXS_CACHE_ALIGNED;
 
@@ -128,6 +134,8 @@ struct rx_pkt {
 	int family;
 	uint16_t sport, dport, ip_id;
 	uint8_t tos;
+	uint8_t n_vlan;
+	uint16_t vlan_tci[TXS_VLAN_MAX_TAGS];
 	const uint8_t *src, *dst; /* 4 or 16 bytes, network order */
 };
 
@@ -215,14 +223,24 @@ static inline __attribute__((always_inline)) bool rx_fast6(const uint8_t *ip, si
 
 static inline __attribute__((always_inline)) bool rx_parse_fast(const uint8_t *buf, size_t len, enum txs_l2 l2, struct rx_pkt *o)
 {
+	o->n_vlan = 0;
 	if (l2 == TXS_L2_ETH) {
 		if (len < TXS_ETH_HLEN)
 			return false;
 		uint16_t type = txs_get_be16(buf + 12);
+		size_t off = TXS_ETH_HLEN;
+		while (TXS_UNLIKELY(type == TXS_ETHERTYPE_8021Q || type == TXS_ETHERTYPE_8021AD) &&
+		       o->n_vlan < TXS_VLAN_MAX_TAGS) {
+			if (len < off + TXS_VLAN_HLEN)
+				return false;
+			o->vlan_tci[o->n_vlan++] = txs_get_be16(buf + off);
+			type = txs_get_be16(buf + off + 2);
+			off += TXS_VLAN_HLEN;
+		}
 		if (type == TXS_ETHERTYPE_IPV4)
-			return rx_fast4(buf + TXS_ETH_HLEN, len - TXS_ETH_HLEN, o);
+			return rx_fast4(buf + off, len - off, o);
 		if (type == TXS_ETHERTYPE_IPV6)
-			return rx_fast6(buf + TXS_ETH_HLEN, len - TXS_ETH_HLEN, o);
+			return rx_fast6(buf + off, len - off, o);
 		return false;
 	}
 	if (len < 1)

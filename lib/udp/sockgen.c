@@ -39,6 +39,8 @@ struct sg_state {
 	struct sg_flow *fl;
 	uint8_t *pay[TXS_SHAPE_MAX_SIZES];  /* a payload per size, headers laid down */
 	size_t len[TXS_SHAPE_MAX_SIZES];
+	unsigned vlan_len;                  /* VLAN tags inserted after the MACs: 0, 4, 8 bytes */
+	uint8_t vlan[TXS_VLAN_HLEN * TXS_VLAN_MAX_TAGS];
 } TXS_CACHE_ALIGNED;
 
 TXS_API unsigned txs_udp_call_frames(bool v4, uint32_t mtu, size_t len, unsigned gso)
@@ -256,6 +258,17 @@ static int sg_init(struct txs_worker *w, void *confp)
 		sg_free(g);
 		return rc;
 	}
+	/* VLAN tags: the endpoint makes untagged frames (runts padded to 60),
+	 * the tags go in after the MACs, as gen.c's templates have them */
+	if (sp->n_vlan > TXS_VLAN_MAX_TAGS) {
+		sg_free(g);
+		return -EINVAL;
+	}
+	g->vlan_len = TXS_VLAN_HLEN * sp->n_vlan;
+	for (unsigned k = 0; k < sp->n_vlan; k++) {
+		txs_put_be16(g->vlan + 4 * k, sp->n_vlan == 2 && k == 0 ? TXS_ETHERTYPE_8021AD : TXS_ETHERTYPE_8021Q);
+		txs_put_be16(g->vlan + 4 * k + 2, sp->vlan_tci[k]);
+	}
 	g->fpc = txs_udp_call_frames(v4, mtu, g->len[0], g->gso);
 	g->dpc = g->gso && g->len[0] > g->gso ? g->fpc : 1;
 	/* the engine counts datagrams: fragments of one make fpc frames; GSO
@@ -264,6 +277,20 @@ static int sg_init(struct txs_worker *w, void *confp)
 	w->min_frames = g->fpc;
 	w->gen = g;
 	return 0;
+}
+
+/* Insert the VLAN tags after the MACs of n frames. */
+static bool sg_tag(const struct sg_state *g, struct txs_pktbuf *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (b[i].len + g->vlan_len > b[i].cap || b[i].len < 12)
+			return false;
+		memmove(b[i].data + 12 + g->vlan_len, b[i].data + 12, b[i].len - 12);
+		memcpy(b[i].data + 12, g->vlan, g->vlan_len);
+		b[i].len += g->vlan_len;
+		b[i].l4_off = (uint16_t)(b[i].l4_off + g->vlan_len);
+	}
+	return true;
 }
 
 static unsigned sg_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
@@ -319,6 +346,11 @@ static unsigned sg_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, 
 		uint16_t link = (uint16_t)__builtin_ctz(mask);
 		for (unsigned i = used; i < used + made; i++)
 			b[i].link = link;
+		if (g->vlan_len && !sg_tag(g, b + used, made)) {
+			if (!used)
+				w->fill_err = -EMSGSIZE;
+			break; /* not reached: the device was opened with room for the tags */
+		}
 		f->seq = seq;
 		used += made;
 		left -= dg;

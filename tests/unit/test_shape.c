@@ -242,7 +242,7 @@ static void parse_dg(const struct txs_pktbuf *b, struct dg *d)
 	memset(d->body + 8, 0, 8 + 8); /* seq (compared apart) and timestamp */
 }
 
-static void paths_agree_case(int family, const char *sizes)
+static void paths_agree_case(int family, const char *sizes, unsigned n_vlan)
 {
 	char err[128];
 	static struct txs_shape sh;
@@ -259,6 +259,9 @@ static void paths_agree_case(int family, const char *sizes)
 	sp.payload_len = txs_shape_max_size(&sh, 0);
 	sp.ttl = 64;
 	sp.flow_id = 500;
+	sp.n_vlan = (uint8_t)n_vlan;
+	sp.vlan_tci[0] = 5 << 13 | 200;
+	sp.vlan_tci[1] = 300;
 	struct txs_gen_conf gc = { .spec = sp, .spread_sport = true, .seed = 42, .shape = &sh };
 	struct txs_udp_gen_conf uc = { .spec = sp, .spread_sport = true, .connected = true, .seed = 42, .shape = &sh,
 				       .max_segs = 64 };
@@ -293,6 +296,11 @@ static void paths_agree_case(int family, const char *sizes)
 				assert_int_equal(da->len, db->len);
 				assert_memory_equal(da->body, db->body, da->len);
 				assert_int_equal(fa->b[i].len, fb->b[i].len);
+				assert_int_equal(fa->b[i].l4_off, fb->b[i].l4_off);
+				/* the same tags, in the same place: the whole L2 header */
+				assert_int_equal(da->pi.n_vlan, n_vlan);
+				assert_int_equal(db->pi.n_vlan, n_vlan);
+				assert_memory_equal(fa->b[i].data, fb->b[i].data, 14 + 4 * n_vlan);
 				assert_in_range(da->ph.flow, 500 + k * 37, 500 + k * 37 + 36);
 			}
 		}
@@ -310,10 +318,12 @@ static void paths_agree_case(int family, const char *sizes)
 static void paths_agree(void **st)
 {
 	(void)st;
-	paths_agree_case(AF_INET, "imix");
-	paths_agree_case(AF_INET, "16,100,1000:3,2,1");
-	paths_agree_case(AF_INET6, "imix");
-	paths_agree_case(AF_INET6, "24-1024/100");
+	for (unsigned v = 0; v <= 2; v++) {
+		paths_agree_case(AF_INET, "imix", v);
+		paths_agree_case(AF_INET, "16,100,1000:3,2,1", v);
+		paths_agree_case(AF_INET6, "imix", v);
+		paths_agree_case(AF_INET6, "24-1024/100", v);
+	}
 }
 
 /* The shaped fill into buffers that keep their bytes between bursts (tags:

@@ -19,7 +19,7 @@
 struct send_cfg {
 	const char *dest;
 	uint16_t port;
-	const char *sport_s, *dport_s, *src_s, *dst_s, *length_s;
+	const char *sport_s, *dport_s, *src_s, *dst_s, *length_s, *vlan_s, *qinq_s;
 	unsigned flows;
 	uint64_t flow_base;
 	const char *bind;
@@ -86,6 +86,8 @@ static const struct opt send_opts[] = {
 	  "largest range's size, else 1)", NULL, 1, 1u << 20 },
 	{ "flow-base", 0, OPT_U64, O(flow_base), "N", "flow id of thread 0's first flow, so that several senders into "
 	  "one recv do not collide", "0", 0, 0xffffffffu },
+	{ "vlan", 0, OPT_STR, O(vlan_s), "ID[,PRIO]", "tag frames 802.1Q (frame devices: packet:, xdp:, pcap:, dummy)" },
+	{ "qinq", 0, OPT_STR, O(qinq_s), "OUTER,INNER", "tag frames 802.1ad OUTER (0x88a8) + 802.1Q INNER; each ID[:PRIO]" },
 	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only (destination must be IPv4)" },
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (destination must be IPv6)" },
 	{ "length", 'l', OPT_STR, O(length_s), "SIZES", "UDP payload bytes: N, a list N,N,...[:W,W,...] with weights, "
@@ -454,6 +456,10 @@ int cmd_send(int argc, char **argv)
 	sp->dport = cfg.port;
 	sp->flow_id = (uint32_t)cfg.flow_base;
 	gc.shape = &shape.sh;
+	if (send_shape_vlan(&shape, cfg.vlan_s, cfg.qinq_s, sp)) {
+		send_shape_free(&shape);
+		return 2;
+	}
 	sp->payload_len = cfg.length;
 	sp->tos = (uint8_t)cfg.tos;
 	sp->ttl = (uint8_t)cfg.ttl;
@@ -498,7 +504,8 @@ int cmd_send(int argc, char **argv)
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
 
-	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame,
+	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame + shape.vlan_len,
+				      .vlan_len = (uint16_t)shape.vlan_len,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
 	if (cfg.bind)
 		dc.src = sp->src;
@@ -583,6 +590,9 @@ int cmd_send(int argc, char **argv)
 		txs_netdev_close(dev);
 		return 2;
 	}
+	if (route == 1)
+		dev->conf.frame_size += shape.vlan_len; /* tags go in after the MACs (lib/udp/sockgen.c) */
+	wire += shape.vlan_len * burst;           /* every frame of a datagram carries them */
 	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (send_shape_wire(&shape, v4, dev->mtu, wire) * 8.0)
 					: cfg.rate.value;

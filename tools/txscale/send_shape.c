@@ -59,6 +59,7 @@ int send_shape_sizes(struct send_shape *ss, const char *length_s, int family, un
 	if (txs_shape_parse_sizes(&ss->sh, length_s, family, err, sizeof(err)) < 0)
 		return bad("-l/--length", length_s, err);
 	*length = txs_shape_max_size(&ss->sh, 0);
+	ss->len = *length;
 	if (ss->sh.n_sizes > 1)
 		ss->any = true;
 	if (txs_shape_pattern(&ss->sh, &ss->pat, &ss->pat_len) < 0)
@@ -66,10 +67,68 @@ int send_shape_sizes(struct send_shape *ss, const char *length_s, int family, un
 	return 0;
 }
 
+static int vid_prio(const char *s, unsigned *vid, unsigned *prio, char **end)
+{
+	unsigned long v = strtoul(s, end, 10);
+	if (*end == s || v > 4094)
+		return -1;
+	*vid = (unsigned)v;
+	if (**end == ':') {
+		const char *p = *end + 1;
+		unsigned long q = strtoul(p, end, 10);
+		if (*end == p || q > 7)
+			return -1;
+		*prio = (unsigned)q;
+	}
+	return 0;
+}
+
+int send_shape_vlan(struct send_shape *ss, const char *vlan_s, const char *qinq_s, struct txs_flow_spec *sp)
+{
+	if (vlan_s && qinq_s) {
+		fprintf(stderr, "txscale send: --vlan and --qinq exclude each other (--qinq OUTER,INNER sets both tags)\n");
+		return 2;
+	}
+	unsigned v0 = 0, p0 = 0, v1 = 0, p1 = 0;
+	char *end;
+	if (vlan_s) {
+		/* ID[,PRIO] */
+		if (vid_prio(vlan_s, &v0, &p0, &end) < 0 || (*end == ',' && (vid_prio(end + 1, &p0, &p1, &end) < 0 ||
+									      p0 > 7)) || *end)
+			return bad("--vlan", vlan_s, "expected ID[,PRIO] with ID 0..4094 and PRIO 0..7");
+		sp->n_vlan = 1;
+		sp->vlan_tci[0] = (uint16_t)(p0 << 13 | v0);
+	} else if (qinq_s) {
+		/* OUTER[:PRIO],INNER[:PRIO] */
+		if (vid_prio(qinq_s, &v0, &p0, &end) < 0 || *end != ',' || vid_prio(end + 1, &v1, &p1, &end) < 0 || *end)
+			return bad("--qinq", qinq_s, "expected OUTER[:PRIO],INNER[:PRIO] with IDs 0..4094, PRIO 0..7");
+		sp->n_vlan = 2;
+		sp->vlan_tci[0] = (uint16_t)(p0 << 13 | v0);
+		sp->vlan_tci[1] = (uint16_t)(p1 << 13 | v1);
+	}
+	ss->vlan_len = TXS_VLAN_HLEN * sp->n_vlan;
+	return 0;
+}
+
 int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool sendmsg, unsigned gso, bool v4,
 		     uint32_t mtu, unsigned nthreads)
 {
 	const struct txs_shape *sh = &ss->sh;
+	if (ss->vlan_len && dev->kernel_ip) {
+		fprintf(stderr, "txscale send: --dev %s: VLAN tags need a frame device (packet:, xdp:, pcap:, dummy); "
+				"the kernel tags on a VLAN interface: send through it\n", dev->spec);
+		return 2;
+	}
+	if (ss->vlan_len > TXS_VLAN_HLEN && strncmp(dev->spec, "packet:", 7) == 0 && !gso) {
+		/* AF_PACKET takes a frame over MTU + 14 only with one 802.1Q outer tag */
+		uint32_t most = mtu - (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) - TXS_UDP_HLEN - TXS_VLAN_HLEN;
+		if (txs_shape_max_size(sh, ss->len) > most) {
+			fprintf(stderr, "txscale send: bad value for -l/--length: '%u': with --qinq on %s the kernel's "
+					"AF_PACKET takes frames of at most MTU + 18 bytes: -l at most %u (or --mtu %u, "
+					"fragments included)\n", txs_shape_max_size(sh, ss->len), dev->spec, most, mtu - 4);
+			return 2;
+		}
+	}
 	if (ss->ranges && dev->kernel_ip) {
 		fprintf(stderr, "txscale send: --dev %s sends from one connected kernel socket per thread: port and "
 				"address ranges need a frame device (packet:, xdp:, pcap:, dummy)\n", dev->spec);

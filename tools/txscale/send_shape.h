@@ -14,7 +14,11 @@ struct send_shape {
 	char dest[INET6_ADDRSTRLEN], bind[INET6_ADDRSTRLEN];
 	uint8_t *pat;        /* the size cycle, for the per-size report */
 	uint32_t pat_len;
+	uint32_t len;        /* the largest -l size */
+	unsigned vlan_len;   /* VLAN tag bytes per frame */
 };
+/* --vlan ID[,PRIO] / --qinq OUTER[:PRIO],INNER[:PRIO] into sp. 0, or 2. */
+int send_shape_vlan(struct send_shape *ss, const char *vlan_s, const char *qinq_s, struct txs_flow_spec *sp);
 
 /* Before the destination is parsed: --dst / --src / --sport / --dport
  * ranges into ss->sh; *dest / *bind point at the ranges' first addresses
