@@ -124,7 +124,8 @@ static bool merge_exact(struct txs_rx_flow *d, const struct rx_flow *const *src,
 	uint64_t sum_unique = 0, lo = UINT64_MAX, hi = 0;
 	for (unsigned k = 0; k < ns; k++) {
 		const struct rx_flow *f = src[k];
-		memcpy(&all[na], f->runs, f->n_runs * sizeof(*all));
+		if (f->n_runs)
+			memcpy(&all[na], f->runs, f->n_runs * sizeof(*all));
 		na += f->n_runs;
 		if (f->run_hi != f->run_lo)
 			all[na++] = (struct rx_run){ f->run_lo, f->run_hi };
