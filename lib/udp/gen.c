@@ -247,25 +247,41 @@ unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigne
 		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
 	uint32_t cur = g->cur, pos = g->pat_pos;
 	const uint32_t nf = g->n_flows, ns = g->n_sizes, pl = g->pat_len;
-	const uint8_t *pat = g->pat;
+	const uint8_t *const pat = g->pat;
+	struct gen_flow *const fl = g->fl;
+	const struct txs_tmpl *const tm = g->tm;
+	struct txs_linksel_core *const ls = g->ls;
+	const uint64_t nonce = g->nonce;
 	const bool tags = n && b[0].cap >= g->max_wire + GEN_TAG_LEN;
+	if (!ls) {
+		/* every packet on link 0 (the common case): nothing to select */
+		for (; i < n; i++) {
+			struct gen_flow *f = &fl[cur];
+			const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
+			uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
+			b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, now_ns);
+			b[i].l4_off = t->l4_off;
+			b[i].segs = 1;
+			b[i].link = 0;
+			cur = cur + 1 == nf ? 0 : cur + 1;
+			pos = pos + 1 == pl ? 0 : pos + 1;
+		}
+	}
 	while (i < n) {
-		struct gen_flow *f = &g->fl[cur];
+		struct gen_flow *f = &fl[cur];
 		uint32_t mask = 1;
-		int copies = 1;
-		if (g->ls && TXS_UNLIKELY((copies = txs_linksel_select_mask(g->ls, &g->keys[cur], &mask)) < 0))
+		int copies = txs_linksel_select_mask(ls, &g->keys[cur], &mask);
+		if (TXS_UNLIKELY(copies < 0))
 			break; /* no link up: counted by the selector */
-		const struct txs_tmpl *t = &g->tm[cur * ns + pat[pos]];
+		const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
 		uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
-		b[i].len = gen_patch_shaped(g, t, &b[i], tags, id, f->seq++, now_ns);
+		b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);
 		i++;
-		if (++cur == nf)
-			cur = 0;
-		if (++pos == pl)
-			pos = 0;
+		cur = cur + 1 == nf ? 0 : cur + 1;
+		pos = pos + 1 == pl ? 0 : pos + 1;
 		if (TXS_UNLIKELY(copies > 1))
 			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
 	}

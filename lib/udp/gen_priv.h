@@ -73,8 +73,8 @@ struct gen_state {
  * against each other). tags: the buffers have room for the tag after the
  * longest frame (checked per burst). */
 #define GEN_TAG_LEN 16u
-static inline uint32_t gen_patch_shaped(const struct gen_state *g, const struct txs_tmpl *t,
-					struct txs_pktbuf *b, bool tags, uint16_t id, uint64_t seq, uint64_t ts)
+static inline uint32_t gen_patch_shaped(uint64_t nonce, const struct txs_tmpl *t, struct txs_pktbuf *b, bool tags,
+					uint16_t id, uint64_t seq, uint64_t ts)
 {
 	uint8_t *d = b->data;
 	uint32_t hot = (uint32_t)t->pay_off + TXS_PH_FULL_LEN, w = t->wire_len;
@@ -85,7 +85,7 @@ static inline uint32_t gen_patch_shaped(const struct gen_state *g, const struct 
 	uint32_t cov;
 	memcpy(&tag, tail + 8, 8);
 	memcpy(&cov, tail, 4);
-	if (TXS_LIKELY(tag == g->nonce && cov > hot)) {
+	if (TXS_LIKELY(tag == nonce && cov > hot)) {
 		memcpy(d, t->frame, hot);
 		if (TXS_UNLIKELY(cov < w)) {
 			memcpy(d + cov, t->frame + cov, w - cov);
@@ -95,7 +95,7 @@ static inline uint32_t gen_patch_shaped(const struct gen_state *g, const struct 
 	}
 	uint32_t len = txs_tmpl_patch(t, d, id, seq, ts);
 	memcpy(tail, &w, 4);
-	memcpy(tail + 8, &g->nonce, 8);
+	memcpy(tail + 8, &nonce, 8);
 	return len;
 }
 

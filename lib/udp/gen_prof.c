@@ -136,7 +136,7 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 	for (unsigned p = 0; p < np && i < n; p++) {
 		uint32_t mask = g->ls ? masks[p] : 1;
 		const struct txs_tmpl *t = &g->tm[cur * ns + g->pat[pos]];
-		b[i].len = gen_patch_shaped(g, t, &b[i], tags, ids[p], g->fl[cur].seq++, now_ns);
+		b[i].len = gen_patch_shaped(g->nonce, t, &b[i], tags, ids[p], g->fl[cur].seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);
