@@ -41,11 +41,13 @@ set +e
 "$TXS" send --dev udp --vlan 100 -n 1 -i 0 127.0.0.1 >"$tmp/r1" 2>&1; rc1=$?
 "$TXS" send --dev dummy --vlan 100 --qinq 1,2 -n 1 -i 0 198.18.0.2 >"$tmp/r2" 2>&1; rc2=$?
 "$TXS" send --dev dummy --vlan 4095 -n 1 -i 0 198.18.0.2 >"$tmp/r3" 2>&1; rc3=$?
+"$TXS" send -c 198.18.0.2 -R -l imix -n 1 >"$tmp/r4" 2>&1; rc4=$?
 set -e
 [ $rc1 = 2 ] && grep -q "frame device" "$tmp/r1" || fail "--vlan on udp: exit $rc1: $(cat "$tmp/r1")"
 [ $rc2 = 2 ] || fail "--vlan with --qinq: exit $rc2: $(cat "$tmp/r2")"
 [ $rc3 = 2 ] && grep -q -- "--vlan" "$tmp/r3" || fail "--vlan 4095: exit $rc3: $(cat "$tmp/r3")"
-echo "ok: refusals: --vlan on udp:, --vlan with --qinq, VLAN 4095 (exit 2)"
+[ $rc4 = 2 ] && grep -q "one way only" "$tmp/r4" || fail "-R with -l imix: exit $rc4: $(cat "$tmp/r4")"
+echo "ok: refusals: --vlan on udp:, --vlan with --qinq, VLAN 4095, -R with a size mix (exit 2)"
 
 set +e
 "$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1

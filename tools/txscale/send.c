@@ -500,6 +500,15 @@ int cmd_send(int argc, char **argv)
 	 * at one datagram's wire size (its fragments' headers aside) */
 	double ctl_rate = cfg.rate.bits ? cfg.rate.value / (probe.wire_len * 8.0) : cfg.rate.value;
 	txs_tmpl_free(&probe);
+	if ((cfg.ctl.reverse || cfg.ctl.bidir) && (shape.any || sp->n_vlan) &&
+	    ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv)) {
+		/* the server's sender takes a length and a rate only */
+		fprintf(stderr, "txscale send: %s: the server's sender makes one flow per thread of one size: flows, "
+				"ranges, size mixes and VLAN tags go one way only (drop -R/--bidir)\n",
+			cfg.ctl.reverse ? "-R" : "--bidir");
+		send_shape_free(&shape);
+		return 2;
+	}
 	if (ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv)) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
