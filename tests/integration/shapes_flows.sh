@@ -7,7 +7,8 @@
 #      flow lost, none split inexactly, and the kernel's Udp InDatagrams
 #      delta equals what recv counted.
 #   2. Two senders into one receiver with --flow-base: their flows do not
-#      collide (2 x 2 x 50 flows, each exact).
+#      collide (2 x 2 x 50 flows, each exact); IPv6 flows over 2001:2::/48
+#      destinations, each exact.
 #   3. An IMIX run (-l imix, a whole number of 12-packet cycles): the
 #      receiver's size histogram holds exactly 7:4:1 of the three payloads.
 #   4. A weighted list (-l 100,200,300:1,2,3) through the pcap device, read
@@ -115,6 +116,16 @@ run_case base "-P 2 -p 5201" \
 [ "$(rj '[.flows[] | select(.flow >= 100 and .excess == 100)] | length')" = 100 ] ||
   fail "base: the second sender's flows not told apart"
 echo "ok: two senders, --flow-base 0 and 100: 200 flows of exactly 100 datagrams, none collided"
+
+# 2b. IPv6: 200 flows over 2001:2::2..5 and 50 source ports, recv -P 2
+for i in 3 4 5; do ip -n "$B" addr add "2001:2:0:0::$i/128" dev rx0 nodad; done
+run_case v6 "-P 2 -p 5201 -6" \
+  "--dev packet:tx0 -P 2 --flows 100 --sport 43000-43049 --dst 2001:2:0:0::2-2001:2:0:0::5 -p 5201 -n 8000 -b 20k -l 64"
+[ "$(rj '.flows | length')" = 200 ] || fail "v6: $(rj '.flows | length') flows, not 200"
+[ "$(rj .received)" = 8000 ] || fail "v6: received $(rj .received)"
+[ "$(rj '[.flows[] | select(.expected != 40 or .received != 40 or .lost != 0)] | length')" = 0 ] ||
+  fail "v6: a flow off its 40 datagrams"
+echo "ok: IPv6, 200 flows over 4 destinations x 50 ports -> recv -P 2: every flow exact (40)"
 
 # 3. IMIX at the receiver: 12000 datagrams = 1000 whole 7:4:1 cycles
 run_case imix "-p 5201" "--dev packet:tx0 -p 5201 -n 12000 -b 20k -l imix 198.18.0.2"
