@@ -16,6 +16,8 @@ struct path_cfg {
 	struct opt_cpus cpus;
 	bool json;
 	const char *ident;
+	bool shapes;
+	unsigned flows;
 };
 
 #define O(f) offsetof(struct path_cfg, f)
@@ -27,15 +29,19 @@ static const struct opt path_opts[] = {
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "CPUs to pin to, in order (default: all allowed)" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "one JSON object per row" },
 	{ "ident", 0, OPT_STR, O(ident), "NAME", "IPv4 ID strategy, as send --ident", "lease" },
+	{ "shapes", 0, OPT_FLAG, O(shapes), NULL, "instead: IPv4, 1 thread, the same runs interleaved: one flow of 64-byte "
+	  "frames (the reference), --flows N over a port and address range, and imix; ratios to the reference" },
+	{ "flows", 0, OPT_UINT, O(flows), "N", "flows per thread of --shapes", "1000", 1, 1u << 20 },
 	OPT_END
 };
 #undef O
 
 /* One run: returns total Mpps. */
 static double run_once(int family, unsigned threads, const int *cpus, uint64_t per_thread, unsigned length,
-		       const char *ident)
+		       const char *ident, const struct txs_shape *shape)
 {
 	struct txs_gen_conf gc = { 0 };
+	gc.shape = shape;
 	txs_addr_parse(&gc.spec.src, family == 4 ? "198.18.0.1" : "2001:2::1");
 	txs_addr_parse(&gc.spec.dst, family == 4 ? "198.18.0.2" : "2001:2::2");
 	gc.spec.sport = 40000;
@@ -75,6 +81,64 @@ static double run_once(int family, unsigned threads, const int *cpus, uint64_t p
 	return mpps;
 }
 
+/* --shapes: the cost of flows and size mixes against one flow of fixed
+ * 64-byte frames (18-byte payload), runs interleaved so that load on the
+ * machine hits every case alike. Packets per second per core. */
+static int bench_shapes(const struct path_cfg *cfg, const int *cpus)
+{
+	static struct txs_shape flows, ports, imix;
+	char err[128];
+	memset(&flows, 0, sizeof(flows));
+	memset(&imix, 0, sizeof(imix));
+	memset(&ports, 0, sizeof(ports));
+	flows.flows = cfg->flows;
+	ports.flows = cfg->flows;
+	uint16_t lo;
+	struct txs_addr a;
+	if (txs_range_parse_port("40000-40999", &lo, &flows.sport, err, sizeof(err)) < 0 ||
+	    txs_range_parse_addr("198.18.0.2-198.18.0.201", &a, &flows.dst, err, sizeof(err)) < 0 ||
+	    txs_range_parse_port("40000-40999", &lo, &ports.sport, err, sizeof(err)) < 0 ||
+	    txs_shape_parse_sizes(&imix, "imix", AF_INET, err, sizeof(err)) < 0)
+		return 1;
+	struct {
+		const char *name;
+		const struct txs_shape *sh;
+	} cs[4] = { { "1 flow, 64-byte frames", NULL }, { "flows", &flows }, { "flows", &ports },
+		    { "imix (7:4:1 of 64/594/1518)", &imix } };
+	double v[4][1000];
+	for (unsigned r = 0; r < cfg->runs; r++)
+		for (int k = 0; k < 4; k++)
+			v[k][r] = run_once(4, 1, cpus, cfg->count, 18, cfg->ident, cs[k].sh);
+	double m[4];
+	for (int k = 0; k < 4; k++) {
+		m[k] = bench_median(v[k], cfg->runs);
+		if (m[k] < 0) {
+			fprintf(stderr, "txscale bench path: run failed\n");
+			return 1;
+		}
+	}
+	if (!cfg->json)
+		printf("# path --shapes: dummy device, IPv4, 1 thread, --ident %s, %llu pkts/run, median of %u "
+		       "interleaved runs\n%-34s %14s %10s\n", cfg->ident, (unsigned long long)cfg->count, cfg->runs,
+		       "case", "Mpps per core", "ratio");
+	static const char *const keys[4] = { "one_flow_64", "flows", "flows_one_dst", "imix" };
+	for (int k = 0; k < 4; k++) {
+		char name[64];
+		if (k == 1)
+			snprintf(name, sizeof(name), "%u flows (1000 ports x 200 dsts)", cfg->flows);
+		else if (k == 2)
+			snprintf(name, sizeof(name), "%u flows (1000 ports, 1 dst)", cfg->flows);
+		else
+			snprintf(name, sizeof(name), "%s", cs[k].name);
+		if (cfg->json)
+			printf("{\"bench\":\"path_shapes\",\"case\":\"%s\",\"flows\":%u,\"ident\":\"%s\",\"mpps_per_core\":%.3f,"
+			       "\"ratio\":%.3f}\n", keys[k], k == 1 || k == 2 ? cfg->flows : 1, cfg->ident, m[k], m[k] / m[0]);
+		else
+			printf("%-34s %14.2f %9.2fx\n", name, m[k], m[k] / m[0]);
+	}
+	return 0;
+}
+
 int bench_path(int argc, char **argv)
 {
 	struct path_cfg cfg = { 0 };
@@ -90,6 +154,8 @@ int bench_path(int argc, char **argv)
 	}
 	int cpus[TXS_MAX_CORES];
 	unsigned ncpu = bench_cpus(&cfg.cpus, cpus);
+	if (cfg.shapes)
+		return bench_shapes(&cfg, cpus);
 	if (!cfg.json)
 		printf("# path: dummy device, %u-byte payload, --ident %s, %llu pkts/thread, median of %u runs\n"
 		       "%-6s %7s %12s %14s %10s\n",
@@ -108,7 +174,7 @@ int bench_path(int argc, char **argv)
 				tc[i] = cpus[i % ncpu];
 			double v[1000];
 			for (unsigned r = 0; r < cfg.runs; r++)
-				v[r] = run_once(fam, t, tc, cfg.count, cfg.length, cfg.ident);
+				v[r] = run_once(fam, t, tc, cfg.count, cfg.length, cfg.ident, NULL);
 			double m = bench_median(v, cfg.runs);
 			if (m < 0) {
 				fprintf(stderr, "txscale bench path: run failed\n");

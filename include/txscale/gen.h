@@ -35,6 +35,13 @@ struct txs_gen_conf {
 	 * (txs_linksel_stats().nolink counts it; a burst with no frame at all
 	 * ends the worker with -EIO, as any failed fill). */
 	struct txs_linksel *linksel;
+	/* Flows and sizes (include/txscale/pkt.h, struct txs_shape; read in
+	 * init only): NULL or one flow of one size is the one-flow fill above.
+	 * Else worker k sends shape->flows flows (flow ids spec.flow_id +
+	 * k * flows + i, each its own sequence from 0 and its own ID bucket:
+	 * the hash of its own destination), in turn, with the sizes of the
+	 * shape's cycle; every size must fit the MTU (else -EMSGSIZE). */
+	const struct txs_shape *shape;
 };
 
 /* The fast path of lib/udp's sendmsg semantics (include/txscale/udp.h): one

@@ -106,6 +106,10 @@ struct txs_netdev_conf {
 	 * for dst. Frames stay the truth: each queue sends what its frames carry. */
 	struct txs_addr dst, src;
 	uint16_t dport, sport;
+	/* VLAN tag bytes (4 per tag) frames carry on top of MTU + 14: frame
+	 * devices accept frames up to MTU + 14 + vlan_len (a tag does not
+	 * reduce the IP MTU, as the kernel's VLAN devices). */
+	uint16_t vlan_len;
 };
 
 struct txs_netdev {

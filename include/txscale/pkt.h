@@ -32,6 +32,10 @@ extern "C" {
 #define TXS_IPV4_MF 0x2000
 #define TXS_IPV4_OFFMASK 0x1fff
 #define TXS_ETH_MIN_FRAME 60 /* without FCS: runts are padded to this */
+#define TXS_ETHERTYPE_8021Q 0x8100  /* C-tag (802.1Q) */
+#define TXS_ETHERTYPE_8021AD 0x88A8 /* S-tag (802.1ad, QinQ outer) */
+#define TXS_VLAN_HLEN 4
+#define TXS_VLAN_MAX_TAGS 2
 
 struct txs_eth_hdr {
 	uint8_t dst[TXS_ETH_ALEN];
@@ -235,6 +239,14 @@ struct txs_flow_spec {
 	bool no_udp_csum;     /* IPv4 only: send UDP checksum 0 */
 	uint32_t flow_id;     /* written into the payload header */
 	uint32_t flow_label;  /* IPv6 flow label (20 bits) */
+	/* VLAN tags after the MACs: 1 = an 802.1Q tag (TPID 0x8100, vlan_tci[0]);
+	 * 2 = QinQ, outer 802.1ad S-tag (0x88a8, vlan_tci[0]) then inner 802.1Q
+	 * C-tag (0x8100, vlan_tci[1]). TCI = PCP << 13 | VID. The tags do not
+	 * count against the IP MTU (as the kernel's VLAN devices); a runt is
+	 * padded to 60 bytes before the tags (64 / 68 with them), so the frame
+	 * with its tags stripped is a valid Ethernet frame. */
+	uint8_t n_vlan;
+	uint16_t vlan_tci[TXS_VLAN_MAX_TAGS];
 };
 
 /* A flow's frame, built once. Per packet only ID, seq, timestamp and
@@ -264,6 +276,84 @@ TXS_API void txs_tmpl_free(struct txs_tmpl *t);
  * updated incrementally. Returns the frame length to send (t->wire_len). */
 static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 				      uint64_t seq, uint64_t ts_ns);
+/* Only the per-packet fields (ID, IPv4 header checksum, sequence, timestamp,
+ * UDP checksum), for a buf that already holds the rest of t's frame: every
+ * value written is computed from the template, never from buf. */
+static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+					     uint64_t seq, uint64_t ts_ns);
+
+/* ---- traffic shapes: flows and size mixes (docs/udp.md, "Flows and sizes") ----
+ * A worker sends `flows` flows (0 = 1). Flow i of worker k is global flow
+ * g = k * flows + i, with flow id spec.flow_id + g (spec.flow_id is
+ * --flow-base) and its own sequence space. Each field with a range takes the
+ * value lo + offset(g), walked:
+ *   inc     offset = g mod span (the default; trafgen dinc, pktgen min/max)
+ *   stride  offset = (g * stride) mod span (covers the range when gcd = 1)
+ *   random  offset drawn once per flow from the worker's RNG (trafgen drnd):
+ *           a flow keeps its tuple, so its sequence stays countable
+ * so every value stays in [lo, lo + span). Addresses add the offset to the
+ * low 32 bits (IPv4) or the low 64 bits (IPv6) of lo. A field without a
+ * range keeps the spec's value (source port: worker k uses sport + k).
+ * Sizes: n_sizes UDP payload lengths with weights; a worker repeats a
+ * precomputed cycle of sum(weights) / gcd packets (smooth weighted round
+ * robin: the weights hold exactly over every whole cycle, sizes interleaved)
+ * while flows take turns in order. */
+#define TXS_SHAPE_MAX_SIZES 64
+enum txs_walk { TXS_WALK_INC = 0, TXS_WALK_STRIDE = 1, TXS_WALK_RANDOM = 2 };
+struct txs_range {
+	uint64_t span;   /* values in the range; 0 or 1: the spec's value only */
+	uint64_t stride; /* TXS_WALK_STRIDE */
+	enum txs_walk walk;
+};
+struct txs_shape {
+	uint32_t flows; /* per worker; 0 = 1 */
+	struct txs_range sport, dport, src, dst;
+	unsigned n_sizes; /* 0: spec.payload_len only */
+	uint32_t sizes[TXS_SHAPE_MAX_SIZES];   /* UDP payload bytes */
+	uint32_t weights[TXS_SHAPE_MAX_SIZES]; /* > 0 */
+};
+
+/* Parse "LO[-HI][,inc|,random|,stride=N]" for a port (lo > 0) or an address
+ * (one family; HI >= LO, differing only in the low 32 (IPv4) / 64 (IPv6)
+ * bits, span at most 2^32). Returns 0 or -EINVAL with err filled. */
+TXS_API int txs_range_parse_port(const char *s, uint16_t *lo, struct txs_range *r, char *err, size_t errlen);
+TXS_API int txs_range_parse_addr(const char *s, struct txs_addr *lo, struct txs_range *r, char *err, size_t errlen);
+/* Parse a -l value into sh->sizes/weights: "N", "A,B,C[:WA,WB,WC]",
+ * "LO-HI[/STEP]" (every STEP bytes from LO up to HI, equal weights: a
+ * uniform distribution, exact over a cycle; at most TXS_SHAPE_MAX_SIZES
+ * sizes) or "imix" (L2 frames of 64, 594 and 1518 bytes with the 4-byte
+ * FCS, weights 7:4:1, as TRex and pktgen: UDP payloads of frame - 18 -
+ * IP header - 8; an IPv6 64-byte frame cannot hold its headers, its payload
+ * is 16 bytes, the smallest with a txscale header). family: AF_INET or
+ * AF_INET6 (for imix). Returns 0 or -EINVAL with err filled. */
+TXS_API int txs_shape_parse_sizes(struct txs_shape *sh, const char *s, int family, char *err, size_t errlen);
+/* The largest size (spec.payload_len when there is no list). */
+TXS_API uint32_t txs_shape_max_size(const struct txs_shape *sh, uint32_t payload_len);
+/* Flow i of worker `worker`: out = base with ports, addresses and flow id
+ * of that flow (sport + worker when spread_sport and sport has no range).
+ * rng: the worker's RNG state (random walks draw from it, in flow order). */
+TXS_API void txs_shape_flow(const struct txs_shape *sh, const struct txs_flow_spec *base, bool spread_sport,
+			    unsigned worker, uint32_t i, uint64_t *rng, struct txs_flow_spec *out);
+/* The size cycle: *pat (malloc'd) holds *len indexes into sh->sizes, each
+ * size s exactly weights[s] / gcd times. n_sizes 0: one entry, 0.
+ * Returns 0, -EINVAL (cycle over 2^20), -ENOMEM. */
+TXS_API int txs_shape_pattern(const struct txs_shape *sh, uint8_t **pat, uint32_t *len);
+/* Packets and payload bytes per size after a worker made `count` datagrams
+ * from the start of its cycle: pkts[s] (and bytes[s] if not NULL) for
+ * s < n_sizes, added to what they hold. */
+TXS_API void txs_shape_count(const struct txs_shape *sh, const uint8_t *pat, uint32_t len, uint64_t count,
+			     uint64_t *pkts, uint64_t *bytes);
+/* The RNG state of worker `worker` for random walks: from seed (non-zero:
+ * the same walk in every run and on both send paths), else random. */
+TXS_API uint64_t txs_shape_rng_seed(uint64_t seed, unsigned worker);
+/* splitmix64 step: the workers' RNG. */
+static inline uint64_t txs_rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
 
 /* ---- parser ------------------------------------------------------------ */
 enum txs_perr {
@@ -294,13 +384,16 @@ struct txs_pkt_info {
 	bool has_frag_hdr;          /* IPv6 fragment header present */
 	uint32_t frag_id;           /* IPv6 fragment identification */
 	uint16_t l3_off, l4_off;
+	uint8_t n_vlan;             /* VLAN tags before the IP header (802.1Q / 802.1ad, at most 2) */
+	uint16_t vlan_tci[TXS_VLAN_MAX_TAGS]; /* outer first */
 	uint32_t ip_len;            /* total IP datagram length */
 	const uint8_t *payload;     /* UDP payload */
 	uint32_t payload_len;
 	bool udp_csum_present;
 };
 
-/* Parse an Ethernet or IP packet of len bytes. Validates lengths and
+/* Parse an Ethernet or IP packet of len bytes (Ethernet: up to two VLAN
+ * tags, 0x8100 / 0x88a8, skipped and reported). Validates lengths and
  * checksums; never reads past buf+len. For fragments, fills the IP fields and
  * returns TXS_PERR_FRAGMENT (payload fields then unset). */
 TXS_API enum txs_perr txs_parse(const uint8_t *buf, size_t len, enum txs_l2 l2, struct txs_pkt_info *out);
@@ -313,10 +406,19 @@ static inline uint16_t txs_get_be16(const uint8_t *p) { return (uint16_t)(p[0] <
 static inline uint32_t txs_get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
 static inline uint64_t txs_get_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
 
+static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+					     uint64_t seq, uint64_t ts_ns);
+
 static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 				      uint64_t seq, uint64_t ts_ns)
 {
 	memcpy(buf, t->frame, t->wire_len);
+	return txs_tmpl_patch_fields(t, buf, ip_id, seq, ts_ns);
+}
+
+static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+					     uint64_t seq, uint64_t ts_ns)
+{
 	uint64_t usum = t->udp_sum0;
 	uint8_t *ph = buf + t->pay_off;
 	if (t->ph_kind == TXS_PH_FULL) {

@@ -44,6 +44,7 @@ extern "C" {
 #define TXS_RX_EPOCH_MAX (1ull << 62)       /* sequences one epoch may span (then a new epoch) */
 #define TXS_RX_MAX_LATENCY_DEFAULT 60000000000ull /* 60 s: a longer one-way latency is clock skew */
 #define TXS_RX_ID_PAIRS_DEFAULT 16u        /* IPv4 (src,dst) pairs tracked per core */
+#define TXS_RX_VLANS_MAX 64u               /* VLAN (outer, inner) pairs counted per core */
 
 struct txs_rx_conf {
 	/* Per-flow sliding window (power of two, 64..TXS_RX_WINDOW_MAX; 0 =
@@ -118,6 +119,11 @@ struct txs_rx_tuple {
  * no latency). link < n_links. Parses (txs_parse), filters, analyses. */
 TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
 			  uint64_t ts_ns);
+/* The same for a frame whose outermost VLAN tag the kernel took off and
+ * handed over apart (AF_PACKET's tp_vlan_tci, TP_STATUS_VLAN_VALID): tci is
+ * counted as the outer tag, before any still in the frame. */
+TXS_API void txs_rx_frame_vlan(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2,
+			       unsigned link, uint64_t ts_ns, uint16_t tci);
 /* One UDP payload from a kernel socket (no IP header seen). t: the datagram's
  * 5-tuple (used for the flow key when the payload carries no header). */
 TXS_API void txs_rx_dgram(struct txs_rx_core *c, const uint8_t *payload, size_t len, const struct txs_rx_tuple *t,
@@ -128,18 +134,24 @@ TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t 
 TXS_API void txs_rx_count_bad(struct txs_rx_core *c, enum txs_rx_bad b, uint64_t n);
 
 /* ---- what the sender sent ----------------------------------------------- */
+#define TXS_RX_EXPECT_FLOWS 16384u
 struct txs_rx_expect {
 	bool have_total;
 	uint64_t total;          /* packets the sender sent */
-	unsigned n_flows;        /* per_flow[k]: packets of flow id k (sender thread k) */
-	uint64_t per_flow[TXS_MAX_CORES];
+	uint32_t flow_base;      /* per_flow[k]: packets of flow id flow_base + k */
+	unsigned n_flows;
+	uint64_t per_flow[TXS_RX_EXPECT_FLOWS];
 	uint64_t sender_drops;   /* built but not accepted by the sender's device */
 };
 /* Parse the sender's JSON summary ({"type":"summary","kind":"send",...}, as
  * written by `txscale send --summary-file` or the last line of `send -J`).
  * text may hold several JSON lines: the last summary line is used. Takes
  * "packets" and "drops", and per thread "id"/"packets": thread k sends flow
- * id k with sequence numbers from 0. Returns 0, -EINVAL (no summary line,
+ * id k with sequence numbers from 0; with "flows_per_thread" N and
+ * "flow_base" B (send --flows / --flow-base), thread k sends flows
+ * B + k*N .. B + k*N + N-1 in turn, so flow i of a thread that sent P
+ * datagrams and dropped none got P/N (+1 for i < P mod N); a thread with
+ * drops (or over TXS_RX_EXPECT_FLOWS flows) leaves only the total known. Returns 0, -EINVAL (no summary line,
  * malformed JSON, or inconsistent counts). */
 TXS_API int txs_rx_expect_parse(struct txs_rx_expect *e, const char *text, size_t len);
 
@@ -150,7 +162,11 @@ struct txs_rx_flow {
 	enum txs_ph_kind kind;
 	uint32_t id;
 	struct txs_rx_tuple tuple; /* the first packet's 5-tuple */
-	unsigned cores;          /* cores that saw the flow (>1: cross-core duplicates not detected) */
+	unsigned cores;          /* cores that saw the flow */
+	bool merged_exact;       /* cores > 1 and merged by sequence: a sequence counted
+				  * unique on several cores is unique once, the other
+				  * copies duplicates (false: a core's run budget ran
+				  * out, unique and duplicates are the cores' sums) */
 	uint64_t received, bytes, unique, duplicates, reordered, late;
 	uint64_t next_seq;       /* highest sequence seen + 1 (mod 2^64) in the current epoch */
 	uint64_t first_seq;      /* start of the current epoch (0 unless resynced) */
@@ -211,6 +227,16 @@ struct txs_rx_result {
 	struct txs_rx_idpair *pairs;
 	unsigned n_flows;
 	struct txs_rx_flow *flows; /* by_id flows by id, then 5-tuple flows */
+	uint64_t split_flows;    /* flows seen on more than one core */
+	uint64_t split_inexact;  /* of them, merged without their sequence sets */
+	uint64_t cross_duplicates; /* sequences counted unique on two cores: duplicates */
+	unsigned n_sizes;
+	struct txs_rx_size { uint32_t payload; uint64_t datagrams, bytes; } *sizes; /* by payload length */
+	/* raw inputs: analysed datagrams per VLAN (tags counted outer first;
+	 * untagged apart); vlan_overflow: tagged beyond TXS_RX_VLANS_MAX pairs */
+	unsigned n_vlans;
+	struct txs_rx_vlan { unsigned tags; uint16_t outer, inner; uint64_t packets, bytes; } *vlans;
+	uint64_t untagged, vlan_overflow;
 };
 
 /* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).

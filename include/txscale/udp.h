@@ -210,7 +210,20 @@ struct txs_udp_gen_conf {
 				      * call (datagram, or GSO call) goes out on one
 				      * selected link; broadcast: -EOPNOTSUPP at init */
 	unsigned max_segs;         /* 0: the running kernel's UDP_MAX_SEGMENTS */
+	/* Flows and sizes (struct txs_shape, read in init only; NULL: one flow
+	 * of spec.payload_len). Flows take turns per call; each names its own
+	 * destination (the ID bucket of that destination, as the fast path),
+	 * with one endpoint per distinct (source, source port) of the worker's
+	 * flows, at most TXS_UDP_SHAPE_MAX_EPS (-E2BIG). Sizes: every size
+	 * must make the same frames per call (-EINVAL; checked by
+	 * txs_udp_shape_frames), and not with gso_size (-EINVAL). */
+	const struct txs_shape *shape;
+	uint64_t seed;             /* random walks of the shape (txs_shape_rng_seed) */
 };
+#define TXS_UDP_SHAPE_MAX_EPS 64
+/* Frames per datagram of every size of the shape at this MTU when they are
+ * all the same, else 0 (mixed fragment counts are not supported). */
+TXS_API unsigned txs_udp_shape_frames(const struct txs_shape *sh, bool v4, uint32_t mtu, uint32_t payload_len);
 TXS_API extern const struct txs_gen_ops txs_udp_sock_gen_ops;
 
 /* The one choice between the two generators, made at setup: the template

@@ -154,8 +154,8 @@ static int pkt_open(struct txs_netdev *dev, const char *args)
 	rc = txs_l2_resolve(dev, d->links, dev->n_links);
 	if (rc)
 		goto fail;
-	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN)
-		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN; /* no frame is longer on this link */
+	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len)
+		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len; /* no frame is longer on this link */
 	uint32_t need = (uint32_t)PKT_HDR_OFF + (d->vnet ? PKT_VNET_LEN : 0) +
 			(dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size);
 	d->frame_sz = 128;
@@ -249,7 +249,8 @@ static int ring_setup(struct txs_txq *q, const struct pkt_dev *d, struct pkt_rin
 	r->vnet = d->vnet;
 	r->eth_off = (uint32_t)PKT_HDR_OFF + (d->vnet ? PKT_VNET_LEN : 0);
 	uint32_t room = d->frame_sz - r->eth_off;
-	r->max_len = l->mtu + TXS_ETH_HLEN < room ? l->mtu + TXS_ETH_HLEN : room;
+	uint32_t most = l->mtu + TXS_ETH_HLEN + dev->conf.vlan_len;
+	r->max_len = most < room ? most : room;
 	r->dead = 0;
 	memcpy(r->macs, l->dst_mac, 6);
 	memcpy(r->macs + 6, l->src_mac, 6);

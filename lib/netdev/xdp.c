@@ -176,8 +176,8 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 		goto fail;
 	if ((rc = txs_l2_resolve(dev, d->links, dev->n_links)))
 		goto fail;
-	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN)
-		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN; /* no frame is longer on this link */
+	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len)
+		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len; /* no frame is longer on this link */
 	uint32_t fs = dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size;
 	if (d->aligned || fs > 2048) {
 		d->aligned = true;
@@ -375,7 +375,8 @@ static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_soc
 	socklen_t ol = sizeof(opts);
 	s->zc = getsockopt(s->fd, SOL_XDP, XDP_OPTIONS, &opts, &ol) == 0 && (opts.flags & XDP_OPTIONS_ZEROCOPY);
 	uint32_t room = d->slot;
-	s->max_len = l->mtu + TXS_ETH_HLEN < room ? l->mtu + TXS_ETH_HLEN : room;
+	uint32_t most = l->mtu + TXS_ETH_HLEN + q->dev->conf.vlan_len;
+	s->max_len = most < room ? most : room;
 	memcpy(s->macs, l->dst_mac, 6);
 	memcpy(s->macs + 6, l->src_mac, 6);
 	s->fix_mac = memcmp(l->dst_mac, dev->dst_mac, 6) != 0 || memcmp(l->src_mac, dev->src_mac, 6) != 0;

@@ -17,13 +17,16 @@ TXS_API int txs_tmpl_build(struct txs_tmpl *t, const struct txs_flow_spec *sp)
 	bool v4 = sp->dst.family == AF_INET;
 	if (sp->payload_len > (v4 ? TXS_UDP4_MAX_PAYLOAD : TXS_UDP6_MAX_PAYLOAD))
 		return -EMSGSIZE;
+	if (sp->n_vlan > TXS_VLAN_MAX_TAGS)
+		return -EINVAL;
 	t->family = sp->dst.family;
-	t->l3_off = TXS_ETH_HLEN;
+	t->l3_off = (uint16_t)(TXS_ETH_HLEN + TXS_VLAN_HLEN * sp->n_vlan);
 	t->l4_off = (uint16_t)(t->l3_off + (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN));
 	t->pay_off = (uint16_t)(t->l4_off + TXS_UDP_HLEN);
 	t->payload_len = sp->payload_len;
 	t->frame_len = t->pay_off + sp->payload_len;
-	t->wire_len = t->frame_len < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : t->frame_len;
+	uint32_t min = TXS_ETH_MIN_FRAME + TXS_VLAN_HLEN * sp->n_vlan; /* padded before the tags */
+	t->wire_len = t->frame_len < min ? min : t->frame_len;
 	t->ph_kind = txs_ph_kind_for(sp->payload_len);
 	t->udp_csum = !sp->no_udp_csum;
 	t->flow_id = sp->flow_id;
@@ -36,7 +39,13 @@ TXS_API int txs_tmpl_build(struct txs_tmpl *t, const struct txs_flow_spec *sp)
 	memcpy(eth.dst, sp->dst_mac, TXS_ETH_ALEN);
 	memcpy(eth.src, sp->src_mac, TXS_ETH_ALEN);
 	eth.type = htons(v4 ? TXS_ETHERTYPE_IPV4 : TXS_ETHERTYPE_IPV6);
-	memcpy(f, &eth, sizeof(eth));
+	memcpy(f, &eth, 12);
+	for (unsigned k = 0; k < sp->n_vlan; k++) {
+		txs_put_be16(f + 12 + TXS_VLAN_HLEN * k,
+			     sp->n_vlan == 2 && k == 0 ? TXS_ETHERTYPE_8021AD : TXS_ETHERTYPE_8021Q);
+		txs_put_be16(f + 14 + TXS_VLAN_HLEN * k, sp->vlan_tci[k]);
+	}
+	memcpy(f + 12 + TXS_VLAN_HLEN * sp->n_vlan, &eth.type, 2);
 
 	uint32_t udp_len = TXS_UDP_HLEN + sp->payload_len;
 	uint8_t ttl = sp->ttl ? sp->ttl : 64;

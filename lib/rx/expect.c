@@ -27,19 +27,24 @@ static int parse_line(struct txs_rx_expect *e, const char *s, const char *end)
 {
 	size_t n = (size_t)(end - s);
 	struct {
-		bool have_id, have_packets;
-		uint64_t id, packets;
+		bool have_id, have_packets, have_drops, have_errors;
+		uint64_t id, packets, drops, errors;
 	} th[TXS_MAX_CORES];
-	uint64_t packets = 0, drops = 0;
-	bool have_packets, have_drops;
+	uint64_t packets = 0, drops = 0, fpt = 1, base = 0;
+	bool have_packets, have_drops, have_fpt, have_base;
 	const char *v;
 	size_t l;
 	/* syntax first; then the numbers we read must be unsigned integers
 	 * wherever they are, whatever the line's type */
 	if (txs_json_find(s, n, "type", &v, &l) == -EINVAL)
 		return -EINVAL;
-	if (!opt_uint(s, n, "packets", &packets, &have_packets) || !opt_uint(s, n, "drops", &drops, &have_drops))
+	if (!opt_uint(s, n, "packets", &packets, &have_packets) || !opt_uint(s, n, "drops", &drops, &have_drops) ||
+	    !opt_uint(s, n, "flows_per_thread", &fpt, &have_fpt) || !opt_uint(s, n, "flow_base", &base, &have_base))
 		return -EINVAL;
+	if (!have_fpt)
+		fpt = 1;
+	if (!have_base)
+		base = 0;
 	size_t n_threads = 0;
 	if (txs_json_find(s, n, "threads", &v, &l) == 0 && *v == '[' && txs_json_count(s, n, "threads", &n_threads) < 0)
 		return -EINVAL; /* not reached: an array */
@@ -53,7 +58,9 @@ static int parse_line(struct txs_rx_expect *e, const char *s, const char *end)
 		if (*v != '{')
 			continue; /* not a thread object: no id, refused below */
 		if (!opt_uint(v, l, "id", &th[i].id, &th[i].have_id) ||
-		    !opt_uint(v, l, "packets", &th[i].packets, &th[i].have_packets))
+		    !opt_uint(v, l, "packets", &th[i].packets, &th[i].have_packets) ||
+		    !opt_uint(v, l, "drops", &th[i].drops, &th[i].have_drops) ||
+		    !opt_uint(v, l, "errors", &th[i].errors, &th[i].have_errors))
 			return -EINVAL;
 	}
 	if (!str_is(s, n, "type", "summary"))
@@ -61,14 +68,15 @@ static int parse_line(struct txs_rx_expect *e, const char *s, const char *end)
 	/* a "kind" string other than "" or "send" is another tool's summary */
 	if (txs_json_find(s, n, "kind", &v, &l) == 0 && *v == '"' && l > 2 && !str_is(s, n, "kind", "send"))
 		return -EINVAL;
-	if (!have_packets || bad_thread)
+	if (!have_packets || bad_thread || fpt == 0 || fpt > (1u << 20) || base > 0xffffffffull)
 		return -EINVAL;
 	memset(e, 0, sizeof(*e));
 	e->have_total = true;
 	e->total = packets;
 	e->sender_drops = have_drops ? drops : 0;
 	uint64_t sum = 0;
-	bool seen[TXS_MAX_CORES] = { false };
+	bool seen[TXS_MAX_CORES] = { false }, per_flow = true;
+	e->flow_base = (uint32_t)base;
 	for (size_t i = 0; i < n_threads; i++) {
 		if (!th[i].have_id || !th[i].have_packets || th[i].id >= TXS_MAX_CORES)
 			return -EINVAL;
@@ -76,15 +84,26 @@ static int parse_line(struct txs_rx_expect *e, const char *s, const char *end)
 		if (seen[id])
 			return -EINVAL; /* the same thread twice */
 		seen[id] = true;
-		e->per_flow[id] = th[i].packets;
-		if (id + 1 > e->n_flows)
-			e->n_flows = id + 1;
+		/* thread id sends flows base + id*fpt + i in turn: exact per flow
+		 * only where none of its datagrams was dropped */
+		uint64_t first = (uint64_t)id * fpt, last = first + fpt;
+		if ((fpt > 1 && ((th[i].have_drops && th[i].drops) || (th[i].have_errors && th[i].errors))) ||
+		    last > TXS_RX_EXPECT_FLOWS)
+			per_flow = false;
+		for (uint64_t k = first; per_flow && k < last; k++)
+			e->per_flow[k] = th[i].packets / fpt + (k - first < th[i].packets % fpt);
+		if (per_flow && last > e->n_flows)
+			e->n_flows = (unsigned)last;
 		if (sum + th[i].packets < sum)
 			return -EINVAL;
 		sum += th[i].packets;
 	}
 	if (n_threads && sum != e->total)
 		return -EINVAL;
+	if (!per_flow) {
+		e->n_flows = 0;
+		memset(e->per_flow, 0, sizeof(e->per_flow));
+	}
 	return 0;
 }
 

@@ -319,8 +319,12 @@ static int pk_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, 
 				    (uint32_t)(h->tp_net - h->tp_mac) <= h->tp_snaplen &&
 				    csum_complete((uint8_t *)h + h->tp_net, h->tp_snaplen - (h->tp_net - h->tp_mac)))
 					q->csum_completed++;
-				txs_rx_frame(c, (const uint8_t *)h + h->tp_mac, h->tp_snaplen, l2,
-					     link_of(p, sll->sll_ifindex), ts);
+				if (TXS_UNLIKELY(h->tp_status & TP_STATUS_VLAN_VALID)) /* tag taken off by the kernel */
+					txs_rx_frame_vlan(c, (const uint8_t *)h + h->tp_mac, h->tp_snaplen, l2,
+							  link_of(p, sll->sll_ifindex), ts, h->hv1.tp_vlan_tci);
+				else
+					txs_rx_frame(c, (const uint8_t *)h + h->tp_mac, h->tp_snaplen, l2,
+						     link_of(p, sll->sll_ifindex), ts);
 			}
 			if (!h->tp_next_offset)
 				break;

@@ -77,6 +77,7 @@ static void flow_json(struct txs_json *j, const struct txs_rx_flow *f)
 		txs_json_obj_close(j);
 	}
 	txs_json_u64(j, "cores", f->cores);
+	txs_json_bool(j, "merged_exact", f->merged_exact);
 	txs_json_obj_close(j);
 }
 
@@ -142,6 +143,33 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	txs_json_arr_open(j, "flows");
 	for (unsigned i = 0; i < r->n_flows; i++)
 		flow_json(j, &r->flows[i]);
+	txs_json_arr_close(j);
+
+	txs_json_u64(j, "split_flows", r->split_flows);
+	txs_json_u64(j, "split_inexact", r->split_inexact);
+	txs_json_u64(j, "cross_duplicates", r->cross_duplicates);
+	txs_json_arr_open(j, "sizes");
+	for (unsigned k = 0; k < r->n_sizes; k++) {
+		txs_json_obj_open(j, NULL);
+		txs_json_u64(j, "payload", r->sizes[k].payload);
+		txs_json_u64(j, "datagrams", r->sizes[k].datagrams);
+		txs_json_u64(j, "payload_bytes", r->sizes[k].bytes);
+		txs_json_obj_close(j);
+	}
+	txs_json_arr_close(j);
+	txs_json_u64(j, "untagged", r->untagged);
+	txs_json_u64(j, "vlan_overflow", r->vlan_overflow);
+	txs_json_arr_open(j, "vlans");
+	for (unsigned k = 0; k < r->n_vlans; k++) {
+		txs_json_obj_open(j, NULL);
+		txs_json_u64(j, "tags", r->vlans[k].tags);
+		txs_json_u64(j, "vlan", r->vlans[k].outer);
+		if (r->vlans[k].tags > 1)
+			txs_json_u64(j, "inner", r->vlans[k].inner);
+		txs_json_u64(j, "packets", r->vlans[k].packets);
+		txs_json_u64(j, "bytes", r->vlans[k].bytes);
+		txs_json_obj_close(j);
+	}
 	txs_json_arr_close(j);
 
 	txs_json_arr_open(j, "links");
@@ -271,11 +299,33 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 		if (fl->resyncs)
 			fprintf(f, " resyncs %" PRIu64, fl->resyncs);
 		if (fl->cores > 1)
-			fprintf(f, " [seen on %u cores]", fl->cores);
+			fprintf(f, " [seen on %u cores%s]", fl->cores,
+				fl->merged_exact ? ", merged by sequence" : ", merged inexactly: run budget");
 		fputc('\n', f);
 	}
 	if (r->n_flows > shown)
 		fprintf(f, "... %u more flows (see -J)\n", r->n_flows - shown);
+	if (r->split_flows)
+		fprintf(f, "split    %" PRIu64 " flows seen on several cores, %" PRIu64 " sequences counted there twice "
+			   "(duplicates)%s\n", r->split_flows, r->cross_duplicates,
+			r->split_inexact ? ", some merged inexactly (see -J)" : "");
+	if (r->n_vlans) {
+		fprintf(f, "vlans   ");
+		for (unsigned k = 0; k < r->n_vlans; k++) {
+			fprintf(f, " %u", r->vlans[k].outer);
+			if (r->vlans[k].tags > 1)
+				fprintf(f, ".%u", r->vlans[k].inner);
+			fprintf(f, ": %" PRIu64 ";", r->vlans[k].packets);
+		}
+		fprintf(f, " untagged: %" PRIu64 "%s\n", r->untagged, r->vlan_overflow ? " (more VLANs than counted)" : "");
+	}
+	if (r->n_sizes > 1 && r->n_sizes <= 64) {
+		fprintf(f, "sizes    (payload bytes: datagrams, payload bytes)");
+		for (unsigned k = 0; k < r->n_sizes; k++)
+			fprintf(f, "%s %u: %" PRIu64 ", %" PRIu64, k ? ";" : "", r->sizes[k].payload,
+				r->sizes[k].datagrams, r->sizes[k].bytes);
+		fputc('\n', f);
+	}
 	if (r->n_links > 1) {
 		fprintf(f, "links   ");
 		for (unsigned l = 0; l < r->n_links; l++) {

@@ -96,18 +96,87 @@ static int cmp_flow(const void *pa, const void *pb)
 	return a->received > b->received ? -1 : a->received < b->received;
 }
 
+static int cmp_run(const void *pa, const void *pb)
+{
+	const struct rx_run *a = pa, *b = pb;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* A flow seen by several cores: the union of the sequences each counted
+ * unique is the flow's unique count, every other copy a duplicate, and the
+ * span runs from the lowest epoch start to the highest sequence + 1 (one
+ * epoch on every core; else the largest core's span stays). Returns false
+ * when a core's set is incomplete (its run budget ran out) or no memory. */
+static bool merge_exact(struct txs_rx_flow *d, const struct rx_flow *const *src, unsigned ns)
+{
+	size_t total = 0;
+	bool one_epoch = true;
+	for (unsigned k = 0; k < ns; k++) {
+		if (src[k]->runs_lost || !src[k]->sequenced)
+			return false;
+		total += src[k]->n_runs + 1;
+		one_epoch &= src[k]->span_closed == 0 && src[k]->resyncs == 0;
+	}
+	struct rx_run *all = malloc((total ? total : 1) * sizeof(*all));
+	if (!all)
+		return false;
+	size_t na = 0;
+	uint64_t sum_unique = 0, lo = UINT64_MAX, hi = 0;
+	for (unsigned k = 0; k < ns; k++) {
+		const struct rx_flow *f = src[k];
+		if (f->n_runs)
+			memcpy(&all[na], f->runs, f->n_runs * sizeof(*all));
+		na += f->n_runs;
+		if (f->run_hi != f->run_lo)
+			all[na++] = (struct rx_run){ f->run_lo, f->run_hi };
+		sum_unique += f->unique;
+		if (f->base < lo)
+			lo = f->base;
+		if (f->next > hi)
+			hi = f->next;
+	}
+	qsort(all, na, sizeof(*all), cmp_run);
+	uint64_t uniq = 0, cur_lo = 0, cur_hi = 0;
+	for (size_t i = 0; i < na; i++) {
+		if (i == 0 || all[i].lo > cur_hi) {
+			uniq += cur_hi - cur_lo;
+			cur_lo = all[i].lo;
+			cur_hi = all[i].hi;
+		} else if (all[i].hi > cur_hi) {
+			cur_hi = all[i].hi;
+		}
+	}
+	uniq += cur_hi - cur_lo;
+	free(all);
+	if (uniq > sum_unique)
+		return false; /* not reached: each run holds sequences a core counted unique */
+	d->unique = uniq;
+	d->duplicates += sum_unique - uniq;
+	if (one_epoch && hi >= lo) {
+		d->span = hi - lo;
+		d->first_seq = lo;
+		d->next_seq = hi;
+	}
+	d->merged_exact = true;
+	return true;
+}
+
 static int merge_flows(struct txs_rx_result *r, struct txs_rx_core *const *cores, unsigned n,
 		       const struct txs_rx_expect *e)
 {
-	unsigned total = e ? e->n_flows : 0;
+	unsigned total = e ? e->n_flows : 0, srcs = 0;
 	for (unsigned i = 0; i < n; i++)
-		total += cores[i]->n_flows;
+		srcs += cores[i]->n_flows;
+	total += srcs;
 	r->flows = calloc(total ? total : 1, sizeof(*r->flows));
+	unsigned *into = malloc((srcs ? srcs : 1) * sizeof(*into)); /* core flow -> merged flow */
 	struct mtab m = { 0 };
-	if (!r->flows || mtab_init(&m, total + 1) < 0) {
+	if (!r->flows || !into || mtab_init(&m, total + 1) < 0) {
 		mtab_free(&m);
+		free(into);
 		return -ENOMEM;
 	}
+	unsigned q = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const struct txs_rx_core *c = cores[i];
 		for (unsigned k = 0; k < c->n_flows; k++) {
@@ -123,20 +192,45 @@ static int merge_flows(struct txs_rx_result *r, struct txs_rx_core *const *cores
 				m.idx[s] = r->n_flows;
 				flow_add(&r->flows[r->n_flows++], f, true);
 			}
+			into[q++] = m.idx[s];
 		}
 	}
+	/* flows several cores saw (a flow the kernel moved between sockets, two
+	 * senders on one flow id): merged by their sequence sets */
+	for (unsigned j = 0; j < r->n_flows; j++) {
+		struct txs_rx_flow *d = &r->flows[j];
+		if (d->cores < 2)
+			continue;
+		r->split_flows++;
+		const struct rx_flow *src[TXS_MAX_CORES];
+		unsigned ns = 0;
+		q = 0;
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned k = 0; k < cores[i]->n_flows; k++, q++)
+				if (into[q] == j && ns < TXS_MAX_CORES)
+					src[ns++] = cores[i]->flows[k];
+		uint64_t before = d->unique;
+		if (!d->sequenced || !merge_exact(d, src, ns))
+			r->split_inexact++;
+		else
+			r->cross_duplicates += before - d->unique;
+	}
+	free(into);
 	/* flows the sender sent that never arrived */
 	for (unsigned k = 0; e && k < e->n_flows; k++) {
+		uint32_t id = e->flow_base + k;
+		uint64_t h = rx_hash_id(id);
+		unsigned s = (unsigned)h & m.mask;
 		bool found = false;
-		for (unsigned i = 0; i < r->n_flows && !found; i++)
-			found = r->flows[i].by_id && r->flows[i].id == k;
+		for (; m.hash[s] && !found; s = (s + 1) & m.mask)
+			found = m.hash[s] == h && r->flows[m.idx[s]].by_id && r->flows[m.idx[s]].id == id;
 		if (found || !e->per_flow[k])
 			continue;
 		struct txs_rx_flow *d = &r->flows[r->n_flows++];
 		memset(d, 0, sizeof(*d));
 		d->by_id = true;
 		d->sequenced = true;
-		d->id = k;
+		d->id = id;
 		d->lat_min = UINT64_MAX;
 	}
 	mtab_free(&m);
@@ -157,9 +251,9 @@ static void apply_expect(struct txs_rx_result *r, const struct txs_rx_expect *e)
 			continue;
 		}
 		uniq += f->unique;
-		if (per_flow && f->by_id && f->id < e->n_flows) {
+		if (per_flow && f->by_id && f->id - e->flow_base < e->n_flows) {
 			f->have_expected = true;
-			f->expected = e->per_flow[f->id];
+			f->expected = e->per_flow[f->id - e->flow_base];
 			f->lost = f->expected > f->unique ? f->expected - f->unique : 0;
 			f->excess = f->unique > f->expected ? f->unique - f->expected : 0;
 		} else {
@@ -301,6 +395,56 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		txs_rx_result_free(r);
 		return -ENOMEM;
 	}
+	/* sequences two cores both counted unique: once unique, else duplicates */
+	r->unique -= r->cross_duplicates < r->unique ? r->cross_duplicates : r->unique;
+	r->duplicates += r->cross_duplicates;
+	/* datagrams per payload length */
+	uint64_t *sum = calloc(65536, sizeof(*sum));
+	if (!sum) {
+		txs_rx_result_free(r);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned l = 0; l < 65536; l++)
+			sum[l] += cores[i]->size_pkts[l];
+	for (unsigned l = 0; l < 65536; l++)
+		r->n_sizes += sum[l] != 0;
+	r->sizes = calloc(r->n_sizes ? r->n_sizes : 1, sizeof(*r->sizes));
+	if (!r->sizes) {
+		free(sum);
+		txs_rx_result_free(r);
+		return -ENOMEM;
+	}
+	for (unsigned l = 0, k = 0; l < 65536; l++)
+		if (sum[l])
+			r->sizes[k++] = (struct txs_rx_size){ .payload = l, .datagrams = sum[l], .bytes = sum[l] * l };
+	free(sum);
+	/* VLANs */
+	for (unsigned i = 0; i < n; i++) {
+		const struct txs_rx_core *c = cores[i];
+		r->untagged += c->untagged;
+		r->vlan_overflow += c->vlan_overflow;
+		for (unsigned v = 0; v < c->n_vlan; v++) {
+			uint32_t key = c->vlan[v].key;
+			unsigned tags = key >> 24;
+			uint16_t outer = (key >> 12) & 0xfff, inner = key & 0xfff;
+			unsigned k = 0;
+			while (k < r->n_vlans && !(r->vlans[k].tags == tags && r->vlans[k].outer == outer &&
+						   r->vlans[k].inner == inner))
+				k++;
+			if (k == r->n_vlans) {
+				struct txs_rx_vlan *nv = realloc(r->vlans, (k + 1) * sizeof(*nv));
+				if (!nv) {
+					txs_rx_result_free(r);
+					return -ENOMEM;
+				}
+				r->vlans = nv;
+				r->vlans[r->n_vlans++] = (struct txs_rx_vlan){ .tags = tags, .outer = outer, .inner = inner };
+			}
+			r->vlans[k].packets += c->vlan[v].packets;
+			r->vlans[k].bytes += c->vlan[v].bytes;
+		}
+	}
 	apply_expect(r, e);
 	double wsum = 0;
 	uint64_t wn = 0;
@@ -328,5 +472,7 @@ TXS_API void txs_rx_result_free(struct txs_rx_result *r)
 		return;
 	free(r->flows);
 	free(r->pairs);
+	free(r->sizes);
+	free(r->vlans);
 	free(r);
 }

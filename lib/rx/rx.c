@@ -82,8 +82,9 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 	c->tab_mask = slots - 1;
 	c->flows = calloc(cf.max_flows, sizeof(*c->flows));
 	c->pairs = calloc(cf.max_id_pairs, sizeof(*c->pairs));
+	c->size_pkts = calloc(65536, sizeof(*c->size_pkts)); /* pages touched only by the sizes seen */
 	txs_hist_init(&c->lat);
-	if (!c->tab || !c->flows || !c->pairs) {
+	if (!c->tab || !c->flows || !c->pairs || !c->size_pkts) {
 		txs_rx_core_destroy(c);
 		return -ENOMEM;
 	}
@@ -95,8 +96,11 @@ TXS_API void txs_rx_core_destroy(struct txs_rx_core *c)
 {
 	if (!c)
 		return;
-	for (unsigned i = 0; c->flows && i < c->n_flows; i++)
+	for (unsigned i = 0; c->flows && i < c->n_flows; i++) {
+		free(c->flows[i]->runs);
 		free(c->flows[i]);
+	}
+	free(c->size_pkts);
 	for (unsigned i = 0; c->pairs && i < c->n_pairs; i++) {
 		free(c->pairs[i].last);
 		free(c->pairs[i].dist);
@@ -140,20 +144,8 @@ TXS_API void txs_rx_count_bad(struct txs_rx_core *c, enum txs_rx_bad b, uint64_t
 }
 
 /* ---- flow table -------------------------------------------------------------- */
-static inline uint64_t mix64(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	v *= 0xc4ceb9fe1a85ec53ull;
-	v ^= v >> 33;
-	return v;
-}
-
-static inline uint64_t hash_id(uint32_t id)
-{
-	return mix64(id | (uint64_t)RX_KEY_ID << 32) | 1;
-}
+#define mix64 rx_mix64
+#define hash_id rx_hash_id
 
 static uint64_t hash_tuple(const struct txs_rx_tuple *t)
 {
@@ -270,6 +262,85 @@ static struct rx_flow *flow_by_tuple(struct txs_rx_core *c, const struct rx_pkt 
 			return s->f;
 	}
 	return flow_new(c, i, h, RX_KEY_TUPLE, 0, &tt);
+}
+
+/* ---- the set of unique sequences, as runs ------------------------------------------ */
+/* Insert [lo, hi) into the sorted array, merging with neighbours it touches. */
+static void runs_insert(struct txs_rx_core *c, struct rx_flow *f, uint64_t lo, uint64_t hi)
+{
+	if (f->runs_lost)
+		return;
+	uint32_t a = 0, b = f->n_runs;
+	while (a < b) { /* first run with runs[i].lo > lo */
+		uint32_t m = (a + b) / 2;
+		if (f->runs[m].lo > lo)
+			b = m;
+		else
+			a = m + 1;
+	}
+	uint32_t i = a;
+	bool prev = i > 0 && f->runs[i - 1].hi >= lo, next = i < f->n_runs && hi >= f->runs[i].lo;
+	if (prev && next) {
+		if (f->runs[i].hi > f->runs[i - 1].hi)
+			f->runs[i - 1].hi = f->runs[i].hi;
+		memmove(&f->runs[i], &f->runs[i + 1], (f->n_runs - i - 1) * sizeof(*f->runs));
+		f->n_runs--;
+		return;
+	}
+	if (prev) {
+		if (hi > f->runs[i - 1].hi)
+			f->runs[i - 1].hi = hi;
+		return;
+	}
+	if (next) {
+		f->runs[i].lo = lo;
+		if (hi > f->runs[i].hi)
+			f->runs[i].hi = hi;
+		return;
+	}
+	if (f->n_runs == f->cap_runs) {
+		uint32_t cap = f->cap_runs ? f->cap_runs * 2 : 16;
+		struct rx_run *r = c->runs_total + cap - f->cap_runs > RX_RUNS_MAX ? NULL
+				  : realloc(f->runs, cap * sizeof(*r));
+		if (!r) {
+			f->runs_lost = true; /* the merge of this flow stays per core (inexact) */
+			return;
+		}
+		c->runs_total += cap - f->cap_runs;
+		f->runs = r;
+		f->cap_runs = cap;
+	}
+	memmove(&f->runs[i + 1], &f->runs[i], (f->n_runs - i) * sizeof(*f->runs));
+	f->runs[i] = (struct rx_run){ lo, hi };
+	f->n_runs++;
+}
+
+/* s became unique and does not extend the newest run at its end. */
+static __attribute__((noinline)) void run_add_slow(struct txs_rx_core *c, struct rx_flow *f, uint64_t s)
+{
+	if (f->run_lo == f->run_hi) {
+		f->run_lo = s;
+		f->run_hi = s + 1;
+	} else if (s + 1 == f->run_lo) {
+		f->run_lo = s;
+		if (f->n_runs && f->runs[f->n_runs - 1].hi == s) { /* closes the hole to the previous run */
+			f->run_lo = f->runs[--f->n_runs].lo;
+		}
+	} else if (s > f->run_hi) {
+		runs_insert(c, f, f->run_lo, f->run_hi);
+		f->run_lo = s;
+		f->run_hi = s + 1;
+	} else {
+		runs_insert(c, f, s, s + 1);
+	}
+}
+
+static inline void run_add(struct txs_rx_core *c, struct rx_flow *f, uint64_t s)
+{
+	if (TXS_LIKELY(f->run_hi == s && f->run_lo != s))
+		f->run_hi = s + 1;
+	else
+		run_add_slow(c, f, s);
 }
 
 /* ---- sequence ------------------------------------------------------------------ */
@@ -423,12 +494,14 @@ static inline enum seq_verdict seq_in(struct txs_rx_core *c, struct rx_flow *f, 
 		f->next = s + 1;
 		f->cand_n = 0;
 		ev_push(f, idx, s);
+		run_add(c, f, s);
 		return SEQ_UNIQUE;
 	}
 	uint64_t gap = s - f->next;
-	if (gap <= c->conf.max_jump)
-		return seq_ahead(c, f, s, gap, idx);
-	return seq_behind(c, f, s, idx);
+	enum seq_verdict v = gap <= c->conf.max_jump ? seq_ahead(c, f, s, gap, idx) : seq_behind(c, f, s, idx);
+	if (v == SEQ_UNIQUE)
+		run_add(c, f, s);
+	return v;
 }
 
 /* ---- latency ----------------------------------------------------------------- */
@@ -511,6 +584,7 @@ static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const
 	c->unsequenced++;
 	f->received++;
 	f->bytes += len;
+	c->size_pkts[len & 0xffff]++;
 }
 
 static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core *c, const uint8_t *p, size_t len, unsigned link, uint64_t ts,
@@ -557,6 +631,7 @@ static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core 
 	f->kind = (uint8_t)k;
 	f->received++;
 	f->bytes += len;
+	c->size_pkts[len & 0xffff]++;
 	count_rx(c, link, len);
 }
 
@@ -681,11 +756,38 @@ static __attribute__((noinline)) bool frame_slow(struct txs_rx_core *c, const ui
 	k->dport = pi->dport;
 	k->payload = pi->payload;
 	k->payload_len = pi->payload_len;
+	k->n_vlan = pi->n_vlan;
+	memcpy(k->vlan_tci, pi->vlan_tci, sizeof(k->vlan_tci));
 	return true;
 }
 
-TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
-			  uint64_t ts_ns)
+static __attribute__((noinline)) void vlan_in(struct txs_rx_core *c, const struct rx_pkt *k, int outer, size_t len)
+{
+	unsigned n = k->n_vlan + (outer >= 0);
+	uint16_t v0 = outer >= 0 ? (uint16_t)outer : k->vlan_tci[0];
+	uint16_t v1 = outer >= 0 ? (k->n_vlan ? k->vlan_tci[0] : 0) : k->n_vlan > 1 ? k->vlan_tci[1] : 0;
+	if (n > 2)
+		n = 2;
+	uint32_t key = (uint32_t)n << 24 | (uint32_t)(v0 & 0xfff) << 12 | (n > 1 ? (v1 & 0xfffu) : 0);
+	unsigned i = c->last_vlan;
+	if (i >= c->n_vlan || c->vlan[i].key != key) {
+		for (i = 0; i < c->n_vlan && c->vlan[i].key != key; i++)
+			;
+		if (i == c->n_vlan) {
+			if (c->n_vlan == TXS_RX_VLANS_MAX) {
+				c->vlan_overflow++;
+				return;
+			}
+			c->vlan[c->n_vlan++].key = key;
+		}
+		c->last_vlan = i;
+	}
+	c->vlan[i].packets++;
+	c->vlan[i].bytes += len;
+}
+
+static inline __attribute__((always_inline)) void frame_in(struct txs_rx_core *c, const uint8_t *buf, size_t len,
+								enum txs_l2 l2, unsigned link, uint64_t ts_ns, int outer)
 {
 	struct rx_pkt k;
 	struct txs_pkt_info pi;
@@ -702,9 +804,25 @@ TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len,
 	}
 	c->perr[TXS_PERR_OK]++;
 	c->tos[k.tos]++;
+	if (TXS_UNLIKELY(k.n_vlan || outer >= 0))
+		vlan_in(c, &k, outer, len);
+	else
+		c->untagged++;
 	if (k.family == AF_INET && !c->conf.no_id_track)
 		id_in(c, k.src, k.dst, k.ip_id);
 	payload_in(c, k.payload, k.payload_len, link, ts_ns, &k, NULL);
+}
+
+TXS_API void txs_rx_frame(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2, unsigned link,
+			  uint64_t ts_ns)
+{
+	frame_in(c, buf, len, l2, link, ts_ns, -1);
+}
+
+TXS_API void txs_rx_frame_vlan(struct txs_rx_core *c, const uint8_t *buf, size_t len, enum txs_l2 l2,
+			       unsigned link, uint64_t ts_ns, uint16_t tci)
+{
+	frame_in(c, buf, len, l2, link, ts_ns, tci);
 }
 
 TXS_API void txs_rx_dgram(struct txs_rx_core *c, const uint8_t *payload, size_t len, const struct txs_rx_tuple *t,

@@ -13,6 +13,15 @@ struct rx_ev {
 
 enum rx_key_kind { RX_KEY_ID = 1, RX_KEY_TUPLE = 2 };
 
+/* A run of unique sequences [lo, hi). A flow keeps the set of sequences it
+ * counted unique as runs (the newest in the flow, older ones sorted in an
+ * array that grows only with gaps and reordering), so that the merge of a
+ * flow seen by several cores counts each sequence once (result.c). */
+struct rx_run {
+	uint64_t lo, hi;
+};
+#define RX_RUNS_MAX (1u << 22) /* runs per core (64 MiB); beyond: merge inexact */
+
 struct rx_flow {
 	/* hot: touched per packet */
 	uint64_t next;          /* highest sequence + 1, mod 2^64 (0: none yet) */
@@ -26,8 +35,10 @@ struct rx_flow {
 	int64_t last_transit;
 	uint64_t jitter16;      /* RFC 3550 jitter, scaled by 16 */
 	uint64_t lat_count, lat_sum, lat_min, lat_max;
+	uint64_t run_lo, run_hi;  /* the newest run of unique sequences */
 	bool have_transit;
 	bool sequenced;
+	bool runs_lost;          /* the run budget ran out: the set is incomplete */
 	uint8_t kind;           /* enum txs_ph_kind */
 	unsigned cand_n;        /* implausible packets in a row (reset by any plausible one) */
 	/* cold */
@@ -39,7 +50,25 @@ struct rx_flow {
 	uint32_t id;
 	uint64_t hash;
 	struct txs_rx_tuple tuple;
+	struct rx_run *runs;     /* older runs, sorted, disjoint and apart */
+	uint32_t n_runs, cap_runs;
 };
+
+static inline uint64_t rx_mix64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdull;
+	v ^= v >> 33;
+	v *= 0xc4ceb9fe1a85ec53ull;
+	v ^= v >> 33;
+	return v;
+}
+
+/* the flow table's hash of a flow id (never 0) */
+static inline uint64_t rx_hash_id(uint32_t id)
+{
+	return rx_mix64(id | (uint64_t)RX_KEY_ID << 32) | 1;
+}
 
 struct rx_slot {
 	uint64_t hash;          /* 0 = empty */
@@ -81,6 +110,14 @@ struct txs_rx_core {
 	unsigned n_pairs;
 	struct rx_pair *last_pair;
 	uint64_t id_pairs_overflow;
+	uint64_t runs_total;            /* runs held over all flows (RX_RUNS_MAX) */
+	struct rx_vlan {
+		uint32_t key;           /* n_tags << 24 | outer VID << 12 | inner VID */
+		uint64_t packets, bytes;
+	} vlan[TXS_RX_VLANS_MAX];
+	unsigned n_vlan, last_vlan;
+	uint64_t vlan_overflow, untagged;
+	uint64_t *size_pkts;            /* datagrams per UDP payload length (65536 entries) */
 } TXS_CACHE_ALIGNED;
 
 /* ---- the parse fast path ---------------------------------------------------------
@@ -97,6 +134,8 @@ struct rx_pkt {
 	int family;
 	uint16_t sport, dport, ip_id;
 	uint8_t tos;
+	uint8_t n_vlan;
+	uint16_t vlan_tci[TXS_VLAN_MAX_TAGS];
 	const uint8_t *src, *dst; /* 4 or 16 bytes, network order */
 };
 
@@ -184,14 +223,24 @@ static inline __attribute__((always_inline)) bool rx_fast6(const uint8_t *ip, si
 
 static inline __attribute__((always_inline)) bool rx_parse_fast(const uint8_t *buf, size_t len, enum txs_l2 l2, struct rx_pkt *o)
 {
+	o->n_vlan = 0;
 	if (l2 == TXS_L2_ETH) {
 		if (len < TXS_ETH_HLEN)
 			return false;
 		uint16_t type = txs_get_be16(buf + 12);
+		size_t off = TXS_ETH_HLEN;
+		while (TXS_UNLIKELY(type == TXS_ETHERTYPE_8021Q || type == TXS_ETHERTYPE_8021AD) &&
+		       o->n_vlan < TXS_VLAN_MAX_TAGS) {
+			if (len < off + TXS_VLAN_HLEN)
+				return false;
+			o->vlan_tci[o->n_vlan++] = txs_get_be16(buf + off);
+			type = txs_get_be16(buf + off + 2);
+			off += TXS_VLAN_HLEN;
+		}
 		if (type == TXS_ETHERTYPE_IPV4)
-			return rx_fast4(buf + TXS_ETH_HLEN, len - TXS_ETH_HLEN, o);
+			return rx_fast4(buf + off, len - off, o);
 		if (type == TXS_ETHERTYPE_IPV6)
-			return rx_fast6(buf + TXS_ETH_HLEN, len - TXS_ETH_HLEN, o);
+			return rx_fast6(buf + off, len - off, o);
 		return false;
 	}
 	if (len < 1)

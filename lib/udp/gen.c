@@ -15,12 +15,20 @@ static int gen_ident_open(struct gen_ident *gi, struct txs_ident *inst, const st
 	int rc = txs_ident_core_open(inst, k, &gi->core);
 	if (rc < 0)
 		return rc;
-	gi->hash = txs_ident_hash4(inst, sp->dst.v4.s_addr, sp->src.v4.s_addr, 17 /* UDP */);
 	gi->flow = strcmp(txs_ident_name(inst), "flow") == 0;
-	if (gi->flow)
-		txs_ident_flow_init(gi->core, &gi->fl);
 	gi->zero = sp->df && txs_ident_df_zero(inst); /* datagrams are never fragmented here */
 	return 0;
+}
+
+/* A flow's ID state: its bucket (own destination) or its own counter. */
+static void gen_flow_ident(struct gen_flow *f, const struct gen_ident *gi, struct txs_ident *inst,
+			   const struct txs_flow_spec *sp)
+{
+	if (!gi->core)
+		return;
+	f->hash = txs_ident_hash4(inst, sp->dst.v4.s_addr, sp->src.v4.s_addr, 17 /* UDP */);
+	if (gi->flow)
+		txs_ident_flow_init(gi->core, &f->fl);
 }
 
 static uint64_t seed64(uint64_t seed, unsigned id)
@@ -34,13 +42,8 @@ static uint64_t seed64(uint64_t seed, unsigned id)
 	return v ^ (v >> 31);
 }
 
-static int gen_linksel_init(struct gen_state *g, struct txs_linksel *ls, unsigned core,
-			    const struct txs_flow_spec *sp)
+static void gen_key(struct txs_linksel *ls, struct txs_flow_key *k, const struct txs_flow_spec *sp)
 {
-	int rc = txs_linksel_core_open(ls, core, &g->ls);
-	if (rc < 0)
-		return rc;
-	struct txs_flow_key *k = &g->key;
 	memcpy(k->src_mac, sp->src_mac, 6);
 	memcpy(k->dst_mac, sp->dst_mac, 6);
 	k->family = sp->src.family;
@@ -50,8 +53,92 @@ static int gen_linksel_init(struct gen_state *g, struct txs_linksel *ls, unsigne
 	k->dport = sp->dport;
 	k->proto = TXS_IPPROTO_UDP;
 	txs_linksel_key_prepare(ls, k);
-	if (txs_linksel_core_broadcast(g->ls) && !(g->bc_frame = malloc(g->t.wire_len)))
+}
+
+static int gen_linksel_init(struct gen_state *g, struct txs_linksel *ls, unsigned core,
+			    const struct txs_flow_spec *sp)
+{
+	int rc = txs_linksel_core_open(ls, core, &g->ls);
+	if (rc < 0)
+		return rc;
+	gen_key(ls, &g->key, sp);
+	if (txs_linksel_core_broadcast(g->ls) && !(g->bc_frame = malloc(g->max_wire)))
 		return -ENOMEM;
+	return 0;
+}
+
+static void gen_free(struct gen_state *g)
+{
+	txs_ident_core_close(g->id.core);
+	txs_linksel_core_close(g->ls);
+	free(g->bc_frame);
+	if (g->tm) {
+		for (uint32_t k = 0; k < g->n_flows * g->n_sizes && !g->arena; k++)
+			txs_tmpl_free(&g->tm[k]);
+		free(g->tm);
+	} else {
+		txs_tmpl_free(&g->t);
+	}
+	free(g->arena);
+	free(g->keys);
+	free(g->fl);
+	free(g->pat);
+	free(g);
+}
+
+/* Shaped worker: one template per (flow, size), the size cycle, per-flow
+ * state. Everything per packet is then an index into these. */
+static int gen_shape_init(struct gen_state *g, const struct txs_gen_conf *c, const struct txs_flow_spec *sp0,
+			  unsigned k, const struct txs_netdev *dev, uint64_t rng)
+{
+	const struct txs_shape *sh = c->shape;
+	g->shaped = true;
+	g->n_flows = sh->flows ? sh->flows : 1;
+	g->n_sizes = sh->n_sizes ? sh->n_sizes : 1;
+	if ((uint64_t)g->n_flows * g->n_sizes > (1u << 20))
+		return -E2BIG;
+	int rc = txs_shape_pattern(sh, &g->pat, &g->pat_len);
+	if (rc < 0)
+		return rc;
+	g->tm = calloc((size_t)g->n_flows * g->n_sizes, sizeof(*g->tm));
+	g->fl = aligned_alloc(TXS_CACHE_LINE, ((sizeof(*g->fl) * g->n_flows) + TXS_CACHE_LINE - 1) &
+						  ~(size_t)(TXS_CACHE_LINE - 1));
+	if (!g->tm || !g->fl)
+		return -ENOMEM;
+	memset(g->fl, 0, sizeof(*g->fl) * g->n_flows);
+	uint64_t ids = seed64(c->seed, k);
+	for (uint32_t i = 0; i < g->n_flows; i++) {
+		struct txs_flow_spec sp;
+		txs_shape_flow(sh, sp0, c->spread_sport, k, i, &rng, &sp);
+		for (uint32_t s = 0; s < g->n_sizes; s++) {
+			if (sh->n_sizes)
+				sp.payload_len = sh->sizes[s];
+			if (!txs_udp_fast_path_ok(dev, &sp, 0, true, 0))
+				return -EMSGSIZE;
+			struct txs_tmpl *t = &g->tm[i * g->n_sizes + s];
+			if ((rc = txs_tmpl_build(t, &sp)) < 0)
+				return rc;
+			if (t->wire_len > g->max_wire)
+				g->max_wire = t->wire_len;
+		}
+		g->fl[i].ip_id = (uint16_t)txs_rng_next(&ids);
+	}
+	if (getrandom(&g->nonce, sizeof(g->nonce), 0) != sizeof(g->nonce))
+		g->nonce = txs_rng_next(&ids) | 1;
+	/* the frames in one block, in (flow, size) order: the fill walks them in turn */
+	size_t total = 0, nt = (size_t)g->n_flows * g->n_sizes;
+	for (size_t j = 0; j < nt; j++)
+		total += (g->tm[j].wire_len + 15) & ~15u;
+	if ((g->arena = aligned_alloc(TXS_CACHE_LINE, (total + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1)))) {
+		size_t off = 0;
+		for (size_t j = 0; j < nt; j++) {
+			memcpy(g->arena + off, g->tm[j].frame, g->tm[j].wire_len);
+			txs_tmpl_free(&g->tm[j]);
+			g->tm[j].frame = g->arena + off;
+			off += (g->tm[j].wire_len + 15) & ~15u;
+		}
+	} /* else: each template keeps its own frame */
+	g->t = g->tm[0]; /* a copy for reading only (l4_off of broadcast copies) */
 	return 0;
 }
 
@@ -63,32 +150,60 @@ static int gen_init(struct txs_worker *w, void *confp)
 		return -ENOMEM;
 	memset(g, 0, sizeof(*g));
 	struct txs_flow_spec sp = c->spec;
-	sp.flow_id += w->id;
-	if (c->spread_sport)
-		sp.sport = (uint16_t)(sp.sport + w->id);
 	const struct txs_netdev *dev = w->txq->dev;
-	if (!txs_udp_fast_path_ok(dev, &sp, 0, true, 0)) {
-		/* one frame per datagram only where the sendmsg semantics make one:
-		 * above the MTU that is txs_udp_sock_gen_ops's fragments */
-		free(g);
-		return -EMSGSIZE;
-	}
 	if (dev->l2_needed) {
 		memcpy(sp.src_mac, dev->src_mac, 6);
 		memcpy(sp.dst_mac, dev->dst_mac, 6);
 	}
-	int rc = txs_tmpl_build(&g->t, &sp);
-	if (rc < 0) {
-		free(g);
-		return rc;
+	const struct txs_shape *sh = c->shape;
+	int rc = 0;
+	/* the worker's RNG for random walks: --seed, else random; every pass
+	 * over the flows below starts from it, so they see the same walk */
+	const uint64_t rng0 = txs_shape_rng_seed(c->seed, w->id);
+	if (sh && ((sh->flows > 1) || sh->n_sizes > 1 || sh->sport.span > 1 || sh->dport.span > 1 ||
+		   sh->src.span > 1 || sh->dst.span > 1)) {
+		rc = gen_shape_init(g, c, &sp, w->id, dev, rng0);
+	} else {
+		if (sh && sh->n_sizes == 1)
+			sp.payload_len = sh->sizes[0];
+		sp.flow_id += w->id;
+		if (c->spread_sport)
+			sp.sport = (uint16_t)(sp.sport + w->id);
+		if (!txs_udp_fast_path_ok(dev, &sp, 0, true, 0))
+			rc = -EMSGSIZE; /* one frame per datagram only where the sendmsg
+					 * semantics make one: above the MTU that is
+					 * txs_udp_sock_gen_ops's fragments */
+		else if ((rc = txs_tmpl_build(&g->t, &sp)) == 0)
+			g->max_wire = g->t.wire_len;
+		g->ip_id = (uint16_t)seed64(c->seed, w->id);
 	}
-	g->ip_id = (uint16_t)seed64(c->seed, w->id);
-	if ((rc = gen_ident_open(&g->id, c->ident_inst, &sp, w->id)) < 0 ||
-	    (c->linksel && (rc = gen_linksel_init(g, c->linksel, w->id, &sp)) < 0)) {
-		txs_ident_core_close(g->id.core);
-		txs_linksel_core_close(g->ls);
-		txs_tmpl_free(&g->t);
-		free(g);
+	if (rc == 0 && (rc = gen_ident_open(&g->id, c->ident_inst, &sp, w->id)) == 0) {
+		if (g->shaped) {
+			struct txs_flow_spec f;
+			uint64_t rng = rng0;
+			for (uint32_t i = 0; i < g->n_flows; i++) {
+				txs_shape_flow(sh, &sp, c->spread_sport, w->id, i, &rng, &f);
+				gen_flow_ident(&g->fl[i], &g->id, c->ident_inst, &f);
+			}
+		} else {
+			gen_flow_ident(&g->one, &g->id, c->ident_inst, &sp);
+		}
+	}
+	if (rc == 0 && c->linksel) {
+		rc = gen_linksel_init(g, c->linksel, w->id, &sp);
+		if (rc == 0 && g->shaped && !(g->keys = calloc(g->n_flows, sizeof(*g->keys))))
+			rc = -ENOMEM;
+		if (rc == 0 && g->shaped) {
+			struct txs_flow_spec f;
+			uint64_t rng = rng0;
+			for (uint32_t i = 0; i < g->n_flows; i++) {
+				txs_shape_flow(sh, &sp, c->spread_sport, w->id, i, &rng, &f);
+				gen_key(c->linksel, &g->keys[i], &f);
+			}
+		}
+	}
+	if (rc < 0) {
+		gen_free(g);
 		return rc;
 	}
 	w->gen = g;
@@ -117,9 +232,71 @@ unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, u
 	return i;
 }
 
+/* Shaped: flows take turns, sizes follow the cycle; per packet only indexes
+ * (no division, no randomness) and the same patch as the one-flow fill. */
+unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+{
+	struct gen_state *g = w->gen;
+	if (TXS_UNLIKELY(n && b[0].cap < g->max_wire))
+		return 0;
+	struct gen_ident *gi = g->id.core ? &g->id : NULL;
+	if (gi)
+		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
+	unsigned i = 0;
+	if (TXS_UNLIKELY(g->bc_left)) /* copies owed from the last fill */
+		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
+	uint32_t cur = g->cur, pos = g->pat_pos;
+	const uint32_t nf = g->n_flows, ns = g->n_sizes, pl = g->pat_len;
+	const uint8_t *const pat = g->pat;
+	struct gen_flow *const fl = g->fl;
+	const struct txs_tmpl *const tm = g->tm;
+	struct txs_linksel_core *const ls = g->ls;
+	const uint64_t nonce = g->nonce;
+	const bool tags = n && b[0].cap >= g->max_wire + GEN_TAG_LEN;
+	if (!ls) {
+		/* every packet on link 0 (the common case): nothing to select */
+		for (; i < n; i++) {
+			struct gen_flow *f = &fl[cur];
+			const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
+			uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
+			b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, now_ns);
+			b[i].l4_off = t->l4_off;
+			b[i].segs = 1;
+			b[i].link = 0;
+			cur = cur + 1 == nf ? 0 : cur + 1;
+			pos = pos + 1 == pl ? 0 : pos + 1;
+		}
+	}
+	while (i < n) {
+		struct gen_flow *f = &fl[cur];
+		uint32_t mask = 1;
+		int copies = txs_linksel_select_mask(ls, &g->keys[cur], &mask);
+		if (TXS_UNLIKELY(copies < 0))
+			break; /* no link up: counted by the selector */
+		const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
+		uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
+		b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, now_ns);
+		b[i].l4_off = t->l4_off;
+		b[i].segs = 1;
+		b[i].link = (uint16_t)__builtin_ctz(mask);
+		i++;
+		cur = cur + 1 == nf ? 0 : cur + 1;
+		pos = pos + 1 == pl ? 0 : pos + 1;
+		if (TXS_UNLIKELY(copies > 1))
+			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+	}
+	g->cur = cur;
+	g->pat_pos = pos;
+	if (TXS_UNLIKELY(i == 0 && n))
+		w->fill_err = -ENETDOWN; /* only "no link up" leaves a burst empty */
+	return i;
+}
+
 static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
 	struct gen_state *g = w->gen;
+	if (g->shaped)
+		return udp_gen_fill_shaped(w, b, n, now_ns);
 	const struct txs_tmpl *t = &g->t;
 	if (TXS_UNLIKELY(n && b[0].cap < t->wire_len))
 		return 0;
@@ -137,7 +314,7 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 		if (g->ls && TXS_UNLIKELY((copies = txs_linksel_select_mask(g->ls, &g->key, &mask)) < 0))
 			break; /* no link up: counted by the selector */
 		if (gi)
-			id = gen_ident_next(gi);
+			id = gen_ident_next(gi, &g->one);
 		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, now_ns);
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
@@ -158,11 +335,7 @@ static void gen_fini(struct txs_worker *w)
 	struct gen_state *g = w->gen;
 	if (!g)
 		return;
-	txs_ident_core_close(g->id.core);
-	txs_linksel_core_close(g->ls);
-	free(g->bc_frame);
-	txs_tmpl_free(&g->t);
-	free(g);
+	gen_free(g);
 	w->gen = NULL;
 }
 

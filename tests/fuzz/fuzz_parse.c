@@ -84,6 +84,7 @@ static void differential(const uint8_t *d, size_t n, enum txs_l2 l2)
 		CHECK(k.sport == pi.sport && k.dport == pi.dport && k.tos == pi.tos);
 		CHECK(k.family != AF_INET || k.ip_id == pi.ip_id);
 		CHECK(k.payload == pi.payload && k.payload_len == pi.payload_len);
+		CHECK(k.n_vlan == pi.n_vlan && memcmp(k.vlan_tci, pi.vlan_tci, k.n_vlan * 2) == 0);
 	}
 }
 

@@ -613,6 +613,113 @@ static void latency_jitter(void **st)
 	txs_rx_core_destroy(c);
 }
 
+/* ---- a flow split over cores: exact whatever the split (issue 14) ------------------ */
+/* Random property: sequences 0..N-1 of 3 flows (flow ids from a base, as
+ * send --flow-base), each lost, sent once or twice, spread over 1-4 cores at
+ * random (a flow the kernel moves between sockets), mildly reordered within
+ * the window. Per flow the merged unique count is the number of distinct
+ * sequences that arrived, every other arrival a duplicate, and loss against
+ * the sender's count is exact; the totals agree with the flows. */
+static void split_merge_exact(void **st)
+{
+	(void)st;
+	uint64_t rng = 0x1234;
+	enum { N = 3000, FL = 3, BASE = 700 };
+	for (int iter = 0; iter < 30; iter++) {
+		unsigned nc = 1 + (unsigned)(txs_rng_next(&rng) % 4);
+		struct txs_rx_core *c[4];
+		for (unsigned k = 0; k < nc; k++)
+			c[k] = mkcore(0, 0, 1);
+		static uint64_t ord[FL][2 * N];
+		unsigned nord[FL] = { 0 }, distinct[FL] = { 0 };
+		for (unsigned f = 0; f < FL; f++) {
+			for (uint64_t sq = 0; sq < N; sq++) {
+				unsigned copies = (unsigned)(txs_rng_next(&rng) % 10); /* 0: lost; 1-7: once; 8-9: twice */
+				copies = copies == 0 ? 0 : copies >= 8 ? 2 : 1;
+				distinct[f] += copies > 0;
+				for (unsigned k = 0; k < copies; k++)
+					ord[f][nord[f]++] = sq;
+			}
+			for (unsigned i = 0; i + 1 < nord[f]; i++) /* reorder: swap neighbours now and then */
+				if (txs_rng_next(&rng) % 7 == 0) {
+					uint64_t t = ord[f][i];
+					ord[f][i] = ord[f][i + 1];
+					ord[f][i + 1] = t;
+				}
+		}
+		/* the kernel's split: runs of arrivals on one core, switching at random */
+		for (unsigned f = 0; f < FL; f++) {
+			unsigned core = 0;
+			for (unsigned i = 0; i < nord[f]; i++) {
+				if (txs_rng_next(&rng) % 50 == 0)
+					core = (unsigned)(txs_rng_next(&rng) % nc);
+				feed(c[core], TXS_PH_FULL, BASE + f, ord[f][i], 1000, 2000, 0);
+			}
+		}
+		struct txs_rx_expect *e = calloc(1, sizeof(*e));
+		e->have_total = true;
+		e->total = (uint64_t)N * FL;
+		e->flow_base = BASE;
+		e->n_flows = FL;
+		for (unsigned f = 0; f < FL; f++)
+			e->per_flow[f] = N;
+		struct txs_rx_result *r;
+		assert_int_equal(txs_rx_result_build(&r, c, nc, e), 0);
+		assert_int_equal(r->n_flows, FL);
+		uint64_t uq = 0, dup = 0, rcv = 0;
+		for (unsigned f = 0; f < FL; f++) {
+			const struct txs_rx_flow *fl = flow_id(r, BASE + f);
+			assert_int_equal(fl->received, nord[f]);
+			assert_int_equal(fl->late, 0);
+			assert_int_equal(fl->unique, distinct[f]);
+			assert_int_equal(fl->duplicates, nord[f] - distinct[f]);
+			assert_true(fl->have_expected);
+			assert_int_equal(fl->lost, N - distinct[f]);
+			assert_true(fl->cores == 1 || fl->merged_exact);
+			uq += distinct[f];
+			dup += nord[f] - distinct[f];
+			rcv += nord[f];
+		}
+		assert_int_equal(r->received, rcv);
+		assert_int_equal(r->unique, uq);
+		assert_int_equal(r->duplicates, dup);
+		assert_int_equal(r->lost, (uint64_t)N * FL - uq);
+		assert_int_equal(r->split_inexact, 0);
+		txs_rx_result_free(r);
+		free(e);
+		for (unsigned k = 0; k < nc; k++)
+			txs_rx_core_destroy(c[k]);
+	}
+}
+
+/* Datagrams and bytes per payload length, summed over cores. */
+static void sizes_per_length(void **st)
+{
+	(void)st;
+	struct txs_rx_core *c[2] = { mkcore(0, 0, 1), mkcore(0, 0, 1) };
+	uint8_t p[600];
+	for (unsigned i = 0; i < 70; i++) {
+		size_t len = i % 7 == 0 ? 600 : i % 2 ? 100 : 32;
+		struct txs_ph ph = { .kind = TXS_PH_FULL, .flow = 1, .seq = i };
+		txs_ph_write(p, len, &ph);
+		txs_rx_dgram(c[i % 2], p, len, &tup1, 0, 0);
+	}
+	struct txs_rx_result *r;
+	assert_int_equal(txs_rx_result_build(&r, c, 2, NULL), 0);
+	assert_int_equal(r->n_sizes, 3);
+	uint64_t sum = 0;
+	for (unsigned k = 0; k < r->n_sizes; k++)
+		sum += r->sizes[k].datagrams;
+	assert_int_equal(sum, 70);
+	assert_int_equal(r->sizes[0].payload, 32);
+	assert_int_equal(r->sizes[2].payload, 600);
+	assert_int_equal(r->sizes[2].datagrams, 10);
+	assert_int_equal(r->sizes[2].bytes, 6000);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c[0]);
+	txs_rx_core_destroy(c[1]);
+}
+
 /* ---- links, merge ------------------------------------------------------------------- */
 static void links_jain_merge(void **st)
 {
@@ -633,7 +740,16 @@ static void links_jain_merge(void **st)
 	assert_int_equal(r->n_flows, 1);
 	assert_int_equal(r->flows[0].cores, 2);
 	assert_int_equal(r->flows[0].received, 401);
-	assert_int_equal(r->flows[0].unique, 401); /* documented: cross-core dup counted as unique */
+	/* merged by sequence sets: sequence 1 seen on both cores is one unique
+	 * and one duplicate (issue 14: per-flow exact whatever the split) */
+	assert_true(r->flows[0].merged_exact);
+	assert_int_equal(r->flows[0].unique, 400);
+	assert_int_equal(r->flows[0].duplicates, 1);
+	assert_int_equal(r->flows[0].lost, 0);
+	assert_int_equal(r->unique, 400);
+	assert_int_equal(r->duplicates, 1);
+	assert_int_equal(r->split_flows, 1);
+	assert_int_equal(r->cross_duplicates, 1);
 	assert_int_equal(r->flows[0].next_seq, 400);
 	txs_rx_result_free(r);
 	txs_rx_core_destroy(c[0]);
@@ -1252,6 +1368,8 @@ int main(void)
 		cmocka_unit_test(expect_parse),
 		cmocka_unit_test(latency_jitter),
 		cmocka_unit_test(links_jain_merge),
+		cmocka_unit_test(split_merge_exact),
+		cmocka_unit_test(sizes_per_length),
 		cmocka_unit_test(frames),
 		cmocka_unit_test(bad_magic_and_fill),
 		cmocka_unit_test(id_reuse),

@@ -13,12 +13,16 @@
 #include "cli.h"
 #include "opt.h"
 #include "send_udp.h"
+#include "send_shape.h"
 #include "ctl_cli.h"
 #include <txscale/replay.h>
 
 struct send_cfg {
 	const char *dest;
-	uint16_t port, sport;
+	uint16_t port;
+	const char *sport_s, *dport_s, *src_s, *dst_s, *length_s, *vlan_s, *qinq_s;
+	unsigned flows;
+	uint64_t flow_base;
 	const char *bind;
 	bool v4, v6;
 	unsigned length;
@@ -131,10 +135,21 @@ static const struct opt send_opts[] = {
 	{ "client", 'c', OPT_STR, O(dest), "ADDR", "destination address (or give it as DEST)" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "destination UDP port", "5201" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; packet:/xdp: the interface's; else 198.18.0.1 or 2001:2::1)" },
-	{ "sport", 0, OPT_PORT, O(sport), "PORT", "source port of thread 0; thread k uses PORT+k", "40000" },
+	{ "sport", 0, OPT_STR, O(sport_s), "PORTS", "source port of thread 0 (thread k uses PORT+k), or a range "
+	  "LO-HI[,inc|,random|,stride=N] walked over the flows (docs/udp.md, \"Flows and sizes\")", "40000" },
+	{ "dport", 0, OPT_STR, O(dport_s), "PORTS", "destination port range LO-HI[,WALK] over the flows (instead of -p)" },
+	{ "src", 0, OPT_STR, O(src_s), "ADDRS", "source address range LO-HI[,WALK] over the flows (instead of -B)" },
+	{ "dst", 0, OPT_STR, O(dst_s), "ADDRS", "destination address range LO-HI[,WALK] over the flows (instead of DEST)" },
+	{ "flows", 0, OPT_UINT, O(flows), "N", "flows per thread, each with its own flow id and sequence (default: the "
+	  "largest range's size, else 1)", NULL, 1, 1u << 20 },
+	{ "flow-base", 0, OPT_U64, O(flow_base), "N", "flow id of thread 0's first flow, so that several senders into "
+	  "one recv do not collide", "0", 0, 0xffffffffu },
+	{ "vlan", 0, OPT_STR, O(vlan_s), "ID[,PRIO]", "tag frames 802.1Q (frame devices: packet:, xdp:, pcap:, dummy)" },
+	{ "qinq", 0, OPT_STR, O(qinq_s), "OUTER,INNER", "tag frames 802.1ad OUTER (0x88a8) + 802.1Q INNER; each ID[:PRIO]" },
 	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only (destination must be IPv4)" },
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (destination must be IPv6)" },
-	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length", "16", 0, 65527 },
+	{ "length", 'l', OPT_STR, O(length_s), "SIZES", "UDP payload bytes: N, a list N,N,...[:W,W,...] with weights, "
+	  "LO-HI[/STEP] (uniform), or imix (64/594/1518-byte frames 7:4:1)", "16" },
 	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "total rate: packets/s (1M, 250k) or frame bits/s (100Mbit); 0 = unlimited", "0" },
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "stop after SEC seconds (default 10 unless -n is given)" },
 	{ "packets", 'n', OPT_U64, O(count), "N", "stop after N packets in total (k/M/G suffixes)", NULL, 1, 0 },
@@ -284,6 +299,9 @@ struct summary_extra {
 	uint64_t icmp_err;
 	struct txs_linksel *ls;
 	const struct txs_prof_summary *prof; /* --profile */
+	const struct send_shape *shape;      /* flows, sizes */
+	const struct txs_stat_row *erows;    /* the engine's rows: datagrams per thread */
+	unsigned nthreads;
 };
 
 /* "profile":{...} in the summary (docs/json-schema.md, "profile") */
@@ -356,6 +374,8 @@ static void add_extra(struct txs_json *j, void *arg)
 	}
 	if (x->prof)
 		prof_json(j, x->prof);
+	if (x->shape)
+		send_shape_json(j, x->shape, x->erows, x->nthreads);
 }
 
 /* --ident NAME: one of the registered strategies, else one line listing them. */
@@ -584,11 +604,25 @@ int cmd_send(int argc, char **argv)
 		}
 		cfg.dest = pos[0];
 	}
+	/* flows, ranges: --dst/--src give DEST/-B their first address */
+	struct send_shape shape = { 0 };
+	uint16_t sport = 0;
+	if (send_shape_ranges(&shape, &cfg.dest, cfg.dst_s, &cfg.bind, cfg.src_s, cfg.sport_s, &sport, cfg.dport_s,
+			      &cfg.port, cfg.flows, cfg.flow_base))
+		return 2;
 	/* --replay: the capture's frames as they are (docs/replay.md) */
 	struct txs_replay *rpl = NULL;
 	struct txs_pace_conf rpace;
-	if (cfg.replay && send_replay_open(&cfg, &rpl, &rpace) < 0)
+	if (cfg.replay && shape.any) {
+		fprintf(stderr, "txscale send: --replay sends the capture's own frames: flows, ranges and size mixes do "
+				"not apply to it\n");
+		send_shape_free(&shape);
 		return 2;
+	}
+	if (cfg.replay && send_replay_open(&cfg, &rpl, &rpace) < 0) {
+		send_shape_free(&shape);
+		return 2;
+	}
 	if (!cfg.dest) {
 		fprintf(stderr, "txscale send: no destination: give -c ADDR or DEST (see txscale send --help)\n");
 		return 2;
@@ -627,6 +661,10 @@ int cmd_send(int argc, char **argv)
 			cfg.dest);
 		return 2;
 	}
+	if (send_shape_sizes(&shape, cfg.length_s, sp->dst.family, &cfg.length)) {
+		send_shape_free(&shape);
+		return 2;
+	}
 	unsigned maxlen = v4 ? 65507 : 65527;
 	if (cfg.length > maxlen) {
 		fprintf(stderr, "txscale send: bad value for -l/--length: '%u': at most %u bytes for %s\n", cfg.length,
@@ -643,8 +681,14 @@ int cmd_send(int argc, char **argv)
 			cfg.src_mac && txs_mac_parse(sp->src_mac, cfg.src_mac) < 0 ? cfg.src_mac : cfg.dst_mac);
 		return 2;
 	}
-	sp->sport = cfg.sport;
+	sp->sport = sport;
 	sp->dport = cfg.port;
+	sp->flow_id = (uint32_t)cfg.flow_base;
+	gc.shape = &shape.sh;
+	if (send_shape_vlan(&shape, cfg.vlan_s, cfg.qinq_s, sp)) {
+		send_shape_free(&shape);
+		return 2;
+	}
 	sp->payload_len = cfg.length;
 	sp->tos = (uint8_t)cfg.tos;
 	sp->ttl = (uint8_t)cfg.ttl;
@@ -670,7 +714,7 @@ int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	if (sp->sport + nthreads - 1 > 65535) {
-		fprintf(stderr, "txscale send: --sport %u + %u threads exceeds port 65535\n", cfg.sport, nthreads);
+		fprintf(stderr, "txscale send: --sport %u + %u threads exceeds port 65535\n", sport, nthreads);
 		return 2;
 	}
 	/* unpinned unless -A names CPUs: a pinned sender on CPU 0 fights a
@@ -695,13 +739,24 @@ int cmd_send(int argc, char **argv)
 	     rpl)) {
 		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on, --timestamps and --replay are not forwarded to "
 				"a txscale server: run send here\n");
+		send_shape_free(&shape);
+		txs_replay_free(rpl);
+		return 2;
+	}
+	if (ctl_wanted && (cfg.ctl.reverse || cfg.ctl.bidir) && (shape.any || sp->n_vlan)) {
+		/* the server's sender takes a length and a rate only */
+		fprintf(stderr, "txscale send: %s: the server's sender makes one flow per thread of one size: flows, "
+				"ranges, size mixes and VLAN tags go one way only (drop -R/--bidir)\n",
+			cfg.ctl.reverse ? "-R" : "--bidir");
+		send_shape_free(&shape);
 		return 2;
 	}
 	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
 
-	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame,
+	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame + shape.vlan_len,
+				      .vlan_len = (uint16_t)shape.vlan_len,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
 	if (cfg.bind)
 		dc.src = sp->src;
@@ -777,8 +832,9 @@ int cmd_send(int argc, char **argv)
 	uint32_t wire = 0;
 	int route = rpl ? send_replay_route(&cfg, rpl, dev, cfg.mtu, &burst, &wire)
 			: send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
-	if (route == 2 || (cfg.burst && cfg.burst < burst)) {
-		if (route != 2)
+	if (route == 2 || (cfg.burst && cfg.burst < burst) ||
+	    (!rpl && send_shape_check(&shape, dev, route == 1, cfg.gso, v4, dev->mtu, nthreads))) {
+		if (route != 2 && cfg.burst && cfg.burst < burst)
 			fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
 				cfg.burst, cfg.length, burst);
 		if (sumf)
@@ -786,8 +842,12 @@ int cmd_send(int argc, char **argv)
 		txs_netdev_close(dev);
 		return 2;
 	}
+	if (route == 1)
+		dev->conf.frame_size += shape.vlan_len; /* tags go in after the MACs (lib/udp/sockgen.c) */
+	wire += shape.vlan_len * burst;           /* every frame of a datagram carries them */
 	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
-	double rate_pps = cfg.rate.bits ? cfg.rate.value / (wire * 8.0) : cfg.rate.value;
+	double rate_pps = cfg.rate.bits ? cfg.rate.value / (send_shape_wire(&shape, v4, dev->mtu, wire) * 8.0)
+					: cfg.rate.value;
 	if (cfg.rate.value > 0 && rate_pps / nthreads < SEND_MIN_PPS) {
 		fprintf(stderr, "txscale send: bad value for -b/--bitrate: '%g%s': below the lowest rate, %g datagrams/s "
 				"per thread (%u thread%s)\n", cfg.rate.value, cfg.rate.bits ? "bit" : "", SEND_MIN_PPS,
@@ -849,6 +909,8 @@ int cmd_send(int argc, char **argv)
 		return 1;
 	}
 	uc.spec = *sp;
+	uc.shape = &shape.sh;
+	uc.seed = cfg.seed;
 	uc.ident = gc.ident_inst; /* the sendmsg path shares the --ident allocator */
 	struct txs_engine_conf ec = {
 		.n_workers = nthreads,
@@ -912,6 +974,11 @@ int cmd_send(int argc, char **argv)
 		       txs_addr_str(&sp->src, db, sizeof(db)), cfg.dest, cfg.port, cfg.length, nthreads,
 		       nthreads > 1 ? "s" : "", dev->spec, ls ? ", bond " : "",
 		       ls ? txs_linksel_params_str(txs_linksel_params(ls), bb, sizeof(bb)) : "");
+		if (shape.any)
+			fprintf(out, "txscale send: %u flow%s per thread (flow ids %llu..%llu), %u size%s\n",
+				shape.sh.flows, shape.sh.flows > 1 ? "s" : "", (unsigned long long)cfg.flow_base,
+				(unsigned long long)(cfg.flow_base + (uint64_t)nthreads * shape.sh.flows - 1),
+				shape.sh.n_sizes ? shape.sh.n_sizes : 1, shape.sh.n_sizes > 1 ? "s" : "");
 	}
 	struct txs_stat_row *cur = calloc(nthreads, sizeof(*cur)), *prev = calloc(nthreads, sizeof(*prev));
 	struct txs_stat_row links[TXS_MAX_LINKS] = { 0 }, plinks[TXS_MAX_LINKS] = { 0 }, dl[TXS_MAX_LINKS];
@@ -963,7 +1030,8 @@ int cmd_send(int argc, char **argv)
 	}
 	struct txs_prof_summary prof;
 	struct summary_extra x = { .cfg = &cfg, .dev = dev, .ls = ls,
-				   .prof = cfg.profile && txs_engine_prof(eng, &prof) == 0 ? &prof : NULL };
+				   .prof = cfg.profile && txs_engine_prof(eng, &prof) == 0 ? &prof : NULL,
+				   .shape = &shape, .erows = erows, .nthreads = nthreads };
 	int last_err = 0;
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		struct txs_link_counters c;
@@ -976,6 +1044,8 @@ int cmd_send(int argc, char **argv)
 	txs_report_summary(&rep, secs, cur, links, add_extra, &x);
 	if (!cfg.json && x.prof)
 		prof_text(out, x.prof);
+	if (!cfg.json)
+		send_shape_text(out, &shape, erows, nthreads);
 	if (sumf) {
 		struct txs_reporter r2 = rep;
 		r2.out = sumf;
@@ -1033,5 +1103,6 @@ int cmd_send(int argc, char **argv)
 	free(delta);
 	free(erows);
 	txs_replay_free(rpl);
+	send_shape_free(&shape);
 	return rc < 0 || failed ? 1 : x.verify_err ? 1 : 0;
 }

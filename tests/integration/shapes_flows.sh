@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Issue 14, flows and sizes on a veth (netns lab "shp"):
+#   1. 1000 flows over a source-port range and a destination-address range
+#      (send --dev packet:tx0 -P 2 --flows 500) into `recv -P 2` (two
+#      SO_REUSEPORT sockets): every flow arrives with exactly the count the
+#      sender sent it (per-flow expectations from the sender's summary), no
+#      flow lost, none split inexactly, and the kernel's Udp InDatagrams
+#      delta equals what recv counted.
+#   2. Two senders into one receiver with --flow-base: their flows do not
+#      collide (2 x 2 x 50 flows, each exact); IPv6 flows over 2001:2::/48
+#      destinations, each exact.
+#   3. An IMIX run (-l imix, a whole number of 12-packet cycles): the
+#      receiver's size histogram holds exactly 7:4:1 of the three payloads.
+#   4. A weighted list (-l 100,200,300:1,2,3) through the pcap device, read
+#      back by recv --dev pcap: the same histogram, frame by frame.
+# Needs root (namespaces) and jq; exits 77 otherwise.
+set -euo pipefail
+
+TXS=${TXS_BIN:-build/txscale}
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+LAB=shp${TXS_LAB_TAG:-}
+A=$LAB-a
+B=$LAB-b
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
+[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+
+tmp=$(mktemp -d)
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null || true
+  wait 2>/dev/null || true
+  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+set +e
+"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
+[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+# the destination range: 198.18.0.2 .. 198.18.0.9, all local to B
+for i in 3 4 5 6 7 8 9; do ip -n "$B" addr add "198.18.0.$i/32" dev rx0; done
+
+udp_in() { ip netns exec "$B" awk '/^Udp:/ { if (h) { print $2; exit } h = 1 }' /proc/net/snmp; }
+
+# recv in B (udp input, 2 threads, any local address), then the senders in A.
+# run_case NAME "RECV ARGS" "SEND ARGS" ["SEND ARGS 2"]
+run_case() {
+  local name=$1 rargs=$2 s1=$3 s2=${4:-}
+  # shellcheck disable=SC2086
+  ip netns exec "$B" "$TXS" recv $rargs -i 0 -J --idle 2 -t 60 --sender-summary "$tmp/$name.send.json" \
+    >"$tmp/$name.recv.json" 2>"$tmp/$name.recv.err" &
+  local rpid=$!
+  sleep 0.7
+  # shellcheck disable=SC2086
+  ip netns exec "$A" timeout 60 "$TXS" send -i 0 $s1 -J >"$tmp/$name.s1.json" 2>"$tmp/$name.s1.err" ||
+    fail "$name: send: $(cat "$tmp/$name.s1.err")"
+  if [ -n "$s2" ]; then
+    # shellcheck disable=SC2086
+    ip netns exec "$A" timeout 60 "$TXS" send -i 0 $s2 -J >"$tmp/$name.s2.json" 2>"$tmp/$name.s2.err" ||
+      fail "$name: send 2: $(cat "$tmp/$name.s2.err")"
+  fi
+  tail -n1 "$tmp/$name.s1.json" >"$tmp/$name.send.json"
+  wait "$rpid" || fail "$name: recv exited $?: $(cat "$tmp/$name.recv.err")"
+  R="$tmp/$name.recv.json"
+  tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
+}
+rj() { tail -n1 "$R" | jq -r "$1"; }
+
+# 1. 1000 flows over port and address ranges, recv -P 2
+in0=$(udp_in)
+run_case flows "-P 2 -p 5201 --max-flows 2048" \
+  "--dev packet:tx0 -P 2 --flows 500 --sport 40000-40499 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 40000 -b 20k -l 32"
+in1=$(udp_in)
+S="$tmp/flows.send.json"
+sent=$(jq -r .packets "$S")
+[ "$sent" = 40000 ] || fail "flows: sender sent $sent"
+[ "$(jq -r .flows_per_thread "$S")" = 500 ] || fail "flows: summary flows_per_thread $(jq -r .flows_per_thread "$S")"
+[ "$(rj '.flows | length')" = 1000 ] || fail "flows: recv saw $(rj '.flows | length') flows, not 1000"
+[ "$(rj .received)" = "$sent" ] || fail "flows: received $(rj .received) != sent $sent"
+[ "$(rj .lost)" = 0 ] || fail "flows: lost $(rj .lost)"
+[ "$(rj .duplicates)" = 0 ] || fail "flows: duplicates $(rj .duplicates)"
+[ "$(rj '[.flows[] | select(.expected == null)] | length')" = 0 ] ||
+  fail "flows: flows without an expected count"
+bad=$(rj '[.flows[] | select(.received != .expected or .lost != 0 or .duplicates != 0)] | length')
+[ "$bad" = 0 ] || fail "flows: $bad flows off their expected count: $(rj '[.flows[] | select(.received != .expected)][0]')"
+[ "$(rj '[.flows[].expected] | add')" = "$sent" ] || fail "flows: per-flow expectations do not add up to $sent"
+[ "$(rj '[.flows[] | select(.expected != 40)] | length')" = 0 ] || fail "flows: a flow not expected 40 datagrams"
+[ "$(rj .split_inexact)" = 0 ] || fail "flows: $(rj .split_inexact) flows merged inexactly"
+# both receive threads had a share (SO_REUSEPORT spreads the 1000 4-tuples)
+[ "$(rj '[.threads[] | select(.received > 0)] | length')" = 2 ] || fail "flows: one receive thread got everything"
+kdelta=$((in1 - in0))
+[ "$kdelta" -ge "$sent" ] || fail "flows: kernel Udp InDatagrams grew by $kdelta < sent $sent"
+[ "$kdelta" -le $((sent + 50)) ] || fail "flows: kernel Udp InDatagrams grew by $kdelta, far above $sent"
+echo "ok: 1000 flows (500 source ports x 8 destinations, 2 threads) -> recv -P 2: $sent sent, $(rj .received) received," \
+  "every flow exact (40), split flows $(rj .split_flows), kernel InDatagrams +$kdelta"
+
+# 2. two senders, --flow-base apart, into one receiver
+run_case base "-P 2 -p 5201" \
+  "--dev packet:tx0 -P 2 --flows 50 --sport 41000-41099 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10000 -b 20k" \
+  "--dev packet:tx0 -P 2 --flows 50 --flow-base 100 --sport 42000-42099 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10000 -b 20k"
+[ "$(rj '.flows | length')" = 200 ] || fail "base: $(rj '.flows | length') flows, not 200"
+[ "$(rj .received)" = 20000 ] || fail "base: received $(rj .received)"
+[ "$(rj '[.flows[] | select(.received != 100 or .duplicates != 0)] | length')" = 0 ] ||
+  fail "base: a flow off 100 datagrams"
+[ "$(rj '[.flows[].flow] | max')" = 199 ] || fail "base: highest flow id $(rj '[.flows[].flow] | max')"
+# recv read the first sender's summary: its 100 flows exact, the other's all excess
+[ "$(rj '[.flows[] | select(.flow < 100 and .expected == 100 and .lost == 0)] | length')" = 100 ] ||
+  fail "base: the first sender's flows not exact"
+[ "$(rj '[.flows[] | select(.flow >= 100 and .excess == 100)] | length')" = 100 ] ||
+  fail "base: the second sender's flows not told apart"
+echo "ok: two senders, --flow-base 0 and 100: 200 flows of exactly 100 datagrams, none collided"
+
+# 2b. IPv6: 200 flows over 2001:2::2..5 and 50 source ports, recv -P 2
+for i in 3 4 5; do ip -n "$B" addr add "2001:2:0:0::$i/128" dev rx0 nodad; done
+run_case v6 "-P 2 -p 5201 -6" \
+  "--dev packet:tx0 -P 2 --flows 100 --sport 43000-43049 --dst 2001:2:0:0::2-2001:2:0:0::5 -p 5201 -n 8000 -b 20k -l 64"
+[ "$(rj '.flows | length')" = 200 ] || fail "v6: $(rj '.flows | length') flows, not 200"
+[ "$(rj .received)" = 8000 ] || fail "v6: received $(rj .received)"
+[ "$(rj '[.flows[] | select(.expected != 40 or .received != 40 or .lost != 0)] | length')" = 0 ] ||
+  fail "v6: a flow off its 40 datagrams"
+echo "ok: IPv6, 200 flows over 4 destinations x 50 ports -> recv -P 2: every flow exact (40)"
+
+# 3. IMIX at the receiver: 12000 datagrams = 1000 whole 7:4:1 cycles
+run_case imix "-p 5201" "--dev packet:tx0 -p 5201 -n 12000 -b 20k -l imix 198.18.0.2"
+[ "$(rj .received)" = 12000 ] || fail "imix: received $(rj .received)"
+for pw in 18:7000 548:4000 1472:1000; do
+  p=${pw%:*} want=${pw#*:}
+  got=$(rj "[.sizes[] | select(.payload == $p) | .datagrams] | add // 0")
+  [ "$got" = "$want" ] || fail "imix: payload $p: $got datagrams, want $want"
+done
+[ "$(rj '.sizes | length')" = 3 ] || fail "imix: $(rj '.sizes | length') sizes at the receiver"
+[ "$(jq -r '[.sizes[].datagrams] | join(",")' "$tmp/imix.s1.json" | tail -n1)" = 7000,4000,1000 ] ||
+  fail "imix: sender's size report $(tail -n1 "$tmp/imix.s1.json" | jq -c .sizes)"
+echo "ok: imix 12000 datagrams: 18 B x 7000, 548 B x 4000, 1472 B x 1000 at the receiver (frames 64/594/1518 with FCS)"
+
+# 4. weighted list through a capture, read back frame by frame
+"$TXS" send --dev "pcap:$tmp/w.pcap" -n 600 -i 0 -l 100,200,300:1,2,3 198.18.0.2 >/dev/null
+"$TXS" recv --dev "pcap:$tmp/w.pcap" -J -i 0 >"$tmp/w.json"
+R="$tmp/w.json"
+[ "$(rj '[.sizes[] | "\(.payload):\(.datagrams)"] | join(",")')" = "100:100,200:200,300:300" ] ||
+  fail "pcap list: sizes $(rj -c .sizes)"
+echo "ok: -l 100,200,300:1,2,3 through pcap: 100/200/300 datagrams"
+echo "shapes_flows: all passed"

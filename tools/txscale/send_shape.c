@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale send: flows, ranges and size mixes (send_shape.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "send_shape.h"
+
+#define DEFAULT_FLOWS_MAX 65536u
+
+static int bad(const char *opt, const char *val, const char *err)
+{
+	fprintf(stderr, "txscale send: bad value for %s: '%s': %s\n", opt, val, err);
+	return 2;
+}
+
+int send_shape_ranges(struct send_shape *ss, const char **dest, const char *dst_s, const char **bind,
+		      const char *src_s, const char *sport_s, uint16_t *sport, const char *dport_s, uint16_t *dport,
+		      unsigned flows, uint64_t flow_base)
+{
+	char err[160];
+	struct txs_shape *sh = &ss->sh;
+	struct txs_addr a;
+	if (dst_s) {
+		if (*dest) {
+			fprintf(stderr, "txscale send: destination given twice ('%s' and --dst %s)\n", *dest, dst_s);
+			return 2;
+		}
+		if (txs_range_parse_addr(dst_s, &a, &sh->dst, err, sizeof(err)) < 0)
+			return bad("--dst", dst_s, err);
+		*dest = txs_addr_str(&a, ss->dest, sizeof(ss->dest));
+	}
+	if (src_s) {
+		if (*bind) {
+			fprintf(stderr, "txscale send: source given twice (-B %s and --src %s)\n", *bind, src_s);
+			return 2;
+		}
+		if (txs_range_parse_addr(src_s, &a, &sh->src, err, sizeof(err)) < 0)
+			return bad("--src", src_s, err);
+		*bind = txs_addr_str(&a, ss->bind, sizeof(ss->bind));
+	}
+	if (txs_range_parse_port(sport_s, sport, &sh->sport, err, sizeof(err)) < 0)
+		return bad("--sport", sport_s, err);
+	if (dport_s && txs_range_parse_port(dport_s, dport, &sh->dport, err, sizeof(err)) < 0)
+		return bad("--dport", dport_s, err);
+	uint64_t span = 1;
+	const struct txs_range *r[4] = { &sh->sport, &sh->dport, &sh->src, &sh->dst };
+	for (int k = 0; k < 4; k++)
+		if (r[k]->span > span)
+			span = r[k]->span;
+	ss->ranges = span > 1;
+	sh->flows = flows ? flows : span < DEFAULT_FLOWS_MAX ? (uint32_t)span : DEFAULT_FLOWS_MAX;
+	ss->flow_base = flow_base;
+	ss->any = ss->ranges || sh->flows > 1;
+	return 0;
+}
+
+int send_shape_sizes(struct send_shape *ss, const char *length_s, int family, unsigned *length)
+{
+	char err[160];
+	if (txs_shape_parse_sizes(&ss->sh, length_s, family, err, sizeof(err)) < 0)
+		return bad("-l/--length", length_s, err);
+	*length = txs_shape_max_size(&ss->sh, 0);
+	ss->len = *length;
+	if (ss->sh.n_sizes > 1)
+		ss->any = true;
+	if (txs_shape_pattern(&ss->sh, &ss->pat, &ss->pat_len) < 0)
+		return bad("-l/--length", length_s, "the weights make a cycle over 2^20 packets (divide them)");
+	return 0;
+}
+
+static int vid_prio(const char *s, unsigned *vid, unsigned *prio, char **end)
+{
+	unsigned long v = strtoul(s, end, 10);
+	if (*end == s || v > 4094)
+		return -1;
+	*vid = (unsigned)v;
+	if (**end == ':') {
+		const char *p = *end + 1;
+		unsigned long q = strtoul(p, end, 10);
+		if (*end == p || q > 7)
+			return -1;
+		*prio = (unsigned)q;
+	}
+	return 0;
+}
+
+int send_shape_vlan(struct send_shape *ss, const char *vlan_s, const char *qinq_s, struct txs_flow_spec *sp)
+{
+	if (vlan_s && qinq_s) {
+		fprintf(stderr, "txscale send: --vlan and --qinq exclude each other (--qinq OUTER,INNER sets both tags)\n");
+		return 2;
+	}
+	unsigned v0 = 0, p0 = 0, v1 = 0, p1 = 0;
+	char *end;
+	if (vlan_s) {
+		/* ID[,PRIO] */
+		if (vid_prio(vlan_s, &v0, &p0, &end) < 0 || (*end == ',' && (vid_prio(end + 1, &p0, &p1, &end) < 0 ||
+									      p0 > 7)) || *end)
+			return bad("--vlan", vlan_s, "expected ID[,PRIO] with ID 0..4094 and PRIO 0..7");
+		sp->n_vlan = 1;
+		sp->vlan_tci[0] = (uint16_t)(p0 << 13 | v0);
+	} else if (qinq_s) {
+		/* OUTER[:PRIO],INNER[:PRIO] */
+		if (vid_prio(qinq_s, &v0, &p0, &end) < 0 || *end != ',' || vid_prio(end + 1, &v1, &p1, &end) < 0 || *end)
+			return bad("--qinq", qinq_s, "expected OUTER[:PRIO],INNER[:PRIO] with IDs 0..4094, PRIO 0..7");
+		sp->n_vlan = 2;
+		sp->vlan_tci[0] = (uint16_t)(p0 << 13 | v0);
+		sp->vlan_tci[1] = (uint16_t)(p1 << 13 | v1);
+	}
+	ss->vlan_len = TXS_VLAN_HLEN * sp->n_vlan;
+	return 0;
+}
+
+int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool sendmsg, unsigned gso, bool v4,
+		     uint32_t mtu, unsigned nthreads)
+{
+	const struct txs_shape *sh = &ss->sh;
+	if (ss->vlan_len && dev->kernel_ip) {
+		fprintf(stderr, "txscale send: --dev %s: VLAN tags need a frame device (packet:, xdp:, pcap:, dummy); "
+				"the kernel tags on a VLAN interface: send through it\n", dev->spec);
+		return 2;
+	}
+	if (ss->vlan_len > TXS_VLAN_HLEN && strncmp(dev->spec, "packet:", 7) == 0 && !gso) {
+		/* AF_PACKET takes a frame over MTU + 14 only with one 802.1Q outer tag */
+		uint32_t most = mtu - (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) - TXS_UDP_HLEN - TXS_VLAN_HLEN;
+		if (txs_shape_max_size(sh, ss->len) > most) {
+			fprintf(stderr, "txscale send: bad value for -l/--length: '%u': with --qinq on %s the kernel's "
+					"AF_PACKET takes frames of at most MTU + 18 bytes: -l at most %u (or --mtu %u, "
+					"fragments included)\n", txs_shape_max_size(sh, ss->len), dev->spec, most, mtu - 4);
+			return 2;
+		}
+	}
+	if (ss->ranges && dev->kernel_ip) {
+		fprintf(stderr, "txscale send: --dev %s sends from one connected kernel socket per thread: port and "
+				"address ranges need a frame device (packet:, xdp:, pcap:, dummy)\n", dev->spec);
+		return 2;
+	}
+	uint64_t ids = ss->flow_base + (uint64_t)nthreads * (sh->flows ? sh->flows : 1);
+	if (ids - 1 > 0xffffffffull) {
+		fprintf(stderr, "txscale send: bad value for --flow-base: '%llu': %u threads x %u flows pass flow id "
+				"4294967295\n", (unsigned long long)ss->flow_base, nthreads, sh->flows);
+		return 2;
+	}
+	if (gso && sh->flows > 1) {
+		fprintf(stderr, "txscale send: --flows %u with --gso: one flow per GSO call is not supported; "
+				"use -P for more flows\n", sh->flows);
+		return 2;
+	}
+	if (!sendmsg || !ss->any)
+		return 0;
+	if (gso && sh->n_sizes > 1) {
+		fprintf(stderr, "txscale send: -l with several sizes and --gso: one GSO payload size per run\n");
+		return 2;
+	}
+	if (sh->n_sizes > 1 && !txs_udp_shape_frames(sh, v4, mtu, 0)) {
+		fprintf(stderr, "txscale send: -l sizes fragment into different numbers of frames at MTU %u: a size mix "
+				"must fit the MTU, or every size make the same fragments\n", mtu);
+		return 2;
+	}
+	/* the sendmsg path: one endpoint per (source, source port) of a thread */
+	uint64_t srcs = (sh->sport.span > 1 ? sh->sport.span : 1) * (sh->src.span > 1 ? sh->src.span : 1);
+	uint32_t flows = sh->flows ? sh->flows : 1;
+	if (srcs > TXS_UDP_SHAPE_MAX_EPS && flows > TXS_UDP_SHAPE_MAX_EPS) {
+		fprintf(stderr, "txscale send: datagrams over the MTU (or --gso, --unconnected) with %u flows over more "
+				"than %u source (address, port) pairs per thread: not supported (the template path "
+				"takes any number where a datagram fits the MTU)\n", flows, TXS_UDP_SHAPE_MAX_EPS);
+		return 2;
+	}
+	return 0;
+}
+
+double send_shape_wire(const struct send_shape *ss, bool v4, uint32_t mtu, double wire)
+{
+	const struct txs_shape *sh = &ss->sh;
+	if (sh->n_sizes < 2 || !ss->pat_len)
+		return wire;
+	uint32_t l3 = v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN, hdrs = TXS_ETH_HLEN + l3 + TXS_UDP_HLEN;
+	double sum = 0;
+	for (uint32_t t = 0; t < ss->pat_len; t++) {
+		uint32_t len = sh->sizes[ss->pat[t]], f = hdrs + len;
+		unsigned fr = txs_udp_call_frames(v4, mtu, len, 0);
+		sum += (f < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : f) +
+		       (fr - 1) * (TXS_ETH_HLEN + l3 + (v4 ? 0 : TXS_IPV6_FRAG_HLEN));
+	}
+	return sum / ss->pat_len;
+}
+
+static void per_size(const struct send_shape *ss, const struct txs_stat_row *e, unsigned n, uint64_t *pk,
+		     uint64_t *by)
+{
+	for (unsigned k = 0; k < n; k++)
+		txs_shape_count(&ss->sh, ss->pat, ss->pat_len, e[k].packets + e[k].drops, pk, by);
+}
+
+void send_shape_json(struct txs_json *j, const struct send_shape *ss, const struct txs_stat_row *e, unsigned n)
+{
+	txs_json_u64(j, "flows_per_thread", ss->sh.flows ? ss->sh.flows : 1);
+	txs_json_u64(j, "flow_base", ss->flow_base);
+	if (ss->sh.n_sizes < 2)
+		return;
+	uint64_t pk[TXS_SHAPE_MAX_SIZES] = { 0 }, by[TXS_SHAPE_MAX_SIZES] = { 0 };
+	per_size(ss, e, n, pk, by);
+	txs_json_arr_open(j, "sizes");
+	for (unsigned s = 0; s < ss->sh.n_sizes; s++) {
+		txs_json_obj_open(j, NULL);
+		txs_json_u64(j, "payload", ss->sh.sizes[s]);
+		txs_json_u64(j, "weight", ss->sh.weights[s]);
+		txs_json_u64(j, "datagrams", pk[s]);
+		txs_json_u64(j, "payload_bytes", by[s]);
+		txs_json_obj_close(j);
+	}
+	txs_json_arr_close(j);
+}
+
+void send_shape_text(FILE *f, const struct send_shape *ss, const struct txs_stat_row *e, unsigned n)
+{
+	if (ss->sh.n_sizes < 2)
+		return;
+	uint64_t pk[TXS_SHAPE_MAX_SIZES] = { 0 }, by[TXS_SHAPE_MAX_SIZES] = { 0 };
+	per_size(ss, e, n, pk, by);
+	fprintf(f, "sizes (payload bytes: datagrams made, payload bytes):");
+	for (unsigned s = 0; s < ss->sh.n_sizes; s++)
+		fprintf(f, "%s %u: %llu, %llu", s ? ";" : "", ss->sh.sizes[s], (unsigned long long)pk[s],
+			(unsigned long long)by[s]);
+	fputc('\n', f);
+}
+
+void send_shape_free(struct send_shape *ss)
+{
+	free(ss->pat);
+	ss->pat = NULL;
+}
