@@ -177,7 +177,8 @@ struct txs_rx_flow {
 	uint64_t lost;           /* expected - unique (exact) or span - unique (never below 0) */
 	uint64_t excess;         /* unique beyond the expected count */
 	uint64_t extent_max, extent_sum, extent_beyond; /* RFC 4737 reordering extent */
-	uint64_t lat_count, lat_min, lat_max, lat_sum; /* ns */
+	uint64_t lat_count, lat_min, lat_max; /* ns */
+	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
 };
 

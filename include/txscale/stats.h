@@ -121,7 +121,10 @@ TXS_API const char *txs_fmt_si(double v, char *buf, size_t len);
 #define TXS_HIST_SUB_BITS 5
 #define TXS_HIST_BUCKETS ((64 - TXS_HIST_SUB_BITS + 1) << TXS_HIST_SUB_BITS)
 struct txs_hist {
-	uint64_t count, sum, min, max;
+	uint64_t count, min, max;
+	/* 128 bits: 64-bit nanoseconds wrap after ~1.8e10 samples of 1 ms
+	 * (half an hour of one flow at 10 Mpps), and the mean with them */
+	__extension__ unsigned __int128 sum;
 	uint64_t b[TXS_HIST_BUCKETS];
 };
 TXS_API void txs_hist_init(struct txs_hist *h);

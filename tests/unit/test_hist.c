@@ -112,11 +112,30 @@ static void hist_buckets(void **st)
 	assert_int_equal(txs_hist_quantile(&a, 0.99), 0);
 }
 
+/* The sum behind the mean cannot wrap: 16 samples of 2^62 ns sum to 2^66
+ * (a 64-bit sum read 0 and a mean of 0); merged histograms too. */
+static void hist_sum_no_wrap(void **st)
+{
+	(void)st;
+	struct txs_hist a, b;
+	txs_hist_init(&a);
+	txs_hist_init(&b);
+	for (int i = 0; i < 16; i++) {
+		txs_hist_add(&a, 1ull << 62);
+		txs_hist_add(&b, 1ull << 62);
+	}
+	assert_true((double)a.sum / (double)a.count == 0x1p62);
+	txs_hist_merge(&a, &b);
+	assert_int_equal(a.count, 32);
+	assert_true(a.sum == (unsigned __int128)32 << 62);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hist_percentiles),
 		cmocka_unit_test(hist_buckets),
+		cmocka_unit_test(hist_sum_no_wrap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
