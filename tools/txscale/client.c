@@ -489,22 +489,6 @@ static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
 	return stop_child(pid, 0, st);
 }
 
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[PATH_MAX + 8];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	fputc('\n', f);
-	if (fclose(f) != 0) {
-		unlink(tmp);
-		return -EIO;
-	}
-	return rename(tmp, path) < 0 ? -errno : 0;
-}
-
 /* Our receiver (-R, --bidir): bound to the address the server sees us at. */
 static int start_own_recv(struct client *k, double est)
 {

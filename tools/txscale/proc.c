@@ -225,3 +225,21 @@ void describe_exit(int st, char *out, size_t len)
 	else
 		snprintf(out, len, "status %d", st);
 }
+
+/* Write text (and a newline) to path through a temporary name, so a reader
+ * sees all or nothing. 0 or -errno. */
+int write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	fputc('\n', f);
+	if (fclose(f) != 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return rename(tmp, path) < 0 ? -errno : 0;
+}

@@ -27,6 +27,8 @@ int paths_make_named(struct paths *p, const char *what); /* $TMPDIR/txscale-WHAT
 char *slurp(const char *path, size_t *len);
 /* The last non-empty line of a child's stderr, for one-line errors. */
 void last_line(const char *path, char *out, size_t outlen);
+/* text + newline into path via path.tmp and rename: 0 or -errno */
+int write_atomic(const char *path, const char *text);
 /* Trim trailing newlines and spaces; returns the new length. */
 size_t trim(char *b, size_t n);
 

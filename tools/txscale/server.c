@@ -157,23 +157,6 @@ static int refuse(struct sess *s, const char *fmt, ...)
 	return -1;
 }
 
-/* Write text to path through a temporary name, so a reader sees all or nothing. */
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[PATH_MAX + 8];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	fputc('\n', f);
-	if (fclose(f) != 0) {
-		unlink(tmp);
-		return -EIO;
-	}
-	return rename(tmp, path) < 0 ? -errno : 0;
-}
-
 /* Wait for the "ready" line a receiver writes once bound. 0, or -1 with s->err. */
 static int wait_ready(struct sess *s, int rfd, pid_t pid, const char *errpath)
 {
