@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* bench timestamps: what exact send timestamps cost (issue 14). The send
- * path into the dummy device (as bench path: template patch, ID lease,
+/* bench timestamps: what per-datagram send timestamps cost (issue 14). The
+ * send path into the dummy device (as bench path: template patch, ID lease,
  * device burst, stats), one thread, with --timestamps burst (one clock read
- * per burst) and packet (one fill call and TSC read per datagram, engine.h txs_ts_mode),
- * runs alternated so that a loaded machine slows both alike; the median of
- * each and the ratio packet / burst, per run pair and overall. */
+ * per burst), packet (one TSC read per datagram) and interp (one TSC read
+ * per burst, a measured step per datagram; engine.h txs_ts_mode), the three
+ * rotated in each round so that a loaded machine slows them alike; the
+ * median of each, the ratios to burst per round, and interp's stamp error
+ * (|stamp the next datagram would have had - clock| at the end of the
+ * checked bursts). Also the cost of one rdtsc alone, for the floor of any
+ * per-datagram read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,8 @@ static const struct opt ts_opts[] = {
 #undef O
 
 static const char *g_dev = "dummy", *g_dst = "198.18.0.2";
+
+static struct txs_ts_check g_chk;
 
 static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mode mode)
 {
@@ -72,6 +78,8 @@ static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mod
 			struct txs_stat_row row;
 			double s = txs_engine_read(e, &row);
 			mpps = row.packets / s / 1e6;
+			if (mode == TXS_TS_INTERP && txs_engine_ts_check(e, &g_chk) < 0)
+				mpps = -1; /* interp that checked nothing: not a run */
 		}
 		txs_engine_destroy(e);
 	}
@@ -91,31 +99,65 @@ int bench_tstamp(int argc, char **argv)
 	int cpu = cfg.cpus.n ? cfg.cpus.cpu[0] : -1;
 	g_dev = cfg.dev;
 	g_dst = cfg.dst;
-	double b[1000], p[1000], r[1000];
+	double b[1000], p[1000], q[1000], r[1000], rq[1000], emean[1000], emax[1000], e50[1000], e99[1000];
+	const enum txs_ts_mode order[3] = { TXS_TS_BURST, TXS_TS_PACKET, TXS_TS_INTERP };
 	for (unsigned i = 0; i < cfg.runs; i++) {
-		/* alternate which goes first, so neither always runs warm */
-		if (i & 1) {
-			p[i] = run_once(cpu, cfg.count, cfg.length, TXS_TS_PACKET);
-			b[i] = run_once(cpu, cfg.count, cfg.length, TXS_TS_BURST);
-		} else {
-			b[i] = run_once(cpu, cfg.count, cfg.length, TXS_TS_BURST);
-			p[i] = run_once(cpu, cfg.count, cfg.length, TXS_TS_PACKET);
-		}
-		if (b[i] <= 0 || p[i] <= 0) {
-			fprintf(stderr, "txscale bench timestamps: run failed\n");
-			return 1;
+		/* rotate which goes first, so none always runs warm */
+		for (unsigned k = 0; k < 3; k++) {
+			enum txs_ts_mode m = order[(i + k) % 3];
+			double v = run_once(cpu, cfg.count, cfg.length, m);
+			if (v <= 0) {
+				fprintf(stderr, "txscale bench timestamps: run failed\n");
+				return 1;
+			}
+			if (m == TXS_TS_BURST)
+				b[i] = v;
+			else if (m == TXS_TS_PACKET)
+				p[i] = v;
+			else {
+				q[i] = v;
+				emean[i] = g_chk.err_mean_ns;
+				emax[i] = (double)g_chk.err_max_ns;
+				e50[i] = (double)g_chk.err_p50_ns;
+				e99[i] = (double)g_chk.err_p99_ns;
+			}
 		}
 		r[i] = p[i] / b[i];
+		rq[i] = q[i] / b[i];
 	}
-	double mb = bench_median(b, cfg.runs), mp = bench_median(p, cfg.runs), mr = bench_median(r, cfg.runs);
+	/* one rdtsc alone, back to back: the floor of any read per datagram */
+	double rd = -1;
+#if defined(__x86_64__)
+	{
+		uint64_t t0 = txs_now_mono_ns(), acc = 0;
+		for (unsigned i = 0; i < 20000000; i++) {
+			uint32_t lo, hi;
+			__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+			acc += lo ^ hi;
+		}
+		rd = (double)(txs_now_mono_ns() - t0) / 20e6;
+		if (acc == 1)
+			rd += 0; /* keep acc */
+	}
+#endif
+	double mb = bench_median(b, cfg.runs), mp = bench_median(p, cfg.runs), mq = bench_median(q, cfg.runs);
+	double mr = bench_median(r, cfg.runs), mrq = bench_median(rq, cfg.runs);
+	double em = bench_median(emean, cfg.runs), ex = bench_median(emax, cfg.runs);
+	double e5 = bench_median(e50, cfg.runs), e9 = bench_median(e99, cfg.runs);
 	if (cfg.json)
 		printf("{\"bench\":\"timestamps\",\"device\":\"%s\",\"length\":%u,\"runs\":%u,\"burst_mpps\":%.3f,\"packet_mpps\":%.3f,"
-		       "\"ratio_of_medians\":%.3f,\"median_pair_ratio\":%.3f}\n",
-		       cfg.dev, cfg.length, cfg.runs, mb, mp, mp / mb, mr);
+		       "\"interp_mpps\":%.3f,\"ratio_of_medians\":%.3f,\"median_pair_ratio\":%.3f,"
+		       "\"interp_median_ratio\":%.3f,\"interp_err_mean_ns\":%.1f,\"interp_err_p50_below_ns\":%.0f,\"interp_err_p99_below_ns\":%.0f,\"interp_err_max_ns\":%.0f,"
+		       "\"burst_ns_per_pkt\":%.2f,\"rdtsc_ns\":%.2f}\n",
+		       cfg.dev, cfg.length, cfg.runs, mb, mp, mq, mp / mb, mr, mrq, em, e5, e9, ex, 1e3 / mb, rd);
 	else
-		printf("# timestamps: device %s, %u-byte payload, 1 thread, %llu pkts/run, median of %u run pairs\n"
-		       "burst  %.2f Mpps\npacket %.2f Mpps\npacket/burst %.3f (ratio of medians), %.3f (median of pair "
-		       "ratios): exact timestamps cost %.1f%%\n",
-		       cfg.dev, cfg.length, (unsigned long long)cfg.count, cfg.runs, mb, mp, mp / mb, mr, 100 * (1 - mr));
+		printf("# timestamps: device %s, %u-byte payload, 1 thread, %llu pkts/run, median of %u rounds\n"
+		       "burst  %.2f Mpps (%.2f ns/datagram)\npacket %.2f Mpps\ninterp %.2f Mpps\n"
+		       "packet/burst %.3f (median of round ratios): a TSC read per datagram costs %.1f%%\n"
+		       "interp/burst %.3f (median of round ratios): interpolated stamps cost %.1f%%, "
+		       "error at the end of a checked burst: mean %.1f ns, p50 < %.0f ns, p99 < %.0f ns, max %.0f ns (medians over rounds)\n"
+		       "rdtsc alone: %.2f ns per read\n",
+		       cfg.dev, cfg.length, (unsigned long long)cfg.count, cfg.runs, mb, 1e3 / mb, mp, mq, mr, 100 * (1 - mr),
+		       mrq, 100 * (1 - mrq), em, e5, e9, ex, rd);
 	return 0;
 }

@@ -98,6 +98,11 @@ struct txs_gen_ops {
 	 * each) and its counter reads to w->prof.stamps. NULL: the engine times
 	 * the whole fill() as header. */
 	unsigned (*fill_prof)(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns);
+	/* true: with TXS_TS_PACKET (w->ts_packet) fill() stamps each datagram
+	 * itself with txs_worker_stamp(w), and the engine calls it once per
+	 * burst as usual; false: the engine calls fill() once per datagram, each
+	 * with its own clock read (works for any generator, costs a call each). */
+	bool stamps_each;
 };
 
 /* ---- rate profiles (docs/design.md, "Pacing") ----------------------------
@@ -152,7 +157,19 @@ struct txs_pace_conf {
  * clock_gettime per datagram. Generators need nothing for it, and the
  * default path is unchanged. Profiled bursts (--profile) then time the whole
  * fill as header (no ident/linksel split). */
-enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET };
+/* INTERP: per-datagram stamps at about a burst-stamp's cost. One TSC read
+ * at the start of each burst's fill (t0); datagram i of the burst is
+ * stamped t0 + i * step, step being the fill time per datagram measured on
+ * this worker (the first burst reads the TSC per datagram, as PACKET, and
+ * measures it; later one burst in TXS_TS_CHECK_EVERY reads the TSC again at
+ * the end of its fill, compares it with the stamp the next datagram would
+ * have had (the error of the stamps at the burst's end, where it is
+ * largest) and moves step towards the measured value). The errors are
+ * summed per worker (txs_engine_ts_check). A generator without stamps_each
+ * is filled as PACKET. */
+enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET, TXS_TS_INTERP };
+#define TXS_TS_CHECK_EVERY 8u
+#define TXS_TS_ERR_BUCKETS 28u /* the last holds every error >= 2^26 ns */
 
 struct txs_engine_conf {
 	unsigned n_workers;
@@ -202,6 +219,14 @@ struct txs_worker {
 	bool ts_packet;
 	uint64_t ts_tsc0, ts_ns0;      /* TSC and CLOCK_REALTIME ns at this burst's clock read */
 	uint64_t ts_mult;              /* ns per TSC tick, 32.32 fixed point */
+	uint64_t ts_rebase_ticks;      /* re-read CLOCK_REALTIME once the TSC is this far past ts_tsc0 */
+	/* TXS_TS_INTERP (engine-owned; generators read ts_cur, ts_t0, ts_step) */
+	uint8_t ts_cur;                /* this burst: TXS_TS_PACKET (a read per datagram) or TXS_TS_INTERP */
+	uint32_t ts_bursts;            /* bursts filled (sampling) */
+	uint64_t ts_t0;                /* this burst's base, CLOCK_REALTIME ns */
+	uint64_t ts_step;              /* fill ns per datagram, 32.32 fixed point */
+	uint64_t ts_err_n, ts_err_sum, ts_err_max; /* checked bursts, |error| ns summed, largest */
+	uint64_t ts_err_hist[TXS_TS_ERR_BUCKETS];  /* checked bursts by |error|: bucket k < 2^k ns */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 
@@ -243,6 +268,18 @@ TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out);
 /* "ident", "linksel", "header", "device", "other"; NULL past the last. */
 TXS_API const char *txs_prof_stage_name(unsigned stage);
 
+/* TXS_TS_INTERP: how far the stamps were from the clock, over the bursts
+ * checked (summed over workers, after txs_engine_wait). Returns 0, or
+ * -ENODATA when the run was not INTERP or no burst was checked. */
+struct txs_ts_check {
+	uint64_t bursts;   /* bursts checked */
+	double err_mean_ns; /* mean |stamp the next datagram would have had - clock| */
+	uint64_t err_max_ns;
+	uint64_t err_p50_ns, err_p99_ns; /* upper bounds (powers of two) of the median and 99th percentile */
+	double step_ns;    /* mean over workers of the last per-datagram step */
+};
+TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out);
+
 /* Monotonic and realtime clocks in ns. */
 TXS_API uint64_t txs_now_mono_ns(void);
 TXS_API uint64_t txs_now_real_ns(void);
@@ -252,8 +289,73 @@ TXS_API uint64_t txs_now_real_ns(void);
  * calls fill() once per datagram (once per min_frames buffers: a datagram's
  * fragments, a GSO call) with this as now_ns, so every generator stamps
  * every datagram with its own read and needs no code for it (see enum
- * txs_ts_mode). Worker's own thread only; wait-free. */
+ * txs_ts_mode), unless the generator says stamps_each. Worker's own thread
+ * only; wait-free. */
 TXS_API uint64_t txs_worker_clock(const struct txs_worker *w);
+
+/* The same value, inline, for a generator with stamps_each that stamps
+ * datagram by datagram inside its own loop: one rdtsc, a subtraction and a
+ * 64x64->128 multiply. rdtsc is not ordered with the stores around it, so
+ * the read may run a few instructions early or late: the error is that of
+ * a few instructions, never of a burst. A fill loop takes a snapshot of the
+ * worker's base once (txs_stamper_init: stores into frames may alias the
+ * worker, the compiler would reload it for every datagram) and reads it with
+ * txs_stamper_read(). */
+struct txs_stamper {
+	const struct txs_worker *w;
+	uint64_t tsc0, ns0, mult;
+	uint64_t acc, step; /* TXS_TS_INTERP: ns0 + (acc >> 32), acc += step */
+};
+
+static inline void txs_stamper_init(struct txs_stamper *s, const struct txs_worker *w)
+{
+	s->w = w;
+	s->tsc0 = w->ts_tsc0;
+	s->ns0 = w->ts_ns0;
+	s->mult = w->ts_mult;
+	s->acc = 0;
+	s->step = w->ts_step;
+}
+
+/* TXS_TS_INTERP: the burst's base plus one step per datagram (no clock read). */
+static inline void txs_stamper_init_interp(struct txs_stamper *s, const struct txs_worker *w)
+{
+	s->w = w;
+	s->ns0 = w->ts_t0;
+	s->acc = 0;
+	s->step = w->ts_step;
+	s->tsc0 = s->mult = 0;
+}
+
+static inline uint64_t txs_stamper_next(struct txs_stamper *s)
+{
+	uint64_t v = s->ns0 + (s->acc >> 32);
+	s->acc += s->step;
+	return v;
+}
+
+static inline uint64_t txs_stamper_read(const struct txs_stamper *s)
+{
+#if defined(__x86_64__)
+	if (__builtin_expect(s->mult != 0, 1)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		uint64_t d = ((uint64_t)hi << 32 | lo) - s->tsc0;
+		if ((int64_t)d < 0)
+			d = 0; /* a read the CPU ran before the burst's base */
+		__extension__ typedef unsigned __int128 txs_u128;
+		return s->ns0 + (uint64_t)(((txs_u128)d * s->mult) >> 32);
+	}
+#endif
+	return txs_worker_clock(s->w);
+}
+
+static inline uint64_t txs_worker_stamp(const struct txs_worker *w)
+{
+	struct txs_stamper s;
+	txs_stamper_init(&s, w);
+	return txs_stamper_read(&s);
+}
 
 #ifdef __cplusplus
 }

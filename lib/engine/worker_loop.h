@@ -64,8 +64,6 @@ static int WL_NAME(struct txs_worker *w)
 			w->left = left; /* a GSO call may need to end early */
 		if (sample) {
 			now_ns = txs_now_real_ns(); /* before the device stage, not inside it */
-			if (w->ts_packet)
-				ts_rebase(w, now_ns);
 			s1 = txs_prof_stamp();
 		}
 		unsigned n = txs_txq_alloc(q, bufs, want);
@@ -81,14 +79,13 @@ static int WL_NAME(struct txs_worker *w)
 		unsigned filled;
 		if (sample) {
 			if (w->ts_packet)
-				filled = fill_each(w, c->gen->fill, bufs, n);
+				filled = fill_stamped(w, c->gen, bufs, n);
 			else
 				filled = c->gen->fill_prof ? c->gen->fill_prof(w, bufs, n, now_ns)
 							   : c->gen->fill(w, bufs, n, now_ns);
 			s3 = txs_prof_stamp();
 		} else if (TXS_UNLIKELY(w->ts_packet)) {
-			ts_rebase(w, txs_now_real_ns());
-			filled = fill_each(w, c->gen->fill, bufs, n);
+			filled = fill_stamped(w, c->gen, bufs, n);
 		} else {
 			filled = c->gen->fill(w, bufs, n, txs_now_real_ns());
 		}

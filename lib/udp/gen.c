@@ -234,8 +234,22 @@ unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, u
 
 /* Shaped: flows take turns, sizes follow the cycle; per packet only indexes
  * (no division, no randomness) and the same patch as the one-flow fill. */
-unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+/* GEN_TS: the datagram's send timestamp: the burst's clock read, or with
+ * --timestamps packet (each 1) one TSC read per datagram, inline, or
+ * --timestamps interp (each 2) the burst's base plus a step per datagram
+ * (txs_worker_stamp). Each fill is instantiated twice through an
+ * always-inline body with `each` constant, so the burst path has no test per
+ * packet and the packet path no call per packet. */
+#define GEN_TS(each, st, now_ns) ((each) == 1 ? txs_stamper_read(&(st)) : (each) == 2 ? txs_stamper_next(&(st)) : (now_ns))
+
+static inline __attribute__((always_inline)) unsigned fill_shaped(struct txs_worker *w, struct txs_pktbuf *b,
+								     unsigned n, uint64_t now_ns, const int each)
 {
+	struct txs_stamper st;
+	if (each == 2)
+		txs_stamper_init_interp(&st, w);
+	else
+		txs_stamper_init(&st, w);
 	struct gen_state *g = w->gen;
 	if (TXS_UNLIKELY(n && b[0].cap < g->max_wire))
 		return 0;
@@ -259,7 +273,7 @@ unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigne
 			struct gen_flow *f = &fl[cur];
 			const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
 			uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
-			b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, now_ns);
+			b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns));
 			b[i].l4_off = t->l4_off;
 			b[i].segs = 1;
 			b[i].link = 0;
@@ -275,7 +289,7 @@ unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigne
 			break; /* no link up: counted by the selector */
 		const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
 		uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
-		b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, now_ns);
+		b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns));
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);
@@ -292,11 +306,22 @@ unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigne
 	return i;
 }
 
-static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
+	if (TXS_UNLIKELY(w->ts_packet))
+		return w->ts_cur == TXS_TS_INTERP ? fill_shaped(w, b, n, now_ns, 2) : fill_shaped(w, b, n, now_ns, 1);
+	return fill_shaped(w, b, n, now_ns, 0);
+}
+
+static inline __attribute__((always_inline)) unsigned fill_one(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
+								  uint64_t now_ns, const int each)
+{
+	struct txs_stamper st;
+	if (each == 2)
+		txs_stamper_init_interp(&st, w);
+	else
+		txs_stamper_init(&st, w);
 	struct gen_state *g = w->gen;
-	if (g->shaped)
-		return udp_gen_fill_shaped(w, b, n, now_ns);
 	const struct txs_tmpl *t = &g->t;
 	if (TXS_UNLIKELY(n && b[0].cap < t->wire_len))
 		return 0;
@@ -315,7 +340,7 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 			break; /* no link up: counted by the selector */
 		if (gi)
 			id = gen_ident_next(gi, &g->one);
-		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, now_ns);
+		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, GEN_TS(each, st, now_ns));
 		b[i].l4_off = t->l4_off;
 		b[i].segs = 1;
 		b[i].link = (uint16_t)__builtin_ctz(mask);
@@ -328,6 +353,16 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 	if (TXS_UNLIKELY(i == 0 && n))
 		w->fill_err = -ENETDOWN; /* only "no link up" leaves a burst empty */
 	return i;
+}
+
+static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+{
+	const struct gen_state *g = w->gen;
+	if (g->shaped)
+		return udp_gen_fill_shaped(w, b, n, now_ns);
+	if (TXS_UNLIKELY(w->ts_packet))
+		return w->ts_cur == TXS_TS_INTERP ? fill_one(w, b, n, now_ns, 2) : fill_one(w, b, n, now_ns, 1);
+	return fill_one(w, b, n, now_ns, 0);
 }
 
 static void gen_fini(struct txs_worker *w)
@@ -344,4 +379,5 @@ TXS_API const struct txs_gen_ops txs_udp_gen_ops = {
 	.fill = gen_fill,
 	.fini = gen_fini,
 	.fill_prof = udp_gen_fill_prof, /* gen_prof.c */
+	.stamps_each = true,
 };

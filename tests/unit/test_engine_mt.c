@@ -339,6 +339,105 @@ static void timestamps_per_packet(void **st)
 	assert_int_equal(g_ts.nbuf[g_ts.calls - 1], 1);
 }
 
+/* A generator that stamps datagram by datagram itself (stamps_each), as
+ * lib/udp/gen.c does: with PACKET and INTERP the engine calls it once per
+ * burst. Recorded per datagram: its stamp, the clock read right after it
+ * was made, and the call it came in. INTERP: the first burst reads the TSC
+ * per datagram, later ones step from one base per burst: within a call of
+ * n >= 2 the stamps rise by the same step (> 0), the median datagram is
+ * stamped within 2 us of the clock read after it, and the engine's check
+ * saw bursts, with a median error no larger than its maximum. */
+#define TSI_MAX 8192
+static struct {
+	uint64_t stamp[TSI_MAX], after[TSI_MAX];
+	unsigned call[TSI_MAX];
+	uint8_t interp[TSI_MAX];
+	unsigned n, calls;
+} g_tsi;
+
+static unsigned tsi_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+{
+	struct txs_stamper st;
+	const bool interp = w->ts_packet && w->ts_cur == TXS_TS_INTERP;
+	if (interp)
+		txs_stamper_init_interp(&st, w);
+	else
+		txs_stamper_init(&st, w);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t s = !w->ts_packet ? now_ns : interp ? txs_stamper_next(&st) : txs_stamper_read(&st);
+		memset(b[i].data, 0, 60);
+		b[i].len = 60;
+		b[i].segs = 1;
+		b[i].link = 0;
+		if (g_tsi.n < TSI_MAX) {
+			g_tsi.stamp[g_tsi.n] = s;
+			g_tsi.after[g_tsi.n] = txs_now_real_ns();
+			g_tsi.call[g_tsi.n] = g_tsi.calls;
+			g_tsi.interp[g_tsi.n] = interp;
+			g_tsi.n++;
+		}
+	}
+	g_tsi.calls++;
+	return n;
+}
+static const struct txs_gen_ops tsi_gen = { .fill = tsi_fill, .stamps_each = true };
+
+static void tsi_run(enum txs_ts_mode mode, struct txs_ts_check *chk, int *chk_rc)
+{
+	struct txs_netdev *dev;
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
+	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_engine_conf ec = { .n_workers = 1, .count = TSI_MAX, .dev = dev, .gen = &tsi_gen,
+				      .timestamps = mode };
+	struct txs_engine *e;
+	memset(&g_tsi, 0, sizeof(g_tsi));
+	assert_int_equal(txs_engine_create(&e, &ec), 0);
+	assert_int_equal(txs_engine_start(e), 0);
+	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_stat_row row;
+	txs_engine_read(e, &row);
+	assert_int_equal(row.packets, TSI_MAX);
+	*chk_rc = txs_engine_ts_check(e, chk);
+	txs_engine_destroy(e);
+	txs_netdev_close(dev);
+	assert_int_equal(g_tsi.n, TSI_MAX);
+}
+
+static void timestamps_interp(void **st)
+{
+	(void)st;
+	struct txs_ts_check chk;
+	int rc;
+	tsi_run(TXS_TS_BURST, &chk, &rc);
+	assert_int_equal(rc, -ENODATA);
+	assert_true(g_tsi.calls <= TSI_MAX / 32 + 1);
+	tsi_run(TXS_TS_PACKET, &chk, &rc);
+	assert_int_equal(rc, -ENODATA);
+	assert_true(g_tsi.calls <= TSI_MAX / 32 + 1); /* stamps_each: one call per burst */
+	tsi_run(TXS_TS_INTERP, &chk, &rc);
+	assert_true(g_tsi.calls <= TSI_MAX / 32 + 1);
+	static int64_t lead[TSI_MAX];
+	unsigned n_interp = 0;
+	for (unsigned i = 0; i < TSI_MAX; i++) {
+		lead[i] = (int64_t)g_tsi.after[i] - (int64_t)g_tsi.stamp[i];
+		n_interp += g_tsi.interp[i];
+		if (i >= 2 && g_tsi.interp[i] && g_tsi.call[i] == g_tsi.call[i - 2]) {
+			uint64_t d1 = g_tsi.stamp[i] - g_tsi.stamp[i - 1], d0 = g_tsi.stamp[i - 1] - g_tsi.stamp[i - 2];
+			assert_true(g_tsi.stamp[i] > g_tsi.stamp[i - 1]);
+			/* the same step, give or take the 32.32 rounding */
+			assert_true(d1 + 1 >= d0 && d0 + 1 >= d1);
+		}
+	}
+	assert_false(g_tsi.interp[0]);                /* the first burst reads per datagram */
+	assert_true(n_interp >= TSI_MAX - 2 * 32);     /* and then the step */
+	assert_int_equal(rc, 0);
+	assert_true(chk.bursts >= (TSI_MAX / 32 - 1) / TXS_TS_CHECK_EVERY);
+	assert_true(chk.step_ns > 0);
+	assert_true(chk.err_p50_ns <= 2 * chk.err_max_ns + 1);
+	qsort(lead, TSI_MAX, sizeof(lead[0]), cmp_i64);
+	assert_true(lead[TSI_MAX / 2] <= 2000 && lead[TSI_MAX / 2] >= -2000);
+}
+
 static struct txs_engine *g_e;
 static void *stopper(void *arg)
 {
@@ -441,6 +540,7 @@ int main(void)
 		cmocka_unit_test(bursts_keep_silence),
 		cmocka_unit_test(table_schedule),
 		cmocka_unit_test(timestamps_per_packet),
+		cmocka_unit_test(timestamps_interp),
 		cmocka_unit_test(stop_from_another_thread),
 		cmocka_unit_test(config_errors),
 	};

@@ -203,8 +203,9 @@ static const struct opt send_opts[] = {
 	{ "burst-off", 0, OPT_CUSTOM, O(burst_off_us), "USEC",
 	  "silence between bursts, from the last datagram of one to the first of the next", NULL, 0, 0, parse_usec },
 	{ "timestamps", 0, OPT_STR, O(timestamps), "MODE",
-	  "send timestamp in the payload: burst (one clock read per device burst) or packet (one TSC read per "
-	  "datagram)", "burst" },
+	  "send timestamp in the payload: burst (one clock read per device burst), packet (one TSC read per "
+	  "datagram: exact, costs a read each) or interp (one TSC read per burst plus a measured per-datagram step: "
+	  "each datagram its own stamp at about burst's cost; the error is checked and reported)", "burst" },
 	{ "replay", 0, OPT_STR, O(replay), "FILE",
 	  "send the Ethernet frames of a pcap file instead of generated datagrams, at its own timing (or "
 	  "--replay-speed, or -b); -n/-t loop it (docs/replay.md)" },
@@ -302,6 +303,7 @@ struct summary_extra {
 	const struct send_shape *shape;      /* flows, sizes */
 	const struct txs_stat_row *erows;    /* the engine's rows: datagrams per thread */
 	unsigned nthreads;
+	const struct txs_ts_check *ts_check; /* --timestamps interp */
 };
 
 /* "profile":{...} in the summary (docs/json-schema.md, "profile") */
@@ -363,6 +365,17 @@ static void add_extra(struct txs_json *j, void *arg)
 	if (x->cfg->replay)
 		txs_json_str(j, "replay", x->cfg->replay);
 	txs_json_str(j, "timestamps", x->cfg->timestamps);
+	if (x->ts_check) {
+		const struct txs_ts_check *c = x->ts_check;
+		txs_json_obj_open(j, "timestamp_check");
+		txs_json_u64(j, "bursts", c->bursts);
+		txs_json_dbl(j, "err_mean_ns", c->err_mean_ns);
+		txs_json_u64(j, "err_p50_below_ns", c->err_p50_ns);
+		txs_json_u64(j, "err_p99_below_ns", c->err_p99_ns);
+		txs_json_u64(j, "err_max_ns", c->err_max_ns);
+		txs_json_dbl(j, "step_ns", c->step_ns);
+		txs_json_obj_close(j);
+	}
 	txs_json_u64(j, "verify_errors", x->verify_err);
 	txs_json_u64(j, "icmp_errors", x->icmp_err);
 	if (x->ls) {
@@ -461,8 +474,10 @@ static int send_pace_check(const struct send_cfg *c)
 		fprintf(stderr, "txscale send: bad value for --pace: '%s': valid are const, poisson\n", c->pace);
 		return -1;
 	}
-	if (strcmp(c->timestamps, "burst") != 0 && strcmp(c->timestamps, "packet") != 0) {
-		fprintf(stderr, "txscale send: bad value for --timestamps: '%s': valid are burst, packet\n", c->timestamps);
+	if (strcmp(c->timestamps, "burst") != 0 && strcmp(c->timestamps, "packet") != 0 &&
+	    strcmp(c->timestamps, "interp") != 0) {
+		fprintf(stderr, "txscale send: bad value for --timestamps: '%s': valid are burst, packet, interp\n",
+			c->timestamps);
 		return -1;
 	}
 	bool ramp = c->ramp.secs > 0;
@@ -924,7 +939,9 @@ int cmd_send(int argc, char **argv)
 		.gen_conf = rpl ? (void *)rpl : route ? (void *)&uc : (void *)&gc,
 		.profile_every = cfg.profile,
 		.pace = send_pace_conf(&cfg, wire),
-		.timestamps = strcmp(cfg.timestamps, "packet") == 0 ? TXS_TS_PACKET : TXS_TS_BURST,
+		.timestamps = strcmp(cfg.timestamps, "packet") == 0   ? TXS_TS_PACKET
+			      : strcmp(cfg.timestamps, "interp") == 0 ? TXS_TS_INTERP
+								      : TXS_TS_BURST,
 	};
 	/* --replay: the capture's own timing (at --replay-speed) unless a rate or profile is given */
 	if (rpl && !(cfg.rate.value > 0) && ec.pace.kind == TXS_PACE_CONST && !ec.pace.burst_on)
@@ -1029,9 +1046,11 @@ int cmd_send(int argc, char **argv)
 			txs_report_interval(&rep, last, secs, delta, dl);
 	}
 	struct txs_prof_summary prof;
+	struct txs_ts_check tsc;
 	struct summary_extra x = { .cfg = &cfg, .dev = dev, .ls = ls,
 				   .prof = cfg.profile && txs_engine_prof(eng, &prof) == 0 ? &prof : NULL,
-				   .shape = &shape, .erows = erows, .nthreads = nthreads };
+				   .shape = &shape, .erows = erows, .nthreads = nthreads,
+				   .ts_check = txs_engine_ts_check(eng, &tsc) == 0 ? &tsc : NULL };
 	int last_err = 0;
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		struct txs_link_counters c;
@@ -1046,6 +1065,12 @@ int cmd_send(int argc, char **argv)
 		prof_text(out, x.prof);
 	if (!cfg.json)
 		send_shape_text(out, &shape, erows, nthreads);
+	if (!cfg.json && x.ts_check)
+		fprintf(out, "timestamps: interp, step %.2f ns per datagram; error at the end of %llu checked bursts: "
+			     "mean %.1f ns, p50 < %llu ns, p99 < %llu ns, max %llu ns\n",
+			x.ts_check->step_ns, (unsigned long long)x.ts_check->bursts, x.ts_check->err_mean_ns,
+			(unsigned long long)x.ts_check->err_p50_ns, (unsigned long long)x.ts_check->err_p99_ns,
+			(unsigned long long)x.ts_check->err_max_ns);
 	if (sumf) {
 		struct txs_reporter r2 = rep;
 		r2.out = sumf;
