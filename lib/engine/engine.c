@@ -504,7 +504,9 @@ static unsigned fill_stamped(struct txs_worker *w, const struct txs_gen_ops *g, 
 		}
 		return f;
 	}
-	const bool check = w->ts_bursts++ % TXS_TS_CHECK_EVERY == 0;
+	/* the first 16 bursts all checked: the first burst's step may hold page faults */
+	const bool check = w->ts_bursts < 16 || w->ts_bursts % TXS_TS_CHECK_EVERY == 0;
+	w->ts_bursts++;
 	w->ts_cur = TXS_TS_INTERP;
 	w->ts_t0 = t0;
 	unsigned f = g->fill(w, b, n, t0);
@@ -518,17 +520,17 @@ static unsigned fill_stamped(struct txs_worker *w, const struct txs_gen_ops *g, 
 			w->ts_err_max = err;
 		unsigned k = err ? 64u - (unsigned)__builtin_clzll(err) : 0; /* err < 2^k */
 		w->ts_err_hist[k < TXS_TS_ERR_BUCKETS ? k : TXS_TS_ERR_BUCKETS - 1]++;
-		/* move a quarter of the way to this burst's step; a burst more than
-		 * twice as slow or fast as the step was interrupted or preempted
-		 * (its error is counted above), not a new pace: it moves the step
-		 * by at most that factor's quarter */
+		/* A stamp ahead of the datagram's time is the worse error (the
+		 * receiver sees it from the future; a late one reads as a little
+		 * more latency, as in burst mode): the step follows a faster
+		 * burst at once, and a slower one a quarter of the way, by at most
+		 * a quarter of itself (a preempted burst is not a new pace). */
 		uint64_t meas = t1 > t0 ? (uint64_t)(((u128)(t1 - t0) << 32) / f) : 0;
 		uint64_t st = w->ts_step;
-		if (meas > 2 * st)
-			meas = 2 * st;
-		else if (meas < st / 2)
-			meas = st / 2;
-		w->ts_step = st - (st >> 2) + (meas >> 2);
+		if (meas <= st)
+			w->ts_step = meas;
+		else
+			w->ts_step = st + ((meas - st < st ? meas - st : st) >> 2);
 		if (!w->ts_step)
 			w->ts_step = meas ? meas : 1;
 	}
