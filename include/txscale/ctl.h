@@ -78,6 +78,7 @@ struct txs_ctl_send_spec {
 	unsigned threads;
 	char cpus[TXS_CTL_CPUS_MAX];
 	bool no_pin;
+	char timestamps[8];            /* "" or "burst" (default), "packet", "interp": send --timestamps */
 };
 
 struct txs_ctl_msg {

@@ -207,6 +207,11 @@ static bool c_cpus(int c)
 	return (c >= '0' && c <= '9') || c == ',' || c == '-';
 }
 
+static bool c_lower(int c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
 static bool c_addr(int c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '.' || c == ':';
@@ -308,8 +313,12 @@ static int rd_send(struct rd *r, json_t *o, struct txs_ctl_send_spec *s)
 	    (rc = rd_dbl(r, o, "time", 0, TXS_CTL_MAX_SECONDS, &s->time)) ||
 	    (rc = rd_uint(r, o, "threads", false, 0, TXS_CTL_MAX_THREADS, &s->threads)) ||
 	    (rc = rd_str(r, o, "cpus", false, s->cpus, sizeof(s->cpus), c_cpus)) ||
-	    (rc = rd_bool(r, o, "no_pin", false, &s->no_pin)))
+	    (rc = rd_bool(r, o, "no_pin", false, &s->no_pin)) ||
+	    (rc = rd_str(r, o, "timestamps", false, s->timestamps, sizeof(s->timestamps), c_lower)))
 		return rc;
+	if (s->timestamps[0] && strcmp(s->timestamps, "burst") && strcmp(s->timestamps, "packet") &&
+	    strcmp(s->timestamps, "interp"))
+		return bad(r, "timestamps", "is not burst, packet or interp");
 	struct txs_addr a;
 	if (s->dest[0] && txs_addr_parse(&a, s->dest) < 0)
 		return bad(r, "dest", "is not an IPv4 or IPv6 address");
@@ -505,6 +514,8 @@ static json_t *enc_send(const struct txs_ctl_send_spec *s, bool *ok)
 		put(o, "cpus", json_string(s->cpus), ok);
 	if (s->no_pin)
 		put(o, "no_pin", json_true(), ok);
+	if (s->timestamps[0])
+		put(o, "timestamps", json_string(s->timestamps), ok);
 	return o;
 }
 

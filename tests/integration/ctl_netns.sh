@@ -94,7 +94,7 @@ grep -q '^receiver 198.18.0.2: kernel drops: socket [0-9]*, RcvbufErrors [0-9]*'
 echo "ok: text output shows the receiver's counts, latency and kernel drops"
 
 # 2. reverse
-client rev -c 198.18.0.2 -R -n 200k -b 100k
+client rev -c 198.18.0.2 -R -n 200k -b 100k --timestamps interp
 [ "$(jq -r .type "$tmp/rev.json" | tail -n2 | tr '\n' ' ')" = "sender summary " ] ||
   fail "rev: expected a sender line, then our receiver's summary"
 them=$(line rev sender send)
@@ -102,9 +102,12 @@ ours=$(line rev summary recv)
 srvs=$(srv_lines send | tail -n1)
 [ "$(echo "$them" | jq .packets)" = "$(echo "$srvs" | jq .packets)" ] || fail "rev: the sender line differs from the server's summary"
 echo "$them" | jq -e '.packets == 200000' >/dev/null || fail "rev: the server sent $(echo "$them" | jq .packets)"
+# --timestamps goes with the test to the server's sender
+echo "$them" | jq -e '.timestamps == "interp" and .timestamp_check.bursts > 0' >/dev/null ||
+  fail "rev: --timestamps interp did not reach the server's sender: $(echo "$them" | jq -c '{timestamps, timestamp_check}')"
 echo "$ours" | jq -e '.lost_exact == true and .expected == 200000 and .unique + .lost == 200000' >/dev/null ||
   fail "rev: our receiver is not exact against the server's 200000: $ours"
-echo "ok: reverse: the server sent 200000, we received $(echo "$ours" | jq .received), lost $(echo "$ours" | jq .lost) (exact)"
+echo "ok: reverse: the server sent 200000 (--timestamps interp), we received $(echo "$ours" | jq .received), lost $(echo "$ours" | jq .lost) (exact)"
 
 # 3. bidirectional
 client bidir -c 198.18.0.2 --bidir -n 100k -b 50k

@@ -51,7 +51,9 @@ static void test_roundtrip(void **state)
 	m.send = (struct txs_ctl_send_spec){ .on = true, .port = 6000, .length = 1400, .rate = 2e5, .count = 1000000,
 					     .time = 10, .threads = 3, .no_pin = true };
 	snprintf(m.send.dest, sizeof(m.send.dest), "2001:2::1");
+	snprintf(m.send.timestamps, sizeof(m.send.timestamps), "interp");
 	d = roundtrip(&m);
+	assert_string_equal(d.send.timestamps, "interp");
 	assert_int_equal(d.test, 7);
 	assert_true(d.recv.on && d.send.on);
 	assert_int_equal(d.recv.port, 5201);
@@ -147,6 +149,10 @@ static void test_refuse(void **state)
 	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"recv\":{\"port\":1,\"dev\":\"udp\",\"time\":-1}}", -EPROTO,
 	       "setup.recv.time");
 	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"send\":{\"port\":1,\"length\":16}}", -EPROTO, "would not end");
+	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"send\":{\"port\":1,\"length\":16,\"time\":1,\"timestamps\":\"exact\"}}",
+	       -EPROTO, "timestamps");
+	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"send\":{\"port\":1,\"length\":16,\"time\":1,\"timestamps\":\"Packet\"}}",
+	       -EPROTO, "timestamps");
 	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"send\":{\"port\":1,\"length\":16,\"time\":1,\"dest\":\"evil.com\"}}",
 	       -EPROTO, "setup.send.dest");
 	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"send\":{\"port\":1,\"length\":16,\"time\":1,\"dest\":\"1.2.3\"}}",

@@ -821,6 +821,8 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		su.send = (struct txs_ctl_send_spec){ .on = true, .port = s->port, .length = s->length,
 						      .rate = s->rate_pps, .count = s->count, .time = s->time,
 						      .no_pin = o->bidir };
+		if (s->timestamps && strcmp(s->timestamps, "burst") != 0)
+			snprintf(su.send.timestamps, sizeof(su.send.timestamps), "%s", s->timestamps);
 		if (!o->bidir) {
 			su.send.threads = o->remote_threads;
 			if (o->remote_cpus)

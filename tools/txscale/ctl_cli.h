@@ -70,6 +70,7 @@ struct ctl_send_info {
 	const struct opt_cpus *cpus;
 	unsigned threads;
 	bool no_pin;
+	const char *timestamps; /* --timestamps, also for the server's sender (-R, --bidir) */
 };
 
 /* send.c: run as the client? Yes with --server, -R or --bidir; and with

@@ -750,9 +750,8 @@ int cmd_send(int argc, char **argv)
 	txs_tmpl_free(&probe);
 	bool ctl_wanted = ctl_client_wanted(&cfg.ctl, cfg.dest, argc, argv);
 	if (ctl_wanted &&
-	    (cfg.ramp.secs > 0 || cfg.burst_on || strcmp(cfg.pace, "const") || strcmp(cfg.timestamps, "burst") ||
-	     rpl)) {
-		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on, --timestamps and --replay are not forwarded to "
+	    (cfg.ramp.secs > 0 || cfg.burst_on || strcmp(cfg.pace, "const") || rpl)) {
+		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on and --replay are not forwarded to "
 				"a txscale server: run send here\n");
 		send_shape_free(&shape);
 		txs_replay_free(rpl);
@@ -768,7 +767,7 @@ int cmd_send(int argc, char **argv)
 	}
 	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
-			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin }, argc, argv);
+			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin, cfg.timestamps }, argc, argv);
 
 	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame + shape.vlan_len,
 				      .vlan_len = (uint16_t)shape.vlan_len,

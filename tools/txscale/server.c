@@ -297,6 +297,10 @@ static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, cons
 	}
 	if (sd->no_pin)
 		arg(&a, "--no-pin");
+	if (sd->timestamps[0]) {
+		arg(&a, "--timestamps");
+		arg(&a, sd->timestamps);
+	}
 	arg(&a, "-J");
 	arg(&a, "-i");
 	arg(&a, "0");
