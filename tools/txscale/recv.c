@@ -93,9 +93,9 @@ static const struct opt recv_opts[] = {
 	{ "batch", 0, OPT_UINT, O(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
 	{ "rx-timestamps", 0, OPT_STR, O(rx_ts), "MODE", "udp: arrival time for latency: kernel (each datagram's "
 	  "software receive timestamp, SO_TIMESTAMPING), user (one clock read per recvmmsg batch), or "
-	  "hardware[:IFACE] (the NIC's own stamp; IFACE, default the one holding -B ADDR, must stamp all "
-	  "packets, and its clock (PHC) must be kept on CLOCK_REALTIME, e.g. by phc2sys: the sender stamps "
-	  "CLOCK_REALTIME; switching the NIC's filter on needs CAP_NET_ADMIN)", "kernel" },
+	  "hardware[:IFACE] (the NIC's own stamp, else kernel, per datagram; IFACE, default the one holding "
+	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
+	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
