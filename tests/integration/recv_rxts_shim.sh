@@ -18,6 +18,7 @@
 #      filters, a driver answering another filter (restored), no ethtool
 #      answer and SIOCSHWTSTAMP ERANGE (exit 2, one line naming lo)
 #   6. no SIOCGHWTSTAMP: switched on, and left on at exit (said in JSON)
+#   7. a later refusal (the port in use): the filter is restored all the same
 # Runs without root on loopback; exits 77 without the shim or with a
 # sanitizer build (the runtime must come first in the preload list).
 set -euo pipefail
@@ -135,4 +136,22 @@ run noget TXS_SHIM_NO_GET=1
 [ "$(j .input.hw_filter_left_on)" = true ] || fail "noget: hw_filter_left_on $(j .input.hw_filter_left_on)"
 [ "$(grep -c '^set' <<<"$L")" = 1 ] || fail "noget: the filter was set back blindly: $L"
 echo "ok: no SIOCGHWTSTAMP: left on"
+
+# 7. the port is taken after the filter was switched on: put back on the way out
+"$TXS" recv -B 127.0.0.1 -p "$PORT" -i 0 -t 20 >/dev/null 2>&1 &
+hold=$!
+sleep 0.5
+rm -f "$tmp/inuse.log"
+set +e
+env LD_PRELOAD="$SHIM" TXS_SHIM_IF=lo TXS_SHIM_LOG="$tmp/inuse.log" \
+  "$TXS" recv -B 127.0.0.1 -p "$PORT" --rx-timestamps hardware -t 1 -i 0 >/dev/null 2>"$tmp/inuse.err"
+rc=$?
+set -e
+kill "$hold" 2>/dev/null || true
+wait "$hold" 2>/dev/null || true
+[ $rc = 1 ] && grep -q "in use" "$tmp/inuse.err" || fail "inuse: exit $rc: $(cat "$tmp/inuse.err")"
+L=$(cat "$tmp/inuse.log")
+[ "$(grep '^set' <<<"$L" | tr '\n' ' ')" = "set rx_filter=1 tx_type=0 set rx_filter=0 tx_type=0 " ] ||
+  fail "inuse: filter not put back: $L"
+echo "ok: port in use: refused, filter put back"
 echo "PASS: recv --rx-timestamps hardware against a make-believe NIC"
