@@ -370,9 +370,33 @@ TXS_API size_t txs_pcap_write_rec(uint8_t *buf, const uint8_t *frame, uint32_t l
  * (SO_TIMESTAMPING, SOF_TIMESTAMPING_RX_SOFTWARE: taken when the packet
  * entered the stack, before any socket queueing), falling back to USER for a
  * datagram that carries none; USER is one CLOCK_REALTIME read per recvmmsg
- * batch. Both are CLOCK_REALTIME ns. Raw inputs (packet:, pcap:) always use
- * their own per-packet kernel or capture time. */
-enum txs_rx_ts_mode { TXS_RX_TS_KERNEL = 0, TXS_RX_TS_USER };
+ * batch. Both are CLOCK_REALTIME ns. HARDWARE is the NIC's own receive
+ * timestamp (SOF_TIMESTAMPING_RAW_HARDWARE, scm_timestamping ts[2]) of each
+ * datagram, falling back to the software stamp, then to USER, per datagram:
+ * open switches on the receive filter HWTSTAMP_FILTER_ALL of conf.hw_ifname
+ * (SIOCSHWTSTAMP, needs CAP_NET_ADMIN; nothing is changed when it is already
+ * on; close restores what was there) and fails with -EOPNOTSUPP when the
+ * interface cannot stamp every packet in hardware (veth, lo, PTP-only
+ * filters), -EPERM without the capability. A hardware stamp is the NIC's
+ * clock (PHC), which is CLOCK_REALTIME only where something such as phc2sys
+ * keeps it so (a PHC in PTP time, TAI, runs 37 s ahead). A hardware stamp
+ * provably off CLOCK_REALTIME (below) is not used: the datagram is timed by
+ * its software stamp (or our clock) instead and counted in
+ * txs_rx_input_stats.ts_hw_skewed; a used one is a latency sample under the
+ * same skew rule as any other (txs_rx_conf.max_latency_ns). Raw inputs
+ * (packet:, pcap:) always use their own per-packet kernel or capture time. */
+enum txs_rx_ts_mode { TXS_RX_TS_KERNEL = 0, TXS_RX_TS_USER, TXS_RX_TS_HARDWARE };
+/* A hardware stamp is off CLOCK_REALTIME (the PHC is not kept on it) when it
+ * is more than TXS_RX_HW_TS_AHEAD_NS after the datagram's software stamp
+ * (taken microseconds after it, when the driver handed the packet to the
+ * stack), or more than TXS_RX_HW_TS_BEHIND_NS before it (no packet waits
+ * that long in a NIC ring); for a datagram without a software stamp, after
+ * our clock read of its batch by more than AHEAD or before it by more than
+ * TXS_RX_MAX_LATENCY_DEFAULT. A PHC kept on CLOCK_REALTIME by phc2sys is
+ * within microseconds of it; an offset within these bounds is not seen and
+ * adds to the latencies. */
+#define TXS_RX_HW_TS_AHEAD_NS 1000000ull     /* 1 ms */
+#define TXS_RX_HW_TS_BEHIND_NS 1000000000ull /* 1 s */
 
 struct txs_rx_input_conf {
 	unsigned n_queues;       /* threads that will poll (0 = 1) */
@@ -388,6 +412,11 @@ struct txs_rx_input_conf {
 	unsigned batch;          /* datagrams / records per poll (0 = 64) */
 	unsigned ring_blocks;    /* packet: blocks of 1 MiB per queue (0 = 16) */
 	enum txs_rx_ts_mode rx_ts; /* udp: arrival time (above) */
+	/* udp, TXS_RX_TS_HARDWARE: the receiving interface whose NIC stamps
+	 * (IFNAMSIZ); "" = the interface holding the bind address (have_bind,
+	 * not a wildcard). Datagrams arriving through another interface carry
+	 * no hardware stamp (counted as software or user). */
+	char hw_ifname[16];
 };
 
 struct txs_rx_input_stats {
@@ -399,6 +428,18 @@ struct txs_rx_input_stats {
 	int64_t rcvbuf;          /* udp: SO_RCVBUF as the kernel reports it (bytes of skb memory), -1 = n/a */
 	bool rcvbuf_forced;      /* udp: SO_RCVBUFFORCE was permitted */
 	uint64_t ts_kernel, ts_user; /* udp: datagrams timed by the kernel's stamp / by our clock */
+	/* udp, TXS_RX_TS_HARDWARE (zero, phc_index -1, hw_ifname "" otherwise): */
+	uint64_t ts_hardware;    /* datagrams timed by the NIC's stamp */
+	uint64_t ts_hw_skewed;   /* datagrams whose hardware stamp was off CLOCK_REALTIME
+				  * (TXS_RX_HW_TS_AHEAD_NS above) and not used: they are
+				  * counted in ts_kernel or ts_user, by what timed them */
+	int64_t hw_offset_ns;    /* the last unused stamp minus its software stamp (or our
+				  * clock read): about the PHC's offset (0: none) */
+	int phc_index;           /* the NIC's PTP hardware clock (/dev/ptpN), -1 = not known */
+	bool hw_filter_set;      /* we switched the receive filter on (restored at close) */
+	bool hw_filter_left;     /* we switched it on but could not read what was there
+				  * before (no SIOCGHWTSTAMP): it stays on after close */
+	char hw_ifname[16];      /* the interface whose NIC stamps */
 };
 
 struct txs_rx_input;

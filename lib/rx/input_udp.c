@@ -3,8 +3,10 @@
  * address and port with SO_REUSEPORT (the kernel spreads flows over them by
  * 4-tuple hash, so a flow stays on one queue), read with recvmmsg. Arrival
  * time (conf.rx_ts): the kernel's software receive timestamp of each
- * datagram (SO_TIMESTAMPING), or one CLOCK_REALTIME read per recvmmsg batch
- * (USER, and for a datagram without a stamp). */
+ * datagram (SO_TIMESTAMPING), the NIC's hardware stamp (HARDWARE: the
+ * interface's receive filter switched on with SIOCSHWTSTAMP for the input's
+ * lifetime), or one CLOCK_REALTIME read per recvmmsg batch (USER, and for a
+ * datagram without a stamp). */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -12,11 +14,17 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <linux/errqueue.h>
+#include <linux/ethtool.h>
 #include <linux/net_tstamp.h>
 #include <linux/sock_diag.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "rx_priv.h"
+#include "rxts.h"
 
 #define UDP_BUF 65536
 
@@ -27,8 +35,11 @@ struct udp_q {
 	struct iovec *iov;
 	struct sockaddr_in6 *names;
 	uint8_t *bufs;
-	uint8_t *ctrl;             /* KERNEL: one control buffer per message */
+	uint8_t *ctrl;             /* KERNEL, HARDWARE: one control buffer per message */
+	bool want_hw;              /* HARDWARE: take ts[2] when there */
 	uint64_t ts_kernel, ts_user; /* datagrams timed each way (this queue's thread writes) */
+	uint64_t ts_hw, ts_hw_skewed;
+	int64_t hw_offset;         /* the last unused hardware stamp minus its reference */
 	struct txs_rx_tuple tuple; /* dst filled at open, src per datagram */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
@@ -37,7 +48,170 @@ struct udp_in {
 	unsigned n;
 	struct udp_q *q;
 	bool rcvbuf_forced;
+	/* HARDWARE */
+	int hw_fd;                 /* ioctl socket, -1 = none */
+	char ifname[IFNAMSIZ];
+	int phc_index;
+	bool hw_set;               /* we switched the filter on */
+	bool hw_prev_known;        /* and hw_prev is what was there (restored at close) */
+	struct hwtstamp_config hw_prev;
 };
+
+/* ---- hardware receive timestamps ---------------------------------------------------- */
+#define HW_ERR "hardware receive timestamps: "
+
+/* The interface holding the bind address (conf.hw_ifname empty). */
+static int hw_ifname_of_bind(struct txs_rx_input *in, char *name)
+{
+	const struct txs_rx_input_conf *c = &in->conf;
+	static const uint8_t zero[16];
+	size_t alen = c->have_bind && c->bind.family == AF_INET ? 4 : 16;
+	if (!c->have_bind || memcmp(c->bind.bytes, zero, alen) == 0) {
+		txs_rx_input_set_err(in, HW_ERR "which interface? Name it (hardware:IFACE), or bind (-B) to an "
+					    "address of that interface");
+		return -EINVAL;
+	}
+	struct ifaddrs *ifa;
+	if (getifaddrs(&ifa) < 0) {
+		int e = errno;
+		txs_rx_input_set_err(in, HW_ERR "getifaddrs: %s", strerror(e));
+		return -e;
+	}
+	int rc = -EINVAL;
+	for (struct ifaddrs *i = ifa; i && rc < 0; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != c->bind.family)
+			continue;
+		const void *a = c->bind.family == AF_INET ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+							  : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		if (memcmp(a, c->bind.bytes, alen) == 0 && strlen(i->ifa_name) < IFNAMSIZ) {
+			snprintf(name, IFNAMSIZ, "%s", i->ifa_name);
+			rc = 0;
+		}
+	}
+	freeifaddrs(ifa);
+	if (rc < 0) {
+		char a[64];
+		txs_addr_str(&c->bind, a, sizeof(a));
+		txs_rx_input_set_err(in, HW_ERR "no interface holds %s (name one: hardware:IFACE)", a);
+	}
+	return rc;
+}
+
+static int hw_ioctl(int fd, const char *ifname, unsigned long req, void *data)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = data;
+	return ioctl(fd, req, &ifr) < 0 ? -errno : 0;
+}
+
+static int hw_unsupported(struct txs_rx_input *in, const char *how)
+{
+	struct udp_in *u = in->priv;
+	txs_rx_input_set_err(in, HW_ERR "interface %s has no hardware receive timestamps (%s)", u->ifname, how);
+	return -EOPNOTSUPP;
+}
+
+/* Make the NIC stamp every packet it receives: what its driver says it can
+ * (ETHTOOL_GET_TS_INFO, `ethtool -T`), what is on now (SIOCGHWTSTAMP, no
+ * privilege needed), and only if the filter is not HWTSTAMP_FILTER_ALL
+ * already, SIOCSHWTSTAMP (CAP_NET_ADMIN). PTP-only filters do not stamp UDP
+ * test traffic: they are no fallback. */
+static int hw_setup(struct txs_rx_input *in)
+{
+	struct udp_in *u = in->priv;
+	const struct txs_rx_input_conf *c = &in->conf;
+	u->phc_index = -1;
+	if (c->hw_ifname[0]) {
+		if (strnlen(c->hw_ifname, sizeof(c->hw_ifname)) >= IFNAMSIZ) {
+			txs_rx_input_set_err(in, HW_ERR "interface name too long");
+			return -EINVAL;
+		}
+		snprintf(u->ifname, sizeof(u->ifname), "%s", c->hw_ifname);
+	} else {
+		int rc = hw_ifname_of_bind(in, u->ifname);
+		if (rc < 0)
+			return rc;
+	}
+	if (!if_nametoindex(u->ifname)) {
+		txs_rx_input_set_err(in, HW_ERR "no interface '%s'", u->ifname);
+		return -ENODEV;
+	}
+	u->hw_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (u->hw_fd < 0)
+		u->hw_fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (u->hw_fd < 0) {
+		int e = errno;
+		txs_rx_input_set_err(in, HW_ERR "socket: %s", strerror(e));
+		return -e;
+	}
+	struct ethtool_ts_info ti;
+	memset(&ti, 0, sizeof(ti));
+	ti.cmd = ETHTOOL_GET_TS_INFO;
+	int rc = hw_ioctl(u->hw_fd, u->ifname, SIOCETHTOOL, &ti);
+	if (rc == 0) {
+		u->phc_index = ti.phc_index;
+		unsigned need = SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
+		if ((ti.so_timestamping & need) != need)
+			return hw_unsupported(in, "Operation not supported: its driver offers software stamps only");
+		if (!(ti.rx_filters & (1u << HWTSTAMP_FILTER_ALL))) {
+			char how[128];
+			snprintf(how, sizeof(how), "Operation not supported: its receive filters (0x%x) stamp PTP "
+						   "packets only, not UDP test traffic", ti.rx_filters);
+			return hw_unsupported(in, how);
+		}
+	} else if (rc != -EOPNOTSUPP && rc != -EINVAL) {
+		txs_rx_input_set_err(in, HW_ERR "ETHTOOL_GET_TS_INFO on %s: %s", u->ifname, strerror(-rc));
+		return rc;
+	} /* no ethtool answer: the ioctls below tell */
+	struct hwtstamp_config cur;
+	memset(&cur, 0, sizeof(cur));
+	rc = hw_ioctl(u->hw_fd, u->ifname, SIOCGHWTSTAMP, &cur);
+	if (rc == 0) {
+		if (cur.rx_filter == HWTSTAMP_FILTER_ALL)
+			return 0; /* on already (another tool, or another receiver): leave it */
+		u->hw_prev = cur;
+		u->hw_prev_known = true;
+	}
+	struct hwtstamp_config want = {
+		.flags = 0,
+		/* keep a running PTP daemon's transmit stamps as they are */
+		.tx_type = u->hw_prev_known ? cur.tx_type : HWTSTAMP_TX_OFF,
+		.rx_filter = HWTSTAMP_FILTER_ALL,
+	};
+	rc = hw_ioctl(u->hw_fd, u->ifname, SIOCSHWTSTAMP, &want);
+	if (rc == -EPERM || rc == -EACCES) {
+		txs_rx_input_set_err(in, HW_ERR "switching them on at interface %s needs CAP_NET_ADMIN "
+					    "(SIOCSHWTSTAMP: %s)", u->ifname, strerror(-rc));
+		return rc;
+	}
+	if (rc == -EOPNOTSUPP || rc == -EINVAL || rc == -ERANGE)
+		return hw_unsupported(in, strerror(-rc));
+	if (rc < 0) {
+		txs_rx_input_set_err(in, HW_ERR "SIOCSHWTSTAMP on %s: %s", u->ifname, strerror(-rc));
+		return rc;
+	}
+	u->hw_set = true;
+	/* the driver writes back the filter it applied: SOME = at least ALL */
+	if (want.rx_filter != HWTSTAMP_FILTER_ALL && want.rx_filter != HWTSTAMP_FILTER_SOME) {
+		char how[128];
+		snprintf(how, sizeof(how), "Operation not supported: asked to stamp all packets, the driver set "
+					   "receive filter %d", want.rx_filter);
+		return hw_unsupported(in, how); /* close restores */
+	}
+	return 0;
+}
+
+static void hw_restore(struct udp_in *u)
+{
+	if (u->hw_set && u->hw_prev_known)
+		hw_ioctl(u->hw_fd, u->ifname, SIOCSHWTSTAMP, &u->hw_prev);
+	u->hw_set = false;
+	if (u->hw_fd >= 0)
+		close(u->hw_fd);
+	u->hw_fd = -1;
+}
 
 static void q_free(struct udp_q *q)
 {
@@ -180,8 +354,13 @@ static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
 		txs_rx_input_set_err(in, "bind %s port %u (queue %u): %s", a, c->port, id, strerror(e));
 		return -e;
 	}
-	if (c->rx_ts == TXS_RX_TS_KERNEL) {
+	if (c->rx_ts == TXS_RX_TS_KERNEL || c->rx_ts == TXS_RX_TS_HARDWARE) {
+		/* HARDWARE: the software stamp too, for datagrams that come
+		 * without a hardware one (another interface, a NIC that skips) */
 		int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+		if (c->rx_ts == TXS_RX_TS_HARDWARE)
+			f |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
+		q->want_hw = c->rx_ts == TXS_RX_TS_HARDWARE;
 		if (setsockopt(q->fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
 			int e = errno;
 			txs_rx_input_set_err(in, "SO_TIMESTAMPING (kernel receive timestamps; --rx-timestamps user "
@@ -196,7 +375,8 @@ static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
 	q->bufs = malloc((size_t)q->batch * UDP_BUF);
 	if (!q->msgs || !q->iov || !q->names || !q->bufs)
 		return -ENOMEM;
-	if (c->rx_ts == TXS_RX_TS_KERNEL && !(q->ctrl = calloc(q->batch, TS_CTRL)))
+	if ((c->rx_ts == TXS_RX_TS_KERNEL || c->rx_ts == TXS_RX_TS_HARDWARE) &&
+	    !(q->ctrl = calloc(q->batch, TS_CTRL)))
 		return -ENOMEM;
 	for (unsigned i = 0; i < q->batch; i++) {
 		q->iov[i].iov_base = q->bufs + (size_t)i * UDP_BUF;
@@ -220,6 +400,7 @@ static void udp_close(struct txs_rx_input *in)
 		return;
 	for (unsigned i = 0; i < u->n; i++)
 		q_free(&u->q[i]);
+	hw_restore(u);
 	free(u->q);
 	free(u);
 	in->priv = NULL;
@@ -239,6 +420,21 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 	if (!u)
 		return -ENOMEM;
 	in->priv = u;
+	u->hw_fd = -1;
+	u->phc_index = -1;
+	if (in->conf.rx_ts > TXS_RX_TS_HARDWARE) {
+		txs_rx_input_set_err(in, "unknown receive timestamp mode %d", (int)in->conf.rx_ts);
+		udp_close(in);
+		return -EINVAL;
+	}
+	if (in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
+		/* before the sockets: nothing is received on a refused NIC */
+		int rc = hw_setup(in);
+		if (rc < 0) {
+			udp_close(in);
+			return rc;
+		}
+	}
 	u->q = aligned_alloc(TXS_CACHE_LINE, sizeof(*u->q) * in->conf.n_queues);
 	if (!u->q) {
 		udp_close(in);
@@ -287,20 +483,6 @@ static inline void src_of(struct txs_rx_tuple *t, const struct sockaddr_in6 *sa)
 	}
 }
 
-/* The software receive timestamp of a message (SCM_TIMESTAMPING ts[0]), 0 if none. */
-static inline uint64_t kernel_ts(struct msghdr *h)
-{
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING) {
-			struct scm_timestamping st;
-			memcpy(&st, CMSG_DATA(cm), sizeof(st));
-			if (st.ts[0].tv_sec || st.ts[0].tv_nsec)
-				return (uint64_t)st.ts[0].tv_sec * 1000000000ull + (uint64_t)st.ts[0].tv_nsec;
-		}
-	}
-	return 0;
-}
-
 static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, int timeout_ms)
 {
 	struct udp_in *u = in->priv;
@@ -324,15 +506,18 @@ static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c,
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	uint64_t kern = 0;
+	uint64_t kern = 0, hw = 0, hw_skew = 0;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &q->msgs[i].msg_hdr;
 		uint64_t at = now;
 		if (q->ctrl) {
-			uint64_t k = kernel_ts(h);
-			if (TXS_LIKELY(k)) {
-				at = k;
-				kern++;
+			struct rx_arrival a = rx_arrival_of(h, q->want_hw, now);
+			at = a.at;
+			kern += a.src == RX_TS_SW;
+			hw += a.src == RX_TS_HW;
+			if (TXS_UNLIKELY(a.hw_skewed)) {
+				hw_skew++;
+				__atomic_store_n(&q->hw_offset, a.hw_off, __ATOMIC_RELAXED);
 			}
 			h->msg_controllen = TS_CTRL;
 		}
@@ -346,7 +531,11 @@ static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c,
 		h->msg_flags = 0;
 	}
 	TXS_STAT_ADD(q->ts_kernel, kern);
-	TXS_STAT_ADD(q->ts_user, (uint64_t)n - kern);
+	TXS_STAT_ADD(q->ts_user, (uint64_t)n - kern - hw);
+	if (hw || hw_skew) {
+		TXS_STAT_ADD(q->ts_hw, hw);
+		TXS_STAT_ADD(q->ts_hw_skewed, hw_skew);
+	}
 	return n;
 }
 
@@ -362,6 +551,17 @@ static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
 	for (unsigned i = 0; i < u->n; i++) {
 		o->ts_kernel += TXS_STAT_READ(u->q[i].ts_kernel);
 		o->ts_user += TXS_STAT_READ(u->q[i].ts_user);
+		o->ts_hardware += TXS_STAT_READ(u->q[i].ts_hw);
+		o->ts_hw_skewed += TXS_STAT_READ(u->q[i].ts_hw_skewed);
+		int64_t off = __atomic_load_n(&u->q[i].hw_offset, __ATOMIC_RELAXED);
+		if (off)
+			o->hw_offset_ns = off;
+	}
+	o->phc_index = u->phc_index;
+	if (in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
+		snprintf(o->hw_ifname, sizeof(o->hw_ifname), "%s", u->ifname);
+		o->hw_filter_set = u->hw_set;
+		o->hw_filter_left = u->hw_set && !u->hw_prev_known;
 	}
 	for (unsigned i = 0; i < u->n; i++) {
 		uint32_t mi[SK_MEMINFO_VARS];

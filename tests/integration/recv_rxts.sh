@@ -9,6 +9,10 @@
 #   with send --timestamps packet no datagram is stamped after its arrival
 #     (skew_future 0) and all are in the histogram
 #   a bad mode is refused with exit 2
+#   hardware: loopback has no hardware receive timestamps: refused with exit 2
+#     before receiving, one line naming lo (named or found from -B); a bad
+#     or unknown interface is refused naming it; hardware needs an interface
+#     (veth: recv_rxts_hw.sh)
 set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
@@ -40,6 +44,7 @@ run kernel kernel -b 20k -n 10000
 [ "$(j .input.rx_timestamps)" = kernel ] || fail "kernel: the report says $(j .input.rx_timestamps)"
 [ "$(j .input.ts_kernel)" = 10000 ] || fail "kernel: $(j .input.ts_kernel) datagrams with a kernel stamp"
 [ "$(j .input.ts_user)" = 0 ] || fail "kernel: $(j .input.ts_user) datagrams fell back to our clock"
+[ "$(j .input.ts_hardware)" = 0 ] || fail "kernel: $(j .input.ts_hardware) hardware stamps"
 k50=$(j .latency_ns.p50)
 
 run user user -b 20k -n 10000
@@ -55,9 +60,27 @@ run packet kernel -b 20k -n 10000 --timestamps packet
 [ "$(j .latency_ns.count)" = 10000 ] || fail "packet: $(j .latency_ns.count) latency samples"
 echo "per-packet send stamps, kernel arrival: p50 $(j .latency_ns.p50) ns, p99 $(j .latency_ns.p99) ns"
 
-set +e
-out=$("$TXS" recv -p "$PORT" --rx-timestamps hw -t 1 2>&1)
-rc=$?
-set -e
-[ $rc = 2 ] || fail "--rx-timestamps hw: exit $rc ($out)"
-echo "PASS: recv kernel/user receive timestamps"
+# refuse MODE ARGS... PATTERN: exit 2, nothing received, one line matching PATTERN
+refuse() {
+  local what=$1 pat=$2
+  shift 2
+  set +e
+  "$TXS" recv -p "$PORT" -t 1 -i 0 "$@" >"$tmp/ref.out" 2>"$tmp/ref.err"
+  local rc=$?
+  set -e
+  [ $rc = 2 ] || fail "$what: exit $rc ($(cat "$tmp/ref.err"))"
+  [ "$(wc -l <"$tmp/ref.err")" = 1 ] || fail "$what: not one line: $(cat "$tmp/ref.err")"
+  grep -q -- "$pat" "$tmp/ref.err" || fail "$what: '$(cat "$tmp/ref.err")' does not say '$pat'"
+  [ ! -s "$tmp/ref.out" ] || fail "$what: it started receiving: $(cat "$tmp/ref.out")"
+  echo "$what: $(cat "$tmp/ref.err")"
+}
+refuse "bad mode" "bad value for --rx-timestamps: 'hw'" --rx-timestamps hw
+refuse "unknown interface" "'hardware:nosuchif': no interface 'nosuchif'" --rx-timestamps hardware:nosuchif
+refuse "empty interface" "'hardware:'" --rx-timestamps hardware:
+refuse "no interface" "--rx-timestamps hardware: which interface" --rx-timestamps hardware
+refuse "lo named" "--rx-timestamps hardware:lo: interface lo has no hardware receive timestamps (Operation not supported" \
+  --rx-timestamps hardware:lo
+refuse "lo from -B" "--rx-timestamps hardware: interface lo has no hardware receive timestamps (Operation not supported" \
+  -B 127.0.0.1 --rx-timestamps hardware
+refuse "not udp" "applies to --dev udp only" --dev pcap:/dev/null --rx-timestamps hardware:lo
+echo "PASS: recv kernel/user receive timestamps, hardware refused on loopback"

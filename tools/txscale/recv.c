@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <net/if.h>
 #include <time.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
@@ -91,7 +92,10 @@ static const struct opt recv_opts[] = {
 	{ "max-flows", 0, OPT_UINT, O(max_flows), "N", "flows tracked per thread", "4096", 1, 1u << 22 },
 	{ "batch", 0, OPT_UINT, O(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
 	{ "rx-timestamps", 0, OPT_STR, O(rx_ts), "MODE", "udp: arrival time for latency: kernel (each datagram's "
-	  "software receive timestamp, SO_TIMESTAMPING) or user (one clock read per recvmmsg batch)", "kernel" },
+	  "software receive timestamp, SO_TIMESTAMPING), user (one clock read per recvmmsg batch), or "
+	  "hardware[:IFACE] (the NIC's own stamp, else kernel, per datagram; IFACE, default the one holding "
+	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
+	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
@@ -295,6 +299,11 @@ static int64_t sock_drops(const struct summary *s)
 	return s->is->have_socket_drops ? (int64_t)s->is->socket_drops : -1;
 }
 
+static const char *ts_mode_str(enum txs_rx_ts_mode m)
+{
+	return m == TXS_RX_TS_HARDWARE ? "hardware" : m == TXS_RX_TS_USER ? "user" : "kernel";
+}
+
 static void summary_json(FILE *f, const struct summary *s)
 {
 	struct txs_json j;
@@ -324,9 +333,18 @@ static void summary_json(FILE *f, const struct summary *s)
 		txs_json_dbl(&j, "rcvbuf", NAN);
 	txs_json_bool(&j, "rcvbuf_forced", s->is->rcvbuf_forced);
 	if (!s->in->raw && !s->in->offline) {
-		txs_json_str(&j, "rx_timestamps", s->in->conf.rx_ts == TXS_RX_TS_KERNEL ? "kernel" : "user");
+		txs_json_str(&j, "rx_timestamps", ts_mode_str(s->in->conf.rx_ts));
 		txs_json_u64(&j, "ts_kernel", s->is->ts_kernel);
 		txs_json_u64(&j, "ts_user", s->is->ts_user);
+		txs_json_u64(&j, "ts_hardware", s->is->ts_hardware);
+		if (s->in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
+			txs_json_str(&j, "hw_interface", s->is->hw_ifname);
+			txs_json_i64(&j, "phc_index", s->is->phc_index);
+			txs_json_bool(&j, "hw_filter_set", s->is->hw_filter_set);
+			txs_json_bool(&j, "hw_filter_left_on", s->is->hw_filter_left);
+			txs_json_u64(&j, "ts_hw_skewed", s->is->ts_hw_skewed);
+			txs_json_i64(&j, "hw_offset_ns", s->is->hw_offset_ns);
+		}
 	}
 	txs_json_obj_open(&j, "pcap");
 	txs_json_u64(&j, "records", s->is->pcap.records);
@@ -367,10 +385,24 @@ static void summary_text(const struct summary *s)
 	if (s->is->rcvbuf >= 0)
 		printf("socket   receive buffer %lld bytes (%s)\n", (long long)s->is->rcvbuf,
 		       s->is->rcvbuf_forced ? "SO_RCVBUFFORCE" : "SO_RCVBUF, capped by net.core.rmem_max");
-	if (!s->in->raw && !s->in->offline)
+	if (!s->in->raw && !s->in->offline && s->in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
+		char phc[32] = "PHC unknown";
+		if (s->is->phc_index >= 0)
+			snprintf(phc, sizeof(phc), "PHC /dev/ptp%d", s->is->phc_index);
+		printf("arrival  times of %llu datagrams from the NIC's hardware timestamp, %llu from the kernel's "
+		       "software timestamp, %llu from our clock; %llu hardware timestamps off our clock, not used "
+		       "(--rx-timestamps hardware: %s, %s%s)\n",
+		       (unsigned long long)s->is->ts_hardware, (unsigned long long)s->is->ts_kernel,
+		       (unsigned long long)s->is->ts_user, (unsigned long long)s->is->ts_hw_skewed, s->is->hw_ifname, phc,
+		       !s->is->hw_filter_set ? ""
+		       : s->is->hw_filter_left ? ", receive filter switched on by us and left on: the driver cannot "
+						 "say what it was"
+						: ", receive filter switched on by us");
+	} else if (!s->in->raw && !s->in->offline) {
 		printf("arrival  times of %llu datagrams from the kernel's receive timestamp, %llu from our clock "
 		       "(--rx-timestamps %s)\n", (unsigned long long)s->is->ts_kernel, (unsigned long long)s->is->ts_user,
-		       s->in->conf.rx_ts == TXS_RX_TS_KERNEL ? "kernel" : "user");
+		       ts_mode_str(s->in->conf.rx_ts));
+	}
 	if (s->is->have_socket_drops && s->is->socket_drops)
 		printf("DROPPED  the kernel dropped %llu datagrams at our %s (%s full): they are part of lost%s\n",
 		       (unsigned long long)s->is->socket_drops, s->in->raw ? "rings" : "sockets",
@@ -454,6 +486,61 @@ static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 		return 2;
 	}
 	return 0;
+}
+
+/* --rx-timestamps kernel | user | hardware[:IFACE]. Returns 0 or the exit status. */
+static int parse_rx_ts(const char *v, struct txs_rx_input_conf *ic, bool udp)
+{
+	if (strcmp(v, "kernel") == 0) {
+		ic->rx_ts = TXS_RX_TS_KERNEL;
+		return 0;
+	}
+	if (strcmp(v, "user") == 0) {
+		ic->rx_ts = TXS_RX_TS_USER;
+		return 0;
+	}
+	if (strcmp(v, "hardware") != 0 && strncmp(v, "hardware:", 9) != 0) {
+		fprintf(stderr, "txscale recv: bad value for --rx-timestamps: '%s': valid are kernel, user, "
+				"hardware[:IFACE]\n", v);
+		return 2;
+	}
+	if (!udp) {
+		fprintf(stderr, "txscale recv: --rx-timestamps %s applies to --dev udp only (packet: and pcap: take "
+				"their own per-packet times)\n", v);
+		return 2;
+	}
+	ic->rx_ts = TXS_RX_TS_HARDWARE;
+	if (v[8] == ':') {
+		const char *ifn = v + 9;
+		if (!*ifn || strlen(ifn) >= sizeof(ic->hw_ifname)) {
+			fprintf(stderr, "txscale recv: bad value for --rx-timestamps: '%s': expected hardware:IFACE with "
+					"an interface name of 1-%zu characters\n", v, sizeof(ic->hw_ifname) - 1);
+			return 2;
+		}
+		if (!if_nametoindex(ifn)) {
+			fprintf(stderr, "txscale recv: bad value for --rx-timestamps: '%s': no interface '%s' here\n", v,
+				ifn);
+			return 2;
+		}
+		snprintf(ic->hw_ifname, sizeof(ic->hw_ifname), "%s", ifn);
+	}
+	return 0;
+}
+
+/* Most hardware stamps off our clock: the NIC's clock is not CLOCK_REALTIME. */
+static void hw_skew_warning(const struct txs_rx_input_stats *is)
+{
+	uint64_t all = is->ts_hardware + is->ts_hw_skewed;
+	if (!all || is->ts_hw_skewed * 2 <= all)
+		return;
+	char phc[32] = "";
+	if (is->phc_index >= 0)
+		snprintf(phc, sizeof(phc), " (/dev/ptp%d)", is->phc_index);
+	fprintf(stderr, "txscale recv: warning: %llu of %llu hardware receive timestamps were off our clock (by %+.6f s) "
+			"and not used: the NIC clock%s of %s is likely not synchronised to CLOCK_REALTIME (phc2sys; "
+			"a PHC in PTP time, TAI, runs 37 s ahead)\n",
+		(unsigned long long)is->ts_hw_skewed, (unsigned long long)all, is->hw_offset_ns / 1e9, phc,
+		is->hw_ifname);
 }
 
 int cmd_recv(int argc, char **argv)
@@ -562,24 +649,28 @@ int cmd_recv(int argc, char **argv)
 		.rcvbuf = cfg.rcvbuf ? (int)cfg.rcvbuf : (int)RCVBUF_DEFAULT,
 		.reuseport = cfg.reuseport,
 		.batch = cfg.batch,
-		.rx_ts = strcmp(cfg.rx_ts, "user") == 0 ? TXS_RX_TS_USER : TXS_RX_TS_KERNEL,
 	};
-	if (strcmp(cfg.rx_ts, "kernel") != 0 && strcmp(cfg.rx_ts, "user") != 0) {
-		fprintf(stderr, "txscale recv: bad value for --rx-timestamps: '%s': valid are kernel, user\n", cfg.rx_ts);
+	rc = parse_rx_ts(cfg.rx_ts, &ic, strcmp(cfg.dev, "udp") == 0);
+	if (rc) {
 		free(exp);
 		if (summary_f)
 			fclose(summary_f);
-		return 2;
+		return rc;
 	}
 	struct txs_rx_input *in;
 	char err[320];
 	rc = txs_rx_input_open(&in, cfg.dev, &ic, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "txscale recv: --dev %s\n", err);
+		/* the udp input's refusals of hardware stamps name the option */
+		static const char hw_err[] = "udp: hardware receive timestamps: ";
+		if (ic.rx_ts == TXS_RX_TS_HARDWARE && strncmp(err, hw_err, sizeof(hw_err) - 1) == 0)
+			fprintf(stderr, "txscale recv: --rx-timestamps %s: %s\n", cfg.rx_ts, err + sizeof(hw_err) - 1);
+		else
+			fprintf(stderr, "txscale recv: --dev %s\n", err);
 		free(exp);
 		if (summary_f)
 			fclose(summary_f);
-		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT ? 2 : 1;
+		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT || rc == -EOPNOTSUPP ? 2 : 1;
 	}
 	if (cfg.reuseport && strcmp(cfg.dev, "udp") != 0)
 		fprintf(stderr, "txscale recv: note: --reuseport applies to --dev udp only\n");
@@ -745,6 +836,7 @@ int cmd_recv(int argc, char **argv)
 	txs_rx_kstats_delta(kd, kb, ka);
 	struct txs_rx_input_stats is;
 	txs_rx_input_stats(in, &is);
+	hw_skew_warning(&is);
 	if (cfg.sender_summary && load_summary(cfg.sender_summary, exp, false) != 0) {
 		fprintf(stderr, "txscale recv: no exact loss: the sender summary could not be read\n");
 		memset(exp, 0, sizeof(*exp));
