@@ -255,11 +255,15 @@ def main():
         sched = [(i // n) * period + (a[i % n][0] - a[0][0]) / speed for i in range(len(b))]
         rel = [t - b[0][0] for t, _ in b]
         d = sorted(r - s for r, s in zip(rel, sched))
+        med = d[len(d) // 2]
         print('timing: %d frames, lateness vs the first: min %.0f us, median %.0f us, max %.0f us'
-              % (len(d), d[0] * 1e6, d[len(d) // 2] * 1e6, d[-1] * 1e6))
-        # never ahead (the first frame may itself be late: 2 ms of slack), and
-        # mostly on time (a loaded machine may hold a frame back now and then)
-        if d[0] < -2e-3 or abs(d[len(d) // 2]) > 1e-3:
+              % (len(d), d[0] * 1e6, med * 1e6, d[-1] * 1e6))
+        # The start is not in the capture, so lateness is measured against
+        # the first frame, which may itself be late (a loaded machine: the
+        # sender then catches up and every later frame looks early by as
+        # much). Against the median frame instead: none ahead by more than
+        # 2 ms (a replay off the file's timing is off by the capture's span).
+        if d[0] - med < -2e-3:
             print('FAIL: the replay does not follow the capture\'s timing')
             return 1
         return 0
