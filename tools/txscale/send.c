@@ -936,6 +936,8 @@ int cmd_send(int argc, char **argv)
 		if (sumf)
 			fclose(sumf);
 		txs_netdev_close(dev);
+		txs_replay_free(rpl);
+		send_shape_free(&shape);
 		return 2;
 	}
 	if (route == 1)
