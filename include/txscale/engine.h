@@ -130,7 +130,8 @@ struct txs_gen_ops {
  *            process of rate_pps. rate_pps > 0.
  *   TABLE    (one worker: pcap replay) datagram n is due at
  *            t0 + (n / table_n) * table_period_ns + table_ns[n % table_n]:
- *            table_ns ascending from 0, read-only, owned by the caller until
+ *            table_ns ascending (the first may be above 0: the first
+ *            datagram is then due that long after t0), read-only, owned by the caller until
  *            txs_engine_destroy(). rate_pps is ignored. */
 enum txs_pace_kind { TXS_PACE_CONST = 0, TXS_PACE_RAMP, TXS_PACE_POISSON, TXS_PACE_TABLE };
 

@@ -15,7 +15,7 @@ command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
 [ -x "$TXS" ] || fail "no txscale binary at $TXS"
 "$TXS" send --dev pcap:/dev/null --dry-run 198.18.0.2 >/dev/null 2>&1 || skip "no pcap device (libpcap)"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$tmp"' EXIT
 
 python3 "$T" make "$tmp/in.pcap" 200
 
@@ -60,10 +60,28 @@ refuse "not pcap" --replay "$tmp/junk.pcap" --dev dummy
 refuse "missing file" --replay "$tmp/nope.pcap" --dev dummy
 refuse "frame over the MTU" --replay "$tmp/big.pcap" --dev dummy
 refuse "frame over --mtu" --replay "$tmp/in.pcap" --dev dummy --mtu 1000
-refuse "udp device" --replay "$tmp/in.pcap" --dev udp
+refuse "udp without DEST" --replay "$tmp/in.pcap" --dev udp
+refuse "udp: no UDP datagram" --replay "$tmp/in.pcap" --dev udp 127.0.0.1
 refuse "two threads" --replay "$tmp/in.pcap" --dev dummy -P 2
 refuse "bad speed" --replay "$tmp/in.pcap" --dev dummy --replay-speed 0
 # the big frame fits a device with a larger MTU
 "$TXS" send --replay "$tmp/big.pcap" --dev "pcap:$tmp/o4.pcap,mtu=1600" -n 10 -i 0 -b 10k >/dev/null
 python3 "$T" same "$tmp/big.pcap" "$tmp/o4.pcap" 10 || fail "mtu=1600: frames differ"
-echo "PASS: replay into pcap: identical frames, the capture's timing, counts, refusals"
+
+# 5. through udp over loopback: the capture's UDP payloads, in order (the
+# veth version with timing and IPv6: replay_udp.sh)
+python3 "$T" make "$tmp/mx.pcap" 40 mixed
+python3 "$T" recv 4 0 "$tmp/u.got" "$tmp/u.ready" 1 30 &
+for _ in $(seq 100); do
+  [ -s "$tmp/u.ready" ] && break
+  sleep 0.1
+done
+[ -s "$tmp/u.ready" ] || fail "udp: the receiver did not start"
+d=$(jq '.["4"].payloads | length' "$tmp/mx.pcap.expect.json")
+"$TXS" send --replay "$tmp/mx.pcap" --dev udp 127.0.0.1 -p "$(cat "$tmp/u.ready")" -n $((d + 5)) -b 5k -i 0 \
+  --summary-file "$tmp/u.json" >/dev/null
+wait
+python3 "$T" udpsame "$tmp/mx.pcap.expect.json" 4 "$tmp/u.got" $((d + 5)) || fail "udp: payloads differ"
+[ "$(jq -r .replay_skipped.total "$tmp/u.json")" = $(($(jq -r .frames "$tmp/mx.pcap.expect.json") - d)) ] ||
+  fail "udp: skipped $(jq -c .replay_skipped "$tmp/u.json")"
+echo "PASS: replay into pcap: identical frames, the capture's timing, counts, refusals; udp: payloads"

@@ -208,7 +208,8 @@ static const struct opt send_opts[] = {
 	  "each datagram its own stamp at about burst's cost; the error is checked and reported)", "burst" },
 	{ "replay", 0, OPT_STR, O(replay), "FILE",
 	  "send the Ethernet frames of a pcap file instead of generated datagrams, at its own timing (or "
-	  "--replay-speed, or -b); -n/-t loop it (docs/replay.md)" },
+	  "--replay-speed, or -b); -n/-t loop it. --dev udp: the UDP payloads of its whole UDP datagrams go to DEST "
+	  "(other frames skipped and counted) (docs/replay.md)" },
 	{ "replay-speed", 0, OPT_CUSTOM, O(replay_speed), "X",
 	  "--replay at X times the capture's own pace (2 = twice as fast)", "1", 0, 0, parse_speed },
 	CTL_CLIENT_OPTS(O(ctl)),
@@ -304,6 +305,7 @@ struct summary_extra {
 	const struct txs_stat_row *erows;    /* the engine's rows: datagrams per thread */
 	unsigned nthreads;
 	const struct txs_ts_check *ts_check; /* --timestamps interp */
+	const struct txs_replay_udp_info *rudp; /* --replay through udp: the file's datagrams and skips */
 };
 
 /* "profile":{...} in the summary (docs/json-schema.md, "profile") */
@@ -364,6 +366,14 @@ static void add_extra(struct txs_json *j, void *arg)
 	txs_json_u64(j, "payload_len", x->cfg->length);
 	if (x->cfg->replay)
 		txs_json_str(j, "replay", x->cfg->replay);
+	if (x->rudp) {
+		txs_json_u64(j, "replay_datagrams", x->rudp->datagrams);
+		txs_json_obj_open(j, "replay_skipped");
+		txs_json_u64(j, "total", x->rudp->skipped_total);
+		for (unsigned k = 0; k < TXS_REPLAY_SKIP_N; k++)
+			txs_json_u64(j, txs_replay_skip_name(k), x->rudp->skipped[k]);
+		txs_json_obj_close(j);
+	}
 	txs_json_str(j, "timestamps", x->cfg->timestamps);
 	if (x->ts_check) {
 		const struct txs_ts_check *c = x->ts_check;
@@ -535,7 +545,8 @@ static struct txs_pace_conf send_pace_conf(const struct send_cfg *c, uint32_t wi
 
 /* --replay FILE: load the capture; one line and -1 on bad input. The frames
  * go out as they are: no destination is needed (DEST, if given, only opens
- * the device). Runs on one thread (docs/replay.md). */
+ * the device), except through udp:, where DEST is where the datagrams go
+ * (send_replay_route_udp). Runs on one thread (docs/replay.md). */
 static int send_replay_open(struct send_cfg *c, struct txs_replay **out, struct txs_pace_conf *pace)
 {
 	char err[512];
@@ -560,8 +571,86 @@ static int send_replay_open(struct send_cfg *c, struct txs_replay **out, struct 
 		*out = NULL;
 		return -1;
 	}
+	if (!c->dest && strcspn(c->dev, ":") == 3 && strncmp(c->dev, "udp", 3) == 0) {
+		fprintf(stderr, "txscale send: --replay through --dev %s sends the capture's UDP payloads to DEST: give "
+				"one (and -p PORT)\n", c->dev);
+		txs_replay_free(*out);
+		*out = NULL;
+		return -1;
+	}
 	if (!c->dest)
-		c->dest = "198.18.0.2"; /* opens the device (udp: is refused at route time) */
+		c->dest = "198.18.0.2"; /* only opens a frame device */
+	return 0;
+}
+
+/* "3 not IP, 1 fragment" from the skip counts, into b */
+static const char *replay_skips_str(const struct txs_replay_udp_info *in, char *b, size_t n)
+{
+	static const char *const what[TXS_REPLAY_SKIP_N] = {
+		[TXS_REPLAY_NOT_IP] = "not IP", [TXS_REPLAY_MALFORMED] = "malformed",
+		[TXS_REPLAY_FRAGMENT] = "IP fragment", [TXS_REPLAY_NOT_UDP] = "not UDP",
+		[TXS_REPLAY_FAMILY] = "other address family",
+	};
+	size_t o = 0;
+	b[0] = 0;
+	for (unsigned k = 0; k < TXS_REPLAY_SKIP_N; k++)
+		if (in->skipped[k] && o < n) {
+			int w = snprintf(b + o, n - o, "%s%llu %s", o ? ", " : "", (unsigned long long)in->skipped[k],
+					 what[k]);
+			o += w > 0 ? (size_t)w : 0;
+		}
+	return b;
+}
+
+/* Through udp: the datagrams of the capture (txs_replay_udp), their
+ * schedule, the DF limit and the buffers. 0, or 2 with one line. */
+static int send_replay_route_udp(const struct send_cfg *c, struct txs_replay *r,
+				 struct txs_netdev *dev, unsigned mtu_opt, const struct txs_flow_spec *sp,
+				 struct txs_replay_udp_info *info, struct txs_pace_conf *pace, unsigned *burst,
+				 uint32_t *wire)
+{
+	bool v4 = sp->dst.family == AF_INET;
+	uint32_t mtu = mtu_opt ? mtu_opt : dev->mtu ? dev->mtu : 1500;
+	uint32_t hdrs = (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) + TXS_UDP_HLEN;
+	char sk[256];
+	if (!v4 && mtu < 1280) {
+		fprintf(stderr, "txscale send: bad value for --mtu: '%u': IPv6 needs at least 1280\n", mtu);
+		return 2;
+	}
+	dev->mtu = mtu;
+	int rc = txs_replay_udp(r, sp, info);
+	if (rc == -ENODATA) {
+		fprintf(stderr, "txscale send: bad value for --replay: '%s': no whole %s UDP datagram to send through --dev "
+				"%s among its %llu frames (%s)\n", c->replay, v4 ? "IPv4" : "IPv6", dev->spec,
+			(unsigned long long)txs_replay_frames(r), replay_skips_str(info, sk, sizeof(sk)));
+		return 2;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "txscale send: cannot build packets: %s\n", txs_strerror(rc));
+		return 2;
+	}
+	if (sp->df && info->max_payload + hdrs > mtu) {
+		/* as -l with --df: the kernel would refuse every such datagram */
+		fprintf(stderr, "txscale send: bad value for --replay: '%s': frame %llu holds a %u-byte UDP payload, over "
+				"the MTU %u with --df (at most %u for %s): the kernel refuses it (EMSGSIZE)\n", c->replay,
+			(unsigned long long)info->max_index, info->max_payload, mtu, mtu - hdrs, v4 ? "IPv4" : "IPv6");
+		return 2;
+	}
+	if (txs_replay_schedule(r, c->replay_speed, pace) < 0) {
+		fprintf(stderr, "txscale send: bad value for --replay-speed: '%g'\n", c->replay_speed);
+		return 2;
+	}
+	/* -b in bits: at the datagrams' mean frame, unfragmented as for -l on udp: */
+	uint64_t n = txs_replay_datagrams(r), bytes = 0;
+	for (uint64_t j = 0; j < n; j++) {
+		uint32_t len;
+		txs_replay_datagram(r, j, &len, NULL);
+		uint32_t f = TXS_ETH_HLEN + hdrs + len;
+		bytes += f < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : f;
+	}
+	*wire = (uint32_t)((bytes + n / 2) / n);
+	*burst = 1;
+	dev->conf.frame_size = txs_replay_udp_frame_max(r); /* read when the queues open */
 	return 0;
 }
 
@@ -570,11 +659,6 @@ static int send_replay_open(struct send_cfg *c, struct txs_replay **out, struct 
 static int send_replay_route(const struct send_cfg *c, const struct txs_replay *r, struct txs_netdev *dev,
 			     unsigned mtu_opt, unsigned *burst, uint32_t *wire)
 {
-	if (dev->kernel_ip) {
-		fprintf(stderr, "txscale send: --replay sends whole Ethernet frames: --dev %s sends UDP payloads through the "
-				"kernel (use packet:, xdp:, pcap: or dummy)\n", dev->spec);
-		return 2;
-	}
 	if (mtu_opt && mtu_opt > dev->mtu) {
 		fprintf(stderr, "txscale send: bad value for --mtu: '%u': above the MTU of %s (%u)\n", mtu_opt, dev->spec,
 			dev->mtu);
@@ -628,6 +712,7 @@ int cmd_send(int argc, char **argv)
 	/* --replay: the capture's frames as they are (docs/replay.md) */
 	struct txs_replay *rpl = NULL;
 	struct txs_pace_conf rpace;
+	struct txs_replay_udp_info rudp = { 0 };
 	if (cfg.replay && shape.any) {
 		fprintf(stderr, "txscale send: --replay sends the capture's own frames: flows, ranges and size mixes do "
 				"not apply to it\n");
@@ -702,6 +787,15 @@ int cmd_send(int argc, char **argv)
 	gc.shape = &shape.sh;
 	if (send_shape_vlan(&shape, cfg.vlan_s, cfg.qinq_s, sp)) {
 		send_shape_free(&shape);
+		return 2;
+	}
+	if (rpl && sp->n_vlan) {
+		/* frame devices send the capture's own tags; through udp: the
+		 * kernel's interface decides */
+		fprintf(stderr, "txscale send: --replay sends the capture's frames or payloads: --%s does not apply\n",
+			cfg.qinq_s ? "qinq" : "vlan");
+		send_shape_free(&shape);
+		txs_replay_free(rpl);
 		return 2;
 	}
 	sp->payload_len = cfg.length;
@@ -844,8 +938,10 @@ int cmd_send(int argc, char **argv)
 	/* the route, at the device's MTU: fast path or sendmsg semantics */
 	unsigned burst = 0;
 	uint32_t wire = 0;
-	int route = rpl ? send_replay_route(&cfg, rpl, dev, cfg.mtu, &burst, &wire)
-			: send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
+	int route = rpl && dev->kernel_ip ? send_replay_route_udp(&cfg, rpl, dev, cfg.mtu, sp, &rudp,
+								  &rpace, &burst, &wire)
+		    : rpl ? send_replay_route(&cfg, rpl, dev, cfg.mtu, &burst, &wire)
+			  : send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
 	if (route == 2 || (cfg.burst && cfg.burst < burst) ||
 	    (!rpl && send_shape_check(&shape, dev, route == 1, cfg.gso, v4, dev->mtu, nthreads))) {
 		if (route != 2 && cfg.burst && cfg.burst < burst)
@@ -854,6 +950,8 @@ int cmd_send(int argc, char **argv)
 		if (sumf)
 			fclose(sumf);
 		txs_netdev_close(dev);
+		txs_replay_free(rpl);
+		send_shape_free(&shape);
 		return 2;
 	}
 	if (route == 1)
@@ -980,7 +1078,14 @@ int cmd_send(int argc, char **argv)
 		.out = out, .json = cfg.json, .kind = "send", .n_threads = nthreads, .cpus = cpus,
 		.n_links = dev->n_links, .frames = true,
 	};
-	if (!cfg.json && rpl) {
+	if (!cfg.json && rpl && rudp.datagrams) {
+		char db[64], sk[256];
+		fprintf(out, "txscale send: replay %s (%llu frames: %llu UDP datagrams, %llu skipped%s%s), their payloads "
+			     "%s -> %s:%u, 1 thread, device %s\n", cfg.replay, (unsigned long long)txs_replay_frames(rpl),
+			(unsigned long long)rudp.datagrams, (unsigned long long)rudp.skipped_total,
+			rudp.skipped_total ? ": " : "", replay_skips_str(&rudp, sk, sizeof(sk)),
+			txs_addr_str(&sp->src, db, sizeof(db)), cfg.dest, cfg.port, dev->spec);
+	} else if (!cfg.json && rpl) {
 		fprintf(out, "txscale send: replay %s (%llu frames), 1 thread, device %s\n", cfg.replay,
 			(unsigned long long)txs_replay_frames(rpl), dev->spec);
 	} else if (!cfg.json) {
@@ -1049,7 +1154,8 @@ int cmd_send(int argc, char **argv)
 	struct summary_extra x = { .cfg = &cfg, .dev = dev, .ls = ls,
 				   .prof = cfg.profile && txs_engine_prof(eng, &prof) == 0 ? &prof : NULL,
 				   .shape = &shape, .erows = erows, .nthreads = nthreads,
-				   .ts_check = txs_engine_ts_check(eng, &tsc) == 0 ? &tsc : NULL };
+				   .ts_check = txs_engine_ts_check(eng, &tsc) == 0 ? &tsc : NULL,
+				   .rudp = rudp.datagrams ? &rudp : NULL };
 	int last_err = 0;
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		struct txs_link_counters c;
@@ -1070,6 +1176,13 @@ int cmd_send(int argc, char **argv)
 			x.ts_check->step_ns, (unsigned long long)x.ts_check->bursts, x.ts_check->err_mean_ns,
 			(unsigned long long)x.ts_check->err_p50_ns, (unsigned long long)x.ts_check->err_p99_ns,
 			(unsigned long long)x.ts_check->err_max_ns);
+	if (!cfg.json && rudp.datagrams) {
+		char sk[256];
+		fprintf(out, "replay: %llu of the file's %llu frames are UDP datagrams (sent as payloads); %llu skipped%s%s\n",
+			(unsigned long long)rudp.datagrams, (unsigned long long)txs_replay_frames(rpl),
+			(unsigned long long)rudp.skipped_total, rudp.skipped_total ? ": " : "",
+			replay_skips_str(&rudp, sk, sizeof(sk)));
+	}
 	if (sumf) {
 		struct txs_reporter r2 = rep;
 		r2.out = sumf;
