@@ -112,6 +112,18 @@ rc=$?
 set -e
 [ $rc = 2 ] && grep -q "MTU + 18" "$tmp/qq" || fail "--qinq -l 1472 on packet: exit $rc: $(cat "$tmp/qq")"
 echo "ok: --qinq with a 1472-byte payload on packet: refused (AF_PACKET takes MTU + 18 at most)"
+# the same frame on xdp: over a veth: the veth drops it (the kick says EBUSY,
+# read as a full queue before): refused up front too
+if "$TXS" send --help 2>&1 | grep -q -- "xdp:"; then
+  set +e
+  ip netns exec "$A" "$TXS" send --dev xdp:tx0 --dst-mac "$bmac" --qinq 200,300 -n 1 -i 0 -l 1472 198.18.0.2 \
+    >"$tmp/qx" 2>&1
+  rc=$?
+  set -e
+  [ $rc = 2 ] && grep -q "veth (copy mode) forwards frames of at most MTU + 18" "$tmp/qx" ||
+    fail "--qinq -l 1472 on xdp:tx0 (a veth): exit $rc: $(cat "$tmp/qx")"
+  echo "ok: --qinq with a 1472-byte payload on xdp: over a veth refused (the veth forwards MTU + 18 at most)"
+fi
 # bpf_case NAME "SEND TAGS" "SUB-INTERFACE" LEN VERDICT "TAG COUNTS" "RAW": the
 # BPF sub-interface (txs_vlan_sub) on rx0 with a kernel UDP socket on rx0's
 # address behind it. VERDICT: the program's counter that must equal the
