@@ -306,10 +306,24 @@ static inline __attribute__((always_inline)) unsigned fill_shaped(struct txs_wor
 	return i;
 }
 
+/* the per-datagram stamp modes apart (noinline): the burst loop below is
+ * compiled alone, as before they existed */
+static __attribute__((noinline)) unsigned fill_shaped_tsc(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
+							  uint64_t now_ns)
+{
+	return fill_shaped(w, b, n, now_ns, 1);
+}
+
+static __attribute__((noinline)) unsigned fill_shaped_interp(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
+							     uint64_t now_ns)
+{
+	return fill_shaped(w, b, n, now_ns, 2);
+}
+
 unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
 	if (TXS_UNLIKELY(w->ts_packet))
-		return w->ts_cur == TXS_TS_INTERP ? fill_shaped(w, b, n, now_ns, 2) : fill_shaped(w, b, n, now_ns, 1);
+		return w->ts_cur == TXS_TS_INTERP ? fill_shaped_interp(w, b, n, now_ns) : fill_shaped_tsc(w, b, n, now_ns);
 	return fill_shaped(w, b, n, now_ns, 0);
 }
 
@@ -355,13 +369,25 @@ static inline __attribute__((always_inline)) unsigned fill_one(struct txs_worker
 	return i;
 }
 
+static __attribute__((noinline)) unsigned fill_one_tsc(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
+						       uint64_t now_ns)
+{
+	return fill_one(w, b, n, now_ns, 1);
+}
+
+static __attribute__((noinline)) unsigned fill_one_interp(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
+							  uint64_t now_ns)
+{
+	return fill_one(w, b, n, now_ns, 2);
+}
+
 static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
 	const struct gen_state *g = w->gen;
 	if (g->shaped)
 		return udp_gen_fill_shaped(w, b, n, now_ns);
 	if (TXS_UNLIKELY(w->ts_packet))
-		return w->ts_cur == TXS_TS_INTERP ? fill_one(w, b, n, now_ns, 2) : fill_one(w, b, n, now_ns, 1);
+		return w->ts_cur == TXS_TS_INTERP ? fill_one_interp(w, b, n, now_ns) : fill_one_tsc(w, b, n, now_ns);
 	return fill_one(w, b, n, now_ns, 0);
 }
 

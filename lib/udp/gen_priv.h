@@ -73,7 +73,7 @@ struct gen_state {
  * against each other). tags: the buffers have room for the tag after the
  * longest frame (checked per burst). */
 #define GEN_TAG_LEN 16u
-static inline uint32_t gen_patch_shaped(uint64_t nonce, const struct txs_tmpl *t, struct txs_pktbuf *b, bool tags,
+static inline __attribute__((always_inline)) uint32_t gen_patch_shaped(uint64_t nonce, const struct txs_tmpl *t, struct txs_pktbuf *b, bool tags,
 					uint16_t id, uint64_t seq, uint64_t ts)
 {
 	uint8_t *d = b->data;
