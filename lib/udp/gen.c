@@ -242,6 +242,36 @@ unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, u
  * packet and the packet path no call per packet. */
 #define GEN_TS(each, st, now_ns) ((each) == 1 ? txs_stamper_read(&(st)) : (each) == 2 ? txs_stamper_next(&(st)) : (now_ns))
 
+/* The shaped loop on link 0. kind 1: one size (t = tm[cur]); kind 2: one
+ * flow (t = tm[pat[pos]]); kind 0: both vary (t = tm[cur * ns + pat[pos]]).
+ * With one size pl is 1 and pos stays 0; with one flow cur stays 0. */
+static inline __attribute__((always_inline)) unsigned
+shaped_run(struct txs_stamper *stp, struct gen_ident *gi, struct txs_pktbuf *b, unsigned i, unsigned n,
+	   uint64_t now_ns, uint64_t nonce, bool tags, struct gen_flow *fl, const struct txs_tmpl *tm,
+	   const uint8_t *pat, uint32_t nf, uint32_t ns, uint32_t pl, uint32_t *curp, uint32_t *posp, const int each,
+	   const int kind)
+{
+	struct txs_stamper st = *stp;
+	uint32_t cur = *curp, pos = *posp;
+	for (; i < n; i++) {
+		struct gen_flow *f = kind == 2 ? fl : &fl[cur];
+		const struct txs_tmpl *t = kind == 1 ? &tm[cur] : kind == 2 ? &tm[pat[pos]] : &tm[cur * ns + pat[pos]];
+		uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
+		b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns));
+		b[i].l4_off = t->l4_off;
+		b[i].segs = 1;
+		b[i].link = 0;
+		if (kind != 2)
+			cur = cur + 1 == nf ? 0 : cur + 1;
+		if (kind != 1)
+			pos = pos + 1 == pl ? 0 : pos + 1;
+	}
+	*stp = st;
+	*curp = cur;
+	*posp = pos;
+	return i;
+}
+
 static inline __attribute__((always_inline)) unsigned fill_shaped(struct txs_worker *w, struct txs_pktbuf *b,
 								     unsigned n, uint64_t now_ns, const int each)
 {
@@ -268,18 +298,15 @@ static inline __attribute__((always_inline)) unsigned fill_shaped(struct txs_wor
 	const uint64_t nonce = g->nonce;
 	const bool tags = n && b[0].cap >= g->max_wire + GEN_TAG_LEN;
 	if (!ls) {
-		/* every packet on link 0 (the common case): nothing to select */
-		for (; i < n; i++) {
-			struct gen_flow *f = &fl[cur];
-			const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
-			uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
-			b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns));
-			b[i].l4_off = t->l4_off;
-			b[i].segs = 1;
-			b[i].link = 0;
-			cur = cur + 1 == nf ? 0 : cur + 1;
-			pos = pos + 1 == pl ? 0 : pos + 1;
-		}
+		/* every packet on link 0 (the common case): nothing to select;
+		 * flows of one size and one flow of many sizes index their
+		 * template directly (no multiply, one cursor) */
+		if (ns == 1)
+			i = shaped_run(&st, gi, b, i, n, now_ns, nonce, tags, fl, tm, pat, nf, ns, pl, &cur, &pos, each, 1);
+		else if (nf == 1)
+			i = shaped_run(&st, gi, b, i, n, now_ns, nonce, tags, fl, tm, pat, nf, ns, pl, &cur, &pos, each, 2);
+		else
+			i = shaped_run(&st, gi, b, i, n, now_ns, nonce, tags, fl, tm, pat, nf, ns, pl, &cur, &pos, each, 0);
 	}
 	while (i < n) {
 		struct gen_flow *f = &fl[cur];
