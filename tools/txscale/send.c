@@ -686,6 +686,12 @@ static int send_replay_route(const struct send_cfg *c, const struct txs_replay *
 	return 0;
 }
 
+static void replay_cleanup(struct txs_replay **r)
+{
+	txs_replay_free(*r);
+	*r = NULL;
+}
+
 int cmd_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -704,23 +710,22 @@ int cmd_send(int argc, char **argv)
 		cfg.dest = pos[0];
 	}
 	/* flows, ranges: --dst/--src give DEST/-B their first address */
-	struct send_shape shape = { 0 };
+	/* freed on every return (the refusals return early) */
+	struct send_shape shape __attribute__((cleanup(send_shape_free))) = { 0 };
 	uint16_t sport = 0;
 	if (send_shape_ranges(&shape, &cfg.dest, cfg.dst_s, &cfg.bind, cfg.src_s, cfg.sport_s, &sport, cfg.dport_s,
 			      &cfg.port, cfg.flows, cfg.flow_base))
 		return 2;
 	/* --replay: the capture's frames as they are (docs/replay.md) */
-	struct txs_replay *rpl = NULL;
+	struct txs_replay *rpl __attribute__((cleanup(replay_cleanup))) = NULL;
 	struct txs_pace_conf rpace;
 	struct txs_replay_udp_info rudp = { 0 };
 	if (cfg.replay && shape.any) {
 		fprintf(stderr, "txscale send: --replay sends the capture's own frames: flows, ranges and size mixes do "
 				"not apply to it\n");
-		send_shape_free(&shape);
 		return 2;
 	}
 	if (cfg.replay && send_replay_open(&cfg, &rpl, &rpace) < 0) {
-		send_shape_free(&shape);
 		return 2;
 	}
 	if (!cfg.dest) {
@@ -762,7 +767,6 @@ int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	if (send_shape_sizes(&shape, cfg.length_s, sp->dst.family, &cfg.length)) {
-		send_shape_free(&shape);
 		return 2;
 	}
 	unsigned maxlen = v4 ? 65507 : 65527;
@@ -786,7 +790,6 @@ int cmd_send(int argc, char **argv)
 	sp->flow_id = (uint32_t)cfg.flow_base;
 	gc.shape = &shape.sh;
 	if (send_shape_vlan(&shape, cfg.vlan_s, cfg.qinq_s, sp)) {
-		send_shape_free(&shape);
 		return 2;
 	}
 	if (rpl && sp->n_vlan) {
@@ -794,8 +797,6 @@ int cmd_send(int argc, char **argv)
 		 * kernel's interface decides */
 		fprintf(stderr, "txscale send: --replay sends the capture's frames or payloads: --%s does not apply\n",
 			cfg.qinq_s ? "qinq" : "vlan");
-		send_shape_free(&shape);
-		txs_replay_free(rpl);
 		return 2;
 	}
 	sp->payload_len = cfg.length;
@@ -808,7 +809,6 @@ int cmd_send(int argc, char **argv)
 	struct txs_udp_gen_conf uc;
 	uint32_t open_frame = 0;
 	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame)) {
-		txs_replay_free(rpl);
 		return 2;
 	}
 	if (rpl)
@@ -847,8 +847,6 @@ int cmd_send(int argc, char **argv)
 	    (cfg.ramp.secs > 0 || cfg.burst_on || strcmp(cfg.pace, "const") || rpl)) {
 		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on and --replay are not forwarded to "
 				"a txscale server: run send here\n");
-		send_shape_free(&shape);
-		txs_replay_free(rpl);
 		return 2;
 	}
 	if (ctl_wanted && (cfg.ctl.reverse || cfg.ctl.bidir) && (shape.any || sp->n_vlan)) {
@@ -856,7 +854,6 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "txscale send: %s: the server's sender makes one flow per thread of one size: flows, "
 				"ranges, size mixes and VLAN tags go one way only (drop -R/--bidir)\n",
 			cfg.ctl.reverse ? "-R" : "--bidir");
-		send_shape_free(&shape);
 		return 2;
 	}
 	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
@@ -950,8 +947,6 @@ int cmd_send(int argc, char **argv)
 		if (sumf)
 			fclose(sumf);
 		txs_netdev_close(dev);
-		txs_replay_free(rpl);
-		send_shape_free(&shape);
 		return 2;
 	}
 	if (route == 1)
@@ -1239,7 +1234,5 @@ int cmd_send(int argc, char **argv)
 	free(prev);
 	free(delta);
 	free(erows);
-	txs_replay_free(rpl);
-	send_shape_free(&shape);
 	return rc < 0 || failed ? 1 : x.verify_err ? 1 : 0;
 }
