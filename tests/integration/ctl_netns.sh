@@ -17,34 +17,21 @@ set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 LAB=ctl${TXS_LAB_TAG:-}
 A=$LAB-a
 B=$LAB-b
 
-skip() { echo "SKIP: $*" >&2; exit 77; }
+# common.bash's fail, and the server's log
 fail() { echo "FAIL: $*" >&2; [ -f "${tmp:-/nonexistent}/srv.log" ] && sed 's/^/  server: /' "$tmp/srv.log" >&2; exit 1; }
 
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-command -v ip >/dev/null || skip "needs ip (iproute2)"
+need_txs
+need_root
+need_cmd jq "needs jq (scripts/deps test)"
+need_cmd ip "needs ip (iproute2)"
 
-tmp=$(mktemp -d)
-srv=
-cleanup() {
-  [ -n "$srv" ] && kill "$srv" 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-set +e
-"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
-rc=$?
-set -e
-[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
-[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+txs_tmp
+lab_up "$LAB"
 mkdir -p "$tmp/ts" "$tmp/tc"
 
 TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --ctl-timeout 3 >"$tmp/srv.json" 2>"$tmp/srv.log" &

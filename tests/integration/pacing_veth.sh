@@ -17,35 +17,20 @@ set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 LAB=pac${TXS_LAB_TAG:-}
 A=$LAB-a
 B=$LAB-b
 PORT=5301
 
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+need_root
+need_cmd dumpcap "needs dumpcap (tshark)"
+need_cmd python3 "needs python3"
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-command -v dumpcap >/dev/null || skip "needs dumpcap (tshark)"
-command -v python3 >/dev/null || skip "needs python3"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
-
-tmp=$(mktemp -d)
-cleanup() {
-  jobs -p | xargs -r kill 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
-  [ -n "${KEEP_TMP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-set +e
-"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
-rc=$?
-set -e
-[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
-[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+txs_tmp
+lab_up "$LAB"
 
 # capture NAME SEND-ARGS...: dumpcap in B, send in A over packet:tx0; leaves
 # $tmp/NAME.pcap and checks captured == sent, no capture drops

@@ -16,13 +16,12 @@
 set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
 PORT=$((5318 + $(printf '%s' "${TXS_LAB_TAG:-}" | cksum | cut -c1-3) % 200))
-tmp=$(mktemp -d)
-trap 'jobs -p | xargs -r kill 2>/dev/null || true; rm -rf "$tmp"' EXIT
+txs_tmp
 
 # run NAME RECV-MODE SEND-ARGS...
 run() {

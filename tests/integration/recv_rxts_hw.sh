@@ -12,34 +12,19 @@ set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 LAB=rxh${TXS_LAB_TAG:-}
 LAB=${LAB:0:12}
 A=$LAB-a
 B=$LAB-b
 PORT=5201
 
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+need_root
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
-
-tmp=$(mktemp -d)
-cleanup() {
-  jobs -p | xargs -r kill 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-set +e
-"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
-rc=$?
-set -e
-[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
-[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+txs_tmp
+lab_up "$LAB"
 
 # refuse WHAT PATTERN RECV-ARGS...: exit 2, one line matching PATTERN, nothing received
 refuse() {

@@ -24,17 +24,16 @@
 set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 BUILD=${TXS_BUILDDIR:-$(dirname "$TXS")}
 SHIM=$BUILD/txs_hwts_shim.so
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
 [ -f "$SHIM" ] || skip "no $SHIM (built with the tests)"
 if ldd "$TXS" 2>/dev/null | grep -Eq 'lib(a|t|ub)san'; then skip "sanitizer build: LD_PRELOAD shim not used"; fi
 PORT=$((5520 + $(printf '%s' "${TXS_LAB_TAG:-}" | cksum | cut -c1-3) % 200))
-tmp=$(mktemp -d)
-trap 'jobs -p | xargs -r kill 2>/dev/null || true; rm -rf "$tmp"' EXIT
+txs_tmp
 
 # run NAME: recv with the shim (env TXS_SHIM_* as set by the caller) and JSON,
 # then a sender over loopback; R = the summary line, E = recv's stderr

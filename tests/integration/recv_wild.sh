@@ -13,25 +13,18 @@
 set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 NS=rxw${TXS_LAB_TAG:-}
 PORT=47201
 
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+need_root
+need_cmd jq "needs jq (scripts/deps test)"
+need_cmd python3 "needs python3"
+need_txs
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-command -v python3 >/dev/null || skip "needs python3"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
-
-tmp=$(mktemp -d)
-cleanup() {
-  jobs -p | xargs -r kill 2>/dev/null || true
-  wait 2>/dev/null || true
-  ip netns del "$NS" 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+txs_tmp
+CLEANUP_HOOKS+=('ip netns del "$NS" 2>/dev/null')
 ip netns del "$NS" 2>/dev/null || true
 ip netns add "$NS" || skip "cannot create namespace $NS"
 ip -n "$NS" link set lo up

@@ -7,15 +7,13 @@ set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 T="$SRC/tests/integration/replay_tool.py"
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-command -v python3 >/dev/null || skip "needs python3"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+need_cmd python3 "needs python3"
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
 "$TXS" send --dev pcap:/dev/null --dry-run 198.18.0.2 >/dev/null 2>&1 || skip "no pcap device (libpcap)"
-tmp=$(mktemp -d)
-trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$tmp"' EXIT
+txs_tmp
 
 python3 "$T" make "$tmp/in.pcap" 200
 

@@ -12,31 +12,18 @@ set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 T="$SRC/tests/integration/replay_tool.py"
 LAB=rpu${TXS_LAB_TAG:-}
 A=$LAB-a
 B=$LAB-b
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-command -v python3 >/dev/null || skip "needs python3"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
+need_root
+need_cmd python3 "needs python3"
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
 
-tmp=$(mktemp -d)
-cleanup() {
-  jobs -p | xargs -r kill 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
-  [ -n "${KEEP_TMP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"
-}
-trap cleanup EXIT
-set +e
-"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
-rc=$?
-set -e
-[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
-[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+txs_tmp
+lab_up "$LAB"
 
 # 200 datagrams (every fifth IPv6) among 50 other frames, 1 ms apart
 python3 "$T" make "$tmp/in.pcap" 200 mixed

@@ -13,19 +13,14 @@
 # link rows. Parts 4-5 need root and namespaces (skipped alone otherwise).
 set -uo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 TXS=${TXS_BIN:-$SRC/build/txscale}
-[ -x "$TXS" ] || { echo "SKIP: no txscale CLI at $TXS"; exit 77; }
-"$TXS" send --help | grep 'pcap:FILE' >/dev/null || { echo "SKIP: built without libpcap"; exit 77; }
+[ -x "$TXS" ] || skip "no txscale CLI at $TXS"
+"$TXS" send --help | grep 'pcap:FILE' >/dev/null || skip "built without libpcap"
 fail=0 pass=0
 ok() { pass=$((pass + 1)); echo "ok: $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-tmp=$(mktemp -d)
-LAB=
-cleanup() {
-  [ -n "$LAB" ] && "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+txs_tmp
 
 # one_story FILE: the last JSON line is a summary whose totals are the sums
 # of its thread rows and of its link rows; prints "packets drops errors icmp"
@@ -139,7 +134,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
   [ $fail -eq 0 ]; exit
 fi
 LAB=sndc${TXS_LAB_TAG:-}
-"$SRC/scripts/netns-lab" up --name "$LAB" >/dev/null || { LAB=; echo "SKIP parts 4-5: no namespaces"; }
+lab_try "$LAB" || { cat "$tmp/lab.log" >&2; LAB=; echo "SKIP parts 4-5: no namespaces"; }
 if [ -n "$LAB" ]; then
   A=$LAB-a
   # 4. the link is down: frames go to the ring, the kernel refuses the kick

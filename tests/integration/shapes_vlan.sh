@@ -24,25 +24,16 @@ set -euo pipefail
 
 TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 LAB=shv${TXS_LAB_TAG:-}
 A=$LAB-a
 B=$LAB-b
 
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+need_root
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-[ -x "$TXS" ] || fail "no txscale binary at $TXS"
-
-tmp=$(mktemp -d)
-cleanup() {
-  jobs -p | xargs -r kill 2>/dev/null || true
-  wait 2>/dev/null || true
-  "$SRC/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+txs_tmp
 
 # 3. refusals need no lab
 set +e
@@ -57,12 +48,7 @@ set -e
 [ $rc4 = 2 ] && grep -q "one way only" "$tmp/r4" || fail "-R with -l imix: exit $rc4: $(cat "$tmp/r4")"
 echo "ok: refusals: --vlan on udp:, --vlan with --qinq, VLAN 4095, -R with a size mix (exit 2)"
 
-set +e
-"$SRC/scripts/netns-lab" up --name "$LAB" >"$tmp/lab.log" 2>&1
-rc=$?
-set -e
-[ $rc -eq 77 ] && skip "$(cat "$tmp/lab.log")"
-[ $rc -eq 0 ] || fail "netns-lab up: $(cat "$tmp/lab.log")"
+lab_up "$LAB"
 bmac=$(ip netns exec "$B" cat /sys/class/net/rx0/address)
 
 vlan_devs=yes

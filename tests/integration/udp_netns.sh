@@ -8,30 +8,20 @@
 # tx0, so segments are cut before the veth). A short capture on rx0 checks
 # that TOS, TTL, DF and ports on the wire are the frames'.
 set -euo pipefail
-here=$(cd "$(dirname "$0")/../.." && pwd)
-TXS=${TXS_BIN:-${TXS_BUILDDIR:-$here/build}/txscale}
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for network namespaces"; exit 77; }
-command -v ip >/dev/null || { echo "SKIP: no iproute2"; exit 77; }
-[ -x "$TXS" ] || { echo "FAIL: no txscale binary at $TXS"; exit 1; }
-"$TXS" send --help | grep 'udp\[' >/dev/null || { echo "FAIL: txscale send --help lists no udp device"; exit 1; }
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$SRC/tests/integration/common.bash"
+TXS=${TXS_BIN:-${TXS_BUILDDIR:-$SRC/build}/txscale}
+need_root "needs root for network namespaces"
+need_cmd ip "no iproute2"
+need_txs
+"$TXS" send --help | grep 'udp\[' >/dev/null || fail "txscale send --help lists no udp device"
 
 LAB=iu$$
 LAB=${LAB:0:12}
 A=$LAB-a B=$LAB-b
-dir=$(mktemp -d /tmp/txs_udp_it.XXXXXX)
-cleanup() {
-  [ -n "${cap_pid:-}" ] && kill "$cap_pid" 2>/dev/null || true
-  "$here/scripts/netns-lab" down --name "$LAB" >/dev/null 2>&1 || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-out=$("$here/scripts/netns-lab" up --name "$LAB" 2>&1) || {
-  rc=$?
-  echo "$out"
-  [ $rc -eq 77 ] && { echo "SKIP: cannot create namespaces here"; exit 77; }
-  echo "FAIL: netns-lab up failed"; exit 1
-}
-fail() { echo "FAIL: $*"; exit 1; }
+txs_tmp /tmp/txs_udp_it.XXXXXX
+dir=$tmp
+lab_up "$LAB"
 # quiet link: no more IPv6 router solicitations from either side, and let the
 # MLD reports of the address setup pass, so rx0 counts only what we send
 for ns in "$A" "$B"; do
