@@ -110,7 +110,15 @@ struct txs_netdev_conf {
 	 * devices accept frames up to MTU + 14 + vlan_len (a tag does not
 	 * reduce the IP MTU, as the kernel's VLAN devices). */
 	uint16_t vlan_len;
+	/* Most distinct (addresses, ports) tuples one queue's frames carry (send
+	 * --flows with port/address ranges); 0 or 1: one per queue and link.
+	 * udp: above 1 a queue keeps a connected socket per tuple, found from
+	 * each frame's headers; frames of another tuple once the table holds
+	 * this many are refused (drop_err, E2BIG). udp: at most
+	 * TXS_NETDEV_UDP_FLOWS_MAX (txq open fails with -E2BIG above). */
+	uint32_t flows;
 };
+#define TXS_NETDEV_UDP_FLOWS_MAX 65536u
 
 struct txs_netdev {
 	const struct txs_netdev_ops *ops;

@@ -22,6 +22,17 @@
  * txscale generator builds them); later frames contribute only their UDP
  * payload, which sendmmsg() reads straight from the frame buffer (no copy).
  *
+ * Several tuples per queue (conf.flows > 1: send --flows with port or
+ * address ranges): the queue keeps a connected socket per (link, addresses,
+ * ports), in a table found from each frame's headers, set up on the tuple's
+ * first frame as above and with SO_REUSEADDR (flows that share a source port
+ * towards different destinations bind it each). A source address that is
+ * not local is then an error for that tuple (the wildcard would merge
+ * flows), a source port in use by another program still falls back to one
+ * the kernel picks. A run of consecutive frames of one tuple is one
+ * sendmmsg(); flows that take turns make one call per datagram: the
+ * kernel's per-socket cost, which no batching across sockets avoids.
+ *
  * Counting (docs/devices.md): a message the kernel accepted counts its
  * segments in `packets`. Sockets are non-blocking and carry IP_RECVERR, so a
  * full socket buffer (EAGAIN) or a full device queue (ENOBUFS, silent without
@@ -86,6 +97,7 @@ struct udp_flow {
 	uint16_t sport, dport;
 	uint8_t tos, ttl;
 	bool df, no_csum;
+	bool shared; /* one of several tuples of a queue: SO_REUSEADDR, a non-local source is an error */
 };
 
 struct udp_sock {
@@ -93,6 +105,26 @@ struct udp_sock {
 	int err;            /* sticky setup failure (positive errno), 0 = none */
 	uint32_t gso_limit; /* largest payload to coalesce (path MTU - headers); 0 = no GSO */
 	uint32_t max_dgram; /* largest UDP payload of one send */
+};
+
+/* Several tuples per queue: what tells them apart, as the frame carries it */
+struct udp_key {
+	uint8_t family; /* 4 or 6; 0 = empty table entry */
+	uint8_t link;
+	uint16_t sport, dport; /* network order */
+	uint16_t pad;
+	uint8_t src[16], dst[16];
+};
+
+struct udp_fent {
+	struct udp_key k;
+	struct udp_sock s;
+};
+
+struct udp_ftab {
+	uint32_t mask;  /* entries - 1 (a power of two, at least twice max) */
+	uint32_t used, max;
+	struct udp_fent *e;
 };
 
 union udp_cmsg {
@@ -103,6 +135,8 @@ union udp_cmsg {
 struct udp_q {
 	struct udp_sock s[TXS_MAX_LINKS];
 	unsigned n_links, gso_max;
+	struct udp_ftab *ft; /* several tuples per queue (conf.flows > 1), else NULL */
+	int last_fd;         /* the socket of the last "full" refusal (several tuples) */
 	int last_refusal;    /* errno of the last "full" refusal, for tx_flush */
 	uint64_t async_reports;
 	bool icmp_pending;   /* a late ICMP report came: count the error queue */
@@ -289,12 +323,15 @@ static int sock_connect(const struct udp_dev *d, const struct udp_link *l, const
 	const struct txs_addr *src = l->addr.family ? &l->addr : addr_unspec(&f->src) ? NULL : &f->src;
 	uint16_t port = f->sport;
 	struct sockaddr_storage ss;
+	step = "SO_REUSEADDR";
+	if (f->shared && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		goto fail;
 	step = "bind";
 	for (int attempt = 0; attempt < 3; attempt++) {
 		socklen_t sl = fill_sa(&ss, src, f->family, port);
 		if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
 			break;
-		if (errno == EADDRNOTAVAIL && src && !l->addr.family)
+		if (errno == EADDRNOTAVAIL && src && !l->addr.family && !f->shared)
 			src = NULL;
 		else if (errno == EADDRINUSE && port)
 			port = 0;
@@ -367,7 +404,7 @@ static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, st
 		return -EINVAL;
 	struct udp_flow f = { .family = pi.family, .src = pi.src, .dst = pi.dst, .sport = pi.sport,
 			      .dport = pi.dport, .tos = pi.tos, .ttl = pi.ttl, .df = pi.df,
-			      .no_csum = pi.family == AF_INET && !pi.udp_csum_present };
+			      .no_csum = pi.family == AF_INET && !pi.udp_csum_present, .shared = u->ft != NULL };
 	int rc = sock_connect(d, &d->link[link], &f, &s->fd, NULL, NULL, 0);
 	if (rc < 0) {
 		s->fd = -1;
@@ -458,11 +495,31 @@ static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	u->gso_max = d->gso_max;
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
 		u->s[i].fd = -1;
+	u->last_fd = -1;
 	u->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
 	u->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)UDP_POOL * u->buf_size);
 	if (!u->pool) {
 		free(u);
 		return -ENOMEM;
+	}
+	if (dev->conf.flows > 1) {
+		if (dev->conf.flows > TXS_NETDEV_UDP_FLOWS_MAX) {
+			free(u->pool);
+			free(u);
+			return -E2BIG;
+		}
+		uint32_t max = dev->conf.flows * d->n_links, sz = 16;
+		while (sz < 2 * max)
+			sz <<= 1;
+		u->ft = malloc(sizeof(*u->ft));
+		struct udp_fent *e = u->ft ? calloc(sz, sizeof(*e)) : NULL;
+		if (!e) {
+			free(u->ft);
+			free(u->pool);
+			free(u);
+			return -ENOMEM;
+		}
+		*u->ft = (struct udp_ftab){ .mask = sz - 1, .max = max, .e = e };
 	}
 	q->priv = u;
 	return 0;
@@ -476,6 +533,17 @@ static void udp_txq_close(struct txs_txq *q)
 			drain_icmp(q, u->s[i].fd, i); /* reports that came after the last send */
 			close(u->s[i].fd);
 		}
+	if (u->ft) {
+		for (uint32_t i = 0; i <= u->ft->mask; i++) {
+			struct udp_fent *e = &u->ft->e[i];
+			if (e->k.family && e->s.fd >= 0) {
+				drain_icmp(q, e->s.fd, e->k.link);
+				close(e->s.fd);
+			}
+		}
+		free(u->ft->e);
+		free(u->ft);
+	}
 	free(u->pool);
 	free(u);
 	q->priv = NULL;
@@ -518,6 +586,71 @@ static inline bool payload_of(const struct txs_pktbuf *b, uint8_t **p, uint32_t 
 	*p = b->data + o + TXS_UDP_HLEN;
 	*len = ulen - TXS_UDP_HLEN;
 	return true;
+}
+
+/* The tuple of a frame (several tuples per queue): addresses at their fixed
+ * places after the Ethernet header (the udp device takes no VLAN tags),
+ * ports at l4_off. False for a frame that is not UDP over IPv4/IPv6. */
+static inline bool key_of(const struct txs_pktbuf *b, unsigned link, struct udp_key *k)
+{
+	const uint8_t *d = b->data;
+	uint32_t o = b->l4_off;
+	memset(k, 0, sizeof(*k));
+	if (TXS_UNLIKELY(b->len < TXS_ETH_HLEN + TXS_IPV4_HLEN || o + 4 > b->len))
+		return false;
+	uint16_t et = txs_get_be16(d + 12);
+	if (et == 0x0800) {
+		k->family = 4;
+		memcpy(k->src, d + TXS_ETH_HLEN + 12, 4);
+		memcpy(k->dst, d + TXS_ETH_HLEN + 16, 4);
+	} else if (et == 0x86dd && b->len >= TXS_ETH_HLEN + TXS_IPV6_HLEN) {
+		k->family = 6;
+		memcpy(k->src, d + TXS_ETH_HLEN + 8, 16);
+		memcpy(k->dst, d + TXS_ETH_HLEN + 24, 16);
+	} else {
+		return false;
+	}
+	memcpy(&k->sport, d + o, 2);
+	memcpy(&k->dport, d + o + 2, 2);
+	k->link = (uint8_t)link;
+	return true;
+}
+
+static inline bool key_same(const struct txs_pktbuf *b, unsigned link, const struct udp_key *k)
+{
+	struct udp_key x;
+	return key_of(b, link, &x) && memcmp(&x, k, sizeof(x)) == 0;
+}
+
+static uint32_t key_hash(const struct udp_key *k)
+{
+	uint64_t w[5], h = 0x9e3779b97f4a7c15ull;
+	memcpy(w, k, sizeof(w));
+	for (unsigned i = 0; i < 5; i++) {
+		h ^= w[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (uint32_t)h;
+}
+
+/* The socket of tuple k: found, or a new entry (fd -1: set up by the
+ * caller from the frame). NULL when the table already holds max tuples. */
+static struct udp_sock *ftab_get(struct udp_ftab *t, const struct udp_key *k)
+{
+	for (uint32_t i = key_hash(k) & t->mask;; i = (i + 1) & t->mask) {
+		struct udp_fent *e = &t->e[i];
+		if (!e->k.family) {
+			if (t->used >= t->max)
+				return NULL;
+			t->used++;
+			e->k = *k;
+			e->s = (struct udp_sock){ .fd = -1 };
+			return &e->s;
+		}
+		if (memcmp(&e->k, k, sizeof(*k)) == 0)
+			return &e->s;
+	}
 }
 
 static inline bool is_late_icmp(int e)
@@ -610,6 +743,17 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	while (done < n) {
 		unsigned l = link_of(u, &b[done]);
 		struct udp_sock *s = &u->s[l];
+		struct udp_key key;
+		if (u->ft) { /* several tuples: this frame's socket */
+			if (TXS_UNLIKELY(!key_of(&b[done], l, &key))) {
+				refuse(q, u, b + done, n - done, EINVAL);
+				break;
+			}
+			if (TXS_UNLIKELY(!(s = ftab_get(u->ft, &key)))) {
+				refuse(q, u, b + done, n - done, E2BIG);
+				break;
+			}
+		}
 		if (TXS_UNLIKELY(s->fd < 0)) {
 			int rc = s->err ? -s->err : sock_from_frame(q, s, l, &b[done]);
 			if (rc < 0) {
@@ -621,7 +765,7 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		unsigned lim = n - done > UDP_POOL ? done + UDP_POOL : n;
 		unsigned nm = 0, j = done;
 		int bad = 0;
-		while (j < lim && link_of(u, &b[j]) == l) {
+		while (j < lim && link_of(u, &b[j]) == l && (!u->ft || j == done || key_same(&b[j], l, &key))) {
 			uint8_t *p;
 			uint32_t plen;
 			if (TXS_UNLIKELY(!payload_of(&b[j], &p, &plen))) {
@@ -645,7 +789,8 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			} else if (s->gso_limit && plen && plen <= s->gso_limit) {
 				uint32_t total = plen;
 				while (k < lim && k - j < u->gso_max && link_of(u, &b[k]) == l && b[k].segs == 1 &&
-				       !b[k].gso_size && total + plen <= s->max_dgram) {
+				       !b[k].gso_size && total + plen <= s->max_dgram &&
+				       (!u->ft || key_same(&b[k], l, &key))) {
 					uint8_t *p2;
 					uint32_t l2;
 					if (!payload_of(&b[k], &p2, &l2) || l2 != plen)
@@ -696,6 +841,7 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 				continue;
 			}
 			refuse(q, u, b + done, n - done, e);
+			u->last_fd = s->fd;
 			break;
 		}
 		if (TXS_UNLIKELY(bad)) {
@@ -737,9 +883,15 @@ static int udp_flush(struct txs_txq *q)
 	}
 	struct pollfd pf[TXS_MAX_LINKS];
 	unsigned np = 0;
-	for (unsigned i = 0; i < u->n_links; i++)
-		if (u->s[i].fd >= 0)
-			pf[np++] = (struct pollfd){ .fd = u->s[i].fd, .events = POLLOUT };
+	if (u->ft) {
+		/* several tuples: the socket that was full */
+		if (u->last_fd >= 0)
+			pf[np++] = (struct pollfd){ .fd = u->last_fd, .events = POLLOUT };
+	} else {
+		for (unsigned i = 0; i < u->n_links; i++)
+			if (u->s[i].fd >= 0)
+				pf[np++] = (struct pollfd){ .fd = u->s[i].fd, .events = POLLOUT };
+	}
 	if (np)
 		poll(pf, np, UDP_FULL_WAIT_MS);
 	return 0;

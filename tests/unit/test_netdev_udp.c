@@ -255,6 +255,127 @@ static void refusals_counted(void **st)
 	close(r.fd);
 }
 
+/* conf.flows > 1: frames of several tuples in one burst, interleaved (to 3
+ * receivers from 2 source ports: 6 tuples), each datagram reaches its own
+ * destination from its own source port, in order per tuple; two tuples
+ * share a source port towards different destinations (SO_REUSEADDR). A 7th
+ * tuple past conf.flows = 6 is refused with what follows it (drop_err,
+ * E2BIG), and a non-local source address fails its tuple, not the others. */
+static void several_tuples(void **st)
+{
+	(void)st;
+	struct rx r[3];
+	for (int k = 0; k < 3; k++)
+		assert_true(rx_open(&r[k], AF_INET));
+	uint16_t sp0 = free_port(AF_INET), sp1 = free_port(AF_INET);
+	if (sp1 == sp0)
+		sp1 = free_port(AF_INET);
+	struct txs_tmpl t[6];
+	for (int f = 0; f < 6; f++) {
+		struct txs_flow_spec sp = { 0 };
+		txs_addr_parse(&sp.src, "127.0.0.1");
+		txs_addr_parse(&sp.dst, "127.0.0.1");
+		sp.sport = f < 3 ? sp0 : sp1;
+		sp.dport = r[f % 3].port;
+		sp.payload_len = 40;
+		sp.flow_id = (uint32_t)f;
+		assert_int_equal(txs_tmpl_build(&t[f], &sp), 0);
+	}
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t[0].wire_len, .flows = 6 };
+	struct txs_netdev *dev;
+	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	/* 4 rounds of 30 frames: tuple i % 6, sequence i / 6 within the tuple */
+	uint64_t seq[6] = { 0 };
+	for (int round = 0; round < 4; round++) {
+		struct txs_pktbuf b[30];
+		assert_int_equal(txs_txq_alloc(q, b, 30), 30);
+		for (unsigned i = 0; i < 30; i++) {
+			unsigned f = i % 6;
+			b[i].len = txs_tmpl_patch(&t[f], b[i].data, 0, seq[f]++, 0);
+			b[i].l4_off = t[f].l4_off;
+		}
+		assert_int_equal(txs_txq_send(q, b, 30), 30);
+	}
+	struct txs_link_counters lc;
+	txs_netdev_link_stats(dev, 0, &lc);
+	assert_int_equal(lc.packets, 120);
+	assert_int_equal(lc.drop_err + lc.drop_full, 0);
+	/* every receiver: 40 datagrams, 20 from each source port, in order */
+	for (int k = 0; k < 3; k++) {
+		uint64_t next[2] = { 0, 0 };
+		for (int i = 0; i < 40; i++) {
+			struct got g;
+			assert_true(rx_one(&r[k], &g));
+			assert_int_equal(g.len, 40);
+			assert_true(g.sport == sp0 || g.sport == sp1);
+			int which = g.sport == sp1;
+			/* the payload header: flow id k (+3 from sp1) and its sequence */
+			struct txs_ph ph;
+			assert_int_equal(txs_ph_read(g.data, (size_t)g.len, &ph), TXS_PH_FULL);
+			assert_int_equal(ph.flow, (uint32_t)(k + 3 * which));
+			assert_int_equal(ph.seq, next[which]);
+			next[which]++;
+		}
+		struct pollfd p = { .fd = r[k].fd, .events = POLLIN };
+		assert_int_equal(poll(&p, 1, 20), 0);
+	}
+	/* a 7th tuple (another destination port): refused with the rest */
+	struct txs_flow_spec sp = { 0 };
+	txs_addr_parse(&sp.src, "127.0.0.1");
+	txs_addr_parse(&sp.dst, "127.0.0.1");
+	sp.sport = sp0;
+	sp.dport = free_port(AF_INET);
+	sp.payload_len = 40;
+	struct txs_tmpl t7;
+	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
+	struct txs_pktbuf b[3];
+	assert_int_equal(txs_txq_alloc(q, b, 3), 3);
+	b[0].len = txs_tmpl_patch(&t[0], b[0].data, 0, seq[0]++, 0);
+	b[0].l4_off = t[0].l4_off;
+	b[1].len = txs_tmpl_patch(&t7, b[1].data, 0, 0, 0);
+	b[1].l4_off = t7.l4_off;
+	b[2].len = txs_tmpl_patch(&t[1], b[2].data, 0, seq[1]++, 0);
+	b[2].l4_off = t[1].l4_off;
+	assert_int_equal(txs_txq_send(q, b, 3), 1);
+	txs_txq_release(q, b + 1, 2);
+	txs_netdev_link_stats(dev, 0, &lc);
+	assert_int_equal(lc.packets, 121);
+	assert_int_equal(lc.drop_err, 2);
+	assert_int_equal(lc.last_err, E2BIG);
+	txs_netdev_close(dev);
+	txs_tmpl_free(&t7);
+
+	/* a source address that is not local: that tuple fails, another works */
+	dc.flows = 2;
+	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
+	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	txs_addr_parse(&sp.src, "198.18.7.7");
+	sp.dport = r[0].port;
+	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
+	assert_int_equal(txs_txq_alloc(q, b, 2), 2);
+	b[0].len = txs_tmpl_patch(&t[1], b[0].data, 0, seq[1]++, 0);
+	b[0].l4_off = t[1].l4_off;
+	b[1].len = txs_tmpl_patch(&t7, b[1].data, 0, 0, 0);
+	b[1].l4_off = t7.l4_off;
+	assert_int_equal(txs_txq_send(q, b, 2), 1);
+	txs_txq_release(q, b + 1, 1);
+	txs_netdev_link_stats(dev, 0, &lc);
+	assert_int_equal(lc.packets, 1);
+	assert_int_equal(lc.drop_err, 1);
+	assert_int_equal(lc.last_err, EADDRNOTAVAIL);
+	struct got g;
+	assert_true(rx_one(&r[1], &g));
+	assert_int_equal(g.sport, sp0);
+	txs_netdev_close(dev);
+	txs_tmpl_free(&t7);
+	for (int f = 0; f < 6; f++)
+		txs_tmpl_free(&t[f]);
+	for (int k = 0; k < 3; k++)
+		close(r[k].fd);
+}
+
 static void options_checked(void **st)
 {
 	(void)st;
@@ -492,6 +613,7 @@ int main(void)
 		cmocka_unit_test(closed_port_counts_icmp),
 		cmocka_unit_test(two_links),
 		cmocka_unit_test(gso_coalesces),
+		cmocka_unit_test(several_tuples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

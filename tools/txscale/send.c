@@ -862,6 +862,7 @@ int cmd_send(int argc, char **argv)
 
 	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame + shape.vlan_len,
 				      .vlan_len = (uint16_t)shape.vlan_len,
+				      .flows = shape.ranges && shape.sh.flows > 1 ? shape.sh.flows : 0,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
 	if (cfg.bind)
 		dc.src = sp->src;
