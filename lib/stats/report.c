@@ -162,7 +162,11 @@ TXS_API void txs_report_summary(struct txs_reporter *r, double seconds, const st
 		char pc[32];
 		fprintf(r->out, "%s: %" PRIu64 " packets, %" PRIu64 " bytes in %.3f s, %s pps per thread\n", r->kind,
 			sum.packets, sum.bytes, seconds, txs_fmt_si(sum.packets / seconds / r->n_threads, pc, sizeof(pc)));
-		if (r->frames)
+		if (r->frames && sum.errors)
+			fprintf(r->out, "%s: %" PRIu64 " UDP datagrams in %" PRIu64 " wire frames (%" PRIu64
+					" datagrams dropped, %" PRIu64 " not sent on errors)\n", r->kind, sum.packets,
+				sum.frames, sum.drops, sum.errors);
+		else if (r->frames)
 			fprintf(r->out, "%s: %" PRIu64 " UDP datagrams in %" PRIu64 " wire frames (%" PRIu64
 					" datagrams dropped)\n", r->kind, sum.packets, sum.frames, sum.drops);
 	}
