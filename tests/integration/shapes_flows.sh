@@ -6,6 +6,9 @@
 #      sender sent it (per-flow expectations from the sender's summary), no
 #      flow lost, none split inexactly, and the kernel's Udp InDatagrams
 #      delta equals what recv counted.
+#   1b. The same through kernel sockets (--dev udp, a socket per tuple):
+#      every flow exact and on its own (source port, destination); past
+#      the open-file limit: refused up front.
 #   2. Two senders into one receiver with --flow-base: their flows do not
 #      collide (2 x 2 x 50 flows, each exact); IPv6 flows over 2001:2::/48
 #      destinations, each exact.
@@ -85,6 +88,64 @@ kdelta=$((in1 - in0))
 [ "$kdelta" -le $((sent + 50)) ] || fail "flows: kernel Udp InDatagrams grew by $kdelta, far above $sent"
 echo "ok: 1000 flows (500 source ports x 8 destinations, 2 threads) -> recv -P 2: $sent sent, $(rj .received) received," \
   "every flow exact (40), split flows $(rj .split_flows), kernel InDatagrams +$kdelta"
+
+# 1b. the same 1000 flows through kernel sockets (--dev udp): a connected
+# socket per tuple, 2 x 500 of them (past the default open-file limit of
+# 1024, which send raises), every flow exact and on its own tuple
+ulimit -Sn 1024
+# the tuples on the wire, from a capture at B (full checksums: no tx offload,
+# so that recv --dev pcap parses the kernel's frames)
+cap=
+if command -v dumpcap >/dev/null && ip netns exec "$A" ethtool -K tx0 tx off >/dev/null 2>&1; then
+  ip netns exec "$B" dumpcap -q -P -i rx0 -f "udp port 5201" -w "$tmp/kflows.pcap" -a duration:20 \
+    >/dev/null 2>&1 &
+  cap=$!
+  sleep 1
+fi
+in0=$(udp_in)
+run_case kflows "-P 2 -p 5201 --max-flows 2048" \
+  "--dev udp -P 2 --flows 500 --sport 40000-40499 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 40000 -b 20k -l 32"
+in1=$(udp_in)
+S="$tmp/kflows.send.json"
+[ "$(jq -r .packets "$S")" = 40000 ] || fail "udp flows: sender sent $(jq -r .packets "$S")"
+[ "$(rj '.flows | length')" = 1000 ] || fail "udp flows: recv saw $(rj '.flows | length') flows, not 1000"
+[ "$(rj .received)" = 40000 ] || fail "udp flows: received $(rj .received)"
+bad=$(rj '[.flows[] | select(.received != .expected or .expected != 40 or .lost != 0 or .duplicates != 0)] | length')
+[ "$bad" = 0 ] || fail "udp flows: $bad flows off their 40 datagrams"
+# flow g (thread k = g / 500) from port 40000 + g mod 500 (the socket's source port, as recv saw it)
+off=$(rj '[.flows[] | select(.sport != 40000 + (.flow % 500))] | length')
+[ "$off" = 0 ] || fail "udp flows: $off flows not from their source port: $(rj -c '[.flows[] | select(.sport != 40000 + (.flow % 500))][0]')"
+[ "$((in1 - in0))" -ge 40000 ] && [ "$((in1 - in0))" -le 40050 ] ||
+  fail "udp flows: kernel Udp InDatagrams grew by $((in1 - in0)), sent 40000"
+wire="no capture (needs dumpcap and ethtool)"
+if [ -n "$cap" ]; then
+  sleep 1
+  kill -INT "$cap" 2>/dev/null || true
+  wait "$cap" 2>/dev/null || true
+  ip netns exec "$A" ethtool -K tx0 tx on >/dev/null 2>&1 || true
+  R="$tmp/kflows.wire.json"
+  "$TXS" recv --dev "pcap:$tmp/kflows.pcap" -J -i 0 --max-flows 4096 >"$R" 2>"$tmp/kflows.wire.err" ||
+    fail "udp flows: recv of the capture: $(cat "$tmp/kflows.wire.err")"
+  # ... and to 198.18.0.(2 + g mod 8): 1000 distinct tuples on the wire
+  [ "$(rj .received)" = 40000 ] || fail "udp flows: the capture holds $(rj .received) datagrams, not 40000"
+  tuples=$(rj '[.flows[] | "\(.src):\(.sport)>\(.dst):\(.dport)"] | unique | length')
+  [ "$tuples" = 1000 ] || fail "udp flows: $tuples distinct tuples on the wire, not 1000"
+  off=$(rj '[.flows[] | select(.sport != 40000 + (.flow % 500) or .dst != "198.18.0.\(2 + (.flow % 8))")] | length')
+  [ "$off" = 0 ] || fail "udp flows: $off flows not on their tuple on the wire: $(rj -c '[.flows[] |
+    select(.sport != 40000 + (.flow % 500) or .dst != "198.18.0.\(2 + (.flow % 8))")][0]')"
+  wire="1000 distinct tuples in a capture at the peer, each flow on its own"
+fi
+echo "ok: 1000 flows through --dev udp (a socket per tuple, 2 x 500) -> recv -P 2: every flow exact (40)," \
+  "kernel InDatagrams +$((in1 - in0)); $wire"
+# ... and where the open-file limit cannot be raised that far: refused up front
+set +e
+(ulimit -n 256; ip netns exec "$A" "$TXS" send --dev udp -P 2 --flows 500 --sport 40000-40499 \
+  --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10) >/dev/null 2>"$tmp/nofile.err"
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "need 1064 open files, the limit is 256" "$tmp/nofile.err" ||
+  fail "udp flows past the open-file limit: exit $rc, $(cat "$tmp/nofile.err")"
+echo "ok: 2 x 500 udp flows under a hard limit of 256 open files: refused up front"
 
 # 2. two senders, --flow-base apart, into one receiver
 run_case base "-P 2 -p 5201" \
