@@ -255,6 +255,13 @@ static void refusals_counted(void **st)
 	close(r.fd);
 }
 
+/* Frame b from template t with sequence seq. */
+static void put(struct txs_pktbuf *b, const struct txs_tmpl *t, uint64_t seq)
+{
+	b->len = txs_tmpl_patch(t, b->data, 0, seq, 0);
+	b->l4_off = t->l4_off;
+}
+
 /* conf.flows > 1: frames of several tuples in one burst, interleaved (to 3
  * receivers from 2 source ports: 6 tuples), each datagram reaches its own
  * destination from its own source port, in order per tuple; two tuples
@@ -293,8 +300,7 @@ static void several_tuples(void **st)
 		assert_int_equal(txs_txq_alloc(q, b, 30), 30);
 		for (unsigned i = 0; i < 30; i++) {
 			unsigned f = i % 6;
-			b[i].len = txs_tmpl_patch(&t[f], b[i].data, 0, seq[f]++, 0);
-			b[i].l4_off = t[f].l4_off;
+			put(&b[i], &t[f], seq[f]++);
 		}
 		assert_int_equal(txs_txq_send(q, b, 30), 30);
 	}
@@ -332,12 +338,9 @@ static void several_tuples(void **st)
 	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
 	struct txs_pktbuf b[3];
 	assert_int_equal(txs_txq_alloc(q, b, 3), 3);
-	b[0].len = txs_tmpl_patch(&t[0], b[0].data, 0, seq[0]++, 0);
-	b[0].l4_off = t[0].l4_off;
-	b[1].len = txs_tmpl_patch(&t7, b[1].data, 0, 0, 0);
-	b[1].l4_off = t7.l4_off;
-	b[2].len = txs_tmpl_patch(&t[1], b[2].data, 0, seq[1]++, 0);
-	b[2].l4_off = t[1].l4_off;
+	put(&b[0], &t[0], seq[0]++);
+	put(&b[1], &t7, 0);
+	put(&b[2], &t[1], seq[1]++);
 	assert_int_equal(txs_txq_send(q, b, 3), 1);
 	txs_txq_release(q, b + 1, 2);
 	txs_netdev_link_stats(dev, 0, &lc);
@@ -355,10 +358,8 @@ static void several_tuples(void **st)
 	sp.dport = r[0].port;
 	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
 	assert_int_equal(txs_txq_alloc(q, b, 2), 2);
-	b[0].len = txs_tmpl_patch(&t[1], b[0].data, 0, seq[1]++, 0);
-	b[0].l4_off = t[1].l4_off;
-	b[1].len = txs_tmpl_patch(&t7, b[1].data, 0, 0, 0);
-	b[1].l4_off = t7.l4_off;
+	put(&b[0], &t[1], seq[1]++);
+	put(&b[1], &t7, 0);
 	assert_int_equal(txs_txq_send(q, b, 2), 1);
 	txs_txq_release(q, b + 1, 1);
 	txs_netdev_link_stats(dev, 0, &lc);
