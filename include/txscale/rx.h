@@ -72,6 +72,7 @@ struct txs_rx_conf {
 	bool verify_fill;      /* check the payload fill pattern (docs/wire-format.md) */
 	/* Filters for raw inputs (frames); datagrams that fail are "ignored". */
 	uint16_t port;         /* UDP destination port, 0 = any */
+	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */
 	struct txs_addr dst;   /* destination address, family 0 = any */
 };
@@ -398,12 +399,16 @@ enum txs_rx_ts_mode { TXS_RX_TS_KERNEL = 0, TXS_RX_TS_USER, TXS_RX_TS_HARDWARE }
 #define TXS_RX_HW_TS_AHEAD_NS 1000000ull     /* 1 ms */
 #define TXS_RX_HW_TS_BEHIND_NS 1000000000ull /* 1 s */
 
+#define TXS_RX_UDP_MAX_PORTS 1024
 struct txs_rx_input_conf {
 	unsigned n_queues;       /* threads that will poll (0 = 1) */
 	int family;              /* udp: AF_INET, AF_INET6 or 0 (dual-stack ::) */
 	bool have_bind;
 	struct txs_addr bind;    /* udp: local address */
 	uint16_t port;           /* udp: local port */
+	uint16_t port_hi;        /* udp: ports port..port_hi, a socket each per queue, read as
+				  * they become ready (0 = port only; at most
+				  * TXS_RX_UDP_MAX_PORTS ports) */
 	int rcvbuf;              /* udp: SO_RCVBUFFORCE bytes when permitted, else SO_RCVBUF
 				  * (capped by net.core.rmem_max); 0 = system default */
 	bool reuseport;          /* udp: join other processes' sockets on the port (SO_REUSEPORT:

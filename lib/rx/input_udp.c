@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Input "udp": kernel UDP sockets, one per queue, all bound to the same
  * address and port with SO_REUSEPORT (the kernel spreads flows over them by
- * 4-tuple hash, so a flow stays on one queue), read with recvmmsg. Arrival
+ * 4-tuple hash, so a flow stays on one queue), read with recvmmsg. A port
+ * range (conf.port_hi) gives each queue a socket per port, read as epoll
+ * says they are ready, each datagram's destination port that of its
+ * socket. Arrival
  * time (conf.rx_ts): the kernel's software receive timestamp of each
  * datagram (SO_TIMESTAMPING), the NIC's hardware stamp (HARDWARE: the
  * interface's receive filter switched on with SIOCSHWTSTAMP for the input's
@@ -21,6 +24,7 @@
 #include <linux/net_tstamp.h>
 #include <linux/sock_diag.h>
 #include <linux/sockios.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "rx_priv.h"
@@ -29,7 +33,10 @@
 #define UDP_BUF 65536
 
 struct udp_q {
-	int fd;
+	int *fd;                   /* a socket per port: port0, port0 + 1, .. */
+	unsigned nfd;
+	uint16_t port0;
+	int ep;                    /* epoll over fd[] (nfd > 1), else -1 */
 	unsigned batch;
 	struct mmsghdr *msgs;
 	struct iovec *iov;
@@ -215,8 +222,15 @@ static void hw_restore(struct udp_in *u)
 
 static void q_free(struct udp_q *q)
 {
-	if (q->fd >= 0)
-		close(q->fd);
+	for (unsigned k = 0; k < q->nfd; k++)
+		if (q->fd[k] >= 0)
+			close(q->fd[k]);
+	free(q->fd);
+	q->fd = NULL;
+	q->nfd = 0;
+	if (q->ep >= 0)
+		close(q->ep);
+	q->ep = -1;
 	free(q->msgs);
 	free(q->iov);
 	free(q->names);
@@ -226,17 +240,17 @@ static void q_free(struct udp_q *q)
 
 #define TS_CTRL CMSG_SPACE(sizeof(struct scm_timestamping))
 
-/* The local address of the input (and the queue's tuple dst). */
-static socklen_t local_addr(const struct txs_rx_input_conf *c, int family, struct sockaddr_storage *ss,
-			    struct txs_rx_tuple *t)
+/* The local address of the input's socket on `port` (and the queue's tuple dst). */
+static socklen_t local_addr(const struct txs_rx_input_conf *c, int family, uint16_t port,
+			    struct sockaddr_storage *ss, struct txs_rx_tuple *t)
 {
 	memset(ss, 0, sizeof(*ss));
 	memset(t, 0, sizeof(*t));
-	t->dport = c->port;
+	t->dport = port;
 	if (family == AF_INET) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
 		s4->sin_family = AF_INET;
-		s4->sin_port = htons(c->port);
+		s4->sin_port = htons(port);
 		if (c->have_bind) {
 			s4->sin_addr = c->bind.v4;
 			t->dst = c->bind;
@@ -245,7 +259,7 @@ static socklen_t local_addr(const struct txs_rx_input_conf *c, int family, struc
 	}
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
 	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(c->port);
+	s6->sin6_port = htons(port);
 	if (c->have_bind) {
 		s6->sin6_addr = c->bind.v6;
 		t->dst = c->bind;
@@ -266,7 +280,7 @@ static void set_v6only(const struct txs_rx_input_conf *c, int fd, int family)
 	}
 }
 
-static void in_use_err(struct txs_rx_input *in)
+static void in_use_err(struct txs_rx_input *in, uint16_t port)
 {
 	const struct txs_rx_input_conf *c = &in->conf;
 	char a[64] = "*";
@@ -276,19 +290,19 @@ static void in_use_err(struct txs_rx_input *in)
 		txs_rx_input_set_err(in,
 				     "port %u on %s is in use by a socket that does not share it (SO_REUSEPORT): "
 				     "every receiver on the port needs --reuseport",
-				     c->port, a);
+				     port, a);
 	else
 		txs_rx_input_set_err(in,
 				     "port %u on %s is in use by another socket (another receiver?); give "
 				     "--reuseport to every receiver to share it (the kernel then splits the traffic "
 				     "between them)",
-				     c->port, a);
+				     port, a);
 }
 
 /* Several own queues share the port through SO_REUSEPORT, which would also
  * let them join another process's group silently: first make sure nobody
  * holds the port, with a plain socket that conflicts with any holder. */
-static int probe_free(struct txs_rx_input *in)
+static int probe_free(struct txs_rx_input *in, uint16_t port)
 {
 	const struct txs_rx_input_conf *c = &in->conf;
 	int family = in_family(c);
@@ -301,57 +315,59 @@ static int probe_free(struct txs_rx_input *in)
 	set_v6only(c, fd, family);
 	struct sockaddr_storage ss;
 	struct txs_rx_tuple t;
-	socklen_t sl = local_addr(c, family, &ss, &t);
+	socklen_t sl = local_addr(c, family, port, &ss, &t);
 	int rc = bind(fd, (struct sockaddr *)&ss, sl) < 0 ? -errno : 0;
 	close(fd);
 	if (rc == -EADDRINUSE)
-		in_use_err(in);
+		in_use_err(in, port);
 	return rc == -EADDRINUSE ? rc : 0; /* other errors: the real bind says */
 }
 
-static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
+/* Queue id's socket on `port` into *fdp (set before anything can fail, so
+ * that q_free closes it). */
+static int sock_open(struct txs_rx_input *in, struct udp_q *q, unsigned id, uint16_t port, int *fdp)
 {
 	struct udp_in *u = in->priv;
 	const struct txs_rx_input_conf *c = &in->conf;
 	int family = in_family(c);
-	q->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (q->fd < 0) {
+	int fd = *fdp = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
 		int e = errno;
 		txs_rx_input_set_err(in, "socket: %s", strerror(e));
 		return -e;
 	}
 	int one = 1;
 	if ((c->reuseport || c->n_queues > 1) &&
-	    setsockopt(q->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
 		int e = errno;
 		txs_rx_input_set_err(in, "SO_REUSEPORT: %s", strerror(e));
 		return -e;
 	}
-	set_v6only(c, q->fd, family);
+	set_v6only(c, fd, family);
 	if (c->rcvbuf > 0) {
 		/* FORCE passes rmem_max (needs CAP_NET_ADMIN); the plain one is
 		 * capped by it silently: the value is read back for the report */
-		if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &c->rcvbuf, sizeof(c->rcvbuf)) == 0) {
-			if (id == 0)
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &c->rcvbuf, sizeof(c->rcvbuf)) == 0) {
+			if (id == 0 && port == c->port)
 				u->rcvbuf_forced = true;
-		} else if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf)) < 0) {
+		} else if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf)) < 0) {
 			int e = errno;
 			txs_rx_input_set_err(in, "SO_RCVBUF %d: %s", c->rcvbuf, strerror(e));
 			return -e;
 		}
 	}
 	struct sockaddr_storage ss;
-	socklen_t sl = local_addr(c, family, &ss, &q->tuple);
-	if (bind(q->fd, (struct sockaddr *)&ss, sl) < 0) {
+	socklen_t sl = local_addr(c, family, port, &ss, &q->tuple);
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
 		int e = errno;
 		if (e == EADDRINUSE) {
-			in_use_err(in);
+			in_use_err(in, port);
 			return -e;
 		}
 		char a[64] = "*";
 		if (c->have_bind)
 			txs_addr_str(&c->bind, a, sizeof(a));
-		txs_rx_input_set_err(in, "bind %s port %u (queue %u): %s", a, c->port, id, strerror(e));
+		txs_rx_input_set_err(in, "bind %s port %u (queue %u): %s", a, port, id, strerror(e));
 		return -e;
 	}
 	if (c->rx_ts == TXS_RX_TS_KERNEL || c->rx_ts == TXS_RX_TS_HARDWARE) {
@@ -361,11 +377,45 @@ static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
 		if (c->rx_ts == TXS_RX_TS_HARDWARE)
 			f |= SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE;
 		q->want_hw = c->rx_ts == TXS_RX_TS_HARDWARE;
-		if (setsockopt(q->fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
+		if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
 			int e = errno;
 			txs_rx_input_set_err(in, "SO_TIMESTAMPING (kernel receive timestamps; --rx-timestamps user "
 						 "goes without): %s", strerror(e));
 			return -e;
+		}
+	}
+	return 0;
+}
+
+static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
+{
+	const struct txs_rx_input_conf *c = &in->conf;
+	unsigned nfd = c->port_hi > c->port ? (unsigned)(c->port_hi - c->port) + 1 : 1;
+	q->port0 = c->port;
+	q->fd = malloc(sizeof(*q->fd) * nfd);
+	if (!q->fd)
+		return -ENOMEM;
+	for (unsigned k = 0; k < nfd; k++) {
+		q->nfd = k + 1;
+		int rc = sock_open(in, q, id, (uint16_t)(c->port + k), &q->fd[k]);
+		if (rc < 0)
+			return rc;
+	}
+	q->tuple.dport = c->port;
+	if (nfd > 1) {
+		q->ep = epoll_create1(EPOLL_CLOEXEC);
+		if (q->ep < 0) {
+			int e = errno;
+			txs_rx_input_set_err(in, "epoll_create1: %s", strerror(e));
+			return -e;
+		}
+		for (unsigned k = 0; k < nfd; k++) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = k };
+			if (epoll_ctl(q->ep, EPOLL_CTL_ADD, q->fd[k], &ev) < 0) {
+				int e = errno;
+				txs_rx_input_set_err(in, "epoll_ctl: %s", strerror(e));
+				return -e;
+			}
 		}
 	}
 	q->batch = c->batch;
@@ -416,6 +466,12 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 		txs_rx_input_set_err(in, "no port");
 		return -EINVAL;
 	}
+	if (in->conf.port_hi && (in->conf.port_hi < in->conf.port ||
+				 in->conf.port_hi - in->conf.port >= TXS_RX_UDP_MAX_PORTS)) {
+		txs_rx_input_set_err(in, "ports %u-%u: at most %u ports, the first the lowest", in->conf.port,
+				     in->conf.port_hi, TXS_RX_UDP_MAX_PORTS);
+		return -EINVAL;
+	}
 	struct udp_in *u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
@@ -441,8 +497,11 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 		return -ENOMEM;
 	}
 	memset(u->q, 0, sizeof(*u->q) * in->conf.n_queues);
-	if (!in->conf.reuseport && in->conf.n_queues > 1) {
-		int rc = probe_free(in);
+	for (unsigned i = 0; i < in->conf.n_queues; i++)
+		u->q[i].ep = -1;
+	uint16_t hi = in->conf.port_hi > in->conf.port ? in->conf.port_hi : in->conf.port;
+	for (uint32_t p = in->conf.port; !in->conf.reuseport && in->conf.n_queues > 1 && p <= hi; p++) {
+		int rc = probe_free(in, (uint16_t)p);
 		if (rc < 0) {
 			udp_close(in);
 			return rc;
@@ -450,7 +509,6 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 	}
 	/* every socket exists before the first poll, so REUSEPORT spreads from the start */
 	for (unsigned i = 0; i < in->conf.n_queues; i++) {
-		u->q[i].fd = -1;
 		u->n = i + 1;
 		int rc = q_open(in, &u->q[i], i);
 		if (rc < 0) {
@@ -483,26 +541,53 @@ static inline void src_of(struct txs_rx_tuple *t, const struct sockaddr_in6 *sa)
 	}
 }
 
+static int q_take(struct udp_q *q, struct txs_rx_core *c, int n);
+
+/* One recvmmsg on socket k of q, and the datagrams into c: how many, or
+ * -errno (0: none waiting). */
+static int q_read(struct udp_q *q, unsigned k, struct txs_rx_core *c)
+{
+	int n = recvmmsg(q->fd[k], q->msgs, q->batch, MSG_DONTWAIT, NULL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+	q->tuple.dport = (uint16_t)(q->port0 + k);
+	return q_take(q, c, n);
+}
+
 static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, int timeout_ms)
 {
 	struct udp_in *u = in->priv;
 	struct udp_q *q = &u->q[qi];
-	int n = recvmmsg(q->fd, q->msgs, q->batch, MSG_DONTWAIT, NULL);
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return -errno;
-		if (timeout_ms <= 0)
-			return 0;
-		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
-		int r = poll(&pfd, 1, timeout_ms);
+	if (q->nfd > 1) {
+		/* a port range: the sockets epoll says are ready, one batch each */
+		struct epoll_event ev[32];
+		int r = epoll_wait(q->ep, ev, 32, 0);
+		if (r == 0 && timeout_ms > 0)
+			r = epoll_wait(q->ep, ev, 32, timeout_ms);
 		if (r < 0)
 			return errno == EINTR ? 0 : -errno;
-		if (r == 0)
-			return 0;
-		n = recvmmsg(q->fd, q->msgs, q->batch, MSG_DONTWAIT, NULL);
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+		int total = 0;
+		for (int i = 0; i < r; i++) {
+			int n = q_read(q, ev[i].data.u32, c);
+			if (n < 0)
+				return n;
+			total += n;
+		}
+		return total;
 	}
+	int n = q_read(q, 0, c);
+	if (n != 0 || timeout_ms <= 0)
+		return n;
+	struct pollfd pfd = { .fd = q->fd[0], .events = POLLIN };
+	int r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r == 0 ? 0 : q_read(q, 0, c);
+}
+
+/* The n datagrams recvmmsg left in q's messages, into c. */
+static int q_take(struct udp_q *q, struct txs_rx_core *c, int n)
+{
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -546,7 +631,7 @@ static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
 	o->rcvbuf_forced = u->rcvbuf_forced;
 	int rb = 0;
 	socklen_t rl = sizeof(rb);
-	if (u->n && getsockopt(u->q[0].fd, SOL_SOCKET, SO_RCVBUF, &rb, &rl) == 0)
+	if (u->n && u->q[0].nfd && getsockopt(u->q[0].fd[0], SOL_SOCKET, SO_RCVBUF, &rb, &rl) == 0)
 		o->rcvbuf = rb;
 	for (unsigned i = 0; i < u->n; i++) {
 		o->ts_kernel += TXS_STAT_READ(u->q[i].ts_kernel);
@@ -563,16 +648,18 @@ static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
 		o->hw_filter_set = u->hw_set;
 		o->hw_filter_left = u->hw_set && !u->hw_prev_known;
 	}
-	for (unsigned i = 0; i < u->n; i++) {
-		uint32_t mi[SK_MEMINFO_VARS];
-		socklen_t l = sizeof(mi);
-		memset(mi, 0, sizeof(mi));
-		if (getsockopt(u->q[i].fd, SOL_SOCKET, SO_MEMINFO, mi, &l) < 0 || l <= SK_MEMINFO_DROPS * 4) {
-			o->have_socket_drops = false;
-			continue;
+	for (unsigned i = 0; i < u->n; i++)
+		for (unsigned k = 0; k < u->q[i].nfd; k++) {
+			uint32_t mi[SK_MEMINFO_VARS];
+			socklen_t l = sizeof(mi);
+			memset(mi, 0, sizeof(mi));
+			if (getsockopt(u->q[i].fd[k], SOL_SOCKET, SO_MEMINFO, mi, &l) < 0 ||
+			    l <= SK_MEMINFO_DROPS * 4) {
+				o->have_socket_drops = false;
+				continue;
+			}
+			o->socket_drops += mi[SK_MEMINFO_DROPS];
 		}
-		o->socket_drops += mi[SK_MEMINFO_DROPS];
-	}
 }
 
 const struct txs_rx_input_ops txs_rx_input_udp_ops = {

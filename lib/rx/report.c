@@ -42,10 +42,11 @@ static void flow_json(struct txs_json *j, const struct txs_rx_flow *f)
 		txs_json_str(j, "src", txs_addr_str(&f->tuple.src, a, sizeof(a)));
 		txs_json_u64(j, "sport", f->tuple.sport);
 	}
-	if (f->tuple.dst.family) {
+	/* a receiver on the wildcard knows the port, not the address */
+	if (f->tuple.dst.family)
 		txs_json_str(j, "dst", txs_addr_str(&f->tuple.dst, a, sizeof(a)));
+	if (f->tuple.dst.family || f->tuple.dport)
 		txs_json_u64(j, "dport", f->tuple.dport);
-	}
 	txs_json_u64(j, "received", f->received);
 	txs_json_u64(j, "bytes", f->bytes);
 	if (f->sequenced) {

@@ -693,7 +693,7 @@ static inline __attribute__((always_inline)) void id_in(struct txs_rx_core *c, c
 
 static inline bool filter_ok(const struct txs_rx_core *c, int family, const uint8_t *dst, uint16_t dport)
 {
-	if (c->conf.port && dport != c->conf.port)
+	if (c->conf.port && (dport < c->conf.port || dport > (c->conf.port_hi ? c->conf.port_hi : c->conf.port)))
 		return false;
 	if (c->conf.family && family != c->conf.family)
 		return false;
