@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "opt.h"
 
@@ -379,4 +380,17 @@ out:
 	free(lo);
 	free(so);
 	return rc;
+}
+
+int opt_nofile(unsigned long long need, unsigned long long *limit)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return 0;
+	struct rlimit up = rl;
+	up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &up) == 0 && up.rlim_cur >= need)
+		return 0;
+	*limit = rl.rlim_max;
+	return -1;
 }

@@ -66,4 +66,7 @@ int opt_parse_cpus(const char *s, struct opt_cpus *out, char *err, size_t errlen
 void opt_assign_cpus(const struct opt_cpus *given, bool no_pin, unsigned n, int *cpus);
 /* A comma-separated list of unsigned, e.g. "1,2,4". */
 int opt_parse_uint_list(const char *s, unsigned *out, unsigned max, unsigned *n);
+/* Room for `need` open files: the soft RLIMIT_NOFILE raised to need (at
+ * most the hard limit). 0, or -1 with *limit = the most there can be. */
+int opt_nofile(unsigned long long need, unsigned long long *limit);
 #endif

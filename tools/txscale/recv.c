@@ -37,7 +37,8 @@ struct opt_time {
 
 struct recv_cfg {
 	const char *bind;
-	uint16_t port;
+	const char *port_s;
+	uint16_t port, port_hi; /* from port_s; port_hi 0: one port */
 	bool v4, v6;
 	unsigned threads;
 	struct opt_cpus cpus;
@@ -73,7 +74,7 @@ static int parse_time(const char *val, void *dst, char *err, size_t errlen)
 #define O(f) offsetof(struct recv_cfg, f)
 static const struct opt recv_opts[] = {
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "local address (udp); raw inputs: analyse only packets to ADDR" },
-	{ "port", 'p', OPT_PORT, O(port), "PORT", "UDP port (default 5201; pcap: any port unless given)" },
+	{ "port", 'p', OPT_STR, O(port_s), "PORT[-HI]", "UDP port, or a range of at most 1024 ports (udp: a socket per port and thread) (default 5201; pcap: any port unless given)" },
 	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only" },
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (udp without -B: dual-stack unless -4/-6)" },
 	{ "parallel", 'P', OPT_UINT, O(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
@@ -564,6 +565,38 @@ int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "txscale recv: --expect and --sender-summary exclude each other\n");
 		return 2;
 	}
+	if (cfg.port_s) {
+		char *end;
+		errno = 0;
+		unsigned long lo = strtoul(cfg.port_s, &end, 10), hi = lo;
+		bool ok = *cfg.port_s >= '0' && *cfg.port_s <= '9' && !errno && lo >= 1 && lo <= 65535;
+		if (ok && *end == '-') {
+			const char *h = end + 1;
+			hi = strtoul(h, &end, 10);
+			ok = *h >= '0' && *h <= '9' && !errno && hi >= lo && hi <= 65535;
+		}
+		if (!ok || *end) {
+			fprintf(stderr, "txscale recv: bad value for -p/--port: '%s': expected a port 1..65535 or a range "
+					"LO-HI\n", cfg.port_s);
+			return 2;
+		}
+		if (hi - lo >= TXS_RX_UDP_MAX_PORTS) {
+			fprintf(stderr, "txscale recv: bad value for -p/--port: '%s': at most %u ports\n", cfg.port_s,
+				TXS_RX_UDP_MAX_PORTS);
+			return 2;
+		}
+		cfg.port = (uint16_t)lo;
+		cfg.port_hi = hi > lo ? (uint16_t)hi : 0;
+	}
+	unsigned long long need = cfg.port_hi ? (unsigned long long)(cfg.port_hi - cfg.port + 1) *
+							(cfg.threads ? cfg.threads : cfg.cpus.n ? cfg.cpus.n : 1) + 64
+					      : 0,
+			   lim;
+	if (need && strcmp(cfg.dev, "udp") == 0 && opt_nofile(need, &lim) < 0) {
+		fprintf(stderr, "txscale recv: bad value for -p/--port: '%s': a socket per port and thread needs %llu "
+				"open files, the limit is %llu (ulimit -n)\n", cfg.port_s, need, lim);
+		return 2;
+	}
 	if (cfg.window & (cfg.window - 1)) {
 		fprintf(stderr, "txscale recv: bad value for --window: '%u': expected a power of two\n", cfg.window);
 		return 2;
@@ -646,6 +679,7 @@ int cmd_recv(int argc, char **argv)
 		.have_bind = cfg.bind != NULL,
 		.bind = bind,
 		.port = cfg.port ? cfg.port : 5201,
+		.port_hi = cfg.port_hi,
 		.rcvbuf = cfg.rcvbuf ? (int)cfg.rcvbuf : (int)RCVBUF_DEFAULT,
 		.reuseport = cfg.reuseport,
 		.batch = cfg.batch,
@@ -682,6 +716,7 @@ int cmd_recv(int argc, char **argv)
 		.n_links = in->n_links,
 		.verify_fill = cfg.verify,
 		.port = in->raw ? (is_pcap ? cfg.port : ic.port) : 0,
+		.port_hi = in->raw ? cfg.port_hi : 0,
 		.family = in->raw ? family : 0,
 	};
 	if (in->raw && cfg.bind)
@@ -726,7 +761,10 @@ int cmd_recv(int argc, char **argv)
 		char a[64] = "*";
 		if (cfg.bind)
 			txs_addr_str(&bind, a, sizeof(a));
-		if (strcmp(cfg.dev, "udp") == 0)
+		if (strcmp(cfg.dev, "udp") == 0 && ic.port_hi)
+			printf("txscale recv: udp %s ports %u-%u, %u thread%s", a, ic.port, ic.port_hi, nthreads,
+			       nthreads > 1 ? "s" : "");
+		else if (strcmp(cfg.dev, "udp") == 0)
 			printf("txscale recv: udp %s port %u, %u thread%s", a, ic.port, nthreads, nthreads > 1 ? "s" : "");
 		else
 			printf("txscale recv: %s, %u thread%s", in->spec, nthreads, nthreads > 1 ? "s" : "");

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "opt.h"
 #include "send_shape.h"
 
 #define DEFAULT_FLOWS_MAX 65536u
@@ -176,18 +176,13 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 				TXS_NETDEV_UDP_FLOWS_MAX);
 			return 2;
 		}
-		uint64_t need = (uint64_t)sh->flows * nthreads * (dev->n_links ? dev->n_links : 1) + 64;
-		struct rlimit rl;
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-			struct rlimit up = rl;
-			up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
-			if (setrlimit(RLIMIT_NOFILE, &up) < 0 || up.rlim_cur < need) {
-				fprintf(stderr, "txscale send: bad value for --flows: '%u': --dev %s with port or address "
-						"ranges keeps a socket per flow: %u flows x %u threads need %llu open files, the "
-						"limit is %llu (ulimit -n)\n", sh->flows, dev->spec, sh->flows, nthreads,
-					(unsigned long long)need, (unsigned long long)rl.rlim_max);
-				return 2;
-			}
+		unsigned long long need = (unsigned long long)sh->flows * nthreads * (dev->n_links ? dev->n_links : 1) + 64,
+				   lim;
+		if (opt_nofile(need, &lim) < 0) {
+			fprintf(stderr, "txscale send: bad value for --flows: '%u': --dev %s with port or address ranges "
+					"keeps a socket per flow: %u flows x %u threads need %llu open files, the limit is %llu "
+					"(ulimit -n)\n", sh->flows, dev->spec, sh->flows, nthreads, need, lim);
+			return 2;
 		}
 	}
 	uint64_t ids = ss->flow_base + (uint64_t)nthreads * (sh->flows ? sh->flows : 1);
