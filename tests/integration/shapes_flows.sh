@@ -9,6 +9,8 @@
 #   1b. The same through kernel sockets (--dev udp, a socket per tuple):
 #      every flow exact and on its own (source port, destination); past
 #      the open-file limit: refused up front.
+#   1c. A destination port range (udp and packet:) into recv -p LO-HI:
+#      every flow exact, each at the port the range walk gives it.
 #   2. Two senders into one receiver with --flow-base: their flows do not
 #      collide (2 x 2 x 50 flows, each exact); IPv6 flows over 2001:2::/48
 #      destinations, each exact.
@@ -146,6 +148,21 @@ set -e
 [ $rc = 2 ] && grep -q "need 1064 open files, the limit is 256" "$tmp/nofile.err" ||
   fail "udp flows past the open-file limit: exit $rc, $(cat "$tmp/nofile.err")"
 echo "ok: 2 x 500 udp flows under a hard limit of 256 open files: refused up front"
+
+# 1c. a destination port range into a receiver on the same range (recv -p
+# LO-HI: a socket per port and thread), from kernel sockets and from frames
+for dev in udp packet:tx0; do
+  run_case ports "-P 2 -p 5301-5310" \
+    "--dev $dev -P 2 --flows 50 --sport 41000-41049 --dport 5301-5310 -p 5301 -n 10000 -b 20k 198.18.0.2"
+  [ "$(rj .received)" = 10000 ] || fail "ports ($dev): received $(rj .received)"
+  [ "$(rj '.flows | length')" = 100 ] || fail "ports ($dev): $(rj '.flows | length') flows, not 100"
+  [ "$(rj '[.flows[] | select(.received != 100 or .expected != 100 or .duplicates != 0)] | length')" = 0 ] ||
+    fail "ports ($dev): a flow off its 100 datagrams"
+  off=$(rj '[.flows[] | select(.dport != 5301 + (.flow % 10))] | length')
+  [ "$off" = 0 ] || fail "ports ($dev): $off flows not at their port: $(rj -c '[.flows[] | select(.dport != 5301 + (.flow % 10))][0]')"
+  [ "$(rj '[.flows[].dport] | unique | length')" = 10 ] || fail "ports ($dev): not all 10 ports reached"
+done
+echo "ok: --dport 5301-5310 (udp and packet:) -> recv -P 2 -p 5301-5310: 100 flows exact, each at its own port"
 
 # 2. two senders, --flow-base apart, into one receiver
 run_case base "-P 2 -p 5201" \

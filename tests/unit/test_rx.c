@@ -1209,6 +1209,30 @@ static void pcap_reader(void **st)
 	free(buf);
 }
 
+/* Raw inputs with a port range (-p LO-HI): the ports of the range are
+ * counted, flows keyed by id; the ports beside it are filtered. */
+static void raw_port_range_filter(void **st)
+{
+	(void)st;
+	struct txs_rx_conf cf = { .port = 5201, .port_hi = 5203 };
+	struct txs_rx_core *c;
+	assert_int_equal(txs_rx_core_create(&c, &cf), 0);
+	uint8_t b[256];
+	const uint16_t ports[] = { 5200, 5201, 5202, 5203, 5204, 1 };
+	for (unsigned i = 0; i < 6; i++) {
+		uint32_t n = mkframe(b, AF_INET, ports[i], (uint16_t)i, i, 0, 32);
+		txs_rx_frame(c, b, n, TXS_L2_ETH, 0, 5000);
+	}
+	struct txs_rx_result *r = result1(c, NULL);
+	assert_int_equal(r->received, 3);
+	assert_int_equal(r->filtered, 3);
+	assert_int_equal(r->n_flows, 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(r->flows[i].tuple.dport, 5201 + r->flows[i].id - 1);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+}
+
 /* ---- udp input on loopback ------------------------------------------------------------------ */
 /* issue 13 item 6: a port in use is refused unless every receiver shares it */
 static void udp_input_port_in_use(void **st)
@@ -1313,6 +1337,84 @@ static void udp_input_loopback(void **st)
 	assert_int_equal(txs_rx_input_open(&in, "packet:no-such-if0", NULL, err, sizeof(err)), -ENODEV);
 }
 
+/* A port range: each queue has a socket per port; 8 flows to 4 ports, 2
+ * queues: every datagram counted once, each flow with its own destination
+ * port (the socket's), a port of the range in use refuses the whole range,
+ * and a range past the limit or upside down is refused. */
+static void udp_input_port_range(void **st)
+{
+	(void)st;
+	struct txs_rx_input_conf ic = { .n_queues = 2, .have_bind = true };
+	txs_addr_parse(&ic.bind, "127.0.0.1");
+	struct txs_rx_input *in = NULL;
+	char err[320];
+	int rc = -1;
+	for (unsigned tries = 0; rc < 0 && tries < 20; tries++) {
+		ic.port = (uint16_t)(34000 + (getpid() * 7 + tries * 5) % 15000);
+		ic.port_hi = (uint16_t)(ic.port + 3);
+		rc = txs_rx_input_open(&in, "udp", &ic, err, sizeof(err));
+	}
+	if (rc < 0)
+		T_SKIP("no 4 loopback UDP ports: %s", err);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct txs_rx_core *c[2] = { mkcore(0, 0, 1), mkcore(0, 0, 1) };
+	unsigned got = 0;
+	for (uint64_t seq = 0; seq < 50; seq++)
+		for (uint32_t f = 0; f < 8; f++) {
+			uint8_t p[24];
+			struct txs_ph ph = { .kind = TXS_PH_FULL, .flow = f, .seq = seq, .ts_ns = 1 };
+			txs_ph_write(p, 24, &ph);
+			struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)(ic.port + f % 4)) };
+			to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			assert_int_equal(sendto(s, p, 24, 0, (struct sockaddr *)&to, sizeof(to)), 24);
+			if (f == 7 && seq % 4 == 3)
+				for (int q = 0; q < 2; q++)
+					for (int k = 0, n; k < 10 && (n = txs_rx_input_poll(in, (unsigned)q, c[q], 0)) > 0; k++)
+						got += (unsigned)n;
+		}
+	for (int k = 0; k < 100 && got < 400; k++)
+		for (int q = 0; q < 2; q++) {
+			int n = txs_rx_input_poll(in, (unsigned)q, c[q], 10);
+			assert_true(n >= 0);
+			got += (unsigned)n;
+		}
+	close(s);
+	struct txs_rx_input_stats is;
+	txs_rx_input_stats(in, &is);
+	assert_int_equal(is.socket_drops, 0);
+	struct txs_rx_result *r;
+	assert_int_equal(txs_rx_result_build(&r, c, 2, NULL), 0);
+	assert_int_equal(r->received, 400);
+	assert_int_equal(r->lost, 0);
+	assert_int_equal(r->duplicates, 0);
+	assert_int_equal(r->n_flows, 8);
+	for (unsigned i = 0; i < r->n_flows; i++) {
+		assert_int_equal(r->flows[i].received, 50);
+		assert_int_equal(r->flows[i].tuple.dport, ic.port + r->flows[i].id % 4);
+	}
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c[0]);
+	txs_rx_core_destroy(c[1]);
+	/* one port of the range held by another socket: refused, naming it */
+	int hold = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons((uint16_t)(ic.port + 2)) };
+	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	txs_rx_input_close(in);
+	assert_int_equal(bind(hold, (struct sockaddr *)&at, sizeof(at)), 0);
+	struct txs_rx_input *b = NULL;
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	char want[16];
+	snprintf(want, sizeof(want), "port %u", ic.port + 2);
+	assert_non_null(strstr(err, want));
+	ic.n_queues = 1;
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EADDRINUSE);
+	close(hold);
+	ic.port_hi = (uint16_t)(ic.port - 1);
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EINVAL);
+	ic.port_hi = (uint16_t)(ic.port + TXS_RX_UDP_MAX_PORTS);
+	assert_int_equal(txs_rx_input_open(&b, "udp", &ic, err, sizeof(err)), -EINVAL);
+}
+
 /* The inline fast path against txs_parse: on template frames of every length
  * (and with one random byte flipped) it accepts exactly what the shape allows
  * and txs_parse accepts, with the same fields. */
@@ -1378,6 +1480,8 @@ int main(void)
 		cmocka_unit_test(kstats),
 		cmocka_unit_test(pcap_reader),
 		cmocka_unit_test(udp_input_loopback),
+		cmocka_unit_test(udp_input_port_range),
+		cmocka_unit_test(raw_port_range_filter),
 		cmocka_unit_test(udp_input_port_in_use),
 		cmocka_unit_test(fast_path_agrees),
 	};
