@@ -318,6 +318,8 @@ struct txs_shape {
  * bits, span at most 2^32). Returns 0 or -EINVAL with err filled. */
 TXS_API int txs_range_parse_port(const char *s, uint16_t *lo, struct txs_range *r, char *err, size_t errlen);
 TXS_API int txs_range_parse_addr(const char *s, struct txs_addr *lo, struct txs_range *r, char *err, size_t errlen);
+/* *a + off, as a range walks it: in the low 32 (IPv4) / 64 (IPv6) bits. */
+TXS_API void txs_range_addr(struct txs_addr *a, uint64_t off);
 /* Parse a -l value into sh->sizes/weights: "N", "A,B,C[:WA,WB,WC]",
  * "LO-HI[/STEP]" (every STEP bytes from LO up to HI, equal weights: a
  * uniform distribution, exact over a cycle; at most TXS_SHAPE_MAX_SIZES

@@ -99,6 +99,11 @@ static void addr_add(struct txs_addr *a, uint64_t off)
 	memcpy(a->bytes + 8, &v, 8);
 }
 
+TXS_API void txs_range_addr(struct txs_addr *a, uint64_t off)
+{
+	addr_add(a, off);
+}
+
 TXS_API int txs_range_parse_addr(const char *s, struct txs_addr *lo, struct txs_range *r, char *err, size_t errlen)
 {
 	char buf[128], *l, *h, *w;

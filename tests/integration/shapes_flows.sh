@@ -148,6 +148,15 @@ set -e
 [ $rc = 2 ] && grep -q "need 1064 open files, the limit is 256" "$tmp/nofile.err" ||
   fail "udp flows past the open-file limit: exit $rc, $(cat "$tmp/nofile.err")"
 echo "ok: 2 x 500 udp flows under a hard limit of 256 open files: refused up front"
+# ... and a --src range with addresses that are not local: refused up front, naming the first
+set +e
+ip netns exec "$A" "$TXS" send --dev udp --flows 4 --src 198.18.0.1-198.18.0.4 --dst 198.18.0.2 -p 5201 -n 10 \
+  >/dev/null 2>"$tmp/src.err"
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "'198.18.0.2' is not a local address" "$tmp/src.err" ||
+  fail "udp flows from non-local sources: exit $rc, $(cat "$tmp/src.err")"
+echo "ok: --src 198.18.0.1-198.18.0.4 on --dev udp (only .1 is local): refused up front"
 
 # 1c. a destination port range into a receiver on the same range (recv -p
 # LO-HI: a socket per port and thread), from kernel sockets and from frames

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* txscale send: flows, ranges and size mixes (send_shape.h). */
+#include <errno.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -144,6 +145,52 @@ static bool xdp_on_veth(const char *spec)
 	return veth;
 }
 
+/* --dev udp binds each flow's source address: one that is not local would
+ * make the kernel refuse that flow's every datagram (or, with the wildcard,
+ * merge flows), so the --src range is checked here: every address of a
+ * range of at most 4096, else its first and last. 1 (said why) when one is
+ * not local. */
+static bool src_not_local(const struct send_shape *ss, const struct txs_netdev *dev)
+{
+	struct txs_addr lo;
+	if (txs_addr_parse(&lo, ss->bind) < 0)
+		return false;
+	uint64_t span = ss->sh.src.span;
+	uint64_t step = span <= 4096 ? 1 : span - 1;
+	int fd = -1;
+	for (uint64_t off = 0; off < span; off += step) {
+		struct txs_addr a = lo;
+		txs_range_addr(&a, off);
+		struct sockaddr_storage st;
+		memset(&st, 0, sizeof(st));
+		socklen_t sl;
+		if (a.family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&st;
+			s4->sin_family = AF_INET;
+			s4->sin_addr = a.v4;
+			sl = sizeof(*s4);
+		} else {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&st;
+			s6->sin6_family = AF_INET6;
+			s6->sin6_addr = a.v6;
+			sl = sizeof(*s6);
+		}
+		fd = socket(a.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return false;
+		int r = bind(fd, (struct sockaddr *)&st, sl), e = errno;
+		close(fd);
+		if (r < 0 && e == EADDRNOTAVAIL) {
+			char ab[INET6_ADDRSTRLEN];
+			fprintf(stderr, "txscale send: bad value for --src: '%s' is not a local address: --dev %s binds "
+					"each flow's source (give local addresses, or a frame device)\n",
+				txs_addr_str(&a, ab, sizeof(ab)), dev->spec);
+			return true;
+		}
+	}
+	return false;
+}
+
 int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool sendmsg, unsigned gso, bool v4,
 		     uint32_t mtu, unsigned nthreads)
 {
@@ -176,6 +223,8 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 				TXS_NETDEV_UDP_FLOWS_MAX);
 			return 2;
 		}
+		if (sh->src.span > 1 && src_not_local(ss, dev))
+			return 2;
 		unsigned long long need = (unsigned long long)sh->flows * nthreads * (dev->n_links ? dev->n_links : 1) + 64,
 				   lim;
 		if (opt_nofile(need, &lim) < 0) {
