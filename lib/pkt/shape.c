@@ -89,7 +89,7 @@ static uint64_t addr_low(const struct txs_addr *a)
 	return __builtin_bswap64(v);
 }
 
-static void addr_add(struct txs_addr *a, uint64_t off)
+TXS_API void txs_range_addr(struct txs_addr *a, uint64_t off)
 {
 	if (a->family == AF_INET) {
 		a->v4.s_addr = htonl((uint32_t)(ntohl(a->v4.s_addr) + off));
@@ -97,11 +97,6 @@ static void addr_add(struct txs_addr *a, uint64_t off)
 	}
 	uint64_t v = __builtin_bswap64(addr_low(a) + off);
 	memcpy(a->bytes + 8, &v, 8);
-}
-
-TXS_API void txs_range_addr(struct txs_addr *a, uint64_t off)
-{
-	addr_add(a, off);
 }
 
 TXS_API int txs_range_parse_addr(const char *s, struct txs_addr *lo, struct txs_range *r, char *err, size_t errlen)
@@ -266,8 +261,8 @@ TXS_API void txs_shape_flow(const struct txs_shape *sh, const struct txs_flow_sp
 		out->sport = (uint16_t)(base->sport + worker);
 	if (sh) {
 		out->dport = (uint16_t)(base->dport + walk_off(&sh->dport, g, rng));
-		addr_add(&out->src, walk_off(&sh->src, g, rng));
-		addr_add(&out->dst, walk_off(&sh->dst, g, rng));
+		txs_range_addr(&out->src, walk_off(&sh->src, g, rng));
+		txs_range_addr(&out->dst, walk_off(&sh->dst, g, rng));
 	}
 }
 

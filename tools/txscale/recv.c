@@ -566,26 +566,22 @@ int cmd_recv(int argc, char **argv)
 		return 2;
 	}
 	if (cfg.port_s) {
-		char *end;
-		errno = 0;
-		unsigned long lo = strtoul(cfg.port_s, &end, 10), hi = lo;
-		bool ok = *cfg.port_s >= '0' && *cfg.port_s <= '9' && !errno && lo >= 1 && lo <= 65535;
-		if (ok && *end == '-') {
-			const char *h = end + 1;
-			hi = strtoul(h, &end, 10);
-			ok = *h >= '0' && *h <= '9' && !errno && hi >= lo && hi <= 65535;
-		}
-		if (!ok || *end) {
+		/* the shapes' port range syntax, without a walk (a receiver takes every port) */
+		uint16_t lo;
+		struct txs_range r;
+		char perr[96];
+		if (strchr(cfg.port_s, ',') || txs_range_parse_port(cfg.port_s, &lo, &r, perr, sizeof(perr)) < 0) {
 			fprintf(stderr, "txscale recv: bad value for -p/--port: '%s': expected a port 1..65535 or a range "
 					"LO-HI\n", cfg.port_s);
 			return 2;
 		}
-		if (hi - lo >= TXS_RX_UDP_MAX_PORTS) {
+		if (r.span > TXS_RX_UDP_MAX_PORTS) {
 			fprintf(stderr, "txscale recv: bad value for -p/--port: '%s': at most %u ports\n", cfg.port_s,
 				TXS_RX_UDP_MAX_PORTS);
 			return 2;
 		}
-		cfg.port = (uint16_t)lo;
+		uint64_t hi = lo + r.span - 1;
+		cfg.port = lo;
 		cfg.port_hi = hi > lo ? (uint16_t)hi : 0;
 	}
 	unsigned long long need = cfg.port_hi ? (unsigned long long)(cfg.port_hi - cfg.port + 1) *

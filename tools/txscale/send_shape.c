@@ -157,25 +157,12 @@ static bool src_not_local(const struct send_shape *ss, const struct txs_netdev *
 		return false;
 	uint64_t span = ss->sh.src.span;
 	uint64_t step = span <= 4096 ? 1 : span - 1;
-	int fd = -1;
 	for (uint64_t off = 0; off < span; off += step) {
 		struct txs_addr a = lo;
 		txs_range_addr(&a, off);
 		struct sockaddr_storage st;
-		memset(&st, 0, sizeof(st));
-		socklen_t sl;
-		if (a.family == AF_INET) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)&st;
-			s4->sin_family = AF_INET;
-			s4->sin_addr = a.v4;
-			sl = sizeof(*s4);
-		} else {
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&st;
-			s6->sin6_family = AF_INET6;
-			s6->sin6_addr = a.v6;
-			sl = sizeof(*s6);
-		}
-		fd = socket(a.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		socklen_t sl = txs_udp_sockaddr(&st, &a, 0);
+		int fd = socket(a.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return false;
 		int r = bind(fd, (struct sockaddr *)&st, sl), e = errno;
