@@ -140,22 +140,20 @@ fi
 echo "ok: 1000 flows through --dev udp (a socket per tuple, 2 x 500) -> recv -P 2: every flow exact (40)," \
   "kernel InDatagrams +$((in1 - in0)); $wire"
 # ... and where the open-file limit cannot be raised that far: refused up front
-set +e
-(ulimit -n 256; ip netns exec "$A" "$TXS" send --dev udp -P 2 --flows 500 --sport 40000-40499 \
-  --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10) >/dev/null 2>"$tmp/nofile.err"
-rc=$?
-set -e
-[ $rc = 2 ] && grep -q "need 1064 open files, the limit is 256" "$tmp/nofile.err" ||
-  fail "udp flows past the open-file limit: exit $rc, $(cat "$tmp/nofile.err")"
+# refused NAME WANT CMD...: CMD exits 2 with WANT in its error line
+refused() {
+  local name=$1 want=$2 rc=0
+  shift 2
+  "$@" >/dev/null 2>"$tmp/$name.err" || rc=$?
+  [ $rc = 2 ] && grep -qF "$want" "$tmp/$name.err" || fail "$name: exit $rc, $(cat "$tmp/$name.err")"
+}
+refused "udp flows past the open-file limit" "need 1064 open files, the limit is 256" \
+  bash -c 'ulimit -n 256; exec ip netns exec "$0" "$1" send --dev udp -P 2 --flows 500 --sport 40000-40499 \
+    --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10' "$A" "$TXS"
 echo "ok: 2 x 500 udp flows under a hard limit of 256 open files: refused up front"
 # ... and a --src range with addresses that are not local: refused up front, naming the first
-set +e
-ip netns exec "$A" "$TXS" send --dev udp --flows 4 --src 198.18.0.1-198.18.0.4 --dst 198.18.0.2 -p 5201 -n 10 \
-  >/dev/null 2>"$tmp/src.err"
-rc=$?
-set -e
-[ $rc = 2 ] && grep -q "'198.18.0.2' is not a local address" "$tmp/src.err" ||
-  fail "udp flows from non-local sources: exit $rc, $(cat "$tmp/src.err")"
+refused "udp flows from non-local sources" "'198.18.0.2' is not a local address" \
+  ip netns exec "$A" "$TXS" send --dev udp --flows 4 --src 198.18.0.1-198.18.0.4 --dst 198.18.0.2 -p 5201 -n 10
 echo "ok: --src 198.18.0.1-198.18.0.4 on --dev udp (only .1 is local): refused up front"
 
 # 1c. a destination port range into a receiver on the same range (recv -p

@@ -1279,6 +1279,37 @@ static void udp_input_port_in_use(void **st)
 	txs_rx_input_close(a);
 }
 
+/* A full payload header (flow, seq) to 127.0.0.1:port from socket s. */
+static void lo_send_ph(int s, uint16_t port, uint32_t flow, uint64_t seq)
+{
+	uint8_t p[24];
+	struct txs_ph ph = { .kind = TXS_PH_FULL, .flow = flow, .seq = seq, .ts_ns = 1 };
+	txs_ph_write(p, 24, &ph);
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port) };
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(sendto(s, p, 24, 0, (struct sockaddr *)&to, sizeof(to)), 24);
+}
+
+/* Datagrams read from both queues of `in` into c[0], c[1]: what is waiting
+ * now (want 0: no buffer overflows while sending), or with 10 ms waits until
+ * `want` in all counting `got` (at most a second). */
+static unsigned lo_drain(struct txs_rx_input *in, struct txs_rx_core **c, unsigned got, unsigned want)
+{
+	if (!want) {
+		for (int q = 0; q < 2; q++)
+			for (int k = 0, n; k < 10 && (n = txs_rx_input_poll(in, (unsigned)q, c[q], 0)) > 0; k++)
+				got += (unsigned)n;
+		return got;
+	}
+	for (int k = 0; k < 100 && got < want; k++)
+		for (int q = 0; q < 2; q++) {
+			int n = txs_rx_input_poll(in, (unsigned)q, c[q], 10);
+			assert_true(n >= 0);
+			got += (unsigned)n;
+		}
+	return got;
+}
+
 static void udp_input_loopback(void **st)
 {
 	(void)st;
@@ -1295,26 +1326,14 @@ static void udp_input_loopback(void **st)
 	if (rc < 0)
 		T_SKIP("no loopback UDP port: %s", err);
 	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(ic.port) };
-	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	struct txs_rx_core *c[2] = { mkcore(0, 0, 1), mkcore(0, 0, 1) };
 	unsigned got = 0;
 	for (uint64_t seq = 0; seq < 200; seq++) {
-		uint8_t p[24];
-		struct txs_ph ph = { .kind = TXS_PH_FULL, .flow = 3, .seq = seq, .ts_ns = 1 };
-		txs_ph_write(p, 24, &ph);
-		assert_int_equal(sendto(s, p, 24, 0, (struct sockaddr *)&to, sizeof(to)), 24);
+		lo_send_ph(s, ic.port, 3, seq);
 		if (seq % 20 == 19) /* drain as we go: no buffer overflow */
-			for (int q = 0; q < 2; q++)
-				for (int k = 0, n; k < 10 && (n = txs_rx_input_poll(in, (unsigned)q, c[q], 0)) > 0; k++)
-					got += (unsigned)n;
+			got = lo_drain(in, c, got, 0);
 	}
-	for (int k = 0; k < 100 && got < 200; k++)
-		for (int q = 0; q < 2; q++) {
-			int n = txs_rx_input_poll(in, (unsigned)q, c[q], 10);
-			assert_true(n >= 0);
-			got += (unsigned)n;
-		}
+	lo_drain(in, c, got, 200);
 	close(s);
 	struct txs_rx_input_stats is;
 	txs_rx_input_stats(in, &is);
@@ -1359,25 +1378,13 @@ static void udp_input_port_range(void **st)
 	int s = socket(AF_INET, SOCK_DGRAM, 0);
 	struct txs_rx_core *c[2] = { mkcore(0, 0, 1), mkcore(0, 0, 1) };
 	unsigned got = 0;
-	for (uint64_t seq = 0; seq < 50; seq++)
-		for (uint32_t f = 0; f < 8; f++) {
-			uint8_t p[24];
-			struct txs_ph ph = { .kind = TXS_PH_FULL, .flow = f, .seq = seq, .ts_ns = 1 };
-			txs_ph_write(p, 24, &ph);
-			struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)(ic.port + f % 4)) };
-			to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-			assert_int_equal(sendto(s, p, 24, 0, (struct sockaddr *)&to, sizeof(to)), 24);
-			if (f == 7 && seq % 4 == 3)
-				for (int q = 0; q < 2; q++)
-					for (int k = 0, n; k < 10 && (n = txs_rx_input_poll(in, (unsigned)q, c[q], 0)) > 0; k++)
-						got += (unsigned)n;
-		}
-	for (int k = 0; k < 100 && got < 400; k++)
-		for (int q = 0; q < 2; q++) {
-			int n = txs_rx_input_poll(in, (unsigned)q, c[q], 10);
-			assert_true(n >= 0);
-			got += (unsigned)n;
-		}
+	for (uint64_t seq = 0; seq < 50; seq++) {
+		for (uint32_t f = 0; f < 8; f++)
+			lo_send_ph(s, (uint16_t)(ic.port + f % 4), f, seq);
+		if (seq % 4 == 3)
+			got = lo_drain(in, c, got, 0);
+	}
+	lo_drain(in, c, got, 400);
 	close(s);
 	struct txs_rx_input_stats is;
 	txs_rx_input_stats(in, &is);
