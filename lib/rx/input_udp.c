@@ -401,7 +401,6 @@ static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
 		if (rc < 0)
 			return rc;
 	}
-	q->tuple.dport = c->port;
 	if (nfd > 1) {
 		q->ep = epoll_create1(EPOLL_CLOEXEC);
 		if (q->ep < 0) {
@@ -541,7 +540,44 @@ static inline void src_of(struct txs_rx_tuple *t, const struct sockaddr_in6 *sa)
 	}
 }
 
-static int q_take(struct udp_q *q, struct txs_rx_core *c, int n);
+/* The n datagrams recvmmsg left in q's messages, into c. */
+static int q_take(struct udp_q *q, struct txs_rx_core *c, int n)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint64_t kern = 0, hw = 0, hw_skew = 0;
+	for (int i = 0; i < n; i++) {
+		struct msghdr *h = &q->msgs[i].msg_hdr;
+		uint64_t at = now;
+		if (q->ctrl) {
+			struct rx_arrival a = rx_arrival_of(h, q->want_hw, now);
+			at = a.at;
+			kern += a.src == RX_TS_SW;
+			hw += a.src == RX_TS_HW;
+			if (TXS_UNLIKELY(a.hw_skewed)) {
+				hw_skew++;
+				__atomic_store_n(&q->hw_offset, a.hw_off, __ATOMIC_RELAXED);
+			}
+			h->msg_controllen = TS_CTRL;
+		}
+		if (TXS_UNLIKELY(h->msg_flags & MSG_TRUNC)) {
+			txs_rx_count_perr(c, TXS_PERR_TRUNCATED, 1);
+		} else {
+			src_of(&q->tuple, &q->names[i]);
+			txs_rx_dgram(c, q->iov[i].iov_base, q->msgs[i].msg_len, &q->tuple, 0, at);
+		}
+		h->msg_namelen = sizeof(q->names[i]);
+		h->msg_flags = 0;
+	}
+	TXS_STAT_ADD(q->ts_kernel, kern);
+	TXS_STAT_ADD(q->ts_user, (uint64_t)n - kern - hw);
+	if (hw || hw_skew) {
+		TXS_STAT_ADD(q->ts_hw, hw);
+		TXS_STAT_ADD(q->ts_hw_skewed, hw_skew);
+	}
+	return n;
+}
 
 /* One recvmmsg on socket k of q, and the datagrams into c: how many, or
  * -errno (0: none waiting). */
@@ -583,45 +619,6 @@ static int udp_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c,
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	return r == 0 ? 0 : q_read(q, 0, c);
-}
-
-/* The n datagrams recvmmsg left in q's messages, into c. */
-static int q_take(struct udp_q *q, struct txs_rx_core *c, int n)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	uint64_t kern = 0, hw = 0, hw_skew = 0;
-	for (int i = 0; i < n; i++) {
-		struct msghdr *h = &q->msgs[i].msg_hdr;
-		uint64_t at = now;
-		if (q->ctrl) {
-			struct rx_arrival a = rx_arrival_of(h, q->want_hw, now);
-			at = a.at;
-			kern += a.src == RX_TS_SW;
-			hw += a.src == RX_TS_HW;
-			if (TXS_UNLIKELY(a.hw_skewed)) {
-				hw_skew++;
-				__atomic_store_n(&q->hw_offset, a.hw_off, __ATOMIC_RELAXED);
-			}
-			h->msg_controllen = TS_CTRL;
-		}
-		if (TXS_UNLIKELY(h->msg_flags & MSG_TRUNC)) {
-			txs_rx_count_perr(c, TXS_PERR_TRUNCATED, 1);
-		} else {
-			src_of(&q->tuple, &q->names[i]);
-			txs_rx_dgram(c, q->iov[i].iov_base, q->msgs[i].msg_len, &q->tuple, 0, at);
-		}
-		h->msg_namelen = sizeof(q->names[i]);
-		h->msg_flags = 0;
-	}
-	TXS_STAT_ADD(q->ts_kernel, kern);
-	TXS_STAT_ADD(q->ts_user, (uint64_t)n - kern - hw);
-	if (hw || hw_skew) {
-		TXS_STAT_ADD(q->ts_hw, hw);
-		TXS_STAT_ADD(q->ts_hw_skewed, hw_skew);
-	}
-	return n;
 }
 
 static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
