@@ -153,8 +153,17 @@ python3 "$tmp/pc.py" ramp "$tmp/ramp.pcap" || fail "ramp: per-second rates off t
 # priority (SCHED_FIFO; it sleeps between datagrams) where chrt can set one.
 RT=
 chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
-capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 || capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 || fail "poisson: the capture lost frames twice"
-python3 "$tmp/pc.py" poisson "$tmp/poisson.pcap" || fail "poisson: gaps are not exponential at the mean rate"
+# Even so a guest whose vCPU the host holds back for milliseconds shows
+# the same (25 stalls in 20000 gaps, once in ~5 quiet runs of 2026-12-01):
+# a failed trial is run once more, and both must fail to fail the test (a
+# schedule that is not exponential at the mean rate fails every trial).
+poisson_trial() {
+  capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 ||
+    capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 || fail "poisson: the capture lost frames twice"
+  python3 "$tmp/pc.py" poisson "$tmp/poisson.pcap"
+}
+poisson_trial || { echo "poisson: trial failed, once more (host stalls?)"; poisson_trial; } ||
+  fail "poisson: gaps are not exponential at the mean rate (two trials)"
 
 # 3. on/off bursts
 capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || fail "bursts: the capture lost frames twice"
