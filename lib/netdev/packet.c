@@ -45,7 +45,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "linkmon.h"
+#include "l2.h"
+#include "linkstate.h"
 
 #define PKT_DEF_RING 512
 #define PKT_HDR_OFF TPACKET_ALIGN(sizeof(struct tpacket2_hdr)) /* where tx data starts */
@@ -187,10 +188,14 @@ static void pkt_close(struct txs_netdev *dev)
 	free(dev->priv);
 }
 
-const struct txs_l2link *txs_packet_links(const struct txs_netdev *dev)
+static int pkt_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out)
 {
 	const struct pkt_dev *d = dev->priv;
-	return d ? d->links : NULL;
+	if (!d)
+		return -EINVAL;
+	snprintf(out->ifname, sizeof(out->ifname), "%s", d->links[l].ifname);
+	out->ifindex = d->links[l].ifindex;
+	return 0;
 }
 
 /* ---- rings ----------------------------------------------------------- */
@@ -718,4 +723,5 @@ const struct txs_netdev_ops txs_netdev_packet_ops = {
 	.tx_send = pkt_send,
 	.tx_release = pkt_release,
 	.tx_flush = pkt_flush,
+	.link = pkt_link,
 };

@@ -37,7 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "linkmon.h"
+#include "l2.h"
+#include "linkstate.h"
 
 #ifdef TXS_HAVE_XDP
 #include <linux/ethtool.h>
@@ -739,19 +740,17 @@ static int xdp_flush(struct txs_txq *q)
 	return rc;
 }
 
-const struct txs_l2link *txs_xdp_links(const struct txs_netdev *dev)
+static int xdp_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out)
 {
 	const struct xdp_dev *d = dev->priv;
-	return d ? d->links : NULL;
+	if (!d)
+		return -EINVAL;
+	snprintf(out->ifname, sizeof(out->ifname), "%s", d->links[l].ifname);
+	out->ifindex = d->links[l].ifindex;
+	return 0;
 }
 
 #else /* !TXS_HAVE_XDP */
-
-const struct txs_l2link *txs_xdp_links(const struct txs_netdev *dev)
-{
-	(void)dev;
-	return NULL;
-}
 
 static int xdp_open(struct txs_netdev *dev, const char *args)
 {
@@ -766,6 +765,11 @@ static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n) {
 static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n) { (void)q, (void)b, (void)n; return 0; }
 static void xdp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n) { (void)q, (void)b, (void)n; }
 static int xdp_flush(struct txs_txq *q) { (void)q; return -EOPNOTSUPP; }
+static int xdp_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out)
+{
+	(void)dev, (void)l, (void)out;
+	return -EINVAL;
+}
 #endif
 
 const struct txs_netdev_ops txs_netdev_xdp_ops = {
@@ -779,4 +783,5 @@ const struct txs_netdev_ops txs_netdev_xdp_ops = {
 	.tx_send = xdp_send,
 	.tx_release = xdp_release,
 	.tx_flush = xdp_flush,
+	.link = xdp_link,
 };
