@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale engine: one pinned worker thread per CPU, each with its own device
- * queue and generator state, running until a packet count, a duration, or a
- * stop request. Rate control per worker.
+/* txscale engine: worker threads (unpinned by default; each pinned to
+ * its CPU when conf.cpus gives one), each with its own device queue and
+ * generator state, running until a packet count, a duration, or a stop
+ * request. Rate control per worker.
  *
  * Concurrency: txs_engine_start/wait/destroy from one controlling thread.
  * txs_engine_stop() may be called from any thread or a signal handler

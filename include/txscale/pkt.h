@@ -409,16 +409,6 @@ static inline uint32_t txs_get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p
 static inline uint64_t txs_get_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
 
 static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
-					     uint64_t seq, uint64_t ts_ns);
-
-static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
-				      uint64_t seq, uint64_t ts_ns)
-{
-	memcpy(buf, t->frame, t->wire_len);
-	return txs_tmpl_patch_fields(t, buf, ip_id, seq, ts_ns);
-}
-
-static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 					     uint64_t seq, uint64_t ts_ns)
 {
 	uint64_t usum = t->udp_sum0;
@@ -454,6 +444,13 @@ static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *
 		memcpy(buf + t->l4_off + 6, &c, 2);
 	}
 	return t->wire_len;
+}
+
+static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+				      uint64_t seq, uint64_t ts_ns)
+{
+	memcpy(buf, t->frame, t->wire_len);
+	return txs_tmpl_patch_fields(t, buf, ip_id, seq, ts_ns);
 }
 
 #ifdef __cplusplus
