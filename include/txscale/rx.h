@@ -19,7 +19,7 @@
  *  - txs_rx_result_build: after every owner stopped writing its core.
  *  - txs_rx_input_poll(in, q, ...): only the thread owning queue q; other
  *    txs_rx_input_* from the controlling thread while no poll runs.
- *  - txs_pcap_*, txs_rx_expect_parse, txs_rx_kstats_*: caller-owned memory,
+ *  - txs_rx_expect_parse, txs_rx_kstats_*: caller-owned memory,
  *    any thread.
  */
 #ifndef TXSCALE_RX_H
@@ -294,72 +294,6 @@ TXS_API void txs_rx_kstats_json(struct txs_json *j, const char *key, const struc
 				const char *const *ifnames, unsigned n, int64_t socket_drops);
 TXS_API void txs_rx_kstats_text(FILE *f, const struct txs_rx_kstats *d, const char *const *ifnames, unsigned n,
 				int64_t socket_drops);
-
-/* ---- pcap reader (memory or file) ---------------------------------------------- *
- * Classic pcap (both byte orders, us/ns) is parsed in place, zero-copy; with
- * libpcap (TXS_HAVE_PCAP) pcapng and other formats are read through it.
- * Link types: Ethernet, raw IP (101, 228, 229), Linux cooked v1/v2. */
-struct txs_pcap_rec {
-	const uint8_t *data;     /* starts at the layer `l2` says */
-	uint32_t caplen, origlen;
-	enum txs_l2 l2;
-	bool not_ip;             /* a cooked/loopback header says: not IPv4/IPv6 */
-	uint64_t ts_ns;          /* capture time, ns since the epoch */
-};
-struct txs_pcap_counts {
-	uint64_t records;        /* records returned */
-	uint64_t snapped;        /* caplen < origlen (capture snap length) */
-	uint64_t bad_len;        /* caplen > origlen or above the snap limit (skipped) */
-	uint64_t truncated;      /* file ends inside a record header or data (stops) */
-	uint64_t bad_l2;         /* link-layer header shorter than its type needs (skipped) */
-};
-#define TXS_PCAP_MAX_REC 262144u /* larger record lengths are corrupt (libpcap's limit) */
-struct txs_pcap {
-	const uint8_t *buf;      /* classic: whole file */
-	size_t len, off;
-	bool swap, nsec;
-	uint32_t linktype, snaplen;
-	bool mapped;             /* buf is an mmap of the file */
-	bool done;
-	bool fast;               /* classic, host byte order, Ethernet: txs_pcap_next inline path */
-	void *lp;                /* pcap_t * when libpcap reads it */
-	void *memf;              /* FILE * under lp for memory input */
-	struct txs_pcap_counts n;
-	char err[160];
-};
-/* Open from memory (buf must outlive the reader) or a file. Returns 0,
- * -EINVAL (not a pcap / unsupported link type, err says which), -errno. */
-TXS_API int txs_pcap_open_mem(struct txs_pcap *p, const void *buf, size_t len);
-TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path);
-/* Next record: 1 = rec filled, 0 = end (clean or at a corrupt point, see
- * counts). Bad records are counted and skipped when the stream can go on.
- * Inline for the common record (classic, host order, Ethernet, whole);
- * anything else goes to txs_pcap_next_slow(). */
-TXS_API int txs_pcap_next_slow(struct txs_pcap *p, struct txs_pcap_rec *rec);
-static inline int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
-{
-	if (TXS_LIKELY(p->fast) && p->len - p->off >= 16) {
-		uint32_t h[4];
-		memcpy(h, p->buf + p->off, 16);
-		if (TXS_LIKELY(h[2] == h[3] && h[2] <= p->len - p->off - 16 && h[2] <= TXS_PCAP_MAX_REC &&
-			       h[1] < (p->nsec ? 1000000000u : 1000000u))) {
-			r->data = p->buf + p->off + 16;
-			r->caplen = r->origlen = h[2];
-			r->ts_ns = (uint64_t)h[0] * 1000000000ull + (p->nsec ? h[1] : (uint64_t)h[1] * 1000u);
-			r->l2 = TXS_L2_ETH;
-			r->not_ip = false;
-			p->off += 16 + (size_t)h[2];
-			p->n.records++;
-			return 1;
-		}
-	}
-	return txs_pcap_next_slow(p, r);
-}
-TXS_API void txs_pcap_close(struct txs_pcap *p);
-/* Write a classic pcap (Ethernet, ns) header / record into buf; returns bytes
- * written. For generated test and benchmark input. */
-TXS_API size_t txs_pcap_write_hdr(uint8_t *buf, uint32_t snaplen);
-TXS_API size_t txs_pcap_write_rec(uint8_t *buf, const uint8_t *frame, uint32_t len, uint64_t ts_ns);
 
 /* ---- inputs ------------------------------------------------------------------------ *
  * "udp"                      kernel UDP sockets, one per queue, SO_REUSEPORT, recvmmsg
