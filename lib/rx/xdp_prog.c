@@ -19,7 +19,6 @@
  *   if (r != XDP_REDIRECT) count[0]++;   (no socket on this queue)
  *   return r;
  */
-#ifdef TXS_HAVE_XDP
 #include <string.h>
 #include <sys/socket.h>
 #include "xdp_prog.h"
@@ -216,4 +215,3 @@ size_t txs_xdp_prog_build(struct bpf_insn *insn, const struct txs_xdp_filter *f,
 	}
 	return e.n;
 }
-#endif
