@@ -125,8 +125,8 @@ static int xr_args(struct txs_rx_input *in, struct xr_in *x, char *opts)
 		} else if (strncmp(o, "ring=", 5) == 0) {
 			char *end;
 			unsigned long v = strtoul(o + 5, &end, 10);
-			if (!o[5] || *end || v < 64 || v > 16384 || (v & (v - 1))) {
-				txs_rx_input_set_err(in, "bad ring '%s' (expected a power of two 64..16384)", o + 5);
+			if (!o[5] || *end || v < 64 || v > 65536 || (v & (v - 1))) {
+				txs_rx_input_set_err(in, "bad ring '%s' (expected a power of two 64..65536)", o + 5);
 				return -EINVAL;
 			}
 			x->ring = (unsigned)v;
