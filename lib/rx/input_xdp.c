@@ -19,7 +19,7 @@
  * Each socket has its own UMEM of 2 * ring frames (2048 bytes, 4096 when the
  * MTU needs it), all on the fill ring at start; a frame read is handed back
  * to the fill ring in the same poll, so the kernel never waits for us but
- * for a full RX ring (ring=N descriptors, default 8192).
+ * for a full RX ring (ring=N descriptors, default 16384).
  *
  * Drops where they happen: each socket's XDP_STATISTICS (rx_dropped: no
  * frame or too long; rx_ring_full; rx_fill_ring_empty_descs), and a count
@@ -51,7 +51,7 @@
 #include "netdev/xsk_util.h"
 #include "xdp_prog.h"
 
-#define XR_DEF_RING 8192u
+#define XR_DEF_RING 16384u
 
 enum xr_where { XW_AUTO, XW_NATIVE, XW_SKB };
 enum xr_bind { XB_AUTO, XB_COPY, XB_ZC };
