@@ -26,10 +26,11 @@
  * kept by the program of matching frames that arrived on a queue without a
  * socket (those go to the stack, not analysed: -P N sockets on an interface
  * with more queues). Arrival time: one CLOCK_REALTIME read per batch (AF_XDP
- * carries no timestamp). Frames are seen as the driver (native) or the skb
- * (generic) hands them over: a UDP checksum left to offload by a local
- * sender is not finished here (the packet: input finishes it) and counts as
- * a checksum error; VLAN-tagged frames, IPv4 fragments after the first and
+ * carries no timestamp); a poll woken by new frames waits XR_NAP_NS before
+ * reading them, so a datagram's arrival time is up to that late. Frames are
+ * seen as the driver (native) or the skb (generic) hands them over: a UDP
+ * checksum left to offload by a local sender is not finished here (the
+ * packet: input finishes it) and counts as a checksum error; VLAN-tagged frames, IPv4 fragments after the first and
  * IPv6 with extension headers are not redirected. */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@
 #include "xdp_prog.h"
 
 #define XR_DEF_RING 16384u
+#define XR_NAP_NS 500000 /* after a wakeup, before reading: the RX ring lasts far longer */
 
 enum xr_where { XW_AUTO, XW_NATIVE, XW_SKB };
 enum xr_bind { XB_AUTO, XB_COPY, XB_ZC };
@@ -407,6 +409,13 @@ static int xr_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, 
 		int r = poll(&pfd, 1, timeout_ms);
 		if (r < 0)
 			return errno == EINTR ? 0 : -errno;
+		if (r > 0) {
+			/* woken by the first frames of a burst: let the burst
+			 * gather before reading it, so a wakeup (several us in a
+			 * guest) is paid per batch rather than per few frames */
+			struct timespec nap = { 0, XR_NAP_NS };
+			nanosleep(&nap, NULL);
+		}
 		if (r == 0) {
 			/* idle: is the interface still there and up? */
 			int lrc = txs_rx_links_check(in, &x->ifindex, 1, NULL, 0);
