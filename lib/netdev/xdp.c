@@ -49,7 +49,7 @@
 #include <unistd.h>
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
-#include "xsk_util.h"
+#include "xsk/xsk_util.h"
 
 #define XDP_DEF_RING 512
 #define XDP_DRAIN_NS 1000000000ull

@@ -49,7 +49,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <xdp/xsk.h>
-#include "netdev/xsk_util.h"
+#include "xsk/xsk_util.h"
 #include "xdp_prog.h"
 
 #define XR_DEF_RING 16384u
