@@ -177,6 +177,8 @@ bad "no interface 'nosuch0'" xdp:nosuch0
 bad "unknown xdp option 'bogus'" xdp:rx0,bogus
 bad "bad ring '100'" xdp:rx0,ring=100
 bad "rx0 has 1 RX queue" xdp:rx0 -P 2
+bad "the driver has no AF_XDP zero-copy" xdp:rx0,zc   # veth: copy mode only
+bad "zc needs the driver's XDP" xdp:rx0,skb,zc
 ! prog_on || fail "a refused spec left a program on rx0"
 echo "ok: bad specs exit 2 with the reason"
 
