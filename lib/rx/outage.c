@@ -47,11 +47,13 @@ void rx_ia_halve(struct rx_out *o)
 static uint64_t ia_bin_mid(unsigned b)
 {
 	if (b < 4)
-		return b;
+		return 0; /* not used: bins of gap + 4 start at 4 */
 	unsigned e = b / 4 + 1, m = b % 4;
+	if (e >= 61)
+		return 1ull << 62; /* beyond any threshold that matters (and no overflow below) */
 	uint64_t lo = (uint64_t)(4 + m) << (e - 2);
 	uint64_t w = 1ull << (e - 2);
-	return lo + w / 2;
+	return lo + w / 2 - 4;
 }
 
 uint64_t rx_ia_median(const struct rx_out *o)
@@ -105,8 +107,10 @@ static void record(struct txs_rx_core *c, struct rx_flow *f, const struct txs_rx
 	o->ev[o->n_ev++] = *e;
 }
 
-void rx_out_slow(struct txs_rx_core *c, struct rx_flow *f, uint64_t s, uint64_t nx, bool ahead, uint64_t ts)
+void rx_out_slow(struct txs_rx_core *c, struct rx_flow *f, uint64_t s, uint64_t nx, unsigned v, uint64_t ts)
 {
+	/* unique and ahead of the next expected: sequences were skipped */
+	bool ahead = v == 0 && s - nx - 1 < c->conf.max_jump;
 	struct rx_out *o = f->out;
 	uint64_t last = f->last_arr;
 	f->last_arr = ts;
@@ -124,7 +128,7 @@ void rx_out_slow(struct txs_rx_core *c, struct rx_flow *f, uint64_t s, uint64_t 
 		if (!thr) {
 			uint64_t med = rx_ia_median(o);
 			thr = med > TXS_RX_OUTAGE_FLOOR_NS / TXS_RX_OUTAGE_FACTOR ? med * TXS_RX_OUTAGE_FACTOR
-										 : TXS_RX_OUTAGE_FLOOR_NS;
+										 : TXS_RX_OUTAGE_FLOOR_NS; /* med <= 2^62 */
 		}
 		o->threshold_ns = thr;
 		if (dt > thr) {
@@ -134,7 +138,7 @@ void rx_out_slow(struct txs_rx_core *c, struct rx_flow *f, uint64_t s, uint64_t 
 				.before_seq = before,
 				.after_seq = s,
 				.missing_from = nx,
-				.missing = s - nx, /* <= max_jump: the caller's ahead test */
+				.missing = s - nx, /* <= max_jump: the ahead test */
 				.flow = f->key_kind == RX_KEY_ID ? f->id : 0,
 				.flows = 1,
 			};

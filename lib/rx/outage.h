@@ -10,13 +10,15 @@
 #define TXS_RX_OUTAGE_H
 #include "rx_priv.h"
 
-/* Inter-arrival histogram: gaps 0..3 ns one bin each, then four bins per
- * octave (2 mantissa bits: a bin spans at most 1/4 of its lower bound) up to
- * 2^40 ns (about 18 minutes; longer gaps land in the last bin). Counts are
- * 32-bit and halved together when one would reach UINT32_MAX, which keeps
- * the median (bounded by construction, not by run length). */
-#define RX_IA_MAX_EXP 40u
-#define RX_IA_BINS (4u * (RX_IA_MAX_EXP - 1u))
+/* Inter-arrival histogram, the median estimator: one arrival in
+ * RX_IA_SAMPLE (by the flow's arrival count) adds its gap to the previous
+ * arrival; four bins per octave (2 mantissa bits: a bin spans 1/4 of its
+ * lower bound, its midpoint is within 1/8 of any gap in it; bins are those
+ * of gap + 4 ns). Counts are 32-bit and halved together when one
+ * would reach UINT32_MAX, which keeps the median (bounded by construction,
+ * not by run length). */
+#define RX_IA_SAMPLE 8u
+#define RX_IA_BINS 252u /* 4 * (63 - 1) + 4: every 64-bit gap */
 
 struct rx_out {
 	uint32_t ia[RX_IA_BINS];
@@ -33,34 +35,33 @@ struct rx_out {
 
 static inline unsigned rx_ia_bin(uint64_t dt)
 {
-	if (dt < 4)
-		return (unsigned)dt;
-	if (dt >> RX_IA_MAX_EXP)
-		dt = (1ull << RX_IA_MAX_EXP) - 1;
-	unsigned e = 63u - (unsigned)__builtin_clzll(dt); /* 2..39 */
-	return 4u * (e - 1u) + (unsigned)((dt >> (e - 2u)) & 3u);
+	uint64_t x = dt + 4 < dt ? dt : dt + 4; /* x >= 4: bins of x = dt + 4, monotonic in dt */
+	unsigned e = 63u - (unsigned)__builtin_clzll(x); /* 2..63 */
+	return 4u * (e - 1u) + (unsigned)((x >> (e - 2u)) & 3u);
 }
 
 void rx_ia_halve(struct rx_out *o);
 /* the silence path: dt >= c->out_floor, the flow's first timed arrival, or a
  * receive time before the previous one */
-void rx_out_slow(struct txs_rx_core *c, struct rx_flow *f, uint64_t s, uint64_t nx, bool ahead, uint64_t ts);
+void rx_out_slow(struct txs_rx_core *c, struct rx_flow *f, uint64_t s, uint64_t nx, unsigned v, uint64_t ts);
 /* a late datagram s became unique (it fills a hole) */
 void rx_out_fill(struct txs_rx_core *c, struct rx_flow *f, uint64_t s);
 
 /* One arrival of a sequenced flow at ts (!= 0). nx: the flow's next expected
- * before this datagram; ahead: it was unique and skipped sequences. */
+ * before this datagram; v: rx.c's verdict on it (0: unique). */
 static inline __attribute__((always_inline)) void rx_out_arrive(struct txs_rx_core *c, struct rx_flow *f, uint64_t s,
-								 uint64_t nx, bool ahead, uint64_t ts)
+								 uint64_t nx, unsigned v, uint64_t ts)
 {
 	uint64_t dt = ts - f->last_arr;
 	if (TXS_UNLIKELY(dt >= c->out_floor)) { /* also: first arrival (last 0), clock stepped back */
-		rx_out_slow(c, f, s, nx, ahead, ts);
+		rx_out_slow(c, f, s, nx, v, ts);
 		return;
 	}
-	struct rx_out *o = f->out;
-	if (TXS_UNLIKELY(++o->ia[rx_ia_bin(dt)] == UINT32_MAX))
-		rx_ia_halve(o);
+	if (TXS_UNLIKELY(f->received % RX_IA_SAMPLE == 0)) {
+		struct rx_out *o = f->out;
+		if (TXS_UNLIKELY(++o->ia[rx_ia_bin(dt)] == UINT32_MAX))
+			rx_ia_halve(o);
+	}
 	f->last_arr = ts;
 	f->last_seq = s;
 }

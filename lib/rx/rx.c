@@ -354,7 +354,7 @@ static inline void run_add(struct txs_rx_core *c, struct rx_flow *f, uint64_t s)
 }
 
 /* ---- sequence ------------------------------------------------------------------ */
-enum seq_verdict { SEQ_UNIQUE, SEQ_DUP, SEQ_LATE, SEQ_REJECT };
+enum seq_verdict { SEQ_UNIQUE = 0, SEQ_DUP, SEQ_LATE, SEQ_REJECT }; /* 0: rx_out_arrive's unique */
 
 /* Extend a 32-bit compact sequence to 64 bits: the value nearest to next
  * (within -2^31..2^31), never below 0. */
@@ -642,7 +642,7 @@ static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core 
 		return;
 	}
 	if (TXS_LIKELY(ts))
-		rx_out_arrive(c, f, s, nx, v == SEQ_UNIQUE && s - nx - 1 < c->conf.max_jump, ts);
+		rx_out_arrive(c, f, s, nx, v, ts);
 	f->kind = (uint8_t)k;
 	f->received++;
 	f->bytes += len;
