@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/rx.h>
+#include <txscale/ctl.h>
 #include "cli.h"
 #include "opt.h"
 #include "ctl_cli.h"
@@ -488,6 +489,9 @@ static void summary_text(const struct summary *s)
  * against the wrong sender. Zero (offline inputs): any file. */
 static struct timespec g_summary_not_before;
 
+/* the clock line the control channel's server writes beside the sender's summary */
+static struct txs_ctl_clock_rep g_summary_clock;
+
 static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 {
 	FILE *f = fopen(path, "re");
@@ -538,8 +542,11 @@ static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 	/* into a copy: e stays as it was unless the file is whole and valid */
 	struct txs_rx_expect *ne = malloc(sizeof(*ne));
 	int rc = ne ? txs_rx_expect_parse(ne, buf, len) : -ENOMEM;
-	if (rc == 0)
+	if (rc == 0) {
 		*e = *ne;
+		if (txs_ctl_clock_line_parse(buf, len, &g_summary_clock) < 0)
+			g_summary_clock.on = false;
+	}
 	free(ne);
 	free(buf);
 	if (rc < 0) {
@@ -946,8 +953,12 @@ int cmd_recv(int argc, char **argv)
 
 	struct txs_rx_result *res;
 	rc = txs_rx_result_build(&res, cores, nthreads, exp->have_total ? exp : NULL);
-	if (rc == 0 && cfg.clock_offset.set)
-		txs_rx_result_set_clock(res, cfg.clock_offset.ns, 0, false, 0, "option");
+	if (rc == 0 && cfg.clock_offset.set) {
+		/* measured over the control channel: its bound and drift came with the sender's summary */
+		const struct txs_ctl_clock_rep *k = &g_summary_clock;
+		txs_rx_result_set_clock(res, cfg.clock_offset.ns, k->on ? k->error_ns : 0, k->on && k->have_drift,
+					k->drift_ns, k->on ? "control" : "option");
+	}
 	if (rc < 0) {
 		fprintf(stderr, "txscale recv: %s\n", txs_strerror(rc));
 		ret = 1;
