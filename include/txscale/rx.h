@@ -201,7 +201,8 @@ struct txs_rx_outage {
 	bool bursts_exact;          /* false: a resync, a flow split over cores without its
 				     * sequence sets, or the run budget ran out */
 	double rate_pps;            /* the flow's sequences per second of arrivals (run: summed) */
-	uint64_t loss_duration_ns;  /* lost / rate_pps */
+	uint64_t loss_duration_ns;  /* missing / rate_pps; missing: lost, or the sequence holes when
+				     * more (the sender's device drops are holes, not "lost") */
 	uint64_t dropped;           /* run: flow outages beyond TXS_RX_OUTAGE_KEEP per flow, counted
 				     * each as one (not merged by time) */
 };

@@ -375,6 +375,7 @@ static uint64_t loss_ns(uint64_t lost, double rate)
 static int outage_totals(struct txs_rx_result *r, struct txs_rx_core *const *cores, unsigned n)
 {
 	struct txs_rx_outage *ro = &r->outage;
+	uint64_t run_miss = 0;
 	ro->bursts_exact = true;
 	for (unsigned i = 0; i < r->n_flows; i++) {
 		struct txs_rx_flow *f = &r->flows[i];
@@ -388,7 +389,12 @@ static int outage_totals(struct txs_rx_result *r, struct txs_rx_core *const *cor
 		uint64_t seqs = f->next_seq - f->first_seq;
 		if (f->last_ns > f->first_ns && seqs > 1 && seqs < (1ull << 62))
 			o->rate_pps = (double)(seqs - 1) / ((double)(f->last_ns - f->first_ns) / 1e9);
-		o->loss_duration_ns = loss_ns(f->lost, o->rate_pps);
+		/* missing: lost, or the holes when more (the sender's own drops
+		 * are holes the expected count leaves out) */
+		uint64_t holes = f->span > f->unique ? f->span - f->unique : 0;
+		uint64_t miss = f->lost > holes ? f->lost : holes;
+		o->loss_duration_ns = loss_ns(miss, o->rate_pps);
+		run_miss = run_miss + miss < run_miss ? UINT64_MAX : run_miss + miss;
 		ro->rate_pps += o->rate_pps;
 		for (unsigned k = 0; k < TXS_RX_BURST_CLASSES; k++)
 			ro->bursts[k] += o->bursts[k];
@@ -398,7 +404,7 @@ static int outage_totals(struct txs_rx_result *r, struct txs_rx_core *const *cor
 			ro->burst_max = o->burst_max;
 		ro->bursts_exact &= o->bursts_exact;
 	}
-	ro->loss_duration_ns = loss_ns(r->lost, ro->rate_pps);
+	ro->loss_duration_ns = loss_ns(run_miss > r->lost ? run_miss : r->lost, ro->rate_pps);
 	for (unsigned i = 0; i < n; i++)
 		if (cores[i]->conf.outage_min_ns > r->outage_min_ns)
 			r->outage_min_ns = cores[i]->conf.outage_min_ns;
