@@ -139,7 +139,7 @@ void rx_outage_text(FILE *f, const struct txs_rx_result *r)
 		}
 	}
 	fmt_ms(d, sizeof(d), o->loss_duration_ns);
-	fprintf(f, "bursts   %" PRIu64 " (longest %" PRIu64 ", %" PRIu64 " lost in them%s); loss duration %s (lost / %.0f pps)",
+	fprintf(f, "bursts   %" PRIu64 " (longest %" PRIu64 ", %" PRIu64 " lost in them%s); loss duration %s (missing / %.0f pps)",
 		o->n_bursts, o->burst_max, o->burst_lost, o->bursts_exact ? "" : ", inexact", d, o->rate_pps);
 	for (unsigned k = 0; k < TXS_RX_BURST_CLASSES; k++) {
 		if (!o->bursts[k])
