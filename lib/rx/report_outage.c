@@ -2,6 +2,7 @@
 /* Writers of the outage and clock figures (docs/json-schema.md, "outage",
  * "clock"; docs/recv.md). */
 #include <inttypes.h>
+#include <math.h>
 #include <time.h>
 #include "outage.h"
 
@@ -80,10 +81,8 @@ void rx_clock_json(struct txs_json *j, const struct txs_rx_result *r)
 		txs_json_u64(j, "error_ns", r->clock_error_ns);
 		if (r->have_drift)
 			txs_json_i64(j, "drift_ns", r->clock_drift_ns);
-		else {
-			txs_json_key(j, "drift_ns");
-			fputs("null", j->f);
-		}
+		else
+			txs_json_dbl(j, "drift_ns", NAN); /* null: not measured */
 		/* latency_ns holds the corrected samples; these are as stamped */
 		txs_json_obj_open(j, "raw_latency_ns");
 		txs_json_u64(j, "count", h->count);

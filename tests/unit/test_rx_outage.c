@@ -10,6 +10,7 @@
 #include <string.h>
 #include <txscale/rx.h>
 #include <txscale/stats.h>
+#include "common/jsonpath.h"
 #include "rx/outage.h"
 #include "test_util.h"
 
@@ -495,20 +496,21 @@ static void clock_correction(void **st)
 	txs_rx_result_json(&j, r, NULL);
 	txs_json_end(&j);
 	fclose(f);
-	int64_t v;
+	json_t *root = txs_jload(buf, len);
+	assert_non_null(root);
 	uint64_t u;
-	assert_int_equal(txs_json_get_u64(buf, len, "clock.error_ns", &u), 0);
-	assert_int_equal(u, 20 * US);
 	double dv;
-	assert_int_equal(txs_json_get_dbl(buf, len, "clock.offset_ns", &dv), 0);
-	v = (int64_t)dv;
-	assert_int_equal(v, 4900 * (int64_t)US);
-	assert_int_equal(txs_json_get_dbl(buf, len, "clock.drift_ns", &dv), 0);
+	assert_int_equal(txs_jget_u64(root, "clock.error_ns", &u), 0);
+	assert_int_equal(u, 20 * US);
+	assert_int_equal(txs_jget_dbl(root, "clock.offset_ns", &dv), 0);
+	assert_int_equal((int64_t)dv, 4900 * (int64_t)US);
+	assert_int_equal(txs_jget_dbl(root, "clock.drift_ns", &dv), 0);
 	assert_int_equal((int64_t)dv, -3000);
-	assert_int_equal(txs_json_get_u64(buf, len, "clock.raw_latency_ns.max", &u), 0);
+	assert_int_equal(txs_jget_u64(root, "clock.raw_latency_ns.max", &u), 0);
 	assert_int_equal(u, 5 * MS);
-	assert_int_equal(txs_json_get_u64(buf, len, "outage.count", &u), 0);
+	assert_int_equal(txs_jget_u64(root, "outage.count", &u), 0);
 	assert_int_equal(u, 0);
+	json_decref(root);
 	free(buf);
 	txs_rx_result_free(r);
 	txs_rx_core_destroy(c);
