@@ -157,8 +157,9 @@ struct txs_ctl_clock {
 TXS_API int txs_ctl_clock_sample(uint64_t t1, uint64_t t2, uint64_t t3, uint64_t t4, int64_t *offset,
 				 uint64_t *rtt);
 /* Client: n exchanges (1..64) over fd, each within timeout_ms; the smallest
- * round trip wins. 0; -ERANGE (no exchange gave a sample); the read/write
- * errors (err says which). */
+ * round trip wins. 0; -ERANGE (no exchange gave a sample); -EREMOTEIO (the
+ * server answered with an error: err holds "the server says: ..."); the
+ * read/write errors (err says which). */
 TXS_API int txs_ctl_clock_measure(int fd, unsigned n, int timeout_ms, struct txs_ctl_clock *out, char *err,
 				  size_t errlen);
 /* Server: answer the time message m, read when the clock said t2. */

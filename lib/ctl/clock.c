@@ -62,6 +62,11 @@ TXS_API int txs_ctl_clock_measure(int fd, unsigned n, int timeout_ms, struct txs
 			txs_ctl_msg_free(&a);
 			return rc;
 		}
+		if (a.type == TXS_CTL_ERROR) { /* a refusal (a wrong secret, say): the server's words */
+			snprintf(err, errlen, "the server says: %s", a.message);
+			txs_ctl_msg_free(&a);
+			return -EREMOTEIO;
+		}
 		if (a.type != TXS_CTL_TIME) {
 			snprintf(err, errlen, "clock exchange: expected time, got %s", txs_ctl_type_str(a.type));
 			txs_ctl_msg_free(&a);

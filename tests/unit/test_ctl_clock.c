@@ -105,6 +105,15 @@ static void measure_pair(void **st)
 	assert_int_equal(c.used, 0);
 	close(sv[0]);
 	close(sv[1]);
+	/* a server that refuses (a wrong secret): its words, -EREMOTEIO */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	struct txs_ctl_msg er = { .type = TXS_CTL_ERROR };
+	snprintf(er.message, sizeof(er.message), "authentication failed: wrong shared secret");
+	assert_int_equal(txs_ctl_write(sv[1], &er, 1000, e, sizeof(e)), 0);
+	assert_int_equal(txs_ctl_clock_measure(sv[0], 2, 1000, &c, e, sizeof(e)), -EREMOTEIO);
+	assert_non_null(strstr(e, "the server says: authentication failed"));
+	close(sv[0]);
+	close(sv[1]);
 	/* a peer that closes: the read error */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	close(sv[1]);
