@@ -302,6 +302,10 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 				   " jitter %" PRIu64 " ns",
 				fl->lost, fl->have_expected ? " (exact)" : "", fl->duplicates, fl->reordered, fl->late,
 				fl->jitter_ns);
+		if (fl->outage.count)
+			fprintf(f, " outages %" PRIu64 " (longest %.3f ms, %" PRIu64 " missing)", fl->outage.count,
+				(double)(fl->outage.longest.end_ns - fl->outage.longest.start_ns) / 1e6,
+				fl->outage.longest.missing);
 		if (fl->resyncs)
 			fprintf(f, " resyncs %" PRIu64, fl->resyncs);
 		if (fl->cores > 1)
