@@ -9,12 +9,11 @@
 #     frame on the dead link to the first on the backup; every mode, from the
 #     counters: frames lost in the dead link's ring / that link's rate (the
 #     time the sender kept feeding a dead link);
-#   - active-backup, tx0 set down: the outage txscale recv reports (AF_PACKET
-#     on rx0+rx1 in the peer, --outage-min 100us: 5 datagrams' time at 50k
-#     pps) equals the switch time read from the capture within 1 ms, and
-#     every sequence missing was missing in an outage; a switch that lost
-#     nothing is a delay, no outage (the peerflap trials
-#     set rx0 itself down, under recv's ring: the capture alone times them);
+#   - active-backup: the first outage txscale recv reports (a udp socket on
+#     198.18.0.2 in the peer, reached over either link; --outage-min 100us:
+#     5 datagrams' time at 50k pps) equals the switch time read from the
+#     capture within 1 ms, and every sequence missing was missing in an
+#     outage; a switch that lost nothing is a delay, no outage;
 #   - traffic where the mode puts it before, during and after the failure;
 #   - counts: the peers' RX counters (veth rx_packets, IPv6 off on the sender
 #     side so that nothing else crosses) equal the links' "packets", and
@@ -72,8 +71,10 @@ trial() {
   done
   local a0 a1 rpid=
   rm -f "$WORK/sum.json" "$WORK/recv.json"
-  if [ "$mode" = active-backup ] && [ "$how" = txdown ]; then
-    ip netns exec "$B" "$TXS" recv --dev packet:rx0,rx1 -p $PORT -i 0 -J --idle 2 -t 60 --outage-min 100us \
+  if [ "$mode" = active-backup ]; then
+    # a udp socket: rx0 may go down under it (198.18.0.2 stays local, and
+    # arrives over rx1 as well)
+    ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p $PORT -i 0 -J --idle 2 -t 60 --outage-min 100us \
       --sender-summary "$WORK/sum.json" >"$WORK/recv.json" 2>"$WORK/recv.err" &
     rpid=$!
     sleep 0.5
@@ -185,10 +186,11 @@ trial() {
   if [ -n "$rpid" ]; then
     [ "$rrc" = 0 ] && tail -n1 "$WORK/recv.json" | jq -e '.type == "summary"' >/dev/null ||
       { fail "$tag: recv exited $rrc: $(tail -3 "$WORK/recv.err")"; return 1; }
+    # the switch is the run's first outage (a flap's return may make another)
     read -r rout rmiss rholes < <(tail -n1 "$WORK/recv.json" |
-      jq -r '[(.outage.longest_ns / 1e6), .outage.missing, ([.flows[] | .span - .unique] | add)] | @tsv')
-    echo "   $tag: recv: $(tail -n1 "$WORK/recv.json" | jq -r '.outage | "\(.count) outage(s), longest \(.longest_ns) ns, \(.longest_missing) missing inside it"'); capture's switch $ab ms"
-    if [ "$rmiss" != "$rholes" ]; then # a loss outside the switch (our ring on a loaded box?)
+      jq -r '[((.outage.events[0].duration_ns // 0) / 1e6), .outage.missing, ([.flows[] | .span - .unique] | add // 0)] | @tsv')
+    echo "   $tag: recv: $(tail -n1 "$WORK/recv.json" | jq -r '.outage | "\(.count) outage(s), longest \(.longest_ns) ns, \(.longest_missing) missing inside it"'); first $rout ms; capture's switch $ab ms"
+    if [ "$rmiss" != "$rholes" ]; then # a loss outside an outage (our socket on a loaded box?)
       echo "   $tag: recv: $rholes sequences missing, $rmiss of them in outages"
       return 2
     fi
