@@ -692,6 +692,11 @@ int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "txscale recv: --dev pcap: is read by one thread: -P/-A give %u\n", nthreads);
 		return 2;
 	}
+	if (cfg.outage_min > 3600) {
+		fprintf(stderr, "txscale recv: bad value for --outage-min: '%g': expected at most 3600 seconds\n",
+			cfg.outage_min);
+		return 2;
+	}
 	if (!is_pcap) {
 		if (!cfg.time.set)
 			cfg.time.v = LIVE_DEFAULT_TIME;
