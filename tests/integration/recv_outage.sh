@@ -153,6 +153,10 @@ flaps_case() {
     [ "$(rj '.flows[0].span - .flows[0].unique')" = "$(rj .outage.missing)" ] ||
       fail "$name: holes $(rj '.flows[0].span - .flows[0].unique') != missing in outages $(rj .outage.missing)"
     [ "$(rj .outage.burst_lost)" = "$(rj .outage.missing)" ] || fail "$name: bursts $(rj .outage.burst_lost) != missing"
+    # loss duration = missing / rate: the missing datagrams' time at 10 kpps (within 5%)
+    awk -v l="$(rj .outage.loss_duration_ns)" -v m="$(rj .outage.missing)" \
+      'BEGIN { t = m * 1e5; d = l - t; if (d < 0) d = -d; exit !(d <= 0.05 * t) }' ||
+      fail "$name: loss duration $(rj .outage.loss_duration_ns) ns for $(rj .outage.missing) missing at 10 kpps"
     ok "$name: ${#FLAPS[@]} outage(s), within 5% of the capture, missing exact"
     return 0
   done
