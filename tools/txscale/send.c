@@ -902,7 +902,8 @@ int cmd_send(int argc, char **argv)
 		devs = devspec;
 	}
 	char gspec[sizeof(devspec) + 8];
-	if (!(devs = send_udp_gso_spec(devs, cfg.gso.off, gspec, sizeof(gspec)))) {
+	if (!(devs = send_udp_gso_spec(devs, cfg.gso.off, strcmp(cfg.timestamps, "interp") == 0, gspec,
+					      sizeof(gspec)))) {
 		return 2;
 	}
 	struct txs_linksel_params bp;

@@ -111,13 +111,15 @@ int send_udp_parse_gso(const char *val, void *dst, char *err, size_t errlen)
 	return 0;
 }
 
-const char *send_udp_gso_spec(const char *dev, bool off, char *buf, size_t len)
+const char *send_udp_gso_spec(const char *dev, bool off, bool interp, char *buf, size_t len)
 {
 	size_t nl = strcspn(dev, ":");
-	if (!off || nl != 3 || strncmp(dev, "udp", 3) != 0)
+	if (!(off || interp) || nl != 3 || strncmp(dev, "udp", 3) != 0)
 		return dev;
 	const char *a = dev[nl] ? dev + nl + 1 : "";
 	if (strncmp(a, "gso", 3) == 0 || strstr(a, ",gso")) {
+		if (!off)
+			return dev; /* the device's gso= is the user's choice */
 		fprintf(stderr, "txscale send: --gso off and --dev %s both set GSO: give one\n", dev);
 		return NULL;
 	}

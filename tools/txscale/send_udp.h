@@ -17,10 +17,12 @@ struct send_gso {
 };
 int send_udp_parse_gso(const char *val, void *dst, char *err, size_t errlen);
 
-/* --dev DEV with --gso off, into buf: DEV with gso=off added on udp; DEV
- * itself on other devices (they send one datagram per frame anyway).
- * NULL with one line printed when DEV already sets gso= or is too long. */
-const char *send_udp_gso_spec(const char *dev, bool off, char *buf, size_t len);
+/* --dev DEV with --gso off, or --timestamps interp (its per-datagram step
+ * models datagrams that leave one after another; a GSO call leaves at once),
+ * into buf: DEV with gso=off added on udp unless (interp only) DEV sets gso=
+ * itself; DEV itself on other devices (one datagram per frame anyway). NULL
+ * with one line printed when --gso off meets a gso= in DEV, or DEV is too long. */
+const char *send_udp_gso_spec(const char *dev, bool off, bool interp, char *buf, size_t len);
 
 /* Where the datagrams left as GSO calls (udp:): the one line that says the
  * kernel refused GSO, printed once (*said) when a socket fell back; the
