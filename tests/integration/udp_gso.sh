@@ -27,6 +27,23 @@ need_cmd jq "needs jq (scripts/deps test)"
 need_cmd ethtool "needs ethtool (scripts/deps test)"
 need_txs
 txs_tmp
+
+# the option: auto, off, or a SIZE; bad values and a double setting refused
+refused() { # WANT ARGS...: exit 2 and WANT on stderr
+  local want=$1 rc=0 out
+  shift
+  out=$("$TXS" send --dry-run "$@" 2>&1) || rc=$?
+  [ $rc = 2 ] && grep -q -- "$want" <<<"$out" || fail "send $*: exit $rc, want 2 and '$want': $out"
+}
+refused "bad value for --gso: 'x'" --gso x --dev udp 127.0.0.1
+refused "bad value for --gso: '-1'" --gso -1 --dev udp 127.0.0.1
+refused "both set GSO" --gso off --dev udp:gso=4 127.0.0.1
+refused "gso=129" --dev udp:gso=129 127.0.0.1
+"$TXS" send --dry-run --gso off --dev udp 127.0.0.1 >/dev/null || fail "--gso off --dev udp refused"
+"$TXS" send --dry-run --gso auto --dev udp:gso=8 127.0.0.1 >/dev/null || fail "--gso auto --dev udp:gso=8 refused"
+"$TXS" send --help | grep -q -- "--gso auto|off|SIZE" || fail "send --help does not show --gso auto|off|SIZE"
+echo "ok: --gso auto|off|SIZE parsed, bad values refused"
+
 lab_up "$LAB"
 
 # run_case NAME DST "SEND ARGS": recv in B (exact loss from the sender's
