@@ -80,6 +80,33 @@ static inline void limit_frame(uint8_t f[60], const uint8_t src_mac[6], const ui
 	udp[7] = (uint8_t)c;
 }
 
+/* argv of the frame loops: IFNAME SRC DST DST_MAC PORT SECONDS [SPORT] ...:
+ * the frame from IFNAME's MAC to DST_MAC, SRC:SPORT (default 40000) to
+ * DST:PORT. 0, or 2 with one line on stderr. */
+static inline int limit_frame_args(const char *prog, int argc, char **argv, uint8_t frame[60])
+{
+	uint8_t smac[6], dmac[6];
+	struct in_addr src, dst;
+	char path[128], buf[64];
+	if (argc < 7) {
+		fprintf(stderr, "usage: %s IFNAME SRC DST DST_MAC PORT SECONDS [SPORT]%s\n", prog,
+			strstr(prog, "xsk") ? " [QUEUE]" : "");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", argv[1]);
+	FILE *f = fopen(path, "r");
+	int ok = f && fgets(buf, sizeof(buf), f) && !limit_mac(buf, smac) && !limit_mac(argv[4], dmac) &&
+		 inet_pton(AF_INET, argv[2], &src) == 1 && inet_pton(AF_INET, argv[3], &dst) == 1;
+	if (f)
+		fclose(f);
+	if (!ok) {
+		fprintf(stderr, "%s: bad interface, address or MAC\n", prog);
+		return 2;
+	}
+	limit_frame(frame, smac, dmac, src, dst, argc > 7 ? (uint16_t)atoi(argv[7]) : 40000, (uint16_t)atoi(argv[5]));
+	return 0;
+}
+
 static inline void limit_report(const char *what, uint64_t sent, double secs)
 {
 	printf("{\"limit\":\"%s\",\"sent\":%llu,\"seconds\":%.6f,\"pps\":%.0f}\n", what, (unsigned long long)sent, secs,

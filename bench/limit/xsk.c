@@ -20,22 +20,9 @@
 
 int main(int argc, char **argv)
 {
-	if (argc < 7) {
-		fprintf(stderr, "usage: txs_limit_xsk IFNAME SRC DST DST_MAC PORT SECONDS [SPORT] [QUEUE]\n");
+	uint8_t frame[60];
+	if (limit_frame_args("txs_limit_xsk", argc, argv, frame))
 		return 2;
-	}
-	uint8_t smac[6], dmac[6], frame[60];
-	struct in_addr src, dst;
-	char path[128], buf[64];
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", argv[1]);
-	FILE *f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f) || limit_mac(buf, smac) || limit_mac(argv[4], dmac) ||
-	    inet_pton(AF_INET, argv[2], &src) != 1 || inet_pton(AF_INET, argv[3], &dst) != 1) {
-		fprintf(stderr, "txs_limit_xsk: bad interface, address or MAC\n");
-		return 2;
-	}
-	fclose(f);
-	limit_frame(frame, smac, dmac, src, dst, argc > 7 ? (uint16_t)atoi(argv[7]) : 40000, (uint16_t)atoi(argv[5]));
 	double secs = atof(argv[6]);
 	unsigned qid = argc > 8 ? (unsigned)atoi(argv[8]) : 0;
 	size_t len = (size_t)NFRAMES * FSIZE;
