@@ -14,7 +14,7 @@
 #      from the start and mid-run: one line on stderr, the summary counts
 #      the fallen-back sockets, and still received == sent per flow
 #   4. IPv6, default, unpaced
-# Needs root (namespaces), jq and ethtool; exits 77 with the reason otherwise.
+# Needs root (namespaces) and jq; exits 77 with the reason otherwise.
 set -euo pipefail
 TXS=${TXS_BIN:-${TXS:-build/txscale}}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -24,7 +24,6 @@ LAB=${LAB:0:12}
 A=$LAB-a B=$LAB-b
 need_root
 need_cmd jq "needs jq (scripts/deps test)"
-need_cmd ethtool "needs ethtool (scripts/deps test)"
 need_txs
 txs_tmp
 
