@@ -128,6 +128,11 @@ struct txs_netdev_conf {
 	 * with a size mix): udp: gso=auto (the default) then sends one datagram
 	 * per message. */
 	bool sizes_vary;
+	/* The frames carry IPv4 DF (send --df): udp: gso=auto coalesces IPv4
+	 * only then (the segments of one GSO call share the kernel's ID
+	 * reservation, so the IDs of the next call repeat theirs: meaningless
+	 * only with DF, RFC 6864). IPv6 has no such ID. */
+	bool ipv4_df;
 };
 #define TXS_NETDEV_UDP_FLOWS_MAX 65536u
 

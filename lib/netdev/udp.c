@@ -3,8 +3,12 @@
  *
  *   udp[:OPTIONS]   OPTIONS, comma separated:
  *     gso=auto       (the default) as gso, where that leaves the wire as it is:
- *                    one tuple per queue (conf.flows <= 1) and one payload size
- *                    (!conf.sizes_vary); else off
+ *                    one tuple per queue (conf.flows <= 1), one payload size
+ *                    (!conf.sizes_vary), and IPv6 or IPv4 with DF (conf.ipv4_df
+ *                    and the frame's DF: the kernel gives the segments of one
+ *                    call consecutive IDs from one reservation, so the next
+ *                    call repeats them; only DF datagrams, whose ID means
+ *                    nothing (RFC 6864), may carry that); else off
  *     gso[=N]        coalesce up to N (2..the kernel's UDP_MAX_SEGMENTS; bare
  *                    "gso", gso=on or gso=1: that limit) consecutive same-size
  *                    payloads of a burst into one UDP_SEGMENT send;
@@ -143,6 +147,7 @@ union udp_cmsg {
 struct udp_q {
 	struct udp_sock s[TXS_MAX_LINKS];
 	unsigned n_links, gso_max;
+	bool gso_auto;       /* gso=auto: IPv4 frames without DF go one per message */
 	struct udp_ftab *ft; /* several tuples per queue (conf.flows > 1), else NULL */
 	int last_fd;         /* the socket of the last "full" refusal (several tuples) */
 	int last_refusal;    /* errno of the last "full" refusal, for tx_flush */
@@ -428,11 +433,11 @@ fail:;
 
 /* GSO on a connected socket: supported by the kernel, payloads up to the path
  * MTU, and not with a zero UDP checksum (the kernel refuses that). */
-static void sock_gso_setup(struct udp_sock *s, const struct udp_flow *f, unsigned gso_max)
+static void sock_gso_setup(struct udp_sock *s, const struct udp_flow *f, unsigned gso_max, bool gso_auto)
 {
 	s->max_dgram = f->family == AF_INET ? 65507 : 65527;
 	s->gso_limit = 0;
-	if (gso_max < 2 || f->no_csum)
+	if (gso_max < 2 || f->no_csum || (gso_auto && f->family == AF_INET && !f->df))
 		return;
 	int zero = 0, mtu = 0;
 	socklen_t ml = sizeof(mtu);
@@ -463,7 +468,7 @@ static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, st
 		s->err = -rc;
 		return rc;
 	}
-	sock_gso_setup(s, &f, u->gso_max);
+	sock_gso_setup(s, &f, u->gso_max, u->gso_auto);
 	return 0;
 }
 
@@ -530,7 +535,9 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 		free(d);
 		return rc;
 	}
-	if (d->gso_mode == GSO_OFF || (d->gso_mode == GSO_AUTO && (c->flows > 1 || c->sizes_vary)))
+	if (d->gso_mode == GSO_OFF ||
+	    (d->gso_mode == GSO_AUTO &&
+	     (c->flows > 1 || c->sizes_vary || (c->dst.family == AF_INET && !c->ipv4_df))))
 		d->gso_max = 0;
 	else if (!d->gso_max)
 		d->gso_max = kmax;
@@ -556,6 +563,7 @@ static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	memset(u, 0, sizeof(*u));
 	u->n_links = d->n_links;
 	u->gso_max = d->gso_max;
+	u->gso_auto = d->gso_mode == GSO_AUTO;
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
 		u->s[i].fd = -1;
 	u->last_fd = -1;

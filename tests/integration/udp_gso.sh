@@ -2,13 +2,13 @@
 # UDP GSO by default on `send --dev udp`, counted where the datagrams arrive:
 # txscale recv in the peer namespace of a veth lab, with the sender's summary
 # (--sender-summary), so loss is exact per flow.
-#   1. the default (gso=auto) at 1k pps, 100k pps and unpaced, two threads
+#   1. the default (gso=auto; IPv4 with --df) at 1k pps, 100k pps and unpaced, two threads
 #      (two flows): received == sent per flow, nothing lost, duplicated or
 #      malformed, no kernel drop; the summary's "gso" figures add up
 #      (segments + single == packets, segments >= 2 * calls), a paced 1k run
 #      sends (almost) one datagram per message and keeps its rate, an
 #      unpaced one sends full GSO calls
-#   2. --gso off: no GSO call, same exact counts
+#   2. --gso off, and IPv4 without --df: no GSO call, same exact counts
 #   3. the fallback: a route that refuses UDP GSO (EIO, EINVAL; an LD_PRELOAD
 #      shim, since this kernel segments in software where a device cannot),
 #      from the start and mid-run: one line on stderr, the summary counts
@@ -92,7 +92,7 @@ exact() {
 }
 
 # 1. the default at three rates
-run_case paced1k 198.18.0.2 "-n 2000 -b 1k -P 2 --no-pin"
+run_case paced1k 198.18.0.2 "--df -n 2000 -b 1k -P 2 --no-pin"
 exact paced1k 2
 # 1k pps over two threads: 500 per thread, 2 ms apart; a message carries the
 # datagrams due, so nearly all go alone (a preempted thread may catch up with a few)
@@ -102,21 +102,44 @@ awk -v s="$secs" 'BEGIN { exit !(s > 1.9 && s < 2.3) }' || fail "paced1k: 2000 d
 grep -q "gso: .* calls carried" "$tmp/paced1k.send.err" "$tmp/paced1k.send.out" 2>/dev/null ||
   fail "paced1k: no gso line in the text summary"
 
-run_case paced100k 198.18.0.2 "-n 100000 -b 100k -P 2 --no-pin"
+run_case paced100k 198.18.0.2 "--df -n 100000 -b 100k -P 2 --no-pin"
 exact paced100k 2
 secs=$(sj .seconds)
 awk -v s="$secs" 'BEGIN { exit !(s > 0.95 && s < 1.3) }' || fail "paced100k: 100000 datagrams at 100k took $secs s"
 
-run_case unpaced 198.18.0.2 "-n 60000 -P 2 --no-pin"
+run_case unpaced 198.18.0.2 "--df -n 60000 -P 2 --no-pin"
 exact unpaced 2
 [ "$(sj .gso.max_segments)" -ge 64 ] || fail "unpaced: at most $(sj .gso.max_segments) segments per call"
 [ "$(sj .gso.segments)" -ge 54000 ] || fail "unpaced: only $(sj .gso.segments) of 60000 in GSO calls"
 [ "$(sj .gso.fallbacks)" = 0 ] || fail "unpaced: a fallback on a route that takes GSO"
 
 # 2. --gso off
-run_case off 198.18.0.2 "-n 30000 --gso off"
+run_case off 198.18.0.2 "--df -n 30000 --gso off"
 exact off 1
 [ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "off: $(sj .gso.calls) GSO calls with --gso off"
+
+# IPv4 without DF: one datagram per message (GSO would repeat the kernel's
+# IPv4 IDs call after call, which only DF datagrams may carry)
+run_case nodf 198.18.0.2 "-n 30000"
+exact nodf 1
+[ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "nodf: $(sj .gso.calls) GSO calls without --df"
+
+# ... and on the wire every one of its IPv4 IDs is its own (GSO would give
+# the next call the IDs of this one, less one)
+if command -v tshark >/dev/null; then
+  ip netns exec "$B" timeout 20 tshark -n -i rx0 -c 300 -f "udp and dst port 9" -T fields -e ip.id \
+    >"$tmp/ids" 2>"$tmp/cap.log" &
+  cap=$!
+  for _ in $(seq 100); do grep -q "Capturing on" "$tmp/cap.log" && break; sleep 0.1; done
+  sleep 0.3
+  ip netns exec "$A" "$TXS" send --dev udp -n 300 -i 0 -p 9 198.18.0.2 >/dev/null 2>&1 || fail "ids: send failed"
+  wait $cap || true
+  [ "$(wc -l <"$tmp/ids")" = 300 ] && [ "$(sort -u "$tmp/ids" | wc -l)" = 300 ] ||
+    fail "ids: $(sort -u "$tmp/ids" | wc -l) distinct IPv4 IDs in $(wc -l <"$tmp/ids") frames without --df"
+  echo "ok: nodf: 300 datagrams, 300 distinct IPv4 IDs on the wire"
+else
+  echo "note: no tshark: the IPv4 ID check is skipped"
+fi
 
 # 3. a route that refuses GSO: the refusal the kernel makes where it cannot
 # segment (EIO through an xfrm route, EINVAL without checksums), made by an
@@ -132,7 +155,7 @@ else
   for after in 0 100; do
     for errno_ in 5 22; do
       name=fallback$after.$errno_
-      TXS_SHIM_GSO_AFTER=$after TXS_SHIM_GSO_ERRNO=$errno_ LD_PRELOAD=$SHIM run_case $name 198.18.0.2 "-n 40000 -P 2 --no-pin"
+      TXS_SHIM_GSO_AFTER=$after TXS_SHIM_GSO_ERRNO=$errno_ LD_PRELOAD=$SHIM run_case $name 198.18.0.2 "--df -n 40000 -P 2 --no-pin"
       exact $name 2
       fb=$(sj .gso.fallbacks) calls=$(sj .gso.calls)
       [ "$fb" -ge 1 ] && [ "$fb" -le 2 ] || fail "$name: $fb sockets fell back, want 1 or 2 (one per thread)"

@@ -66,7 +66,7 @@ run_case() {
 
 # one flow, nobody listening: ICMP port unreachables come back and must not
 # cost a packet (late errors on a connected socket are retried, not counted)
-# (--dev udp sends GSO by default: with tx-udp-segmentation off on tx0 the
+# (--dev udp sends GSO by default (IPv4: with --df): with tx-udp-segmentation off on tx0 the
 # kernel cuts the segments before the veth, so rx0 and the MIB count each;
 # without ethtool the default cases run with --gso off)
 GSO_OFF=()
@@ -111,7 +111,7 @@ if tc -n "$A" qdisc add dev tx0 root tbf rate 1mbit burst 5k limit 5k 2>/dev/nul
   tc -n "$A" qdisc add dev tx0 root tbf rate 1mbit burst 5k limit 5k
   qd0=$(tc -n "$A" -s -j qdisc show dev tx0 | jq '.[0].drops')
   rx0=$(stat_b rx_packets)
-  ip netns exec "$A" "$TXS" send -i 0 --summary-file "$dir/qgso.json" --dev udp:sndbuf=4000000 -n 3000 -p 9 \
+  ip netns exec "$A" "$TXS" send -i 0 --summary-file "$dir/qgso.json" --dev udp:sndbuf=4000000 --df -n 3000 -p 9 \
     198.18.0.2 >"$dir/qgso.out" 2>&1 || fail "v4_qdisc_gso: send: $(cat "$dir/qgso.out")"
   sleep 1.5 # tbf drains 5 kB at 1 Mbit/s in 40 ms; the box may be slow
   qd=$(($(tc -n "$A" -s -j qdisc show dev tx0 | jq '.[0].drops') - qd0)) rx=$(($(stat_b rx_packets) - rx0))

@@ -868,7 +868,7 @@ int cmd_send(int argc, char **argv)
 				      .vlan_len = (uint16_t)shape.vlan_len,
 				      .flows = shape.ranges && shape.sh.flows > 1 ? shape.sh.flows : 0,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport,
-				      .sizes_vary = shape.sh.n_sizes > 1 };
+				      .sizes_vary = shape.sh.n_sizes > 1, .ipv4_df = sp->df };
 	if (cfg.bind)
 		dc.src = sp->src;
 	if (cfg.src_mac) {

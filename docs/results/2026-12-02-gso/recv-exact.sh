@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# recv --dev udp (CPU 1) against send --dev udp, the default (GSO; CPU 0), at
+# recv --dev udp (CPU 1) against send --dev udp --df, the default (GSO: IPv4 with DF; CPU 0), at
 # the sender's maximum rate, N rounds of COUNT datagrams into a veth peer:
 # per round sent, received, lost, the kernel's drops at recv's socket.
 #   recv-exact.sh OUT [ROUNDS] [COUNT] [SENDER ARGS...]
@@ -17,7 +17,7 @@ for ((r = 1; r <= rounds; r++)); do
     --sender-summary /tmp/rxex.s.json >/tmp/rxex.r.json 2>/dev/null &
   rp=$!
   sleep 0.5
-  ip netns exec $A "$TXS" send --dev udp -A 0 -n "$count" -i 0 -p 5201 "$@" --summary-file /tmp/rxex.s.json \
+  ip netns exec $A "$TXS" send --dev udp --df -A 0 -n "$count" -i 0 -p 5201 "$@" --summary-file /tmp/rxex.s.json \
     198.18.0.2 >/dev/null
   wait $rp || true
   jq -r --slurpfile s /tmp/rxex.s.json '"round '"$r"': sent \($s[0].packets) at \($s[0].packets / $s[0].seconds | floor) pps (gso calls \($s[0].gso.calls), \($s[0].gso.segments) segments), received \(.received), lost \(.lost), kernel drops at the socket \(.kernel_drops.sockets), recv \(.pps | floor) pps"' \
