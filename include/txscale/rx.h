@@ -447,6 +447,8 @@ struct txs_rx_input_stats {
 	int64_t rcvbuf;          /* udp: SO_RCVBUF as the kernel reports it (bytes of skb memory), -1 = n/a */
 	bool rcvbuf_forced;      /* udp: SO_RCVBUFFORCE was permitted */
 	uint64_t ts_kernel, ts_user; /* udp: datagrams timed by the kernel's stamp / by our clock */
+	bool gro;                /* udp: UDP_GRO on (udp:gro=off, or a kernel without it: off) */
+	uint64_t gro_msgs, gro_dgrams; /* udp: messages that held several datagrams, and those datagrams */
 	/* udp, TXS_RX_TS_HARDWARE (zero, phc_index -1, hw_ifname "" otherwise): */
 	uint64_t ts_hardware;    /* datagrams timed by the NIC's stamp */
 	uint64_t ts_hw_skewed;   /* datagrams whose hardware stamp was off CLOCK_REALTIME

@@ -100,7 +100,7 @@ set -e
 echo "ok: --qinq with a 1472-byte payload on packet: refused (AF_PACKET takes MTU + 18 at most)"
 # the same frame on xdp: over a veth: the veth drops it (the kick says EBUSY,
 # read as a full queue before): refused up front too
-if "$TXS" send --help 2>&1 | grep -q -- "xdp:"; then
+if grep -q -- "xdp:" <<<"$("$TXS" send --help 2>&1)"; then
   set +e
   ip netns exec "$A" "$TXS" send --dev xdp:tx0 --dst-mac "$bmac" --qinq 200,300 -n 1 -i 0 -l 1472 198.18.0.2 \
     >"$tmp/qx" 2>&1

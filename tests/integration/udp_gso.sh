@@ -14,6 +14,8 @@
 #      from the start and mid-run: one line on stderr, the summary counts
 #      the fallen-back sockets, and still received == sent per flow
 #   4. IPv6, default, unpaced
+#   5. IPv6, the default sender unpaced into recv with UDP GRO (1M 16-byte
+#      datagrams exact, counted from GRO messages), and recv udp:gro=off
 # Needs root (namespaces) and jq; exits 77 with the reason otherwise.
 set -euo pipefail
 TXS=${TXS_BIN:-${TXS:-build/txscale}}
@@ -40,7 +42,7 @@ refused "both set GSO" --gso off --dev udp:gso=4 127.0.0.1
 refused "gso=129" --dev udp:gso=129 127.0.0.1
 "$TXS" send --dry-run --gso off --dev udp 127.0.0.1 >/dev/null || fail "--gso off --dev udp refused"
 "$TXS" send --dry-run --gso auto --dev udp:gso=8 127.0.0.1 >/dev/null || fail "--gso auto --dev udp:gso=8 refused"
-"$TXS" send --help | grep -q -- "--gso auto|off|SIZE" || fail "send --help does not show --gso auto|off|SIZE"
+grep -q -- "--gso auto|off|SIZE" <<<"$("$TXS" send --help)" || fail "send --help does not show --gso auto|off|SIZE"
 echo "ok: --gso auto|off|SIZE parsed, bad values refused"
 
 lab_up "$LAB"
@@ -171,4 +173,24 @@ fi
 run_case v6 2001:2:0:0::2 "-n 40000 -l 100"
 exact v6 1
 [ "$(sj .gso.calls)" -gt 0 ] || fail "v6: no GSO call"
+
+# 5. the default sender unpaced into recv's default udp input: UDP GRO on
+# recv's socket takes each GSO packet whole and recv splits it, so it keeps
+# up with full calls of 16-byte datagrams; a GRO message is counted as its
+# datagrams, and recv:gro=off reads one datagram per message
+run_case v6max 2001:2:0:0::2 "-n 1000000 -l 16"
+exact v6max 1
+[ "$(rj .input.gro.on)" = true ] || fail "v6max: recv's UDP GRO is off"
+gd=$(rj .input.gro.datagrams) gm=$(rj .input.gro.messages)
+[ "$gm" -gt 0 ] && [ "$gd" -gt "$gm" ] && [ "$gd" -le "$(rj .received)" ] ||
+  fail "v6max: $gm GRO messages carried $gd of $(rj .received) datagrams"
+echo "ok: v6max: recv took $gd of $(rj .received) datagrams in $gm GRO messages"
+ip netns exec "$B" "$TXS" recv --dev udp:gro=off -B 2001:2:0:0::2 -p 5202 --expect 1000 --idle 1 -J -i 0 -t 20 >"$tmp/nogro.json" 2>&1 &
+rp=$!
+for _ in $(seq 50); do ip netns exec "$B" ss -Hunl "sport = :5202" | grep -q . && break; sleep 0.1; done
+ip netns exec "$A" "$TXS" send --dev udp -n 1000 -b 10k -p 5202 2001:2:0:0::2 >/dev/null 2>&1 || fail "nogro: send failed"
+wait $rp || fail "nogro: recv failed: $(cat "$tmp/nogro.json")"
+[ "$(tail -n1 "$tmp/nogro.json" | jq -r '[.received, .input.gro.on, .input.gro.messages] | @csv')" = '1000,false,0' ] ||
+  fail "nogro: $(tail -n1 "$tmp/nogro.json" | jq -c '{received, gro: .input.gro}')"
+echo "ok: recv --dev udp:gro=off: 1000 received one per message"
 echo PASS

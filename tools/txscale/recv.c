@@ -395,6 +395,11 @@ static void summary_json(FILE *f, const struct summary *s)
 		txs_json_dbl(&j, "rcvbuf", NAN);
 	txs_json_bool(&j, "rcvbuf_forced", s->is->rcvbuf_forced);
 	if (!s->in->raw && !s->in->offline) {
+		txs_json_obj_open(&j, "gro");
+		txs_json_bool(&j, "on", s->is->gro);
+		txs_json_u64(&j, "messages", s->is->gro_msgs);
+		txs_json_u64(&j, "datagrams", s->is->gro_dgrams);
+		txs_json_obj_close(&j);
 		txs_json_str(&j, "rx_timestamps", ts_mode_str(s->in->conf.rx_ts));
 		txs_json_u64(&j, "ts_kernel", s->is->ts_kernel);
 		txs_json_u64(&j, "ts_user", s->is->ts_user);
@@ -446,9 +451,15 @@ static void summary_text(const struct summary *s)
 	txs_rx_result_text(stdout, s->r, s->link_names);
 	if (!s->in->offline)
 		txs_rx_kstats_text(stdout, s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
-	if (s->is->rcvbuf >= 0)
-		printf("socket   receive buffer %lld bytes (%s)\n", (long long)s->is->rcvbuf,
-		       s->is->rcvbuf_forced ? "SO_RCVBUFFORCE" : "SO_RCVBUF, capped by net.core.rmem_max");
+	if (s->is->rcvbuf >= 0) {
+		printf("socket   receive buffer %lld bytes (%s); UDP GRO %s", (long long)s->is->rcvbuf,
+		       s->is->rcvbuf_forced ? "SO_RCVBUFFORCE" : "SO_RCVBUF, capped by net.core.rmem_max",
+		       s->is->gro ? "on" : "off");
+		if (s->is->gro)
+			printf(": %llu messages carried %llu datagrams", (unsigned long long)s->is->gro_msgs,
+			       (unsigned long long)s->is->gro_dgrams);
+		printf("\n");
+	}
 	if (!s->in->raw && !s->in->offline && s->in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
 		char phc[32] = "PHC unknown";
 		if (s->is->phc_index >= 0)
