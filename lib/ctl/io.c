@@ -11,10 +11,11 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <txscale/ctl.h>
+#include "ctl_priv.h"
 
 static const uint8_t magic[4] = { 'T', 'X', 'S', 'C' };
 
-static int64_t now_ms(void)
+int64_t txs_ctl_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -49,12 +50,11 @@ TXS_API int txs_ctl_frame_len(const uint8_t hdr[TXS_CTL_HDR_LEN], size_t max, si
 	return 0;
 }
 
-/* Read exactly n bytes before the deadline. *got: how many arrived. */
-static int read_full(int fd, uint8_t *b, size_t n, int64_t deadline, size_t *got)
+int txs_ctl_read_full(int fd, uint8_t *b, size_t n, int64_t deadline, size_t *got)
 {
 	*got = 0;
 	while (*got < n) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - txs_ctl_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -85,10 +85,10 @@ TXS_API int txs_ctl_read(int fd, struct txs_ctl_msg *m, size_t max, int timeout_
 	memset(m, 0, sizeof(*m));
 	if (err && errlen)
 		err[0] = 0;
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t deadline = txs_ctl_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	uint8_t hdr[TXS_CTL_HDR_LEN];
 	size_t got;
-	int rc = read_full(fd, hdr, sizeof(hdr), deadline, &got);
+	int rc = txs_ctl_read_full(fd, hdr, sizeof(hdr), deadline, &got);
 	if (rc == -ETIMEDOUT)
 		return got ? fail(err, errlen, rc, "timed out inside a message header (%zu of 8 bytes) after %.1f s", got,
 				  timeout_ms / 1000.0)
@@ -107,7 +107,7 @@ TXS_API int txs_ctl_read(int fd, struct txs_ctl_msg *m, size_t max, int timeout_
 	uint8_t *body = malloc(n + 1);
 	if (!body)
 		return fail(err, errlen, -ENOMEM, "out of memory for a %zu-byte message", n);
-	rc = read_full(fd, body, n, deadline, &got);
+	rc = txs_ctl_read_full(fd, body, n, deadline, &got);
 	if (rc == -ETIMEDOUT)
 		rc = fail(err, errlen, rc, "timed out inside a message (%zu of %zu bytes) after %.1f s", got, n,
 			  timeout_ms / 1000.0);
@@ -140,22 +140,28 @@ TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, c
 	b[7] = (uint8_t)n;
 	memcpy(b + TXS_CTL_HDR_LEN, json, n);
 	free(json);
-	size_t total = TXS_CTL_HDR_LEN + n, off = 0;
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	rc = 0;
+	size_t total = TXS_CTL_HDR_LEN + n;
+	rc = txs_ctl_write_full(fd, b, total, txs_ctl_now_ms() + (timeout_ms > 0 ? timeout_ms : 0));
+	if (rc == -ETIMEDOUT)
+		rc = fail(err, errlen, rc, "the peer did not take a %zu-byte message within %.1f s", total,
+			  timeout_ms / 1000.0);
+	else if (rc < 0)
+		rc = fail(err, errlen, rc, "control connection: %s", rc == -EIO ? "write failed" : strerror(-rc));
+	free(b);
+	return rc;
+}
+
+int txs_ctl_write_full(int fd, const uint8_t *b, size_t total, int64_t deadline)
+{
+	size_t off = 0;
 	while (off < total) {
-		int64_t left = deadline - now_ms();
-		if (left <= 0) {
-			rc = fail(err, errlen, -ETIMEDOUT, "the peer did not take a %zu-byte message within %.1f s", total,
-				  timeout_ms / 1000.0);
-			break;
-		}
+		int64_t left = deadline - txs_ctl_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 		int r = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
-		if (r < 0 && errno != EINTR) {
-			rc = fail(err, errlen, -errno, "control connection: %s", strerror(errno));
-			break;
-		}
+		if (r < 0 && errno != EINTR)
+			return -errno;
 		if (r <= 0)
 			continue;
 		ssize_t k = send(fd, b + off, total - off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -165,10 +171,7 @@ TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, c
 		}
 		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
-		rc = fail(err, errlen, k < 0 ? -errno : -EIO, "control connection: %s",
-			  k < 0 ? strerror(errno) : "write failed");
-		break;
+		return k < 0 ? -errno : -EIO;
 	}
-	free(b);
-	return rc;
+	return 0;
 }

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/ctl inside: byte I/O on a stream socket with one deadline, shared by
+ * txscale's frames (io.c) and iperf3's messages (iperf3_io.c). */
+#ifndef TXS_CTL_PRIV_H
+#define TXS_CTL_PRIV_H
+#include <stddef.h>
+#include <stdint.h>
+
+int64_t txs_ctl_now_ms(void); /* CLOCK_MONOTONIC */
+/* Exactly n bytes before deadline (ms, txs_ctl_now_ms's clock); *got: how
+ * many arrived. 0, -ETIMEDOUT, -ECONNRESET (closed), -errno. */
+int txs_ctl_read_full(int fd, uint8_t *b, size_t n, int64_t deadline, size_t *got);
+/* All n bytes before deadline (MSG_NOSIGNAL). 0, -ETIMEDOUT, -EIO, -errno. */
+int txs_ctl_write_full(int fd, const uint8_t *b, size_t n, int64_t deadline);
+#endif
