@@ -203,6 +203,58 @@ TXS_API void txs_ip3_rx_dgram(struct txs_ip3_rx *r, const uint8_t *buf, size_t l
  * below 0; *excess gets unique beyond sent (a liar or a duplicate sender). */
 TXS_API uint64_t txs_ip3_rx_lost(const struct txs_ip3_rx *r, uint64_t sent, uint64_t *excess);
 
+/* ---- one test: the data plane and the server's state machine --------------------------------------- */
+struct sockaddr_storage;
+/* One UDP stream of a running test. */
+struct txs_ip3_stream {
+	int fd;                 /* connected UDP socket */
+	unsigned id;            /* iperf3's stream id */
+	bool sender;            /* this side sends on it */
+	uint64_t sent, sent_bytes, send_errors; /* datagrams / payload bytes this side sent, failed writes */
+	struct txs_ip3_rx rx;   /* what this side received */
+	int64_t sock_drops;     /* the socket's receive-queue drops (SO_RXQ_OVFL), -1 unknown */
+	double next;            /* pacing: next send time, s */
+};
+
+struct txs_ip3_test {
+	struct txs_ip3_params p;
+	unsigned n;                     /* streams: p.parallel, twice with bidirectional */
+	struct txs_ip3_stream *s;       /* calloc'd */
+	double t_start, t_end;          /* CLOCK_MONOTONIC s: TEST_RUNNING .. TEST_END */
+	uint64_t ignored;               /* handshake datagrams from other addresses, dropped */
+	bool have_peer;                 /* peer results arrived and decoded */
+	struct txs_ip3_results peer;    /* the other side's results message */
+};
+TXS_API void txs_ip3_test_free(struct txs_ip3_test *t);
+/* What the other side says stream id sent (its results, a sending stream of
+ * its own). false when it did not say. */
+TXS_API bool txs_ip3_peer_sent(const struct txs_ip3_test *t, unsigned id, uint64_t *sent);
+/* Our results message for t: receiving streams report bytes, jitter, loss
+ * (exact: the peer's sent count minus our distinct arrivals, when the peer
+ * said; else iperf3's own figure) and packets (the peer's sent count, or the
+ * highest sequence); sending streams what we sent. */
+TXS_API void txs_ip3_test_results(const struct txs_ip3_test *t, struct txs_ip3_results *r);
+
+struct txs_ip3_srv_conf {
+	const struct sockaddr_storage *local; /* the control connection's local address: streams use its port */
+	const struct sockaddr_storage *peer;  /* the control connection's peer: the only address a stream may come from */
+	unsigned max_time;                    /* s: longest -t served; also bounds -n/-k tests */
+	int ctl_timeout_ms;                   /* longest wait for the client's next step */
+};
+/* Serve one iperf3 test on the accepted control connection fd, through the
+ * client's results message (then txs_ip3_serve_finish). Refusals (what
+ * txs_ip3_params_check refuses) are sent as SERVER_ERROR with iperf3's
+ * error number: returns -EPERM with *ip3_err set. Other failures: -EPROTO
+ * (a malformed message), -ETIMEDOUT, -ECONNRESET (the client left), -errno,
+ * each with err. t is filled as far as it got; free it with
+ * txs_ip3_test_free. */
+TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_ip3_test *t, int *ip3_err, char *err,
+			  size_t errlen);
+/* Send our results (server_output: text for --get-server-output, may be
+ * NULL), DISPLAY_RESULTS, and wait for IPERF_DONE or the close. */
+TXS_API int txs_ip3_serve_finish(int fd, const struct txs_ip3_test *t, const char *server_output, int ctl_timeout_ms,
+				 char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -173,7 +173,8 @@ static json_t *load(const char *json, size_t len, size_t max, struct rd *r, int 
 		return NULL;
 	}
 	json_error_t je;
-	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+	/* cJSON writes 2^64-1 for an unsigned -1 (retransmits): read every number as a double */
+	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
 	if (!root) {
 		*rc = fail(r->err, r->errlen, -EPROTO, "malformed iperf3 %s message: %s", r->where, je.text);
 		return NULL;

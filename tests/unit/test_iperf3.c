@@ -19,7 +19,7 @@ static const char p312[] = "{\"udp\":true,\"omit\":0,\"time\":1,\"num\":0,\"bloc
 			   "\"udp_counters_64bit\":1,\"client_version\":\"3.12\"}";
 /* what its client sends as results (retransmits: -1 printed as 2^64-1) */
 static const char r312[] = "{\"cpu_util_total\":9.75,\"cpu_util_user\":1.64,\"cpu_util_system\":8.1,"
-			   "\"sender_has_retransmits\":1.8446744073709552e+19,\"streams\":[{\"id\":1,\"bytes\":124912,"
+			   "\"sender_has_retransmits\":18446744073709551615,\"streams\":[{\"id\":1,\"bytes\":124912,"
 			   "\"retransmits\":1.8446744073709552e+19,\"jitter\":2.4e-05,\"errors\":0,\"packets\":7807,"
 			   "\"start_time\":0,\"end_time\":1.000087},{\"id\":3,\"bytes\":124912,\"retransmits\":-1,"
 			   "\"jitter\":0,\"errors\":0,\"packets\":7807,\"start_time\":0,\"end_time\":1.000088}]}";

@@ -29,6 +29,7 @@
 #include "ctl_cli.h"
 #include "opt.h"
 #include "proc.h"
+#include "server_iperf3.h"
 
 #define READY_TIMEOUT_S 10.0 /* a receiver: from start to bound socket */
 #define RECV_EXTRA_S 30.0    /* a receiver's own -t: the client's estimate + this */
@@ -114,6 +115,7 @@ struct sess {
 	int fd;
 	unsigned id;
 	struct txs_addr client, local;
+	struct sockaddr_storage client_sa, local_sa;
 	char client_s[INET6_ADDRSTRLEN + 8], local_s[INET6_ADDRSTRLEN];
 	char exe[PATH_MAX];
 	struct paths p;
@@ -513,6 +515,14 @@ static int session(struct sess *s)
 {
 	const struct server_cfg *c = s->cfg;
 	char e[256];
+	/* one port for both protocols: an iperf3 client speaks first (its cookie) */
+	if (server_iperf3_first(s->fd, IP3_FIRST_WAIT_MS)) {
+		char pre[sizeof(s->client_s) + 48];
+		snprintf(pre, sizeof(pre), "txscale server: session %u (%s): ", s->id, s->client_s);
+		struct ip3_srv_ctx ic = { .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
+					  .json = c->json, .max_time = c->max_time, .ctl_timeout_ms = ms(c->ctl_timeout) };
+		return server_iperf3(&ic);
+	}
 	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL };
 	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
 	if (txs_ctl_nonce(m.nonce) < 0) {
@@ -829,6 +839,8 @@ int cmd_server(int argc, char **argv)
 			s->id = sessions;
 			s->client = pa;
 			s->local = la;
+			s->client_sa = peer;
+			s->local_sa = me;
 			snprintf(s->client_s, sizeof(s->client_s), "%s", who);
 			txs_addr_str(&la, s->local_s, sizeof(s->local_s));
 			snprintf(s->exe, sizeof(s->exe), "%s", exe);
