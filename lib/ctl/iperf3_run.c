@@ -276,7 +276,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 	uint64_t per_len = t->p.len ? t->p.len : 1;
 	/* -n bytes / -k blocks count over all sending streams, as iperf3 does */
 	uint64_t amount = t->p.blockcount ? t->p.blockcount : t->p.num ? (t->p.num + per_len - 1) / per_len : UINT64_MAX;
-	double own_end = t->p.time ? t->t_start + t->p.time : hard_end;
+	double own_end = t->p.time ? t->t_start + t->p.omit + t->p.time : hard_end;
 	int rc = 0;
 	for (;;) {
 		double now = mono();
@@ -297,7 +297,8 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 		}
 		bool more = false;
 		double next = own_end < hard_end ? own_end : hard_end;
-		if (senders && sent < amount) {
+		/* a sender stops at its -t (the peer's clock started later, when TEST_RUNNING reached it) */
+		if (senders && sent < amount && (!t->p.time || now < own_end)) {
 			for (unsigned i = 0; i < t->n; i++) {
 				struct txs_ip3_stream *s = &t->s[i];
 				if (!s->sender)
