@@ -53,12 +53,13 @@ TXS_API const char *txs_ip3_state_str(int state);
 
 /* iperf3's error numbers (stable across versions) that txscale sends. */
 enum txs_ip3_errno {
+	TXS_IP3_IEDURATION = 5,         /* "test duration too long" */
 	TXS_IP3_IENUMSTREAMS = 6,
 	TXS_IP3_IEUNIMP = 13,
 	TXS_IP3_IEUDPBLOCKSIZE = 20,
-	TXS_IP3_IEMAXSERVERTESTDURATIONEXCEEDED = 37,
 	TXS_IP3_IERECVPARAMS = 114,
-	TXS_IP3_IESTREAMACCEPT = 121,
+	TXS_IP3_IEAUTHTEST = 142,       /* "test authorization failed" */
+	TXS_IP3_IESTREAMACCEPT = 204,
 	TXS_IP3_IEPROTOCOL = 131,
 };
 
@@ -240,6 +241,7 @@ struct txs_ip3_srv_conf {
 	const struct sockaddr_storage *peer;  /* the control connection's peer: the only address a stream may come from */
 	unsigned max_time;                    /* s: longest -t served; also bounds -n/-k tests */
 	int ctl_timeout_ms;                   /* longest wait for the client's next step */
+	bool refuse_auth;                     /* the server wants a shared secret an iperf3 client cannot give */
 };
 /* Serve one iperf3 test on the accepted control connection fd, through the
  * client's results message (then txs_ip3_serve_finish). Refusals (what

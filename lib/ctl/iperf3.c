@@ -331,10 +331,10 @@ TXS_API int txs_ip3_params_check(const struct txs_ip3_params *p, unsigned max_ti
 	if (p->len < lo || p->len > TXS_IP3_LEN_MAX)
 		return fail(err, errlen, TXS_IP3_IEUDPBLOCKSIZE, "UDP length %u (%u..%u)", p->len, lo, TXS_IP3_LEN_MAX);
 	if (p->time == 0 && p->num == 0 && p->blockcount == 0)
-		return fail(err, errlen, TXS_IP3_IEMAXSERVERTESTDURATIONEXCEEDED,
+		return fail(err, errlen, TXS_IP3_IEDURATION,
 			    "a test without a time or an amount is not served");
 	if (max_time && p->time > max_time)
-		return fail(err, errlen, TXS_IP3_IEMAXSERVERTESTDURATIONEXCEEDED, "-t %u is over the server's %u s",
+		return fail(err, errlen, TXS_IP3_IEDURATION, "-t %u is over the server's %u s",
 			    p->time, max_time);
 	return 0;
 }

@@ -492,6 +492,10 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 		*ip3_err = 0;
 		return rc;
 	}
+	if (c->refuse_auth) {
+		fail(err, errlen, 0, "the server wants its shared secret (--auth-file), which iperf3 cannot give");
+		return refuse(fd, TXS_IP3_IEAUTHTEST, ip3_err, to);
+	}
 	int code = txs_ip3_params_check(&t->p, c->max_time, err, errlen);
 	if (code)
 		return refuse(fd, code, ip3_err, to);

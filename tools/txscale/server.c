@@ -520,7 +520,8 @@ static int session(struct sess *s)
 		char pre[sizeof(s->client_s) + 48];
 		snprintf(pre, sizeof(pre), "txscale server: session %u (%s): ", s->id, s->client_s);
 		struct ip3_srv_ctx ic = { .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
-					  .json = c->json, .max_time = c->max_time, .ctl_timeout_ms = ms(c->ctl_timeout) };
+					  .json = c->json, .max_time = c->max_time, .ctl_timeout_ms = ms(c->ctl_timeout),
+					  .auth = s->key != NULL };
 		return server_iperf3(&ic);
 	}
 	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL };
@@ -804,7 +805,10 @@ int cmd_server(int argc, char **argv)
 		if (child > 0) {
 			fprintf(logf, "txscale server: %s: busy (session %u from %s runs)\n", who, sessions, child_who);
 			fflush(logf);
-			say_busy(fd, child_who);
+			if (server_iperf3_first(fd, IP3_FIRST_WAIT_MS))
+				server_iperf3_busy(fd);
+			else
+				say_busy(fd, child_who);
 			close(fd);
 			continue;
 		}

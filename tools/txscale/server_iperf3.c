@@ -26,6 +26,11 @@ bool server_iperf3_first(int fd, int wait_ms)
 	return n > 0;
 }
 
+void server_iperf3_busy(int fd)
+{
+	txs_ip3_write_state(fd, TXS_IP3_ACCESS_DENIED, 500);
+}
+
 struct sums {
 	uint64_t received, bytes, unique, duplicates, reordered, late, malformed, expected, lost, excess;
 	int64_t ip3_errors, sock_drops;
@@ -219,6 +224,7 @@ int server_iperf3(const struct ip3_srv_ctx *c)
 		.peer = c->peer,
 		.max_time = (unsigned)c->max_time,
 		.ctl_timeout_ms = c->ctl_timeout_ms,
+		.refuse_auth = c->auth,
 	};
 	struct txs_ip3_test t;
 	struct txs_rx_kstats k0, k1, kd;

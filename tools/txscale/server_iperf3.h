@@ -15,10 +15,13 @@ struct ip3_srv_ctx {
 	bool json;                            /* -J: summaries on stdout, log on stderr */
 	double max_time;
 	int ctl_timeout_ms;
+	bool auth;                            /* --auth-file: iperf3 clients are refused */
 };
 
 /* Did the peer speak first within wait_ms (an iperf3 client's cookie)? */
 bool server_iperf3_first(int fd, int wait_ms);
+/* Tell an iperf3 client the server is busy (ACCESS_DENIED). */
+void server_iperf3_busy(int fd);
 /* Serve one iperf3 test; 0, or 1 (refused or failed, logged). */
 int server_iperf3(const struct ip3_srv_ctx *c);
 #endif
