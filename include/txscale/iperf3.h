@@ -252,6 +252,21 @@ struct txs_ip3_srv_conf {
  * txs_ip3_test_free. */
 TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_ip3_test *t, int *ip3_err, char *err,
 			  size_t errlen);
+struct txs_ip3_cli_conf {
+	const struct sockaddr_storage *server; /* the control connection's peer: streams go to its address and port */
+	int ctl_timeout_ms;                    /* longest wait for the server's next step; also ends a test whose
+						* server went silent or away */
+};
+/* Run one test as an iperf3 client on the connected control connection fd,
+ * with t->p as the parameters (t is set up here: free with
+ * txs_ip3_test_free). The cookie goes first; the server's results end up in
+ * t->peer. 0; -EBUSY (ACCESS_DENIED); -EREMOTEIO (SERVER_ERROR: *ip3_err
+ * is its number); -EPROTO (a malformed or unexpected message: the server's
+ * counts are never used then); -ETIMEDOUT; -ECONNRESET (the server left);
+ * -errno, each with err. */
+TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct txs_ip3_test *t, int *ip3_err,
+			       char *err, size_t errlen);
+
 /* Send our results (server_output: text for --get-server-output, may be
  * NULL), DISPLAY_RESULTS, and wait for IPERF_DONE or the close. */
 TXS_API int txs_ip3_serve_finish(int fd, const struct txs_ip3_test *t, const char *server_output, int ctl_timeout_ms,

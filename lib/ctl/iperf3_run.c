@@ -256,10 +256,10 @@ static void recv_some(struct txs_ip3_test *t, struct txs_ip3_stream *s, uint8_t 
 	}
 }
 
-/* Run the streams until the peer's state byte ends the test (server) or our
- * own end comes (client: by time or amount): returns the state byte that
- * ended it (client: 0 when its own end came), or a -errno. hard_end: the
- * test's bound on the monotonic clock. */
+/* Run the streams until the client's TEST_END (server: returns
+ * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0).
+ * The peer's leaving, any other state byte, or hard_end (the test's bound
+ * on the monotonic clock) is a -errno with err. */
 static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_end, char *err, size_t errlen)
 {
 	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
@@ -347,7 +347,8 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			}
 			if (st == TXS_IP3_CLIENT_TERMINATE || st == TXS_IP3_SERVER_TERMINATE ||
 			    st == TXS_IP3_SERVER_ERROR || st == TXS_IP3_ACCESS_DENIED) {
-				rc = st;
+				rc = fail(err, errlen, -ECONNRESET, "the %s ended the test (%s)",
+					  client ? "server" : "client", txs_ip3_state_str(st));
 				break;
 			}
 			/* a client sees EXCHANGE_RESULTS only after its own TEST_END; anything else is a protocol error */
@@ -523,8 +524,6 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	rc = data_plane(fd, t, false, t->t_start + bound, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (rc != TXS_IP3_TEST_END)
-		return fail(err, errlen, -ECONNRESET, "the client ended the test with %s", txs_ip3_state_str(rc));
 	for (unsigned i = 0; i < t->n; i++) {
 		close(t->s[i].fd);
 		t->s[i].fd = -1;
@@ -572,5 +571,208 @@ TXS_API int txs_ip3_serve_finish(int fd, const struct txs_ip3_test *t, const cha
 	if (st != TXS_IP3_IPERF_DONE)
 		return fail(err, errlen, -EPROTO, "the client sent %s (%d) instead of IPERF_DONE", txs_ip3_state_str(st),
 			    st);
+	return 0;
+}
+
+/* ---- the client ------------------------------------------------------------------------------------- */
+
+/* Read a state byte; SERVER_ERROR's numbers and ACCESS_DENIED become errors. */
+static int expect_state(int fd, int want, int to, int *ip3_err, char *err, size_t errlen)
+{
+	int st;
+	int rc = txs_ip3_read_state(fd, &st, to);
+	if (rc)
+		return fail(err, errlen, rc, "waiting for %s: %s", txs_ip3_state_str(want),
+			    rc == -ECONNRESET ? "the server closed the connection"
+			    : rc == -ETIMEDOUT ? "the server did not answer in time"
+					       : strerror(-rc));
+	if (st == want)
+		return 0;
+	if (st == TXS_IP3_ACCESS_DENIED)
+		return fail(err, errlen, -EBUSY, "the iperf3 server is busy running a test");
+	if (st == TXS_IP3_SERVER_ERROR) {
+		uint8_t b[8];
+		if (txs_ip3_read_full(fd, b, 8, to) == 0) {
+			int32_t e = (int32_t)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
+			int32_t se = (int32_t)((uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7]);
+			*ip3_err = e;
+			return fail(err, errlen, -EREMOTEIO, "the iperf3 server refused the test: iperf3 error %d%s%s", e,
+				    se > 0 && se < 4096 ? ", " : "", se > 0 && se < 4096 ? strerror(se) : "");
+		}
+		return fail(err, errlen, -EREMOTEIO, "the iperf3 server sent SERVER_ERROR");
+	}
+	if (st == TXS_IP3_SERVER_TERMINATE)
+		return fail(err, errlen, -ECONNRESET, "the iperf3 server ended the test (SERVER_TERMINATE)");
+	return fail(err, errlen, -EPROTO, "expected %s from the server, got state %d (%s)", txs_ip3_state_str(want),
+		    st, txs_ip3_state_str(st));
+}
+
+static int connect_stream(const struct sockaddr_storage *server, int to, char *err, size_t errlen)
+{
+	int fd = socket(server->ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return fail(err, errlen, -errno, "UDP socket: %s", strerror(errno));
+	int one = 1, rb = RCVBUF;
+	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
+	socklen_t sl = server->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	if (connect(fd, (const struct sockaddr *)server, sl) < 0) {
+		int e = errno;
+		close(fd);
+		return fail(err, errlen, -e, "UDP connect to the server: %s", strerror(e));
+	}
+	uint8_t msg[4], b[16];
+	txs_ip3_udp_msg(msg);
+	/* the handshake datagram may be lost: sent again every 250 ms, up to the control timeout */
+	double until = mono() + to / 1000.0;
+	while (mono() < until) {
+		if (send(fd, msg, 4, MSG_DONTWAIT) != 4 && errno != EAGAIN) {
+			int e = errno;
+			close(fd);
+			return fail(err, errlen, -e, "stream handshake: %s", strerror(e));
+		}
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		if (poll(&pf, 1, 250) <= 0)
+			continue;
+		ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+		if (n < 0 && errno == ECONNREFUSED) {
+			close(fd);
+			return fail(err, errlen, -ECONNREFUSED, "stream handshake: the server's UDP port is closed");
+		}
+		if (n > 0 && txs_ip3_udp_reply_ok(b, (size_t)n))
+			return fd;
+		if (n > 0) {
+			close(fd);
+			return fail(err, errlen, -EPROTO, "stream handshake: the server answered %zd bytes that are not "
+							  "iperf3's reply",
+				    n);
+		}
+	}
+	close(fd);
+	return fail(err, errlen, -ETIMEDOUT, "stream handshake: no answer within %.1f s", to / 1000.0);
+}
+
+/* Count what still arrives on the receiving streams until the control
+ * connection has a byte to read (not read here), within to ms. */
+static int drain_until_state(int fd, struct txs_ip3_test *t, int to)
+{
+	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
+	struct pollfd *pf = calloc(t->n + 1, sizeof(*pf));
+	int rc = -ETIMEDOUT;
+	double until = mono() + to / 1000.0;
+	while (bufs && pf && mono() < until) {
+		unsigned np = 0;
+		pf[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		for (unsigned i = 0; i < t->n; i++)
+			if (!t->s[i].sender)
+				pf[np++] = (struct pollfd){ .fd = t->s[i].fd, .events = POLLIN };
+		if (poll(pf, np, 100) <= 0)
+			continue;
+		for (unsigned i = 0, j = 1; i < t->n; i++)
+			if (!t->s[i].sender && (pf[j++].revents & POLLIN))
+				recv_some(t, &t->s[i], bufs, 4 * BATCH);
+		if (pf[0].revents) {
+			rc = 0;
+			break;
+		}
+	}
+	if (!bufs || !pf)
+		rc = -ENOMEM;
+	free(bufs);
+	free(pf);
+	return rc;
+}
+
+TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct txs_ip3_test *t, int *ip3_err,
+			       char *err, size_t errlen)
+{
+	*ip3_err = 0;
+	int to = c->ctl_timeout_ms;
+	int code = txs_ip3_params_check(&t->p, 0, err, errlen);
+	if (code)
+		return -EINVAL;
+	char *json;
+	size_t jn;
+	int rc = txs_ip3_params_encode(&t->p, &json, &jn, err, errlen);
+	if (rc)
+		return rc;
+	char cookie[TXS_IP3_COOKIE_LEN];
+	if ((rc = txs_ip3_cookie_make(cookie)) || (rc = txs_ip3_write_full(fd, cookie, sizeof(cookie), to))) {
+		free(json);
+		return fail(err, errlen, rc, "sending the cookie: %s", strerror(-rc));
+	}
+	if ((rc = expect_state(fd, TXS_IP3_PARAM_EXCHANGE, to, ip3_err, err, errlen))) {
+		free(json);
+		return rc;
+	}
+	rc = txs_ip3_write_json(fd, json, jn, to);
+	free(json);
+	if (rc)
+		return fail(err, errlen, rc, "sending the parameters: %s", strerror(-rc));
+	if ((rc = expect_state(fd, TXS_IP3_CREATE_STREAMS, to, ip3_err, err, errlen)))
+		return rc;
+	t->n = t->p.parallel * (t->p.bidirectional ? 2 : 1);
+	t->s = calloc(t->n, sizeof(*t->s));
+	if (!t->s)
+		return -ENOMEM;
+	for (unsigned i = 0; i < t->n; i++) {
+		t->s[i].fd = -1;
+		t->s[i].sock_drops = -1;
+		t->s[i].id = txs_ip3_stream_id(i);
+		/* the client's sending streams come first */
+		t->s[i].sender = t->p.bidirectional ? i < t->p.parallel : !t->p.reverse;
+		txs_ip3_rx_init(&t->s[i].rx);
+	}
+	for (unsigned i = 0; i < t->n; i++) {
+		int s = connect_stream(c->server, to, err, errlen);
+		if (s < 0)
+			return s;
+		t->s[i].fd = s;
+	}
+	if ((rc = expect_state(fd, TXS_IP3_TEST_START, to, ip3_err, err, errlen)) ||
+	    (rc = expect_state(fd, TXS_IP3_TEST_RUNNING, to, ip3_err, err, errlen)))
+		return rc;
+	t->t_start = mono();
+	double bound = (t->p.time ? t->p.time : TXS_IP3_TIME_MAX) + t->p.omit + to / 1000.0;
+	rc = data_plane(fd, t, true, t->t_start + bound, err, errlen);
+	if (rc < 0)
+		return rc;
+	if ((rc = txs_ip3_write_state(fd, TXS_IP3_TEST_END, to)))
+		return fail(err, errlen, rc, "sending TEST_END: %s", strerror(-rc));
+	/* the server sends on until our TEST_END reaches it: what it sent
+	 * arrives while we wait for EXCHANGE_RESULTS, and is counted */
+	if ((rc = drain_until_state(fd, t, to)))
+		return fail(err, errlen, rc, "waiting for EXCHANGE_RESULTS: %s",
+			    rc == -ECONNRESET ? "the server closed the connection" : strerror(-rc));
+	if ((rc = expect_state(fd, TXS_IP3_EXCHANGE_RESULTS, to, ip3_err, err, errlen)))
+		return rc;
+	struct txs_ip3_results mine;
+	txs_ip3_test_results(t, &mine);
+	rc = txs_ip3_results_encode(&mine, &json, &jn, err, errlen);
+	txs_ip3_results_free(&mine);
+	if (rc)
+		return rc;
+	rc = txs_ip3_write_json(fd, json, jn, to);
+	free(json);
+	if (rc)
+		return fail(err, errlen, rc, "sending our results: %s", strerror(-rc));
+	rc = txs_ip3_read_json(fd, TXS_IP3_RESULTS_MAX, to, &json, &jn);
+	if (rc)
+		return fail(err, errlen, rc, "reading the server's results: %s",
+			    rc == -EMSGSIZE ? "over the size limit" : strerror(-rc));
+	rc = txs_ip3_results_decode(&t->peer, json, jn, err, errlen);
+	free(json);
+	if (rc)
+		return rc;
+	t->have_peer = true;
+	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
+	for (unsigned i = 0; bufs && i < t->n; i++)
+		if (!t->s[i].sender)
+			recv_some(t, &t->s[i], bufs, DRAIN_MAX);
+	free(bufs);
+	if ((rc = expect_state(fd, TXS_IP3_DISPLAY_RESULTS, to, ip3_err, err, errlen)))
+		return rc;
+	txs_ip3_write_state(fd, TXS_IP3_IPERF_DONE, to);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include <txscale/txscale.h>
 #include <txscale/ctl.h>
 #include "ctl_cli.h"
+#include "client_iperf3.h"
 #include "opt.h"
 #include "proc.h"
 
@@ -131,6 +132,9 @@ static int connect_to(const struct txs_addr *a, uint16_t port, double timeout, c
 	return fd;
 }
 
+static struct ctl_conn *conn_greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
+				   char *err, size_t errlen);
+
 struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
 			       int *rcp, char *err, size_t errlen)
 {
@@ -142,19 +146,27 @@ struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const ch
 		snprintf(err, errlen, "bad server address '%s'", host);
 		return NULL;
 	}
+	int fd = connect_to(&a, control_port, timeout, err, errlen);
+	if (fd < 0) {
+		*why = fd;
+		return NULL;
+	}
+	return conn_greet(fd, host, auth_file, timeout, why, err, errlen);
+}
+
+/* The txscale greeting on a connected control socket (closed on failure). */
+static struct ctl_conn *conn_greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
+				   char *err, size_t errlen)
+{
 	uint8_t key[TXS_CTL_KEY_LEN];
 	if (auth_file) {
 		int rc = txs_ctl_key_load(key, auth_file);
 		if (rc < 0) {
 			snprintf(err, errlen, "--auth-file '%s': %s", auth_file,
 				 rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
+			close(fd);
 			return NULL;
 		}
-	}
-	int fd = connect_to(&a, control_port, timeout, err, errlen);
-	if (fd < 0) {
-		*why = fd;
-		return NULL;
 	}
 	struct ctl_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -229,6 +241,7 @@ void ctl_conn_close(struct ctl_conn *c)
 
 /* A session opened by ctl_client_wanted's probe, for ctl_client_run. */
 static struct ctl_conn *g_probe;
+static int g_ip3_fd = -1; /* the probe found an iperf3 server: its control connection */
 static char g_probe_err[512];
 
 static bool argv_has(int argc, char **argv, const char *shrt, const char *lng)
@@ -248,22 +261,43 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
 {
 	if (getenv(CHILD_ENV))
 		return false;
-	if (o->server || o->reverse || o->bidir)
+	/* the iperf3 form: -c HOST, no --dev (a txscale or an iperf3 server) */
+	bool form = dest && argv_has(argc, argv, "-c", "--client") && !argv_has(argc, argv, NULL, "--dev");
+	if (o->server || ((o->reverse || o->bidir) && !form))
 		return true;
-	/* the iperf3 form: -c HOST, no --dev */
-	if (!dest || !argv_has(argc, argv, "-c", "--client") || argv_has(argc, argv, NULL, "--dev"))
+	if (!form)
 		return false;
-	int why;
-	g_probe = ctl_conn_open(dest, o->control_port, o->auth_file, 1.0, &why, g_probe_err, sizeof(g_probe_err));
-	if (g_probe)
+	/* one connection tells the two apart: a txscale server greets first, an
+	 * iperf3 server waits for the client's cookie (a busy one says
+	 * ACCESS_DENIED at once); a second probe would take an `iperf3 -s -1`'s
+	 * only test */
+	struct txs_addr a;
+	int why = -EINVAL, fd = -1;
+	if (txs_addr_parse(&a, dest) < 0)
+		snprintf(g_probe_err, sizeof(g_probe_err), "bad server address '%s'", dest);
+	else
+		fd = connect_to(&a, o->control_port, 1.0, g_probe_err, sizeof(g_probe_err));
+	if (fd < 0) {
+		snprintf(g_probe_err, sizeof(g_probe_err),
+			 "no txscale or iperf3 server at %s port %u; to send without a server, give DEST without -c, or "
+			 "--dev udp",
+			 dest, o->control_port);
 		return true;
-	if (why == -EBUSY || why == -EACCES)
-		return true; /* a txscale server: say why it will not serve us */
-	if (why == -EPROTO)
-		fprintf(stderr, "txscale send: note: %s port %u is not a txscale server (%s): sending without one\n", dest,
-			o->control_port, g_probe_err);
-	g_probe_err[0] = 0;
-	return false;
+	}
+	switch (ctl_iperf3_probe(fd, CTL_PROBE_S)) {
+	case 1:
+		g_ip3_fd = fd;
+		return true;
+	case -1:
+		close(fd);
+		snprintf(g_probe_err, sizeof(g_probe_err), "the iperf3 server at %s port %u is busy running a test", dest,
+			 o->control_port);
+		return true;
+	default:
+		break;
+	}
+	g_probe = conn_greet(fd, dest, o->auth_file, 1.0, &why, g_probe_err, sizeof(g_probe_err));
+	return true; /* served, or the reason why not */
 }
 
 /* Read the server's answer (ready or result) within timeout; an error
@@ -788,6 +822,15 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	signal(SIGPIPE, SIG_IGN);
 	struct txs_ctl_msg m = { 0 };
 
+	if (g_ip3_fd >= 0) {
+		int fd = g_ip3_fd;
+		g_ip3_fd = -1;
+		paths_remove(&k->p);
+		free(k);
+		sigaction(SIGINT, &oi, NULL);
+		sigaction(SIGTERM, &ot, NULL);
+		return ctl_iperf3_run(o, s, fd);
+	}
 	if (g_probe) {
 		k->c = g_probe;
 		g_probe = NULL;

@@ -31,16 +31,7 @@ void server_iperf3_busy(int fd)
 	txs_ip3_write_state(fd, TXS_IP3_ACCESS_DENIED, 500);
 }
 
-struct sums {
-	uint64_t received, bytes, unique, duplicates, reordered, late, malformed, expected, lost, excess;
-	int64_t ip3_errors, sock_drops;
-	uint64_t ip3_ooo, sent, sent_bytes, send_errors;
-	unsigned rx_streams, tx_streams;
-	bool exact;
-	double jitter_sum;
-};
-
-static void add_up(const struct txs_ip3_test *t, struct sums *u)
+void ip3_add_up(const struct txs_ip3_test *t, struct ip3_sums *u)
 {
 	memset(u, 0, sizeof(*u));
 	u->exact = true;
@@ -80,7 +71,7 @@ static void add_up(const struct txs_ip3_test *t, struct sums *u)
 	}
 }
 
-static char *recv_json(const struct txs_ip3_test *t, const struct sums *u, const struct txs_rx_kstats *kd)
+char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, const struct txs_rx_kstats *kd)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -147,7 +138,7 @@ static char *recv_json(const struct txs_ip3_test *t, const struct sums *u, const
 	return buf;
 }
 
-static char *send_json(const struct txs_ip3_test *t, const struct sums *u)
+char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -184,7 +175,7 @@ static char *send_json(const struct txs_ip3_test *t, const struct sums *u)
 }
 
 /* The text report: the log's lines and --get-server-output's text. */
-static char *text_report(const struct ip3_srv_ctx *c, const struct txs_ip3_test *t, const struct sums *u,
+static char *text_report(const struct ip3_srv_ctx *c, const struct txs_ip3_test *t, const struct ip3_sums *u,
 			 const struct txs_rx_kstats *kd)
 {
 	char *buf = NULL;
@@ -247,8 +238,8 @@ int server_iperf3(const struct ip3_srv_ctx *c)
 		txs_ip3_test_free(&t);
 		return 1;
 	}
-	struct sums u;
-	add_up(&t, &u);
+	struct ip3_sums u;
+	ip3_add_up(&t, &u);
 	char *text = text_report(c, &t, &u, &kd);
 	fprintf(logf, "%siperf3 %s client: -l %u, -P %u%s%s%s, %s\n", c->prefix,
 		t.p.client_version[0] ? t.p.client_version : "(unknown version)", t.p.len, t.p.parallel,
@@ -259,13 +250,13 @@ int server_iperf3(const struct ip3_srv_ctx *c)
 	fflush(logf);
 	if (c->json) {
 		if (u.rx_streams) {
-			char *j = recv_json(&t, &u, &kd);
+			char *j = ip3_recv_json(&t, &u, &kd);
 			if (j)
 				printf("%s\n", j);
 			free(j);
 		}
 		if (u.tx_streams) {
-			char *j = send_json(&t, &u);
+			char *j = ip3_send_json(&t, &u);
 			if (j)
 				printf("%s\n", j);
 			free(j);
