@@ -239,10 +239,7 @@ void ctl_conn_close(struct ctl_conn *c)
 	free(c);
 }
 
-/* A session opened by ctl_client_wanted's probe, for ctl_client_run. */
-static struct ctl_conn *g_probe;
-static int g_ip3_fd = -1; /* the probe found an iperf3 server: its control connection */
-static char g_probe_err[512];
+static bool g_form; /* -c HOST, no --dev, no --server: a txscale or an iperf3 server */
 
 static bool argv_has(int argc, char **argv, const char *shrt, const char *lng)
 {
@@ -261,43 +258,41 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
 {
 	if (getenv(CHILD_ENV))
 		return false;
-	/* the iperf3 form: -c HOST, no --dev (a txscale or an iperf3 server) */
-	bool form = dest && argv_has(argc, argv, "-c", "--client") && !argv_has(argc, argv, NULL, "--dev");
-	if (o->server || ((o->reverse || o->bidir) && !form))
-		return true;
-	if (!form)
-		return false;
-	/* one connection tells the two apart: a txscale server greets first, an
-	 * iperf3 server waits for the client's cookie (a busy one says
-	 * ACCESS_DENIED at once); a second probe would take an `iperf3 -s -1`'s
-	 * only test */
+	/* the iperf3 form: -c HOST, no --dev: a txscale or an iperf3 server,
+	 * found by ctl_client_run (after send's own refusals) */
+	g_form = dest && !o->server && argv_has(argc, argv, "-c", "--client") && !argv_has(argc, argv, NULL, "--dev");
+	return o->server || o->reverse || o->bidir || g_form;
+}
+
+/* One connection tells the two apart: a txscale server greets first, an
+ * iperf3 server waits for the client's cookie (a busy one says
+ * ACCESS_DENIED at once); a second probe would take an `iperf3 -s -1`'s
+ * only test. Sets *c (txscale) or *ip3_fd (iperf3), else err. */
+static void probe(const struct ctl_client_opts *o, const char *dest, struct ctl_conn **c, int *ip3_fd, char *err,
+		  size_t errlen)
+{
 	struct txs_addr a;
 	int why = -EINVAL, fd = -1;
-	if (txs_addr_parse(&a, dest) < 0)
-		snprintf(g_probe_err, sizeof(g_probe_err), "bad server address '%s'", dest);
-	else
-		fd = connect_to(&a, o->control_port, 1.0, g_probe_err, sizeof(g_probe_err));
+	if (txs_addr_parse(&a, dest) == 0)
+		fd = connect_to(&a, o->control_port, CTL_PROBE_S, err, errlen);
 	if (fd < 0) {
-		snprintf(g_probe_err, sizeof(g_probe_err),
+		snprintf(err, errlen,
 			 "no txscale or iperf3 server at %s port %u; to send without a server, give DEST without -c, or "
 			 "--dev udp",
 			 dest, o->control_port);
-		return true;
+		return;
 	}
 	switch (ctl_iperf3_probe(fd, CTL_PROBE_S)) {
 	case 1:
-		g_ip3_fd = fd;
-		return true;
+		*ip3_fd = fd;
+		return;
 	case -1:
 		close(fd);
-		snprintf(g_probe_err, sizeof(g_probe_err), "the iperf3 server at %s port %u is busy running a test", dest,
-			 o->control_port);
-		return true;
+		snprintf(err, errlen, "the iperf3 server at %s port %u is busy running a test", dest, o->control_port);
+		return;
 	default:
-		break;
+		*c = conn_greet(fd, dest, o->auth_file, o->ctl_timeout, &why, err, errlen);
 	}
-	g_probe = conn_greet(fd, dest, o->auth_file, 1.0, &why, g_probe_err, sizeof(g_probe_err));
-	return true; /* served, or the reason why not */
 }
 
 /* Read the server's answer (ready or result) within timeout; an error
@@ -822,21 +817,16 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	signal(SIGPIPE, SIG_IGN);
 	struct txs_ctl_msg m = { 0 };
 
-	if (g_ip3_fd >= 0) {
-		int fd = g_ip3_fd;
-		g_ip3_fd = -1;
-		paths_remove(&k->p);
-		free(k);
-		sigaction(SIGINT, &oi, NULL);
-		sigaction(SIGTERM, &ot, NULL);
-		return ctl_iperf3_run(o, s, fd);
-	}
-	if (g_probe) {
-		k->c = g_probe;
-		g_probe = NULL;
-	} else if (g_probe_err[0]) {
-		snprintf(k->err, sizeof(k->err), "%s", g_probe_err);
-		goto out;
+	if (g_form) {
+		int ip3_fd = -1;
+		probe(o, s->dest, &k->c, &ip3_fd, k->err, sizeof(k->err));
+		if (ip3_fd >= 0) {
+			paths_remove(&k->p);
+			free(k);
+			sigaction(SIGINT, &oi, NULL);
+			sigaction(SIGTERM, &ot, NULL);
+			return ctl_iperf3_run(o, s, ip3_fd);
+		}
 	} else {
 		k->c = ctl_conn_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, NULL, k->err,
 				     sizeof(k->err));
