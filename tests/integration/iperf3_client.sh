@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# `txscale send -c HOST` against a stock `iperf3 -s -1` (Debian's 3.12) in
+# the netns lab "ip3c": the server in LAB-b, txscale in LAB-a. Each test
+# uses a one-off iperf3 server, so a second probe connection would take its
+# only test and fail the run.
+#   1. forward -P 2: found by itself, the server's JSON agrees with our
+#      receiver line (received, loss 0), and received = what we sent
+#   2. IPv6
+#   3. loss made by tc tbf on our egress: our exact lost equals the qdisc's
+#      drops, and the iperf3 server's own JSON (lost_packets, packets) agrees
+#   4. -R: the iperf3 server sends, our receiver counts exactly against the
+#      server's count of what it sent
+#   5. -c with no server there: exit 1 with one line, nothing sent
+# Needs root, jq, iperf3, tc; exits 77 with the reason otherwise.
+set -euo pipefail
+
+TXS=${TXS_BIN:-build/txscale}
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
+LAB=ip3c${TXS_LAB_TAG:-}
+A=$LAB-a
+B=$LAB-b
+
+need_txs
+need_root
+need_cmd jq "needs jq (scripts/deps test)"
+need_cmd iperf3 "needs iperf3 (scripts/deps test)"
+need_cmd tc "needs tc (iproute2)"
+
+txs_tmp
+lab_up "$LAB"
+
+# srv NAME: a one-off iperf3 server, its JSON in $tmp/NAME.srv.json
+srv() {
+  ip netns exec "$B" iperf3 -s -1 -J >"$tmp/$1.srv.json" 2>"$tmp/$1.srv.err" &
+  srvpid=$!
+  for _ in $(seq 50); do
+    ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN && return 0
+    sleep 0.1
+  done
+  fail "$1: iperf3 -s does not listen"
+}
+srv_wait() {
+  for _ in $(seq 100); do kill -0 "$srvpid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$srvpid" 2>/dev/null && fail "$1: iperf3 -s -1 did not end after the test"
+  wait "$srvpid" || fail "$1: iperf3 -s -1 exited $?: $(jq -r .error "$tmp/$1.srv.json") $(cat "$tmp/$1.srv.err")"
+}
+# run NAME [send options]: our JSON in $tmp/NAME.json
+run() {
+  local name=$1; shift
+  timeout 60 ip netns exec "$A" "$TXS" send -J -i 0 "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+    fail "$name: send exited $?: $(cat "$tmp/$name.err")"
+}
+rline() { jq -c 'select(.type == "receiver")' "$tmp/$1.json"; }
+sline() { jq -c 'select(.type == "summary" and .kind == "send")' "$tmp/$1.json"; }
+qdrops() { tc -n "$1" -s qdisc show dev "$2" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1; }
+
+# 1. forward -P 2
+srv fwd
+run fwd -c 198.18.0.2 -P 2 -l 200 -b 4k -t 2
+srv_wait fwd
+r=$(rline fwd)
+sent=$(sline fwd | jq .packets)
+[ "$sent" -gt 0 ] || fail "fwd: nothing sent: $(cat "$tmp/fwd.json")"
+echo "$r" | jq -e --argjson s "$sent" '.lost_exact and .expected == $s and .received == $s and .lost == 0' >/dev/null ||
+  fail "fwd: sent $sent, receiver line: $r"
+jq -e --argjson s "$sent" '.end.sum_received.packets == $s and .end.sum_received.bytes == $s * 200 and (.end.streams | length) == 2' \
+  "$tmp/fwd.srv.json" >/dev/null || fail "fwd: the iperf3 server's JSON: $(jq -c .end.sum_received "$tmp/fwd.srv.json")"
+echo "ok: forward -P 2: sent $sent in 2 streams; the iperf3 server received them all (its own JSON agrees)"
+
+# 2. IPv6
+srv v6
+run v6 -c 2001:2::2 -l 1000 -n 500 -b 1k
+srv_wait v6
+echo "$(rline v6)" | jq -e '.lost_exact and .expected == 500 and .received == 500' >/dev/null || fail "v6: $(rline v6)"
+jq -e '.end.sum_received.packets == 500' "$tmp/v6.srv.json" >/dev/null || fail "v6: the iperf3 server's JSON disagrees"
+echo "ok: IPv6 -n 500: 500 sent, 500 received"
+
+# 3. loss made by tbf on our egress
+tc -n "$A" qdisc add dev tx0 root tbf rate 2mbit burst 4k limit 8k
+d0=$(qdrops "$A" tx0)
+srv loss
+run loss -c 198.18.0.2 -l 100 -b 8k -t 2
+srv_wait loss
+drops=$(( $(qdrops "$A" tx0) - d0 ))
+tc -n "$A" qdisc del dev tx0 root
+r=$(rline loss)
+sent=$(sline loss | jq .packets)
+[ "$drops" -gt 0 ] || fail "loss: tbf dropped nothing (the test did not test)"
+echo "$r" | jq -e --argjson s "$sent" --argjson d "$drops" '.lost_exact and .expected == $s and .lost == $d and .received == $s - $d' >/dev/null ||
+  fail "loss: sent $sent, tbf dropped $drops, our receiver line: $r"
+jq -e --argjson s "$sent" --argjson d "$drops" '.end.sum_received.bytes == ($s - $d) * 100' "$tmp/loss.srv.json" >/dev/null ||
+  fail "loss: the iperf3 server's JSON: $(jq -c .end.sum_received "$tmp/loss.srv.json")"
+ip3lost=$(jq .end.sum_received.lost_packets "$tmp/loss.srv.json")
+[ "$ip3lost" -le "$drops" ] || fail "loss: the iperf3 server counts $ip3lost lost, more than tbf dropped ($drops)"
+echo "ok: loss: sent $sent, tbf dropped $drops = our exact lost; the iperf3 server received $((sent - drops)) (its own loss figure: $ip3lost, blind to the tail)"
+
+# 4. -R
+srv rev
+run rev -c 198.18.0.2 -R -l 500 -b 2k -t 2
+srv_wait rev
+ours=$(jq -c 'select(.type == "summary" and .kind == "recv")' "$tmp/rev.json")
+them=$(jq -c 'select(.type == "sender")' "$tmp/rev.json")
+ssent=$(echo "$them" | jq .packets)
+[ "$ssent" = "$(jq .end.sum_sent.packets "$tmp/rev.srv.json")" ] || fail "rev: the sender line says $ssent, the server's JSON $(jq .end.sum_sent.packets "$tmp/rev.srv.json")"
+echo "$ours" | jq -e --argjson s "$ssent" '.lost_exact and .expected == $s and .unique + .lost == $s and .lost == 0' >/dev/null ||
+  fail "rev: the server sent $ssent; our receiver: $ours"
+echo "ok: -R: the iperf3 server sent $ssent, we received $(echo "$ours" | jq .received), exact"
+
+# 5. nothing there
+set +e
+timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 10 >"$tmp/none.out" 2>&1
+rc=$?
+set -e
+[ $rc = 1 ] || fail "none: exit $rc: $(cat "$tmp/none.out")"
+[ "$(wc -l <"$tmp/none.out")" = 1 ] && grep -q 'no txscale or iperf3 server at 198.18.0.2 port 5201; to send without a server, give DEST without -c, or --dev udp' "$tmp/none.out" ||
+  fail "none: $(cat "$tmp/none.out")"
+echo "ok: no server: exit 1, one line"
+echo "iperf3_client: all passed"
