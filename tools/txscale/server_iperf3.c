@@ -99,6 +99,7 @@ char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, cons
 	else
 		txs_json_key(&j, "expected"), fputs("null", f);
 	txs_json_u64(&j, "excess", u->excess);
+	txs_json_u64(&j, "handshakes_refused", t->ignored);
 	txs_json_dbl(&j, "jitter_ms", u->rx_streams ? u->jitter_sum / u->rx_streams * 1000.0 : 0);
 	txs_json_obj_open(&j, "iperf3");
 	txs_json_i64(&j, "lost", u->ip3_errors);
