@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,69 +262,125 @@ static void recv_some(struct txs_ip3_test *t, struct txs_ip3_stream *s, uint8_t 
  * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0).
  * The peer's leaving, any other state byte, or hard_end (the test's bound
  * on the monotonic clock) is a -errno with err. */
+/* One sending stream's worker: its own thread, its own counters, its own
+ * share of -n/-k; it meets the control thread only at the stop flag. */
+struct sender {
+	pthread_t th;
+	struct txs_ip3_test *t;
+	struct txs_ip3_stream *s;
+	double gap, own_end; /* own_end 0: by amount only */
+	uint64_t amount;     /* datagrams, UINT64_MAX: by time */
+	atomic_bool *stop;
+	atomic_bool done;
+};
+
+static void *sender_main(void *arg)
+{
+	struct sender *w = arg;
+	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
+	if (bufs) {
+		for (unsigned i = 0; i < BATCH; i++)
+			fill(bufs[i], TXS_IP3_LEN_MAX, w->t->p.repeating_payload);
+		while (!atomic_load_explicit(w->stop, memory_order_relaxed) && w->s->sent < w->amount) {
+			double now = mono();
+			if (w->own_end && now >= w->own_end)
+				break;
+			unsigned k = due(w->s, now, w->gap, w->amount - w->s->sent);
+			if (k) {
+				if (send_some(w->t, w->s, k, bufs, w->gap) == 0 && w->gap == 0) {
+					/* a full queue: wait for room rather than spin */
+					struct pollfd pf = { .fd = w->s->fd, .events = POLLOUT };
+					poll(&pf, 1, 10);
+				}
+				continue;
+			}
+			double sl = w->s->next - mono();
+			if (sl > 0.01)
+				sl = 0.01;
+			if (sl > 0) {
+				struct timespec ts = { 0, (long)(sl * 1e9) };
+				nanosleep(&ts, NULL);
+			}
+		}
+	}
+	free(bufs);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/* Run the streams until the client's TEST_END (server: returns
+ * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0).
+ * Each sending stream has its own thread; this one watches the control
+ * connection and counts the receiving streams. The peer's leaving, any
+ * other state byte, or hard_end (the test's bound on the monotonic clock)
+ * is a -errno with err. */
 static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_end, char *err, size_t errlen)
 {
 	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
 	struct pollfd *pf = calloc(t->n + 1, sizeof(*pf));
-	if (!bufs || !pf) {
+	struct sender *w = calloc(t->n, sizeof(*w));
+	if (!bufs || !pf || !w) {
 		free(bufs);
 		free(pf);
+		free(w);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < BATCH; i++)
-		fill(bufs[i], TXS_IP3_LEN_MAX, t->p.repeating_payload);
 	double gap = t->p.bandwidth ? (double)t->p.len * 8.0 / (double)t->p.bandwidth : 0;
-	bool flat = gap == 0;
 	uint64_t per_len = t->p.len ? t->p.len : 1;
-	/* -n bytes / -k blocks count over all sending streams, as iperf3 does */
+	/* -n bytes / -k blocks count over all sending streams, as iperf3 does: split between them */
 	uint64_t amount = t->p.blockcount ? t->p.blockcount : t->p.num ? (t->p.num + per_len - 1) / per_len : UINT64_MAX;
-	double own_end = t->p.time ? t->t_start + t->p.omit + t->p.time : hard_end;
+	/* a sender stops at its -t (the peer's clock started later, when TEST_RUNNING reached it) */
+	double own_end = t->p.time ? t->t_start + t->p.omit + t->p.time : 0;
+	unsigned nsend = 0;
+	for (unsigned i = 0; i < t->n; i++)
+		nsend += t->s[i].sender;
+	atomic_bool stop = false;
 	int rc = 0;
-	for (;;) {
+	unsigned started = 0, k = 0;
+	for (unsigned i = 0; i < t->n; i++) {
+		if (!t->s[i].sender)
+			continue;
+		struct sender *x = &w[i];
+		x->t = t;
+		x->s = &t->s[i];
+		x->gap = gap;
+		x->own_end = own_end;
+		x->amount = amount == UINT64_MAX ? UINT64_MAX : amount / nsend + (k < amount % nsend);
+		x->stop = &stop;
+		atomic_init(&x->done, false);
+		k++;
+		if (pthread_create(&x->th, NULL, sender_main, x) != 0) {
+			rc = fail(err, errlen, -EAGAIN, "cannot start a sending thread");
+			break;
+		}
+		started++;
+	}
+	while (rc == 0) {
 		double now = mono();
 		if (now > hard_end) {
 			rc = fail(err, errlen, -ETIMEDOUT, "the test ran past its bound (the peer never ended it)");
 			break;
 		}
-		uint64_t sent = 0, rcvd = 0;
-		bool senders = false;
-		for (unsigned i = 0; i < t->n; i++) {
-			sent += t->s[i].sent;
-			rcvd += t->s[i].rx.received;
-			senders |= t->s[i].sender;
-		}
-		if (client && (now >= own_end || (amount != UINT64_MAX && (sent >= amount || rcvd >= amount)))) {
-			rc = 0;
-			break;
-		}
-		bool more = false;
-		double next = own_end < hard_end ? own_end : hard_end;
-		/* a sender stops at its -t (the peer's clock started later, when TEST_RUNNING reached it) */
-		if (senders && sent < amount && (!t->p.time || now < own_end)) {
+		if (client) {
+			uint64_t rcvd = 0;
+			bool all_done = nsend > 0;
 			for (unsigned i = 0; i < t->n; i++) {
-				struct txs_ip3_stream *s = &t->s[i];
-				if (!s->sender)
-					continue;
-				uint64_t left = amount == UINT64_MAX ? UINT64_MAX : amount - sent;
-				unsigned k = due(s, now, gap, left);
-				if (k)
-					sent += send_some(t, s, k, bufs, gap);
-				if (!flat && s->next < next)
-					next = s->next;
-				if (flat)
-					more = true;
+				rcvd += t->s[i].rx.received;
+				if (t->s[i].sender && !atomic_load(&w[i].done))
+					all_done = false;
 			}
+			if ((own_end && now >= own_end) || (amount != UINT64_MAX && (all_done || rcvd >= amount)))
+				break;
 		}
 		unsigned np = 0;
 		pf[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		for (unsigned i = 0; i < t->n; i++)
 			if (!t->s[i].sender)
 				pf[np++] = (struct pollfd){ .fd = t->s[i].fd, .events = POLLIN };
-		int wait_ms = 0;
-		if (!more) {
-			double w = next - mono();
-			wait_ms = w <= 0 ? 0 : w > 0.1 ? 100 : (int)ceil(w * 1000);
-		}
+		double until = own_end && client ? own_end - mono() : 0.1;
+		int wait_ms = until <= 0 ? 0 : until > 0.1 ? 100 : (int)ceil(until * 1000);
+		if (client && amount != UINT64_MAX && wait_ms > 10)
+			wait_ms = 10; /* the senders' end by amount is seen within 10 ms */
 		int pr = poll(pf, np, wait_ms);
 		if (pr < 0 && errno != EINTR) {
 			rc = fail(err, errlen, -errno, "poll: %s", strerror(errno));
@@ -357,6 +415,12 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			break;
 		}
 	}
+	atomic_store(&stop, true);
+	for (unsigned i = 0, n = 0; i < t->n && n < started; i++)
+		if (t->s[i].sender) {
+			pthread_join(w[i].th, NULL);
+			n++;
+		}
 	t->t_end = mono();
 	/* what already sits in the receive queues arrived during the test */
 	for (unsigned i = 0; i < t->n; i++)
@@ -364,6 +428,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			recv_some(t, &t->s[i], bufs, DRAIN_MAX);
 	free(bufs);
 	free(pf);
+	free(w);
 	return rc;
 }
 
