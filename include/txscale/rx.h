@@ -71,6 +71,11 @@ struct txs_rx_conf {
 	bool no_id_track;      /* skip IPv4 ID reuse tracking */
 	bool verify_fill;      /* check the payload fill pattern (docs/wire-format.md) */
 	/* Filters for raw inputs (frames); datagrams that fail are "ignored". */
+	/* The payload's header: txscale's (found by its magic), or iperf3's
+	 * (docs/iperf3.md: sec, usec, 32- or 64-bit sequence from 1; no magic,
+	 * so chosen, not guessed): flows by 5-tuple, sequenced, the sender's
+	 * time used for RFC 3550 jitter only (iperf3 stamps a monotonic clock). */
+	enum txs_rx_payload { TXS_RX_PAYLOAD_TXSCALE = 0, TXS_RX_PAYLOAD_IPERF3, TXS_RX_PAYLOAD_IPERF3_64 } payload;
 	uint16_t port;         /* UDP destination port, 0 = any */
 	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <txscale/iperf3.h>
+#include <txscale/rx.h>
 #include "test_util.h"
 
 /* what iperf3 3.12 sends for -u -l 16 -b 1M -t 1 -P 2 -R --get-server-output --udp-counters-64bit */
@@ -318,11 +319,61 @@ static void test_rx(void **st)
 	assert_int_equal(ex, u - 2);
 }
 
+/* lib/rx with --payload iperf3[-64]: flows by 5-tuple, sequence from 1,
+ * duplicates, reordering and loss as for txscale's header; jitter from the
+ * sender's stamp (a monotonic clock: no latency histogram) */
+static void rx_feed(struct txs_rx_core *c, const struct txs_rx_tuple *t, uint64_t seq, bool c64, uint64_t sent_ns,
+		    uint64_t arr_ns)
+{
+	uint8_t b[100] = { 0 };
+	txs_ip3_hdr_write(b, (uint32_t)(sent_ns / 1000000000ull), (uint32_t)(sent_ns % 1000000000ull / 1000), seq, c64);
+	txs_rx_dgram(c, b, sizeof(b), t, 0, arr_ns);
+}
+
+static void test_rx_core_payload(void **st)
+{
+	(void)st;
+	for (int w = 0; w < 2; w++) {
+		bool c64 = w == 1;
+		struct txs_rx_conf conf = { .payload = c64 ? TXS_RX_PAYLOAD_IPERF3_64 : TXS_RX_PAYLOAD_IPERF3 };
+		struct txs_rx_core *c;
+		assert_int_equal(txs_rx_core_create(&c, &conf), 0);
+		struct txs_rx_tuple a = { .sport = 40000, .dport = 5201 }, b = a;
+		a.src.family = a.dst.family = b.src.family = b.dst.family = AF_INET;
+		b.sport = 40001;
+		/* flow a: 1 2 4 3 3 6 (5 lost, 3 reordered, one duplicate); flow b: 1..3 with a jitter of 0 */
+		const uint64_t seqs[] = { 1, 2, 4, 3, 3, 6 };
+		for (unsigned i = 0; i < 6; i++)
+			rx_feed(c, &a, seqs[i], c64, 1000000000ull * 7 + i * 1000000ull, 5000000000000ull + i * 1000000ull);
+		for (unsigned i = 1; i <= 3; i++)
+			rx_feed(c, &b, i, c64, 1000000ull * i, 9000000000ull + 1000000ull * i);
+		rx_feed(c, &b, 0, c64, 0, 1); /* iperf3 counts from 1: malformed */
+		struct txs_rx_result *r;
+		assert_int_equal(txs_rx_result_build(&r, &c, 1, NULL), 0);
+		assert_int_equal(r->n_flows, 2);
+		assert_int_equal(r->received, 9);
+		assert_int_equal(r->unique, 8);
+		assert_int_equal(r->duplicates, 1);
+		assert_int_equal(r->reordered, 1);
+		assert_int_equal(r->lost, 1); /* sequence 5 */
+		assert_int_equal(r->malformed, 1);
+		assert_int_equal(r->lat.count, 0);
+		assert_int_equal(r->jitter_ns, 0);
+		for (unsigned i = 0; i < r->n_flows; i++)
+			assert_true(r->flows[i].sequenced && !r->flows[i].by_id);
+		txs_rx_result_free(r);
+		txs_rx_core_destroy(c);
+	}
+	struct txs_rx_conf bad = { .payload = 3 };
+	struct txs_rx_core *c;
+	assert_int_equal(txs_rx_core_create(&c, &bad), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_params),   cmocka_unit_test(test_params_hostile), cmocka_unit_test(test_results),
-		cmocka_unit_test(test_udp_hdr),  cmocka_unit_test(test_io),             cmocka_unit_test(test_rx),
+		cmocka_unit_test(test_udp_hdr),  cmocka_unit_test(test_io),             cmocka_unit_test(test_rx), cmocka_unit_test(test_rx_core_payload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

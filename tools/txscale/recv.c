@@ -58,6 +58,7 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	const char *rx_ts; /* --rx-timestamps (issue 14) */
+	const char *payload; /* --payload */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -98,6 +99,7 @@ static const struct opt recv_opts[] = {
 	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
 	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
+	{ "payload", 0, OPT_STR, O(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence; flows by 5-tuple; docs/iperf3.md)", "txscale" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
@@ -561,6 +563,24 @@ int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "txscale recv: -4 and -6 exclude each other\n");
 		return 2;
 	}
+	enum txs_rx_payload payload = TXS_RX_PAYLOAD_TXSCALE;
+	if (cfg.payload && strcmp(cfg.payload, "txscale") != 0) {
+		if (strcmp(cfg.payload, "iperf3") == 0)
+			payload = TXS_RX_PAYLOAD_IPERF3;
+		else if (strcmp(cfg.payload, "iperf3-64") == 0)
+			payload = TXS_RX_PAYLOAD_IPERF3_64;
+		else {
+			fprintf(stderr, "txscale recv: bad value for --payload: '%s': expected txscale, iperf3 or iperf3-64\n",
+				cfg.payload);
+			return 2;
+		}
+		if (cfg.verify || cfg.sender_summary) {
+			fprintf(stderr, "txscale recv: %s: not with --payload %s (a txscale sender's; use --expect N)\n",
+				cfg.verify ? "--verify checks txscale's fill pattern" : "--sender-summary counts txscale's flows",
+				cfg.payload);
+			return 2;
+		}
+	}
 	if (cfg.expect && cfg.sender_summary) {
 		fprintf(stderr, "txscale recv: --expect and --sender-summary exclude each other\n");
 		return 2;
@@ -711,6 +731,7 @@ int cmd_recv(int argc, char **argv)
 		.max_flows = cfg.max_flows,
 		.n_links = in->n_links,
 		.verify_fill = cfg.verify,
+		.payload = payload,
 		.port = in->raw ? (is_pcap ? cfg.port : ic.port) : 0,
 		.port_hi = in->raw ? cfg.port_hi : 0,
 		.family = in->raw ? family : 0,
