@@ -186,6 +186,7 @@ struct txs_rx_flow {
 	uint64_t lat_count, lat_min, lat_max; /* ns */
 	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
+	uint64_t jitter_samples; /* transit times it is made of */
 };
 
 struct txs_rx_link {

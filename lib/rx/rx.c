@@ -553,6 +553,7 @@ static inline void jit_in(struct rx_flow *f, uint64_t transit)
 	}
 	f->last_transit = (int64_t)transit;
 	f->have_transit = true;
+	f->jit_n++;
 }
 
 /* ---- payload ------------------------------------------------------------------- */
