@@ -14,20 +14,10 @@
 #include <jansson.h>
 #include <sodium.h>
 #include <txscale/iperf3.h>
+#include "ctl_priv.h"
 
 #define EXACT_MAX (1ull << 53)
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 TXS_API const char *txs_ip3_state_str(int state)
 {
@@ -59,75 +49,50 @@ struct rd {
 
 static int bad(struct rd *r, const char *key, const char *why)
 {
-	return fail(r->err, r->errlen, -EPROTO, "malformed iperf3 message: %s%s%s %s", r->where,
+	return txs_ctl_fail(r->err, r->errlen, -EPROTO, "malformed iperf3 message: %s%s%s %s", r->where,
 		    r->where[0] ? "." : "", key, why);
 }
 
-/* A whole number in lo..hi (hi <= 2^53 unless the value is a JSON integer). */
-static int rd_count(struct rd *r, json_t *o, const char *key, bool need, uint64_t lo, uint64_t hi, uint64_t *out)
+/* A whole number in lo..hi (every number is read as a double: at most 2^53
+ * in magnitude, where it stops being exact). Absent: *out kept. */
+static int rd_int(struct rd *r, json_t *o, const char *key, bool need, int64_t lo, int64_t hi, int64_t *out)
 {
 	json_t *v = json_object_get(o, key);
 	if (!v)
 		return need ? bad(r, key, "is missing") : 0;
-	uint64_t x;
-	if (json_is_integer(v)) {
-		json_int_t i = json_integer_value(v);
-		if (i < 0)
-			return bad(r, key, "is negative");
-		x = (uint64_t)i;
-	} else if (json_is_real(v)) {
-		double d = json_real_value(v);
-		if (!isfinite(d) || d != floor(d))
-			return bad(r, key, "is not a whole number");
-		if (d < 0)
-			return bad(r, key, "is negative");
-		if (d > (double)EXACT_MAX)
-			return bad(r, key, "is too large to be exact");
-		x = (uint64_t)d;
-	} else {
+	if (!json_is_number(v))
 		return bad(r, key, "is not a number");
-	}
+	double d = json_number_value(v);
+	if (!isfinite(d) || d != floor(d))
+		return bad(r, key, "is not a whole number");
+	if (d < 0 && lo >= 0)
+		return bad(r, key, "is negative");
+	if (fabs(d) > (double)EXACT_MAX)
+		return bad(r, key, "is too large to be exact");
+	int64_t x = (int64_t)d;
 	if (x < lo || x > hi) {
 		char why[96];
-		snprintf(why, sizeof(why), "is out of range (%llu..%llu)", (unsigned long long)lo,
-			 (unsigned long long)hi);
+		snprintf(why, sizeof(why), "is out of range (%lld..%lld)", (long long)lo, (long long)hi);
 		return bad(r, key, why);
 	}
 	*out = x;
 	return 0;
 }
 
-static int rd_uint(struct rd *r, json_t *o, const char *key, bool need, unsigned lo, unsigned hi, unsigned *out)
+static int rd_count(struct rd *r, json_t *o, const char *key, bool need, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	uint64_t x = *out;
-	int rc = rd_count(r, o, key, need, lo, hi, &x);
-	*out = (unsigned)x;
+	int64_t x = (int64_t)*out;
+	int rc = rd_int(r, o, key, need, (int64_t)lo, (int64_t)hi, &x);
+	*out = (uint64_t)x;
 	return rc;
 }
 
-/* A signed whole number in lo..hi (iperf3 reports -1 for "unknown"). */
-static int rd_int(struct rd *r, json_t *o, const char *key, bool need, int64_t lo, int64_t hi, int64_t *out)
+static int rd_uint(struct rd *r, json_t *o, const char *key, bool need, unsigned lo, unsigned hi, unsigned *out)
 {
-	json_t *v = json_object_get(o, key);
-	if (!v)
-		return need ? bad(r, key, "is missing") : 0;
-	int64_t x;
-	if (json_is_integer(v)) {
-		x = json_integer_value(v);
-	} else if (json_is_real(v)) {
-		double d = json_real_value(v);
-		if (!isfinite(d) || d != floor(d))
-			return bad(r, key, "is not a whole number");
-		if (fabs(d) > (double)EXACT_MAX)
-			return bad(r, key, "is too large to be exact");
-		x = (int64_t)d;
-	} else {
-		return bad(r, key, "is not a number");
-	}
-	if (x < lo || x > hi)
-		return bad(r, key, "is out of range");
-	*out = x;
-	return 0;
+	int64_t x = *out;
+	int rc = rd_int(r, o, key, need, lo, hi, &x);
+	*out = (unsigned)x;
+	return rc;
 }
 
 static int rd_dbl(struct rd *r, json_t *o, const char *key, bool need, double lo, double hi, double *out)
@@ -168,7 +133,7 @@ static bool version_char(int c)
 static json_t *load(const char *json, size_t len, size_t max, struct rd *r, int *rc)
 {
 	if (len == 0 || len > max) {
-		*rc = fail(r->err, r->errlen, -EMSGSIZE, "iperf3 %s message of %zu bytes (1..%zu accepted)",
+		*rc = txs_ctl_fail(r->err, r->errlen, -EMSGSIZE, "iperf3 %s message of %zu bytes (1..%zu accepted)",
 			   r->where, len, max);
 		return NULL;
 	}
@@ -176,12 +141,12 @@ static json_t *load(const char *json, size_t len, size_t max, struct rd *r, int 
 	/* cJSON writes 2^64-1 for an unsigned -1 (retransmits): read every number as a double */
 	json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
 	if (!root) {
-		*rc = fail(r->err, r->errlen, -EPROTO, "malformed iperf3 %s message: %s", r->where, je.text);
+		*rc = txs_ctl_fail(r->err, r->errlen, -EPROTO, "malformed iperf3 %s message: %s", r->where, je.text);
 		return NULL;
 	}
 	if (!json_is_object(root)) {
 		json_decref(root);
-		*rc = fail(r->err, r->errlen, -EPROTO, "malformed iperf3 %s message: not a JSON object", r->where);
+		*rc = txs_ctl_fail(r->err, r->errlen, -EPROTO, "malformed iperf3 %s message: not a JSON object", r->where);
 		return NULL;
 	}
 	*rc = 0;
@@ -258,17 +223,17 @@ TXS_API int txs_ip3_params_encode(const struct txs_ip3_params *p, char **json, s
 {
 	*json = NULL;
 	if (p->proto == TXS_IP3_PROTO_NONE || p->proto > TXS_IP3_SCTP)
-		return fail(err, errlen, -EINVAL, "iperf3 parameters: no protocol");
+		return txs_ctl_fail(err, errlen, -EINVAL, "iperf3 parameters: no protocol");
 	if (p->parallel < 1 || p->parallel > TXS_IP3_STREAMS_MAX)
-		return fail(err, errlen, -EINVAL, "iperf3 parameters: %u streams (1..%u)", p->parallel,
+		return txs_ctl_fail(err, errlen, -EINVAL, "iperf3 parameters: %u streams (1..%u)", p->parallel,
 			    TXS_IP3_STREAMS_MAX);
 	if (p->time > TXS_IP3_TIME_MAX || p->omit > TXS_IP3_TIME_MAX || p->num > EXACT_MAX ||
 	    p->blockcount > EXACT_MAX || p->bandwidth > EXACT_MAX || p->len > TXS_IP3_LEN_MAX || p->tos > 255 ||
 	    p->window > (1u << 30))
-		return fail(err, errlen, -EINVAL, "iperf3 parameters: a number is out of range");
+		return txs_ctl_fail(err, errlen, -EINVAL, "iperf3 parameters: a number is out of range");
 	for (const char *c = p->client_version; *c; c++)
 		if (!version_char((unsigned char)*c))
-			return fail(err, errlen, -EINVAL, "iperf3 parameters: client_version holds a character it may not");
+			return txs_ctl_fail(err, errlen, -EINVAL, "iperf3 parameters: client_version holds a character it may not");
 	json_t *o = json_object();
 	if (!o)
 		return -ENOMEM;
@@ -320,21 +285,21 @@ TXS_API int txs_ip3_params_encode(const struct txs_ip3_params *p, char **json, s
 TXS_API int txs_ip3_params_check(const struct txs_ip3_params *p, unsigned max_time, char *err, size_t errlen)
 {
 	if (p->proto != TXS_IP3_UDP)
-		return fail(err, errlen, TXS_IP3_IEUNIMP, "%s tests are not served (UDP only: iperf3 -u)",
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEUNIMP, "%s tests are not served (UDP only: iperf3 -u)",
 			    p->proto == TXS_IP3_TCP ? "TCP" : p->proto == TXS_IP3_SCTP ? "SCTP" : "protocol-less");
 	if (p->has_authtoken)
-		return fail(err, errlen, TXS_IP3_IEUNIMP, "iperf3 authentication (--username) is not supported");
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEUNIMP, "iperf3 authentication (--username) is not supported");
 	if (p->parallel < 1 || p->parallel > TXS_IP3_STREAMS_MAX)
-		return fail(err, errlen, TXS_IP3_IENUMSTREAMS, "%u streams asked for (1..%u)", p->parallel,
+		return txs_ctl_fail(err, errlen, TXS_IP3_IENUMSTREAMS, "%u streams asked for (1..%u)", p->parallel,
 			    TXS_IP3_STREAMS_MAX);
 	unsigned lo = p->udp_counters_64bit ? TXS_IP3_LEN_MIN : 12;
 	if (p->len < lo || p->len > TXS_IP3_LEN_MAX)
-		return fail(err, errlen, TXS_IP3_IEUDPBLOCKSIZE, "UDP length %u (%u..%u)", p->len, lo, TXS_IP3_LEN_MAX);
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEUDPBLOCKSIZE, "UDP length %u (%u..%u)", p->len, lo, TXS_IP3_LEN_MAX);
 	if (p->time == 0 && p->num == 0 && p->blockcount == 0)
-		return fail(err, errlen, TXS_IP3_IEDURATION,
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEDURATION,
 			    "a test without a time or an amount is not served");
 	if (max_time && p->time > max_time)
-		return fail(err, errlen, TXS_IP3_IEDURATION, "-t %u is over the server's %u s",
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEDURATION, "-t %u is over the server's %u s",
 			    p->time, max_time);
 	return 0;
 }
@@ -448,7 +413,7 @@ TXS_API int txs_ip3_results_encode(const struct txs_ip3_results *res, char **jso
 {
 	*json = NULL;
 	if (res->n > TXS_IP3_RES_STREAMS_MAX)
-		return fail(err, errlen, -EINVAL, "iperf3 results: %u streams", res->n);
+		return txs_ctl_fail(err, errlen, -EINVAL, "iperf3 results: %u streams", res->n);
 	json_t *o = json_object(), *a = json_array();
 	if (!o || !a) {
 		json_decref(o);

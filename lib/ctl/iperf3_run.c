@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <txscale/iperf3.h>
+#include "ctl_priv.h"
 
 #define BATCH 64
 #define RCVBUF (8 << 20) /* bytes */
@@ -33,17 +34,6 @@ static double mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 TXS_API void txs_ip3_test_free(struct txs_ip3_test *t)
 {
@@ -350,7 +340,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 		atomic_init(&x->done, false);
 		k++;
 		if (pthread_create(&x->th, NULL, sender_main, x) != 0) {
-			rc = fail(err, errlen, -EAGAIN, "cannot start a sending thread");
+			rc = txs_ctl_fail(err, errlen, -EAGAIN, "cannot start a sending thread");
 			break;
 		}
 		started++;
@@ -358,7 +348,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 	while (rc == 0) {
 		double now = mono();
 		if (now > hard_end) {
-			rc = fail(err, errlen, -ETIMEDOUT, "the test ran past its bound (the peer never ended it)");
+			rc = txs_ctl_fail(err, errlen, -ETIMEDOUT, "the test ran past its bound (the peer never ended it)");
 			break;
 		}
 		if (client) {
@@ -383,7 +373,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			wait_ms = 10; /* the senders' end by amount is seen within 10 ms */
 		int pr = poll(pf, np, wait_ms);
 		if (pr < 0 && errno != EINTR) {
-			rc = fail(err, errlen, -errno, "poll: %s", strerror(errno));
+			rc = txs_ctl_fail(err, errlen, -errno, "poll: %s", strerror(errno));
 			break;
 		}
 		if (pr <= 0)
@@ -395,7 +385,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			int st;
 			int r = txs_ip3_read_state(fd, &st, 1000);
 			if (r < 0) {
-				rc = fail(err, errlen, r, "control connection: %s during the test",
+				rc = txs_ctl_fail(err, errlen, r, "control connection: %s during the test",
 					  r == -ECONNRESET ? "the peer closed it" : strerror(-r));
 				break;
 			}
@@ -405,12 +395,12 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			}
 			if (st == TXS_IP3_CLIENT_TERMINATE || st == TXS_IP3_SERVER_TERMINATE ||
 			    st == TXS_IP3_SERVER_ERROR || st == TXS_IP3_ACCESS_DENIED) {
-				rc = fail(err, errlen, -ECONNRESET, "the %s ended the test (%s)",
+				rc = txs_ctl_fail(err, errlen, -ECONNRESET, "the %s ended the test (%s)",
 					  client ? "server" : "client", txs_ip3_state_str(st));
 				break;
 			}
 			/* a client sees EXCHANGE_RESULTS only after its own TEST_END; anything else is a protocol error */
-			rc = fail(err, errlen, -EPROTO, "unexpected iperf3 state %d (%s) during the test", st,
+			rc = txs_ctl_fail(err, errlen, -EPROTO, "unexpected iperf3 state %d (%s) during the test", st,
 				  txs_ip3_state_str(st));
 			break;
 		}
@@ -432,11 +422,30 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 	return rc;
 }
 
+/* The test's streams in iperf3's order: the client's sending streams first
+ * (with --bidir the first p.parallel), ids 1, 3, 4, ... */
+static int streams_new(struct txs_ip3_test *t, bool client)
+{
+	t->n = t->p.parallel * (t->p.bidirectional ? 2 : 1);
+	t->s = calloc(t->n, sizeof(*t->s));
+	if (!t->s)
+		return -ENOMEM;
+	for (unsigned i = 0; i < t->n; i++) {
+		bool client_sends = t->p.bidirectional ? i < t->p.parallel : !t->p.reverse;
+		t->s[i].fd = -1;
+		t->s[i].sock_drops = -1;
+		t->s[i].id = txs_ip3_stream_id(i);
+		t->s[i].sender = client ? client_sends : !client_sends;
+		txs_ip3_rx_init(&t->s[i].rx);
+	}
+	return 0;
+}
+
 /* ---- the server ----------------------------------------------------------------------------------- */
 
 static int io_fail(char *err, size_t errlen, int rc, const char *what)
 {
-	return fail(err, errlen, rc, "%s: %s", what,
+	return txs_ctl_fail(err, errlen, rc, "%s: %s", what,
 		    rc == -ECONNRESET ? "the client closed the connection"
 		    : rc == -ETIMEDOUT ? "the client did not answer in time"
 		    : rc == -EMSGSIZE ? "message over the size limit"
@@ -458,7 +467,7 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	int to = c->ctl_timeout_ms;
 	int lfd = udp_listener(c->local);
 	if (lfd < 0) {
-		int rc = fail(err, errlen, lfd, "cannot open the UDP stream listener: %s", strerror(-lfd));
+		int rc = txs_ctl_fail(err, errlen, lfd, "cannot open the UDP stream listener: %s", strerror(-lfd));
 		refuse(fd, TXS_IP3_IESTREAMACCEPT, ip3_err, to);
 		*ip3_err = 0;
 		return rc;
@@ -473,7 +482,7 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 		double left = until - mono();
 		if (left <= 0) {
 			close(lfd);
-			return fail(err, errlen, -ETIMEDOUT, "stream %u of %u did not come within %.1f s", k + 1, t->n,
+			return txs_ctl_fail(err, errlen, -ETIMEDOUT, "stream %u of %u did not come within %.1f s", k + 1, t->n,
 				    to / 1000.0);
 		}
 		struct pollfd pf[2] = { { .fd = lfd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
@@ -485,7 +494,7 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 			close(lfd);
 			if (rc)
 				return io_fail(err, errlen, rc, "while the streams were made");
-			return fail(err, errlen, -EPROTO, "the client sent %s (%d) while the streams were made",
+			return txs_ctl_fail(err, errlen, -EPROTO, "the client sent %s (%d) while the streams were made",
 				    txs_ip3_state_str(st), st);
 		}
 		uint8_t b[64];
@@ -502,7 +511,7 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 		if (connect(lfd, (struct sockaddr *)&from, fl) < 0) {
 			rc = -errno;
 			close(lfd);
-			return fail(err, errlen, rc, "connect the stream socket: %s", strerror(-rc));
+			return txs_ctl_fail(err, errlen, rc, "connect the stream socket: %s", strerror(-rc));
 		}
 		struct txs_ip3_stream *s = &t->s[k];
 		s->fd = lfd;
@@ -510,7 +519,7 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 		if (k + 1 < t->n) {
 			lfd = udp_listener(c->local);
 			if (lfd < 0)
-				return fail(err, errlen, lfd, "cannot open the UDP stream listener: %s", strerror(-lfd));
+				return txs_ctl_fail(err, errlen, lfd, "cannot open the UDP stream listener: %s", strerror(-lfd));
 		}
 		uint8_t reply[4];
 		txs_ip3_udp_reply(kind, reply);
@@ -518,7 +527,7 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 			rc = -errno;
 			if (lfd >= 0)
 				close(lfd);
-			return fail(err, errlen, rc, "answer the stream handshake: %s", strerror(-rc));
+			return txs_ctl_fail(err, errlen, rc, "answer the stream handshake: %s", strerror(-rc));
 		}
 		k++;
 	}
@@ -538,7 +547,7 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	if (rc)
 		return io_fail(err, errlen, rc, "reading the iperf3 cookie");
 	if (!txs_ip3_cookie_prefix((const uint8_t *)cookie, sizeof(cookie)))
-		return fail(err, errlen, -EPROTO, "not an iperf3 cookie (37 bytes of [a-z2-7] and a NUL)");
+		return txs_ctl_fail(err, errlen, -EPROTO, "not an iperf3 cookie (37 bytes of [a-z2-7] and a NUL)");
 	rc = txs_ip3_write_state(fd, TXS_IP3_PARAM_EXCHANGE, to);
 	if (rc)
 		return io_fail(err, errlen, rc, "PARAM_EXCHANGE");
@@ -559,24 +568,14 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 		return rc;
 	}
 	if (c->refuse_auth) {
-		fail(err, errlen, 0, "the server wants its shared secret (--auth-file), which iperf3 cannot give");
+		txs_ctl_fail(err, errlen, 0, "the server wants its shared secret (--auth-file), which iperf3 cannot give");
 		return refuse(fd, TXS_IP3_IEAUTHTEST, ip3_err, to);
 	}
 	int code = txs_ip3_params_check(&t->p, c->max_time, err, errlen);
 	if (code)
 		return refuse(fd, code, ip3_err, to);
-	t->n = t->p.parallel * (t->p.bidirectional ? 2 : 1);
-	t->s = calloc(t->n, sizeof(*t->s));
-	if (!t->s)
+	if (streams_new(t, false))
 		return -ENOMEM;
-	for (unsigned i = 0; i < t->n; i++) {
-		t->s[i].fd = -1;
-		t->s[i].sock_drops = -1;
-		t->s[i].id = txs_ip3_stream_id(i);
-		/* the server receives first (the client's sending streams), then sends */
-		t->s[i].sender = t->p.bidirectional ? i >= t->p.parallel : t->p.reverse;
-		txs_ip3_rx_init(&t->s[i].rx);
-	}
 	rc = accept_streams(fd, c, t, ip3_err, err, errlen);
 	if (rc)
 		return rc;
@@ -634,7 +633,7 @@ TXS_API int txs_ip3_serve_finish(int fd, const struct txs_ip3_test *t, const cha
 	if (rc)
 		return io_fail(err, errlen, rc, "waiting for IPERF_DONE");
 	if (st != TXS_IP3_IPERF_DONE)
-		return fail(err, errlen, -EPROTO, "the client sent %s (%d) instead of IPERF_DONE", txs_ip3_state_str(st),
+		return txs_ctl_fail(err, errlen, -EPROTO, "the client sent %s (%d) instead of IPERF_DONE", txs_ip3_state_str(st),
 			    st);
 	return 0;
 }
@@ -647,28 +646,28 @@ static int expect_state(int fd, int want, int to, int *ip3_err, char *err, size_
 	int st;
 	int rc = txs_ip3_read_state(fd, &st, to);
 	if (rc)
-		return fail(err, errlen, rc, "waiting for %s: %s", txs_ip3_state_str(want),
+		return txs_ctl_fail(err, errlen, rc, "waiting for %s: %s", txs_ip3_state_str(want),
 			    rc == -ECONNRESET ? "the server closed the connection"
 			    : rc == -ETIMEDOUT ? "the server did not answer in time"
 					       : strerror(-rc));
 	if (st == want)
 		return 0;
 	if (st == TXS_IP3_ACCESS_DENIED)
-		return fail(err, errlen, -EBUSY, "the iperf3 server is busy running a test");
+		return txs_ctl_fail(err, errlen, -EBUSY, "the iperf3 server is busy running a test");
 	if (st == TXS_IP3_SERVER_ERROR) {
 		uint8_t b[8];
 		if (txs_ip3_read_full(fd, b, 8, to) == 0) {
 			int32_t e = (int32_t)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
 			int32_t se = (int32_t)((uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7]);
 			*ip3_err = e;
-			return fail(err, errlen, -EREMOTEIO, "the iperf3 server refused the test: iperf3 error %d%s%s", e,
+			return txs_ctl_fail(err, errlen, -EREMOTEIO, "the iperf3 server refused the test: iperf3 error %d%s%s", e,
 				    se > 0 && se < 4096 ? ", " : "", se > 0 && se < 4096 ? strerror(se) : "");
 		}
-		return fail(err, errlen, -EREMOTEIO, "the iperf3 server sent SERVER_ERROR");
+		return txs_ctl_fail(err, errlen, -EREMOTEIO, "the iperf3 server sent SERVER_ERROR");
 	}
 	if (st == TXS_IP3_SERVER_TERMINATE)
-		return fail(err, errlen, -ECONNRESET, "the iperf3 server ended the test (SERVER_TERMINATE)");
-	return fail(err, errlen, -EPROTO, "expected %s from the server, got state %d (%s)", txs_ip3_state_str(want),
+		return txs_ctl_fail(err, errlen, -ECONNRESET, "the iperf3 server ended the test (SERVER_TERMINATE)");
+	return txs_ctl_fail(err, errlen, -EPROTO, "expected %s from the server, got state %d (%s)", txs_ip3_state_str(want),
 		    st, txs_ip3_state_str(st));
 }
 
@@ -676,7 +675,7 @@ static int connect_stream(const struct sockaddr_storage *server, int to, char *e
 {
 	int fd = socket(server->ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "UDP socket: %s", strerror(errno));
+		return txs_ctl_fail(err, errlen, -errno, "UDP socket: %s", strerror(errno));
 	int one = 1, rb = RCVBUF;
 	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)) < 0)
@@ -685,7 +684,7 @@ static int connect_stream(const struct sockaddr_storage *server, int to, char *e
 	if (connect(fd, (const struct sockaddr *)server, sl) < 0) {
 		int e = errno;
 		close(fd);
-		return fail(err, errlen, -e, "UDP connect to the server: %s", strerror(e));
+		return txs_ctl_fail(err, errlen, -e, "UDP connect to the server: %s", strerror(e));
 	}
 	uint8_t msg[4], b[16];
 	txs_ip3_udp_msg(msg);
@@ -695,7 +694,7 @@ static int connect_stream(const struct sockaddr_storage *server, int to, char *e
 		if (send(fd, msg, 4, MSG_DONTWAIT) != 4 && errno != EAGAIN) {
 			int e = errno;
 			close(fd);
-			return fail(err, errlen, -e, "stream handshake: %s", strerror(e));
+			return txs_ctl_fail(err, errlen, -e, "stream handshake: %s", strerror(e));
 		}
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
 		if (poll(&pf, 1, 250) <= 0)
@@ -703,19 +702,19 @@ static int connect_stream(const struct sockaddr_storage *server, int to, char *e
 		ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
 		if (n < 0 && errno == ECONNREFUSED) {
 			close(fd);
-			return fail(err, errlen, -ECONNREFUSED, "stream handshake: the server's UDP port is closed");
+			return txs_ctl_fail(err, errlen, -ECONNREFUSED, "stream handshake: the server's UDP port is closed");
 		}
 		if (n > 0 && txs_ip3_udp_reply_ok(b, (size_t)n))
 			return fd;
 		if (n > 0) {
 			close(fd);
-			return fail(err, errlen, -EPROTO, "stream handshake: the server answered %zd bytes that are not "
+			return txs_ctl_fail(err, errlen, -EPROTO, "stream handshake: the server answered %zd bytes that are not "
 							  "iperf3's reply",
 				    n);
 		}
 	}
 	close(fd);
-	return fail(err, errlen, -ETIMEDOUT, "stream handshake: no answer within %.1f s", to / 1000.0);
+	return txs_ctl_fail(err, errlen, -ETIMEDOUT, "stream handshake: no answer within %.1f s", to / 1000.0);
 }
 
 /* Count what still arrives on the receiving streams until the control
@@ -765,7 +764,7 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 	char cookie[TXS_IP3_COOKIE_LEN];
 	if ((rc = txs_ip3_cookie_make(cookie)) || (rc = txs_ip3_write_full(fd, cookie, sizeof(cookie), to))) {
 		free(json);
-		return fail(err, errlen, rc, "sending the cookie: %s", strerror(-rc));
+		return txs_ctl_fail(err, errlen, rc, "sending the cookie: %s", strerror(-rc));
 	}
 	if ((rc = expect_state(fd, TXS_IP3_PARAM_EXCHANGE, to, ip3_err, err, errlen))) {
 		free(json);
@@ -774,21 +773,11 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 	rc = txs_ip3_write_json(fd, json, jn, to);
 	free(json);
 	if (rc)
-		return fail(err, errlen, rc, "sending the parameters: %s", strerror(-rc));
+		return txs_ctl_fail(err, errlen, rc, "sending the parameters: %s", strerror(-rc));
 	if ((rc = expect_state(fd, TXS_IP3_CREATE_STREAMS, to, ip3_err, err, errlen)))
 		return rc;
-	t->n = t->p.parallel * (t->p.bidirectional ? 2 : 1);
-	t->s = calloc(t->n, sizeof(*t->s));
-	if (!t->s)
+	if (streams_new(t, true))
 		return -ENOMEM;
-	for (unsigned i = 0; i < t->n; i++) {
-		t->s[i].fd = -1;
-		t->s[i].sock_drops = -1;
-		t->s[i].id = txs_ip3_stream_id(i);
-		/* the client's sending streams come first */
-		t->s[i].sender = t->p.bidirectional ? i < t->p.parallel : !t->p.reverse;
-		txs_ip3_rx_init(&t->s[i].rx);
-	}
 	for (unsigned i = 0; i < t->n; i++) {
 		int s = connect_stream(c->server, to, err, errlen);
 		if (s < 0)
@@ -804,11 +793,11 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 	if (rc < 0)
 		return rc;
 	if ((rc = txs_ip3_write_state(fd, TXS_IP3_TEST_END, to)))
-		return fail(err, errlen, rc, "sending TEST_END: %s", strerror(-rc));
+		return txs_ctl_fail(err, errlen, rc, "sending TEST_END: %s", strerror(-rc));
 	/* the server sends on until our TEST_END reaches it: what it sent
 	 * arrives while we wait for EXCHANGE_RESULTS, and is counted */
 	if ((rc = drain_until_state(fd, t, to)))
-		return fail(err, errlen, rc, "waiting for EXCHANGE_RESULTS: %s",
+		return txs_ctl_fail(err, errlen, rc, "waiting for EXCHANGE_RESULTS: %s",
 			    rc == -ECONNRESET ? "the server closed the connection" : strerror(-rc));
 	if ((rc = expect_state(fd, TXS_IP3_EXCHANGE_RESULTS, to, ip3_err, err, errlen)))
 		return rc;
@@ -821,10 +810,10 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 	rc = txs_ip3_write_json(fd, json, jn, to);
 	free(json);
 	if (rc)
-		return fail(err, errlen, rc, "sending our results: %s", strerror(-rc));
+		return txs_ctl_fail(err, errlen, rc, "sending our results: %s", strerror(-rc));
 	rc = txs_ip3_read_json(fd, TXS_IP3_RESULTS_MAX, to, &json, &jn);
 	if (rc)
-		return fail(err, errlen, rc, "reading the server's results: %s",
+		return txs_ctl_fail(err, errlen, rc, "reading the server's results: %s",
 			    rc == -EMSGSIZE ? "over the size limit" : strerror(-rc));
 	rc = txs_ip3_results_decode(&t->peer, json, jn, err, errlen);
 	free(json);

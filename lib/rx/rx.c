@@ -597,6 +597,36 @@ static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const
 	c->size_pkts[len & 0xffff]++;
 }
 
+/* Count one sequenced datagram of flow f: its verdict (a rejected one is
+ * counted as malformed, nothing else). */
+static inline __attribute__((always_inline)) enum seq_verdict seq_count(struct txs_rx_core *c, struct rx_flow *f,
+									   uint64_t s, size_t len, unsigned link)
+{
+	enum seq_verdict v = seq_in(c, f, s);
+	switch (v) {
+	case SEQ_UNIQUE:
+		f->unique++;
+		TXS_STAT_ADD(c->live.unique, 1);
+		break;
+	case SEQ_DUP:
+		f->dup++;
+		TXS_STAT_ADD(c->live.duplicates, 1);
+		break;
+	case SEQ_LATE:
+		f->late++;
+		TXS_STAT_ADD(c->live.late, 1);
+		break;
+	case SEQ_REJECT:
+		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
+		return v;
+	}
+	f->received++;
+	f->bytes += len;
+	c->size_pkts[len & 0xffff]++;
+	count_rx(c, link, len);
+	return v;
+}
+
 /* iperf3's header (sec, usec, sequence from 1), flows by 5-tuple */
 static __attribute__((noinline)) void payload_ip3(struct txs_rx_core *c, const uint8_t *p, size_t len,
 						  unsigned link, uint64_t ts, const struct rx_pkt *pi,
@@ -616,31 +646,12 @@ static __attribute__((noinline)) void payload_ip3(struct txs_rx_core *c, const u
 		return;
 	}
 	uint64_t s = c64 ? seq - 1 : seq_extend32(f->next, (uint32_t)(seq - 1));
-	enum seq_verdict v = seq_in(c, f, s);
-	switch (v) {
-	case SEQ_UNIQUE:
-		f->unique++;
-		TXS_STAT_ADD(c->live.unique, 1);
+	enum seq_verdict v = seq_count(c, f, s, len, link);
+	if (v == SEQ_UNIQUE) {
 		c->lat_none++; /* no one-way latency from a monotonic stamp */
 		if (ts)
 			jit_in(f, ts - ((uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull));
-		break;
-	case SEQ_DUP:
-		f->dup++;
-		TXS_STAT_ADD(c->live.duplicates, 1);
-		break;
-	case SEQ_LATE:
-		f->late++;
-		TXS_STAT_ADD(c->live.late, 1);
-		break;
-	case SEQ_REJECT:
-		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
-		return;
 	}
-	f->received++;
-	f->bytes += len;
-	c->size_pkts[len & 0xffff]++;
-	count_rx(c, link, len);
 }
 
 static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core *c, const uint8_t *p, size_t len, unsigned link, uint64_t ts,
@@ -669,30 +680,12 @@ static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core 
 	uint64_t s = ph.seq;
 	if (k == TXS_PH_COMPACT)
 		s = seq_extend32(f->next, (uint32_t)s);
-	enum seq_verdict v = seq_in(c, f, s);
-	switch (v) {
-	case SEQ_UNIQUE:
-		f->unique++;
-		TXS_STAT_ADD(c->live.unique, 1);
-		lat_in(c, f, ts, ph.ts_ns);
-		break;
-	case SEQ_DUP:
-		f->dup++;
-		TXS_STAT_ADD(c->live.duplicates, 1);
-		break;
-	case SEQ_LATE:
-		f->late++;
-		TXS_STAT_ADD(c->live.late, 1);
-		break;
-	case SEQ_REJECT:
-		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
+	enum seq_verdict v = seq_count(c, f, s, len, link);
+	if (v == SEQ_REJECT)
 		return;
-	}
 	f->kind = (uint8_t)k;
-	f->received++;
-	f->bytes += len;
-	c->size_pkts[len & 0xffff]++;
-	count_rx(c, link, len);
+	if (v == SEQ_UNIQUE)
+		lat_in(c, f, ts, ph.ts_ns);
 }
 
 /* ---- IP layer -------------------------------------------------------------------- */

@@ -71,15 +71,38 @@ void ip3_add_up(const struct txs_ip3_test *t, struct ip3_sums *u)
 	}
 }
 
+/* One JSON line built in memory. */
+struct line {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static int line_open(struct line *l)
+{
+	l->buf = NULL;
+	l->len = 0;
+	l->f = open_memstream(&l->buf, &l->len);
+	return l->f ? 0 : -ENOMEM;
+}
+
+/* The line without its newline (malloc'd), or NULL. */
+static char *line_close(struct line *l)
+{
+	fclose(l->f);
+	char *nl = l->buf ? strchr(l->buf, '\n') : NULL;
+	if (nl)
+		*nl = 0;
+	return l->buf;
+}
+
 char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, const struct txs_rx_kstats *kd)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
+	struct line l;
+	if (line_open(&l))
 		return NULL;
 	struct txs_json j;
-	txs_json_begin(&j, f);
+	txs_json_begin(&j, l.f);
 	txs_json_str(&j, "type", "summary");
 	txs_json_str(&j, "kind", "recv");
 	txs_json_str(&j, "device", "iperf3");
@@ -97,7 +120,7 @@ char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, cons
 	if (u->exact)
 		txs_json_u64(&j, "expected", u->expected);
 	else
-		txs_json_key(&j, "expected"), fputs("null", f);
+		txs_json_key(&j, "expected"), fputs("null", l.f);
 	txs_json_u64(&j, "excess", u->excess);
 	txs_json_u64(&j, "handshakes_refused", t->ignored);
 	txs_json_dbl(&j, "jitter_ms", u->rx_streams ? u->jitter_sum / u->rx_streams * 1000.0 : 0);
@@ -132,22 +155,16 @@ char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, cons
 	txs_json_arr_close(&j);
 	txs_rx_kstats_json(&j, "kernel_drops", kd, NULL, 0, u->sock_drops);
 	txs_json_end(&j);
-	fclose(f);
-	char *nl = buf ? strchr(buf, '\n') : NULL;
-	if (nl)
-		*nl = 0;
-	return buf;
+	return line_close(&l);
 }
 
 char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
+	struct line l;
+	if (line_open(&l))
 		return NULL;
 	struct txs_json j;
-	txs_json_begin(&j, f);
+	txs_json_begin(&j, l.f);
 	txs_json_str(&j, "type", "summary");
 	txs_json_str(&j, "kind", "send");
 	txs_json_str(&j, "device", "iperf3");
@@ -168,11 +185,7 @@ char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u)
 		}
 	txs_json_arr_close(&j);
 	txs_json_end(&j);
-	fclose(f);
-	char *nl = buf ? strchr(buf, '\n') : NULL;
-	if (nl)
-		*nl = 0;
-	return buf;
+	return line_close(&l);
 }
 
 /* The text report: the log's lines and --get-server-output's text. */
