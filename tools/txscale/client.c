@@ -513,6 +513,11 @@ static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
 			if (rc < 0 || take_result(k, &m) < 0)
 				k->ctl_err = true;
 			txs_ctl_msg_free(&m);
+			if (k->ctl_err && !told) { /* the server is gone or refused: our side stops too */
+				kill(pid, SIGINT);
+				told = true;
+				end = mono_s() + 5;
+			}
 		}
 	}
 	return stop_child(pid, 0, st);
@@ -710,7 +715,8 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 	if (json) {
 		json_object_set_new(o, "type", json_string(role));
 		json_object_set_new(o, "host", json_string(host));
-		char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+		/* ASCII only: no C1 control character (U+0080..U+009F) of the peer's reaches a terminal raw */
+		char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 		if (s)
 			printf("%s\n", s);
 		free(s);
