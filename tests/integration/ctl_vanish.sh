@@ -4,6 +4,8 @@
 #      within seconds with exit 1 and a line saying why, not at its -t
 #   2. an iperf3 server (Debian's 3.12) killed mid-test: `send -c` against
 #      it ends at once the same way
+#   3. a CPU list this server does not have (--remote-cpus 0-4095) is
+#      refused before any process starts (no receiver is started)
 # Loopback only (127.0.0.1); needs iperf3 for case 2 (skipped without).
 set -euo pipefail
 
@@ -38,6 +40,17 @@ kill "$srv" 2>/dev/null || true
 [ "$(echo "$t < 12" | bc)" = 1 ] || fail "txscale: the client took $t s (its -t is 20)"
 grep -q 'txscale send: 127.0.0.1: ' "$tmp/c1.out" || fail "txscale: no line saying why: $(cat "$tmp/c1.out")"
 echo "ok: a txscale server's session died: the client ended after $t s (-t 20): $(grep 'txscale send: 127.0.0.1: ' "$tmp/c1.out" | head -n1)"
+
+# 3. a CPU list checked before any process starts
+"$TXS" server -B 127.0.0.1 --control-port "$PORT" -1 >"$tmp/srv3.log" 2>&1 &
+srv=$!
+for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
+rc=0
+"$TXS" send -c 127.0.0.1 --control-port "$PORT" -p $((PORT + 1)) --remote-cpus 0-4095 -n 10 -b 1k -i 0 >"$tmp/c3.out" 2>&1 || rc=$?
+wait "$srv" || true
+[ "$rc" = 1 ] && grep -q "the receiver's CPU list '0-4095'" "$tmp/c3.out" || fail "cpus: exit $rc: $(cat "$tmp/c3.out")"
+if grep -q 'test 1: receive' "$tmp/srv3.log"; then fail "cpus: a receiver was started: $(cat "$tmp/srv3.log")"; fi
+echo "ok: a CPU list the server does not have is refused before any process starts"
 
 # 2. an iperf3 server dies
 if ! command -v iperf3 >/dev/null; then echo "note: no iperf3: case 2 skipped"; exit 0; fi

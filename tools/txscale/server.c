@@ -380,6 +380,15 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			return refuse(s, "test %u: destination %s is not of the control connection's family", m->test,
 				      dest);
 	}
+	/* every field checked before any process starts: the CPU lists against this host's CPUs */
+	const char *cl[2] = { r ? r->cpus : "", sd ? sd->cpus : "" };
+	for (int i = 0; i < 2; i++) {
+		struct opt_cpus oc;
+		char ce[160];
+		if (cl[i][0] && opt_parse_cpus(cl[i], &oc, ce, sizeof(ce)) < 0)
+			return refuse(s, "test %u: the %s's CPU list '%s': %s", m->test, i ? "sender" : "receiver", cl[i],
+				      ce);
+	}
 	slog(s, "test %u:%s%s%s%s", m->test, r ? " receive " : "", r ? r->dev : "", sd ? " send to " : "",
 	     sd ? dest : "");
 	unlink(s->peer_json);
