@@ -236,6 +236,21 @@ TXS_API bool txs_ip3_peer_sent(const struct txs_ip3_test *t, unsigned id, uint64
  * highest sequence); sending streams what we sent. */
 TXS_API void txs_ip3_test_results(const struct txs_ip3_test *t, struct txs_ip3_results *r);
 
+/* What the peer says it received of our sending streams, against what we
+ * sent: received = its bytes / len per stream, lost = sent - received.
+ * exact is false (why says which stream and how) when the parts do not add
+ * up: bytes that are not whole datagrams, more received than sent, a
+ * highest sequence above what we sent, a stream the peer did not report. */
+struct txs_ip3_peer_rx {
+	uint64_t sent, received, bytes, excess, lost;
+	uint64_t peer_lost, peer_packets; /* the peer's own figures (errors, packets), summed */
+	double jitter_sum;                /* s, over streams */
+	unsigned streams;
+	bool exact;
+	char why[160];
+};
+TXS_API void txs_ip3_peer_rx(const struct txs_ip3_test *t, struct txs_ip3_peer_rx *f);
+
 struct txs_ip3_srv_conf {
 	const struct sockaddr_storage *local; /* the control connection's local address: streams use its port */
 	const struct sockaddr_storage *peer;  /* the control connection's peer: the only address a stream may come from */

@@ -90,6 +90,53 @@ TXS_API void txs_ip3_test_results(const struct txs_ip3_test *t, struct txs_ip3_r
 	}
 }
 
+TXS_API void txs_ip3_peer_rx(const struct txs_ip3_test *t, struct txs_ip3_peer_rx *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->exact = true;
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct txs_ip3_stream *s = &t->s[i];
+		if (!s->sender)
+			continue;
+		f->streams++;
+		f->sent += s->sent;
+		const struct txs_ip3_stream_res *r = NULL;
+		for (unsigned k = 0; k < t->peer.n; k++)
+			if (t->peer.s[k].id == s->id)
+				r = &t->peer.s[k];
+		if (!r) {
+			f->exact = false;
+			snprintf(f->why, sizeof(f->why), "the server did not report stream %u", s->id);
+			continue;
+		}
+		uint64_t got = r->bytes / t->p.len;
+		if (r->bytes % t->p.len) {
+			f->exact = false;
+			snprintf(f->why, sizeof(f->why), "stream %u: %llu bytes are not whole %u-byte datagrams", s->id,
+				 (unsigned long long)r->bytes, t->p.len);
+		}
+		if (got > s->sent) {
+			f->exact = false;
+			f->excess += got - s->sent;
+			snprintf(f->why, sizeof(f->why), "stream %u: the server says %llu received of %llu sent", s->id,
+				 (unsigned long long)got, (unsigned long long)s->sent);
+		} else {
+			f->lost += s->sent - got;
+		}
+		if (r->packets > s->sent) {
+			f->exact = false;
+			snprintf(f->why, sizeof(f->why), "stream %u: the server saw sequence %llu of %llu sent", s->id,
+				 (unsigned long long)r->packets, (unsigned long long)s->sent);
+		}
+		f->received += got;
+		f->bytes += r->bytes;
+		f->jitter_sum += r->jitter;
+		f->peer_packets += r->packets;
+		if (r->errors > 0)
+			f->peer_lost += (uint64_t)r->errors;
+	}
+}
+
 /* ---- addresses ---------------------------------------------------------------------------------- */
 
 /* The address of ss as 16 bytes (IPv4 as mapped IPv6) and its port. */

@@ -372,11 +372,53 @@ static void test_rx_core_payload(void **st)
 	assert_int_equal(txs_rx_core_create(&c, &bad), -EINVAL);
 }
 
+/* What a server reports of our streams: exact when its parts add up, else
+ * "not exact" with the reason; never a wrapped loss */
+static void peer_case(uint64_t sent1, uint64_t bytes1, uint64_t pk1, bool report2, const char *why, uint64_t lost,
+		      uint64_t excess)
+{
+	struct txs_ip3_test t;
+	memset(&t, 0, sizeof(t));
+	t.p.len = 100;
+	struct txs_ip3_stream st[2];
+	memset(st, 0, sizeof(st));
+	t.n = 2;
+	t.s = st;
+	st[0] = (struct txs_ip3_stream){ .fd = -1, .id = 1, .sender = true, .sent = sent1 };
+	st[1] = (struct txs_ip3_stream){ .fd = -1, .id = 3, .sender = true, .sent = 10 };
+	t.have_peer = true;
+	t.peer.n = report2 ? 2 : 1;
+	t.peer.s[0] = (struct txs_ip3_stream_res){ .id = 1, .bytes = bytes1, .packets = pk1, .errors = 0 };
+	t.peer.s[1] = (struct txs_ip3_stream_res){ .id = 3, .bytes = 1000, .packets = 10 };
+	struct txs_ip3_peer_rx f;
+	txs_ip3_peer_rx(&t, &f);
+	if (!why) {
+		assert_true(f.exact);
+	} else {
+		if (f.exact || !strstr(f.why, why))
+			fprintf(stderr, "want '%s', got exact %d '%s'\n", why, f.exact, f.why);
+		assert_false(f.exact);
+		assert_non_null(strstr(f.why, why));
+	}
+	assert_int_equal(f.lost, lost);
+	assert_int_equal(f.excess, excess);
+}
+
+static void test_peer_rx(void **st)
+{
+	(void)st;
+	peer_case(20, 1500, 20, true, NULL, 5, 0);                    /* 15 of 20: lost 5, exact */
+	peer_case(20, 1550, 20, true, "not whole", 5, 0);             /* 15.5 datagrams */
+	peer_case(20, 2500, 20, true, "received of", 0, 5);           /* 25 of 20: excess, no wrap */
+	peer_case(20, 1500, 21, true, "saw sequence", 5, 0);          /* sequence beyond what we sent */
+	peer_case(20, 1500, 20, false, "did not report stream 3", 5, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_params),   cmocka_unit_test(test_params_hostile), cmocka_unit_test(test_results),
-		cmocka_unit_test(test_udp_hdr),  cmocka_unit_test(test_io),             cmocka_unit_test(test_rx), cmocka_unit_test(test_rx_core_payload),
+		cmocka_unit_test(test_udp_hdr),  cmocka_unit_test(test_io),             cmocka_unit_test(test_rx), cmocka_unit_test(test_rx_core_payload), cmocka_unit_test(test_peer_rx),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

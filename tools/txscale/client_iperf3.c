@@ -37,63 +37,7 @@ int ctl_iperf3_probe(int fd, double secs)
 	return 0;
 }
 
-/* What the server says it received of our sending streams. */
-struct fwd {
-	uint64_t sent, received, bytes, excess, lost, server_lost_sum, server_packets;
-	double jitter_sum;
-	unsigned streams;
-	bool exact;
-	char why[160];
-};
-
-static void tally_fwd(const struct txs_ip3_test *t, struct fwd *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->exact = true;
-	for (unsigned i = 0; i < t->n; i++) {
-		const struct txs_ip3_stream *s = &t->s[i];
-		if (!s->sender)
-			continue;
-		f->streams++;
-		f->sent += s->sent;
-		const struct txs_ip3_stream_res *r = NULL;
-		for (unsigned k = 0; k < t->peer.n; k++)
-			if (t->peer.s[k].id == s->id)
-				r = &t->peer.s[k];
-		if (!r) {
-			f->exact = false;
-			snprintf(f->why, sizeof(f->why), "the server did not report stream %u", s->id);
-			continue;
-		}
-		uint64_t got = r->bytes / t->p.len;
-		if (r->bytes % t->p.len) {
-			f->exact = false;
-			snprintf(f->why, sizeof(f->why), "stream %u: %llu bytes are not whole %u-byte datagrams", s->id,
-				 (unsigned long long)r->bytes, t->p.len);
-		}
-		if (got > s->sent) {
-			f->exact = false;
-			f->excess += got - s->sent;
-			snprintf(f->why, sizeof(f->why), "stream %u: the server says %llu received of %llu sent", s->id,
-				 (unsigned long long)got, (unsigned long long)s->sent);
-		} else {
-			f->lost += s->sent - got;
-		}
-		if (r->packets > s->sent) {
-			f->exact = false;
-			snprintf(f->why, sizeof(f->why), "stream %u: the server saw sequence %llu of %llu sent", s->id,
-				 (unsigned long long)r->packets, (unsigned long long)s->sent);
-		}
-		f->received += got;
-		f->bytes += r->bytes;
-		f->jitter_sum += r->jitter;
-		f->server_packets += r->packets;
-		if (r->errors > 0)
-			f->server_lost_sum += (uint64_t)r->errors;
-	}
-}
-
-static void print_fwd(const char *host, const struct txs_ip3_test *t, const struct fwd *f, bool json)
+static void print_fwd(const char *host, const struct txs_ip3_peer_rx *f, bool json)
 {
 	double jit = f->streams ? f->jitter_sum / f->streams * 1000.0 : 0;
 	if (!json) {
@@ -102,7 +46,7 @@ static void print_fwd(const char *host, const struct txs_ip3_test *t, const stru
 		       "figure: %llu)\n",
 		       host, (unsigned long long)f->received, (unsigned long long)f->lost,
 		       off > 0 ? f->lost * 100.0 / off : 0.0, f->exact ? " exact" : " (not exact)", jit,
-		       (unsigned long long)f->server_lost_sum);
+		       (unsigned long long)f->peer_lost);
 		if (!f->exact)
 			printf("receiver %s: not exact: %s\n", host, f->why);
 		return;
@@ -120,13 +64,12 @@ static void print_fwd(const char *host, const struct txs_ip3_test *t, const stru
 	txs_json_u64(&j, "bytes", f->bytes);
 	txs_json_dbl(&j, "jitter_ms", jit);
 	txs_json_obj_open(&j, "iperf3");
-	txs_json_u64(&j, "lost", f->server_lost_sum);
-	txs_json_u64(&j, "packets", f->server_packets);
+	txs_json_u64(&j, "lost", f->peer_lost);
+	txs_json_u64(&j, "packets", f->peer_packets);
 	txs_json_obj_close(&j);
 	if (!f->exact)
 		txs_json_str(&j, "not_exact", f->why);
 	txs_json_end(&j);
-	(void)t;
 }
 
 int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int fd)
@@ -187,9 +130,9 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	struct ip3_sums u;
 	ip3_add_up(&t, &u);
 	if (u.tx_streams) {
-		struct fwd f;
-		tally_fwd(&t, &f);
-		print_fwd(host, &t, &f, s->json);
+		struct txs_ip3_peer_rx f;
+		txs_ip3_peer_rx(&t, &f);
+		print_fwd(host, &f, s->json);
 	}
 	if (u.rx_streams) {
 		/* the server's sender, then what we received of it */
