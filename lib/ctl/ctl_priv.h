@@ -14,4 +14,9 @@ int txs_ctl_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attri
 int txs_ctl_read_full(int fd, uint8_t *b, size_t n, int64_t deadline, size_t *got);
 /* All n bytes before deadline (MSG_NOSIGNAL). 0, -ETIMEDOUT, -EIO, -errno. */
 int txs_ctl_write_full(int fd, const uint8_t *b, size_t n, int64_t deadline);
+/* A peer's summary object (kind "recv" or "send"): counts must be whole
+ * numbers >= 0 (else -EPROTO, err naming where.key); a recv summary whose
+ * parts do not add up gets "lost_exact":false and "not_exact". */
+typedef struct json_t json_t;
+int txs_ctl_summary_check(json_t *o, const char *kind, const char *where, char *err, size_t errlen);
 #endif
