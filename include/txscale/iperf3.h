@@ -211,6 +211,7 @@ struct txs_ip3_stream {
 	int fd;                 /* connected UDP socket */
 	unsigned id;            /* iperf3's stream id */
 	bool sender;            /* this side sends on it */
+	int cpu;                /* a sending stream's thread is pinned here; -1 = not pinned */
 	uint64_t sent, sent_bytes, send_errors; /* datagrams / payload bytes this side sent, failed writes */
 	struct txs_ip3_rx rx;   /* what this side received */
 	int64_t sock_drops;     /* the socket's receive-queue drops (SO_RXQ_OVFL), -1 unknown */
@@ -269,12 +270,15 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 			  size_t errlen);
 struct txs_ip3_cli_conf {
 	const struct sockaddr_storage *server; /* the control connection's peer: streams go to its address and port */
+	const int *cpus;                       /* sending streams' CPUs (NULL: not pinned) */
+	unsigned n_cpus;
 	int ctl_timeout_ms;                    /* longest wait for the server's next step; also ends a test whose
 						* server went silent or away */
 };
 /* Run one test as an iperf3 client on the connected control connection fd,
  * with t->p as the parameters (t is set up here: free with
- * txs_ip3_test_free). The cookie goes first; the server's results end up in
+ * txs_ip3_test_free; cpus[k], n_cpus > 0, pins the k-th sending stream's
+ * thread to cpus[k % n_cpus]). The cookie goes first; the server's results end up in
  * t->peer. 0; -EBUSY (ACCESS_DENIED); -EREMOTEIO (SERVER_ERROR: *ip3_err
  * is its number); -EPROTO (a malformed or unexpected message: the server's
  * counts are never used then); -ETIMEDOUT; -ECONNRESET (the server left);

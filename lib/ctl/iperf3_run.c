@@ -10,6 +10,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -314,6 +315,12 @@ struct sender {
 static void *sender_main(void *arg)
 {
 	struct sender *w = arg;
+	if (w->s->cpu >= 0 && w->s->cpu < CPU_SETSIZE) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->s->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
 	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
 	if (bufs) {
 		for (unsigned i = 0; i < BATCH; i++)
@@ -480,6 +487,7 @@ static int streams_new(struct txs_ip3_test *t, bool client)
 	for (unsigned i = 0; i < t->n; i++) {
 		bool client_sends = t->p.bidirectional ? i < t->p.parallel : !t->p.reverse;
 		t->s[i].fd = -1;
+		t->s[i].cpu = -1;
 		t->s[i].sock_drops = -1;
 		t->s[i].id = txs_ip3_stream_id(i);
 		t->s[i].sender = client ? client_sends : !client_sends;
@@ -825,6 +833,9 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 		return rc;
 	if (streams_new(t, true))
 		return -ENOMEM;
+	for (unsigned i = 0, k = 0; c->cpus && c->n_cpus && i < t->n; i++)
+		if (t->s[i].sender)
+			t->s[i].cpu = c->cpus[k++ % c->n_cpus];
 	for (unsigned i = 0; i < t->n; i++) {
 		int s = connect_stream(c->server, to, err, errlen);
 		if (s < 0)

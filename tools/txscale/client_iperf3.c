@@ -108,7 +108,10 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	struct sockaddr_storage peer;
 	socklen_t pl = sizeof(peer);
 	getpeername(fd, (struct sockaddr *)&peer, &pl);
+	/* -A: stream k's thread on the k-th CPU of the list (unpinned without -A, like iperf3) */
 	struct txs_ip3_cli_conf cc = { .server = &peer,
+				       .cpus = s->cpus && !s->no_pin && s->cpus->n ? s->cpus->cpu : NULL,
+				       .n_cpus = s->cpus && !s->no_pin ? s->cpus->n : 0,
 				       .ctl_timeout_ms = o->ctl_timeout > 2e6 ? 2000000000 : (int)(o->ctl_timeout * 1000) };
 	if (!s->json)
 		printf("txscale send: iperf3 server %s, port %u: %s test, %u stream%s, -l %u, %s\n", host, o->control_port,
