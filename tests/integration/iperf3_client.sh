@@ -53,7 +53,6 @@ run() {
 }
 rline() { jq -c 'select(.type == "receiver")' "$tmp/$1.json"; }
 sline() { jq -c 'select(.type == "summary" and .kind == "send")' "$tmp/$1.json"; }
-qdrops() { tc -n "$1" -s qdisc show dev "$2" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1; }
 
 # 1. forward -P 2
 srv fwd
@@ -78,11 +77,11 @@ echo "ok: IPv6 -n 500: 500 sent, 500 received"
 
 # 3. loss made by tbf on our egress
 tc -n "$A" qdisc add dev tx0 root tbf rate 2mbit burst 4k limit 8k
-d0=$(qdrops "$A" tx0)
+d0=$(tc_drops "$A" tx0)
 srv loss
 run loss -c 198.18.0.2 -l 100 -b 8k -t 2
 srv_wait loss
-drops=$(( $(qdrops "$A" tx0) - d0 ))
+drops=$(( $(tc_drops "$A" tx0) - d0 ))
 tc -n "$A" qdisc del dev tx0 root
 r=$(rline loss)
 sent=$(sline loss | jq .packets)

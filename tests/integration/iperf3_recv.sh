@@ -26,7 +26,6 @@ need_cmd tc "needs tc (iproute2)"
 
 txs_tmp
 lab_up "$LAB"
-qdrops() { tc -n "$1" -s qdisc show dev "$2" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1; }
 
 # case NAME PAYLOAD N [iperf3 options]: recv's summary in $tmp/NAME.json, the server's JSON in NAME.srv.json
 case_run() {
@@ -46,9 +45,9 @@ case_run() {
 
 # 1. -P 2, 64-bit counters, tbf loss
 tc -n "$A" qdisc add dev tx0 root tbf rate 2mbit burst 4k limit 8k
-d0=$(qdrops "$A" tx0)
+d0=$(tc_drops "$A" tx0)
 case_run loss iperf3-64 1000 -l 200 -b 2M -P 2 --udp-counters-64bit
-drops=$(( $(qdrops "$A" tx0) - d0 ))
+drops=$(( $(tc_drops "$A" tx0) - d0 ))
 tc -n "$A" qdisc del dev tx0 root
 s=$(tail -n1 "$tmp/loss.json")
 [ "$drops" -gt 0 ] || fail "loss: tbf dropped nothing (the test did not test)"

@@ -57,7 +57,6 @@ ip3() {
 # the server's last summary of a kind
 srv_last() { jq -c "select(.type == \"summary\" and .kind == \"$1\")" "$tmp/srv.json" | tail -n1; }
 nsum() { jq -c "select(.type == \"summary\")" "$tmp/srv.json" | wc -l; }
-qdrops() { tc -n "$1" -s qdisc show dev "$2" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1; }
 
 # 1. forward -P 2 -l 16
 ip3 fwd -c 198.18.0.2 -u -l 16 -b 2M -t 2 -P 2
@@ -72,9 +71,9 @@ echo "ok: forward -P 2 -l 16: the client sent $sent, the server received all ($r
 
 # 2. loss made by tbf on the client's egress
 tc -n "$A" qdisc add dev tx0 root tbf rate 2mbit burst 4k limit 8k
-d0=$(qdrops "$A" tx0)
+d0=$(tc_drops "$A" tx0)
 ip3 loss -c 198.18.0.2 -u -l 100 -b 8M -t 2
-drops=$(( $(qdrops "$A" tx0) - d0 ))
+drops=$(( $(tc_drops "$A" tx0) - d0 ))
 tc -n "$A" qdisc del dev tx0 root
 own=$(srv_last recv)
 sent=$(jq .end.sum_sent.packets "$tmp/loss.json")
@@ -88,11 +87,11 @@ echo "ok: loss: sent $sent, tbf dropped $drops = the server's exact loss = the c
 
 # 3. -R through a tbf on the server's egress
 tc -n "$B" qdisc add dev rx0 root tbf rate 2mbit burst 4k limit 8k
-d0=$(qdrops "$B" rx0)
+d0=$(tc_drops "$B" rx0)
 ip netns exec "$A" nft 'add table inet ip3s; add chain inet ip3s in { type filter hook input priority 0; }; add rule inet ip3s in udp sport 5201 udp length 108 counter'
 ip3 rev -c 198.18.0.2 -u -l 100 -b 8M -t 2 -R
 sleep 0.3
-drops=$(( $(qdrops "$B" rx0) - d0 ))
+drops=$(( $(tc_drops "$B" rx0) - d0 ))
 tc -n "$B" qdisc del dev rx0 root
 arrived=$(ip netns exec "$A" nft -j list table inet ip3s | jq '[.nftables[] | .rule? | select(.) | .expr[] | .counter? | select(.) | .packets] | add')
 ip netns exec "$A" nft delete table inet ip3s

@@ -78,12 +78,19 @@ struct line {
 	FILE *f;
 };
 
-static int line_open(struct line *l)
+/* Opens {"type":"summary","kind":KIND,"device":"iperf3", */
+static int line_open(struct line *l, struct txs_json *j, const char *kind)
 {
 	l->buf = NULL;
 	l->len = 0;
 	l->f = open_memstream(&l->buf, &l->len);
-	return l->f ? 0 : -ENOMEM;
+	if (!l->f)
+		return -ENOMEM;
+	txs_json_begin(j, l->f);
+	txs_json_str(j, "type", "summary");
+	txs_json_str(j, "kind", kind);
+	txs_json_str(j, "device", "iperf3");
+	return 0;
 }
 
 /* The line without its newline (malloc'd), or NULL. */
@@ -99,13 +106,9 @@ static char *line_close(struct line *l)
 char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, const struct txs_rx_kstats *kd)
 {
 	struct line l;
-	if (line_open(&l))
-		return NULL;
 	struct txs_json j;
-	txs_json_begin(&j, l.f);
-	txs_json_str(&j, "type", "summary");
-	txs_json_str(&j, "kind", "recv");
-	txs_json_str(&j, "device", "iperf3");
+	if (line_open(&l, &j, "recv"))
+		return NULL;
 	txs_json_str(&j, "client_version", t->p.client_version[0] ? t->p.client_version : "unknown");
 	txs_json_dbl(&j, "seconds", t->t_end - t->t_start);
 	txs_json_u64(&j, "received", u->received);
@@ -161,13 +164,9 @@ char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, cons
 char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u)
 {
 	struct line l;
-	if (line_open(&l))
-		return NULL;
 	struct txs_json j;
-	txs_json_begin(&j, l.f);
-	txs_json_str(&j, "type", "summary");
-	txs_json_str(&j, "kind", "send");
-	txs_json_str(&j, "device", "iperf3");
+	if (line_open(&l, &j, "send"))
+		return NULL;
 	double secs = t->t_end - t->t_start;
 	txs_json_dbl(&j, "seconds", secs);
 	txs_json_u64(&j, "packets", u->sent);
