@@ -325,6 +325,9 @@ static void *sender_main(void *arg)
 	if (bufs) {
 		for (unsigned i = 0; i < BATCH; i++)
 			fill(bufs[i], TXS_IP3_LEN_MAX, w->t->p.repeating_payload);
+		/* the schedule starts with the test, not with this thread */
+		if (w->gap > 0)
+			w->s->next = w->t->t_start;
 		while (!atomic_load_explicit(w->stop, memory_order_relaxed) && w->s->sent < w->amount) {
 			double now = mono();
 			if (w->own_end && now >= w->own_end)

@@ -11,7 +11,8 @@
 #      the qdisc's drops; iperf3's client counts those that came before its
 #      TEST_END (the queue's tail comes after: at most the qdisc's limit of
 #      8192 / 142 datagrams, and what sits in its socket)
-#   4. --bidir: both directions exact
+#   4. --bidir: both directions exact, the server's sender paced to -b
+#      (payload bits/s per stream)
 #   5. IPv6 with -n in bytes and 64-bit counters: iperf3's count of datagrams
 #      for those bytes, all received
 #   6. a TCP test is refused with an iperf3 error the client prints; the next
@@ -114,7 +115,10 @@ csent=$(jq .end.sum_sent.packets "$tmp/bidir.json")
 echo "$own" | jq -e --argjson s "$csent" '.lost_exact and .expected == $s and .lost == 0' >/dev/null || fail "bidir: client->server not exact: $own"
 rb=$(jq .end.sum_received_bidir_reverse.bytes "$tmp/bidir.json")
 [ "$rb" -eq $(( $(echo "$them" | jq .packets) * 200 )) ] || fail "bidir: the client received $rb bytes of the server's $(echo "$them" | jq .packets) datagrams"
-echo "ok: --bidir: $csent up, $(echo "$them" | jq .packets) down, all counted"
+# -b is payload bits/s per stream, as iperf3 means it: 1M / (200 x 8) x 2 s = 1250
+sp=$(echo "$them" | jq .packets)
+[ "$sp" -ge 1237 ] && [ "$sp" -le 1251 ] || fail "bidir: the server sent $sp at -b 1M -l 200 -t 2 (1250 expected)"
+echo "ok: --bidir: $csent up, $sp down (-b 1M -l 200: 1250 per 2 s), all counted"
 
 # 5. IPv6, -n in bytes, 64-bit counters
 ip3 v6 -c 2001:2::2 -u -l 1000 -b 10M -n 1M --udp-counters-64bit
