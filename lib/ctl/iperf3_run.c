@@ -297,7 +297,9 @@ static void recv_some(struct txs_ip3_test *t, struct txs_ip3_stream *s, uint8_t 
 }
 
 /* Run the streams until the client's TEST_END (server: returns
- * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0).
+ * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0;
+ * a client that only receives an amount also ends idle_s after the last
+ * datagram, since lost ones never make up the amount).
  * The peer's leaving, any other state byte, or hard_end (the test's bound
  * on the monotonic clock) is a -errno with err. */
 /* One sending stream's worker: its own thread, its own counters, its own
@@ -356,12 +358,15 @@ static void *sender_main(void *arg)
 }
 
 /* Run the streams until the client's TEST_END (server: returns
- * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0).
+ * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0;
+ * a client that only receives an amount also ends idle_s after the last
+ * datagram, since lost ones never make up the amount).
  * Each sending stream has its own thread; this one watches the control
  * connection and counts the receiving streams. The peer's leaving, any
  * other state byte, or hard_end (the test's bound on the monotonic clock)
  * is a -errno with err. */
-static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_end, char *err, size_t errlen)
+static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_end, double idle_s, char *err,
+		      size_t errlen)
 {
 	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
 	struct pollfd *pf = calloc(t->n + 1, sizeof(*pf));
@@ -384,6 +389,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 	atomic_bool stop = false;
 	int rc = 0;
 	unsigned started = 0, k = 0;
+	double last_rx = t->t_start;
 	for (unsigned i = 0; i < t->n; i++) {
 		if (!t->s[i].sender)
 			continue;
@@ -418,6 +424,8 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			}
 			if ((own_end && now >= own_end) || (amount != UINT64_MAX && (all_done || rcvd >= amount)))
 				break;
+			if (!nsend && amount != UINT64_MAX && now - last_rx > idle_s)
+				break;
 		}
 		unsigned np = 0;
 		pf[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -436,8 +444,10 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 		if (pr <= 0)
 			continue;
 		for (unsigned i = 0, j = 1; i < t->n; i++)
-			if (!t->s[i].sender && (pf[j++].revents & (POLLIN | POLLERR)))
+			if (!t->s[i].sender && (pf[j++].revents & (POLLIN | POLLERR))) {
 				recv_some(t, &t->s[i], bufs, 4 * BATCH);
+				last_rx = mono();
+			}
 		if (pf[0].revents) {
 			int st;
 			int r = txs_ip3_read_state(fd, &st, 1000);
@@ -643,7 +653,7 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	t->t_start = mono();
 	/* by time: -t plus the control timeout; by amount: the server's --max-time */
 	double bound = (t->p.time ? t->p.time : c->max_time) + t->p.omit + to / 1000.0;
-	rc = data_plane(fd, t, false, t->t_start + bound, err, errlen);
+	rc = data_plane(fd, t, false, t->t_start + bound, 0, err, errlen);
 	if (rc < 0)
 		return rc;
 	for (unsigned i = 0; i < t->n; i++) {
@@ -850,7 +860,7 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 		return rc;
 	t->t_start = mono();
 	double bound = (t->p.time ? t->p.time : TXS_IP3_TIME_MAX) + t->p.omit + to / 1000.0;
-	rc = data_plane(fd, t, true, t->t_start + bound, err, errlen);
+	rc = data_plane(fd, t, true, t->t_start + bound, to / 1000.0, err, errlen);
 	if (rc < 0)
 		return rc;
 	if ((rc = txs_ip3_write_state(fd, TXS_IP3_TEST_END, to)))

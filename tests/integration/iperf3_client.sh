@@ -12,6 +12,8 @@
 #      drops, and the iperf3 server's own JSON (lost_packets, packets) agrees
 #   4. -R: the iperf3 server sends, our receiver counts exactly against the
 #      server's count of what it sent
+#   4b. -R -n through tbf: the test ends once -n arrived (an iperf3 server
+#      sends on until TEST_END), loss exact against the server's count
 #   5. -c with no server there: exit 1 with one line, nothing sent
 # Needs root, jq, iperf3, tc; exits 77 with the reason otherwise.
 set -euo pipefail
@@ -130,6 +132,26 @@ ssent=$(echo "$them" | jq .packets)
 echo "$ours" | jq -e --argjson s "$ssent" '.lost_exact and .expected == $s and .unique + .lost == $s and .lost == 0' >/dev/null ||
   fail "rev: the server sent $ssent; our receiver: $ours"
 echo "ok: -R: the iperf3 server sent $ssent, we received $(echo "$ours" | jq .received), exact"
+
+# 4b. -R -n through a tbf on the server's egress: an iperf3 3.12 server sends
+# on until TEST_END, which we send once -n has arrived; exact against what
+# it says it sent
+tc -n "$B" qdisc add dev rx0 root tbf rate 2mbit burst 4k limit 8k
+d0=$(tc_drops "$B" rx0)
+srv revn
+t0=$(date +%s)
+run revn -c 198.18.0.2 -R -l 100 -b 8k -n 4000 --ctl-timeout 2
+took=$(( $(date +%s) - t0 ))
+srv_wait revn
+drops=$(( $(tc_drops "$B" rx0) - d0 ))
+tc -n "$B" qdisc del dev rx0 root
+ours=$(jq -c 'select(.type == "summary" and .kind == "recv")' "$tmp/revn.json")
+[ "$drops" -gt 0 ] || fail "revn: tbf dropped nothing"
+ssent=$(jq -c 'select(.type == "sender") | .packets' "$tmp/revn.json")
+echo "$ours" | jq -e --argjson d "$drops" --argjson s "$ssent" '.lost_exact and .expected == $s and .unique >= 4000 and .lost == $d + .kernel_drops.sockets' >/dev/null ||
+  fail "revn: the server sent $ssent, tbf dropped $drops; our receiver: $ours"
+[ "$took" -le 15 ] || fail "revn: the test took $took s"
+echo "ok: -R -n 4000 through tbf: $(echo "$ours" | jq .unique) arrived of the server's $ssent, lost $(echo "$ours" | jq .lost) = tbf drops $drops, in ${took} s"
 
 # 5. nothing there
 set +e

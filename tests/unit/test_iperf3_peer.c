@@ -12,6 +12,8 @@
  *  - a stream handshake from another address than the control peer's: not
  *    accepted, counted
  *  - a client that leaves mid-test: the server's test ends at once
+ *  - -R -k from a server whose sender stalls: the client ends the test the
+ *    control timeout after the last datagram, its loss exact
  * Each case is bounded in time; the fake peer is killed at the end. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,7 +67,7 @@ static int dial(const struct sockaddr_in *sa)
 	return fd;
 }
 
-enum srv_mode { S_BAD_COUNT, S_FRACTION, S_HUGE, S_VANISH, S_SILENT };
+enum srv_mode { S_BAD_COUNT, S_FRACTION, S_HUGE, S_VANISH, S_SILENT, S_REV_STALL };
 
 /* The fake server: a clean setup of one stream, then the misbehaviour. */
 static void fake_server(int l, int udp, enum srv_mode mode)
@@ -96,6 +98,13 @@ static void fake_server(int l, int udp, enum srv_mode mode)
 		close(c);
 		_exit(0);
 	}
+	if (mode == S_REV_STALL) { /* sends 50 of its 100, then nothing: a stalled sender */
+		uint8_t d[100] = { 0 };
+		for (uint64_t q = 1; q <= 50; q++) {
+			txs_ip3_hdr_write(d, 1, 0, q, true);
+			sendto(udp, d, sizeof(d), 0, (struct sockaddr *)&from, fl);
+		}
+	}
 	int st;
 	while (txs_ip3_read_state(c, &st, 10000) == 0 && st != TXS_IP3_TEST_END)
 		;
@@ -107,20 +116,21 @@ static void fake_server(int l, int udp, enum srv_mode mode)
 	if (txs_ip3_read_json(c, TXS_IP3_RESULTS_MAX, 2000, &j, &n))
 		_exit(1);
 	free(j);
-	const char *count = mode == S_BAD_COUNT ? "-5" : mode == S_FRACTION ? "10.5" : "1e17";
+	/* S_REV_STALL: honest, it says it sent 100 of 100 bytes each */
+	const char *count = mode == S_BAD_COUNT ? "-5" : mode == S_FRACTION ? "10.5" : mode == S_REV_STALL ? "10000" : "1e17";
 	char res[512];
 	snprintf(res, sizeof(res),
 		 "{\"cpu_util_total\":1,\"cpu_util_user\":1,\"cpu_util_system\":0,\"sender_has_retransmits\":0,"
-		 "\"streams\":[{\"id\":1,\"bytes\":%s,\"retransmits\":-1,\"jitter\":0,\"errors\":0,\"packets\":10}]}",
-		 count);
+		 "\"streams\":[{\"id\":1,\"bytes\":%s,\"retransmits\":-1,\"jitter\":0,\"errors\":0,\"packets\":%s}]}",
+		 count, mode == S_REV_STALL ? "100" : "10");
 	txs_ip3_write_json(c, res, strlen(res), 1000);
 	txs_ip3_write_state(c, TXS_IP3_DISPLAY_RESULTS, 1000);
 	txs_ip3_read_state(c, &st, 2000);
 	_exit(0);
 }
 
-static int client_against(enum srv_mode mode, unsigned secs, int ctl_ms, struct txs_ip3_test *t, char *err,
-			  size_t errlen, double *took)
+static int client_against_p(enum srv_mode mode, const struct txs_ip3_params *p, int ctl_ms, struct txs_ip3_test *t,
+			    char *err, size_t errlen, double *took)
 {
 	int udp;
 	struct sockaddr_in sa;
@@ -132,8 +142,7 @@ static int client_against(enum srv_mode mode, unsigned secs, int ctl_ms, struct 
 	int fd = dial(&sa);
 	close(l);
 	memset(t, 0, sizeof(*t));
-	t->p = (struct txs_ip3_params){ .proto = TXS_IP3_UDP, .time = secs, .parallel = 1, .len = 100,
-					.bandwidth = 800000, .udp_counters_64bit = true };
+	t->p = *p;
 	struct sockaddr_storage ss;
 	memcpy(&ss, &sa, sizeof(sa));
 	struct txs_ip3_cli_conf cc = { .server = &ss, .ctl_timeout_ms = ctl_ms };
@@ -145,6 +154,14 @@ static int client_against(enum srv_mode mode, unsigned secs, int ctl_ms, struct 
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return rc;
+}
+
+static int client_against(enum srv_mode mode, unsigned secs, int ctl_ms, struct txs_ip3_test *t, char *err,
+			  size_t errlen, double *took)
+{
+	struct txs_ip3_params p = { .proto = TXS_IP3_UDP, .time = secs, .parallel = 1, .len = 100,
+				    .bandwidth = 800000, .udp_counters_64bit = true };
+	return client_against_p(mode, &p, ctl_ms, t, err, errlen, took);
 }
 
 static void test_client_hostile_counts(void **st)
@@ -190,6 +207,29 @@ static void test_client_server_silent(void **st)
 	int rc = client_against(S_SILENT, 1, 400, &t, err, sizeof(err), &took);
 	assert_int_equal(rc, -ETIMEDOUT);
 	assert_true(took > 1.0 && took < 1.0 + 0.4 * 2 + 1.0);
+	txs_ip3_test_free(&t);
+}
+
+/* -R -k 100 from a server whose sender stalls after 50: the client ends its
+ * test the control timeout after the last datagram, and the loss is exact */
+static void test_client_reverse_stall(void **st)
+{
+	(void)st;
+	struct txs_ip3_params p = { .proto = TXS_IP3_UDP, .blockcount = 100, .parallel = 1, .len = 100,
+				    .reverse = true, .udp_counters_64bit = true };
+	struct txs_ip3_test t;
+	char err[256] = "";
+	double took;
+	int rc = client_against_p(S_REV_STALL, &p, 500, &t, err, sizeof(err), &took);
+	if (rc)
+		fprintf(stderr, "rc %d: %s\n", rc, err);
+	assert_int_equal(rc, 0);
+	assert_true(took < 3.0);
+	assert_int_equal(t.s[0].rx.unique, 50);
+	uint64_t sent;
+	assert_true(txs_ip3_peer_sent(&t, 1, &sent));
+	assert_int_equal(sent, 100);
+	assert_int_equal(txs_ip3_rx_lost(&t.s[0].rx, sent, NULL), 50);
 	txs_ip3_test_free(&t);
 }
 
@@ -359,7 +399,8 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_client_hostile_counts), cmocka_unit_test(test_client_server_vanishes),
-		cmocka_unit_test(test_client_server_silent),  cmocka_unit_test(test_server_refusals),
+		cmocka_unit_test(test_client_server_silent),  cmocka_unit_test(test_client_reverse_stall),
+		cmocka_unit_test(test_server_refusals),
 		cmocka_unit_test(test_server_foreign_handshake), cmocka_unit_test(test_server_client_vanishes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
