@@ -298,9 +298,9 @@ TXS_API int txs_ip3_params_check(const struct txs_ip3_params *p, unsigned max_ti
 	if (p->time == 0 && p->num == 0 && p->blockcount == 0)
 		return txs_ctl_fail(err, errlen, TXS_IP3_IEDURATION,
 			    "a test without a time or an amount is not served");
-	if (max_time && p->time > max_time)
-		return txs_ctl_fail(err, errlen, TXS_IP3_IEDURATION, "-t %u is over the server's %u s",
-			    p->time, max_time);
+	if (max_time && (uint64_t)p->time + p->omit > max_time)
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEDURATION, "-t %u with -O %u is over the server's %u s",
+				    p->time, p->omit, max_time);
 	return 0;
 }
 

@@ -115,6 +115,7 @@ static void test_params_hostile(void **st)
 		{ "{\"udp\":true,\"time\":1,\"len\":12,\"udp_counters_64bit\":1}", "20" },
 		{ "{\"udp\":true,\"time\":1,\"len\":65508}", "20" },
 		{ "{\"udp\":true,\"time\":301,\"len\":100}", "5" },
+		{ "{\"udp\":true,\"time\":300,\"omit\":86400,\"len\":100}", "5" },
 		{ "{\"udp\":true,\"len\":100}", "5" },
 		{ "{\"udp\":true,\"time\":1,\"len\":100,\"authtoken\":\"x\"}", "13" },
 	};
