@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale engine: one pinned worker thread per CPU, each with its own device
- * queue and generator state, running until a packet count, a duration, or a
- * stop request. Rate control per worker.
+/* txscale engine: worker threads (unpinned by default; each pinned to
+ * its CPU when conf.cpus gives one), each with its own device queue and
+ * generator state, running until a packet count, a duration, or a stop
+ * request. Rate control per worker.
  *
  * Concurrency: txs_engine_start/wait/destroy from one controlling thread.
  * txs_engine_stop() may be called from any thread or a signal handler
@@ -165,12 +166,15 @@ struct txs_pace_conf {
  * measures it; later one burst in TXS_TS_CHECK_EVERY reads the TSC again at
  * the end of its fill, compares it with the stamp the next datagram would
  * have had (the error of the stamps at the burst's end, where it is
- * largest) and moves step towards the measured value). The errors are
- * summed per worker (txs_engine_ts_check). A generator without stamps_each
- * is filled as PACKET. */
+ * largest); step is the least of the last TXS_TS_STEP_WINDOW checked bursts'
+ * steps, so a stamp runs ahead of its datagram only when the fill got faster
+ * than in all of them). The errors are summed per worker
+ * (txs_engine_ts_check). A generator without stamps_each is filled as
+ * PACKET. */
 enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET, TXS_TS_INTERP };
 #define TXS_TS_CHECK_EVERY 8u
 #define TXS_TS_ERR_BUCKETS 28u /* the last holds every error >= 2^26 ns */
+#define TXS_TS_STEP_WINDOW 4u
 
 struct txs_engine_conf {
 	unsigned n_workers;
@@ -187,6 +191,11 @@ struct txs_engine_conf {
 	unsigned profile_every; /* 0 = off; else sample one burst in N (see above) */
 	struct txs_pace_conf pace; /* zero: CONST at rate_pps, no bursts */
 	enum txs_ts_mode timestamps;
+	/* Test only: added to every TXS_TS_BURST stamp, so that a test on one
+	 * host (one clock) can play a sender whose clock is off by a known
+	 * amount (txscale send reads TXS_TEST_STAMP_SHIFT_NS; docs/recv.md,
+	 * "Clock offset"). 0 in every real use. */
+	int64_t stamp_shift_ns;
 };
 
 struct txs_worker {
@@ -225,7 +234,10 @@ struct txs_worker {
 	uint8_t ts_cur;                /* this burst: TXS_TS_PACKET (a read per datagram) or TXS_TS_INTERP */
 	uint32_t ts_bursts;            /* bursts filled (sampling) */
 	uint64_t ts_t0;                /* this burst's base, CLOCK_REALTIME ns */
-	uint64_t ts_step;              /* fill ns per datagram, 32.32 fixed point */
+	uint64_t ts_step;              /* fill ns per datagram, 32.32 fixed point:
+					* the least of ts_meas */
+	uint64_t ts_meas[TXS_TS_STEP_WINDOW]; /* the last checked bursts' steps (ring) */
+	uint8_t ts_meas_i;             /* next slot of ts_meas */
 	uint64_t ts_err_n, ts_err_sum, ts_err_max; /* checked bursts, |error| ns summed, largest */
 	uint64_t ts_err_hist[TXS_TS_ERR_BUCKETS];  /* checked bursts by |error|: bucket k < 2^k ns */
 	TXS_CACHE_GUARD;

@@ -71,7 +71,7 @@ static inline uint16_t txs_ident_flow_reserve(struct txs_ident_flow *f, unsigned
 	return id;
 }
 
-/* ---- additions: inline fast path, clock hint, diagnostics ----------------- */
+/* ---- the inline fast path, the clock hint, diagnostics ------------------- */
 
 /* The first bytes of every struct txs_ident_core are this view, so the lease
  * fast path can be inlined into the caller. Only lib/ident writes it; the

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <txscale/common.h>
+#include <txscale/rx_iperf3.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,17 +149,6 @@ TXS_API void txs_ip3_udp_msg(uint8_t out[4]);
 /* Is b a reply a client accepts: "6789" or 987654321 in either byte order. */
 TXS_API bool txs_ip3_udp_reply_ok(const uint8_t *b, size_t len);
 
-/* ---- the UDP payload header --------------------------------------------------------------------- */
-/* sec (4), usec (4), sequence (4, or 8 with 64-bit counters), big-endian.
- * Returns the header length (12 or 16); len must be at least that. */
-static inline size_t txs_ip3_hdr_len(bool c64)
-{
-	return c64 ? 16 : 12;
-}
-TXS_API void txs_ip3_hdr_write(uint8_t *buf, uint32_t sec, uint32_t usec, uint64_t seq, bool c64);
-/* -EMSGSIZE when len is below the header; usec over 999999 is -EPROTO. */
-TXS_API int txs_ip3_hdr_read(const uint8_t *buf, size_t len, bool c64, uint32_t *sec, uint32_t *usec, uint64_t *seq);
-
 /* ---- the control connection ----------------------------------------------------------------- */
 /* A cookie: 36 characters of iperf3's alphabet and a NUL. */
 TXS_API int txs_ip3_cookie_make(char out[TXS_IP3_COOKIE_LEN]);
@@ -178,31 +168,6 @@ TXS_API int txs_ip3_write_error(int fd, int ip3_errno, int sys_errno, int timeou
  * allocation. *out is malloc'd and NUL-terminated; one deadline. */
 TXS_API int txs_ip3_read_json(int fd, size_t max, int timeout_ms, char **out, size_t *len);
 TXS_API int txs_ip3_write_json(int fd, const char *json, size_t len, int timeout_ms);
-
-/* ---- a stream's receive counts --------------------------------------------------------------------- */
-/* Exact counts of one iperf3 stream at its receiver: a window of the last
- * TXS_IP3_RX_WINDOW sequence numbers below the highest tells duplicates and
- * reordering apart from first arrivals; a sequence older than the window is
- * "late" (not counted as unique). Jitter as iperf3 defines it (RFC 1889 A.8
- * over |arrival - sent|, seconds), and iperf3's own loss figure (a gap adds
- * to it, an out-of-order arrival takes one back) beside. Single writer. */
-#define TXS_IP3_RX_WINDOW 4096u
-#define TXS_IP3_RX_MAX_JUMP (1ull << 30) /* a sequence further ahead is malformed */
-struct txs_ip3_rx {
-	uint64_t received, bytes, unique, duplicates, reordered, late, malformed;
-	uint64_t highest;          /* highest sequence seen (0: none) */
-	int64_t ip3_errors;        /* iperf3's loss count */
-	uint64_t ip3_outoforder;
-	double jitter, prev_transit; /* s */
-	uint64_t win[TXS_IP3_RX_WINDOW / 64];
-};
-TXS_API void txs_ip3_rx_init(struct txs_ip3_rx *r);
-/* One datagram: payload as received, arrival time in seconds on the
- * sender's clock's scale (only differences matter). */
-TXS_API void txs_ip3_rx_dgram(struct txs_ip3_rx *r, const uint8_t *buf, size_t len, bool c64, double arrival_s);
-/* Exact loss against what the sender says it sent: sent - unique, never
- * below 0; *excess gets unique beyond sent (a liar or a duplicate sender). */
-TXS_API uint64_t txs_ip3_rx_lost(const struct txs_ip3_rx *r, uint64_t sent, uint64_t *excess);
 
 /* ---- one test: the data plane and the server's state machine --------------------------------------- */
 struct sockaddr_storage;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale link monitor (lib/netdev/linkmon.c): watches the carrier and
+/* txscale link monitor (lib/linkmon/linkmon.c): watches the carrier and
  * administrative state of a frame device's links (packet:, xdp:) and tells
  * link selection (txs_linksel_set_link) and the device's queues, as the
  * bonding driver does for its slaves.
@@ -47,15 +47,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Why a link changed (on_change). */
-enum txs_link_why {
-	TXS_LINK_EVENT = 0, /* rtnetlink notification */
-	TXS_LINK_POLL = 1,  /* found by the miimon re-read */
-	TXS_LINK_ERROR = 2, /* a queue's kick failed for good (err says how) */
-	TXS_LINK_RETRY = 3, /* taken back after an error: the interface reads up */
-	TXS_LINK_HINT = 4,  /* found by a re-read a queue asked for (its kicks stalled) */
-};
 
 struct txs_linkmon_conf {
 	struct txs_linksel *linksel; /* told of every change; NULL: only the queues */

@@ -81,6 +81,21 @@ struct txs_txq {
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
 
+/* Why a link changed (a link monitor's on_change, txscale/linkmon.h). */
+enum txs_link_why {
+	TXS_LINK_EVENT = 0, /* rtnetlink notification */
+	TXS_LINK_POLL = 1,  /* found by the miimon re-read */
+	TXS_LINK_ERROR = 2, /* a queue's kick failed for good (err says how) */
+	TXS_LINK_RETRY = 3, /* taken back after an error: the interface reads up */
+	TXS_LINK_HINT = 4,  /* found by a re-read a queue asked for (its kicks stalled) */
+};
+
+/* An interface a frame device sends on (txs_netdev_link). */
+struct txs_netdev_link {
+	char ifname[16]; /* IF_NAMESIZE */
+	int ifindex;
+};
+
 struct txs_netdev_ops {
 	const char *name;
 	const char *usage; /* one line: "dummy[:links=N][,verify]" */
@@ -92,6 +107,9 @@ struct txs_netdev_ops {
 	unsigned (*tx_send)(struct txs_txq *q, struct txs_pktbuf *bufs, unsigned n);
 	void (*tx_release)(struct txs_txq *q, struct txs_pktbuf *bufs, unsigned n);
 	int (*tx_flush)(struct txs_txq *q);
+	/* Optional: the interface behind link l (0 <= l < n_links) of a device
+	 * that sends on interfaces (packet:, xdp:); NULL for the others. */
+	int (*link)(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out);
 };
 
 /* Open-time configuration the backends may use. */
@@ -196,6 +214,10 @@ TXS_API void txs_netdev_queue_stats(const struct txs_netdev *dev, unsigned queue
 
 /* Registered backends, for --help and tests. */
 TXS_API const struct txs_netdev_ops *const *txs_netdev_backends(unsigned *n);
+/* The interface behind link l of dev. Returns 0, -EOPNOTSUPP (the device
+ * does not send on interfaces: dummy, pcap, udp) or -EINVAL (no link l).
+ * Any thread, after open. */
+TXS_API int txs_netdev_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out);
 TXS_API const struct txs_netdev_ops *txs_netdev_find(const char *name);
 
 #ifdef __cplusplus

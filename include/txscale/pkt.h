@@ -400,6 +400,74 @@ struct txs_pkt_info {
  * returns TXS_PERR_FRAGMENT (payload fields then unset). */
 TXS_API enum txs_perr txs_parse(const uint8_t *buf, size_t len, enum txs_l2 l2, struct txs_pkt_info *out);
 
+/* ---- pcap reader (memory or file; lib/pkt/pcap.c) ------------------------------ *
+ * The one capture reader: recv's pcap input and replay both read through it.
+ * Classic pcap (both byte orders, us/ns) is parsed in place, zero-copy; with
+ * libpcap (TXS_HAVE_PCAP) pcapng and other formats are read through it.
+ * Link types: Ethernet, raw IP (101, 228, 229), Linux cooked v1/v2, BSD
+ * loopback. Caller-owned memory; one thread per reader. */
+struct txs_pcap_rec {
+	const uint8_t *data;     /* starts at the layer `l2` says */
+	uint32_t caplen, origlen;
+	enum txs_l2 l2;
+	bool not_ip;             /* a cooked/loopback header says: not IPv4/IPv6 */
+	uint64_t ts_ns;          /* capture time, ns since the epoch */
+};
+struct txs_pcap_counts {
+	uint64_t records;        /* records returned */
+	uint64_t snapped;        /* caplen < origlen (capture snap length) */
+	uint64_t bad_len;        /* caplen > origlen or above the snap limit (skipped) */
+	uint64_t truncated;      /* file ends inside a record header or data (stops) */
+	uint64_t bad_l2;         /* link-layer header shorter than its type needs (skipped) */
+};
+#define TXS_PCAP_MAX_REC 262144u /* larger record lengths are corrupt (libpcap's limit) */
+struct txs_pcap {
+	const uint8_t *buf;      /* classic: whole file */
+	size_t len, off;
+	bool swap, nsec;
+	uint32_t linktype, snaplen;
+	bool mapped;             /* buf is an mmap of the file */
+	bool done;
+	bool fast;               /* classic, host byte order, Ethernet: txs_pcap_next inline path */
+	void *lp;                /* pcap_t * when libpcap reads it */
+	void *memf;              /* FILE * under lp for memory input */
+	struct txs_pcap_counts n;
+	char err[160];
+};
+/* Open from memory (buf must outlive the reader) or a file. Returns 0,
+ * -EINVAL (not a pcap / unsupported link type, err says which), -errno. */
+TXS_API int txs_pcap_open_mem(struct txs_pcap *p, const void *buf, size_t len);
+TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path);
+/* Next record: 1 = rec filled, 0 = end (clean or at a corrupt point, see
+ * counts). Bad records are counted and skipped when the stream can go on.
+ * Inline for the common record (classic, host order, Ethernet, whole);
+ * anything else goes to txs_pcap_next_slow(). */
+TXS_API int txs_pcap_next_slow(struct txs_pcap *p, struct txs_pcap_rec *rec);
+static inline int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
+{
+	if (TXS_LIKELY(p->fast) && p->len - p->off >= 16) {
+		uint32_t h[4];
+		memcpy(h, p->buf + p->off, 16);
+		if (TXS_LIKELY(h[2] == h[3] && h[2] <= p->len - p->off - 16 && h[2] <= TXS_PCAP_MAX_REC &&
+			       h[1] < (p->nsec ? 1000000000u : 1000000u))) {
+			r->data = p->buf + p->off + 16;
+			r->caplen = r->origlen = h[2];
+			r->ts_ns = (uint64_t)h[0] * 1000000000ull + (p->nsec ? h[1] : (uint64_t)h[1] * 1000u);
+			r->l2 = TXS_L2_ETH;
+			r->not_ip = false;
+			p->off += 16 + (size_t)h[2];
+			p->n.records++;
+			return 1;
+		}
+	}
+	return txs_pcap_next_slow(p, r);
+}
+TXS_API void txs_pcap_close(struct txs_pcap *p);
+/* Write a classic pcap (Ethernet, ns) header / record into buf; returns bytes
+ * written. For generated test and benchmark input. */
+TXS_API size_t txs_pcap_write_hdr(uint8_t *buf, uint32_t snaplen);
+TXS_API size_t txs_pcap_write_rec(uint8_t *buf, const uint8_t *frame, uint32_t len, uint64_t ts_ns);
+
 /* ---- inline implementations ------------------------------------------ */
 static inline void txs_put_be16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = (uint8_t)v; }
 static inline void txs_put_be32(uint8_t *p, uint32_t v) { uint32_t b = __builtin_bswap32(v); memcpy(p, &b, 4); }
@@ -407,16 +475,6 @@ static inline void txs_put_be64(uint8_t *p, uint64_t v) { uint64_t b = __builtin
 static inline uint16_t txs_get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline uint32_t txs_get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
 static inline uint64_t txs_get_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
-
-static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
-					     uint64_t seq, uint64_t ts_ns);
-
-static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
-				      uint64_t seq, uint64_t ts_ns)
-{
-	memcpy(buf, t->frame, t->wire_len);
-	return txs_tmpl_patch_fields(t, buf, ip_id, seq, ts_ns);
-}
 
 static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 					     uint64_t seq, uint64_t ts_ns)
@@ -454,6 +512,13 @@ static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *
 		memcpy(buf + t->l4_off + 6, &c, 2);
 	}
 	return t->wire_len;
+}
+
+static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
+				      uint64_t seq, uint64_t ts_ns)
+{
+	memcpy(buf, t->frame, t->wire_len);
+	return txs_tmpl_patch_fields(t, buf, ip_id, seq, ts_ns);
 }
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@
  *  - txs_rx_result_build: after every owner stopped writing its core.
  *  - txs_rx_input_poll(in, q, ...): only the thread owning queue q; other
  *    txs_rx_input_* from the controlling thread while no poll runs.
- *  - txs_pcap_*, txs_rx_expect_parse, txs_rx_kstats_*: caller-owned memory,
+ *  - txs_rx_expect_parse, txs_rx_kstats_*: caller-owned memory,
  *    any thread.
  */
 #ifndef TXSCALE_RX_H
@@ -80,6 +80,16 @@ struct txs_rx_conf {
 	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */
 	struct txs_addr dst;   /* destination address, family 0 = any */
+	/* Outages (docs/recv.md, "Outages"): a silence in a flow's arrivals
+	 * longer than this, ending with sequences missing, is an outage.
+	 * 0 = per flow TXS_RX_OUTAGE_FACTOR x its median inter-arrival, at
+	 * least TXS_RX_OUTAGE_FLOOR_NS. */
+	uint64_t outage_min_ns;
+	/* One-way latency corrected by a clock offset (receiver's clock minus
+	 * the sender's): each sample is arrival - stamp - clock_offset_ns, the
+	 * skew rule (max_latency_ns) applying to the corrected value. */
+	bool clock_correct;
+	int64_t clock_offset_ns;
 };
 
 /* ---- counters ----------------------------------------------------------- */
@@ -104,6 +114,8 @@ struct txs_rx_live {
 	uint64_t gaps;       /* sequence numbers skipped when a flow advanced */
 	uint64_t malformed;  /* all malformed kinds */
 	uint64_t ignored;    /* not ours: not IP, not UDP, fragments, filtered */
+	uint64_t outages;    /* outages seen (mod 2^64: one withdrawn when late datagrams fill it) */
+	uint64_t outage_ns;  /* their durations, summed (same rule) */
 };
 
 struct txs_rx_core;
@@ -161,6 +173,45 @@ struct txs_rx_expect {
  * malformed JSON, or inconsistent counts). */
 TXS_API int txs_rx_expect_parse(struct txs_rx_expect *e, const char *text, size_t len);
 
+/* ---- outages and loss bursts (docs/recv.md, "Outages") ---------------------- */
+#define TXS_RX_OUTAGE_FLOOR_NS 1000000ull /* automatic threshold: at least 1 ms */
+#define TXS_RX_OUTAGE_FACTOR 10u          /* ... and 10x the flow's median inter-arrival */
+#define TXS_RX_OUTAGE_KEEP 64u            /* outages kept per flow with their details */
+#define TXS_RX_OUTAGE_EVENTS 64u          /* the run's outages listed in the result */
+/* Loss-burst length classes: 1..8 one each (classes 0..7), then class k >= 8
+ * holds lengths 2^(k-5)+1 .. 2^(k-4) (9-16, 17-32, ...). */
+#define TXS_RX_BURST_CLASSES 69u
+TXS_API unsigned txs_rx_burst_class(uint64_t len); /* len >= 1 */
+TXS_API void txs_rx_burst_range(unsigned cls, uint64_t *lo, uint64_t *hi);
+
+/* One outage: the silence between two arrivals (receive times, CLOCK_REALTIME
+ * ns) that ended with sequences missing. */
+struct txs_rx_outage_ev {
+	uint64_t start_ns, end_ns;  /* arrival of the last datagram before, of the first after */
+	uint64_t before_seq, after_seq;
+	uint64_t missing_from;      /* sequences missing_from .. after_seq - 1 were missing */
+	uint64_t missing;           /* of them, still missing (late arrivals fill theirs) */
+	uint32_t flow;              /* flow id (by_id flows), else 0 */
+	unsigned flows;             /* run events: flow outages merged into this one */
+};
+
+struct txs_rx_outage {
+	uint64_t count;
+	uint64_t total_ns;          /* durations summed */
+	uint64_t missing;           /* missing inside all outages */
+	struct txs_rx_outage_ev longest; /* duration end_ns - start_ns; zero when count is 0 */
+	uint64_t threshold_ns;      /* the silence it took (flows: the last one applied; run: the largest) */
+	uint64_t bursts[TXS_RX_BURST_CLASSES]; /* runs of consecutive missing sequences, per length class */
+	uint64_t n_bursts, burst_max, burst_lost; /* bursts, longest, sequences in them */
+	bool bursts_exact;          /* false: a resync, a flow split over cores without its
+				     * sequence sets, or the run budget ran out */
+	double rate_pps;            /* the flow's sequences per second of arrivals (run: summed) */
+	uint64_t loss_duration_ns;  /* missing / rate_pps; missing: lost, or the sequence holes when
+				     * more (the sender's device drops are holes, not "lost") */
+	uint64_t dropped;           /* run: flow outages beyond TXS_RX_OUTAGE_KEEP per flow, counted
+				     * each as one (not merged by time) */
+};
+
 /* ---- merged result --------------------------------------------------------- */
 struct txs_rx_flow {
 	bool by_id;              /* keyed by the payload header's flow id, else by 5-tuple */
@@ -187,6 +238,8 @@ struct txs_rx_flow {
 	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
 	uint64_t jitter_samples; /* transit times it is made of */
+	uint64_t first_ns, last_ns; /* first and last arrival (CLOCK_REALTIME ns, 0 = unknown) */
+	struct txs_rx_outage outage;
 };
 
 struct txs_rx_link {
@@ -245,6 +298,20 @@ struct txs_rx_result {
 	unsigned n_vlans;
 	struct txs_rx_vlan { unsigned tags; uint16_t outer, inner; uint64_t packets, bytes; } *vlans;
 	uint64_t untagged, vlan_overflow;
+	/* the run's outages: flows' outages overlapping in time merged into one
+	 * (start the earliest, end the latest); events: the first
+	 * TXS_RX_OUTAGE_EVENTS of them by start time */
+	struct txs_rx_outage outage;
+	uint64_t outage_min_ns;  /* the cores' conf.outage_min_ns (0 = automatic) */
+	unsigned n_outages;
+	struct txs_rx_outage_ev *outages;
+	/* one-way latency correction (txs_rx_result_set_clock) */
+	bool have_clock;
+	int64_t clock_offset_ns; /* receiver's clock minus sender's */
+	uint64_t clock_error_ns; /* bound on |true offset - offset_ns| (0: given) */
+	bool have_drift;
+	int64_t clock_drift_ns;  /* offset after the test minus before */
+	const char *clock_source; /* "control" (measured), "option" (--clock-offset) */
 };
 
 /* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).
@@ -263,6 +330,14 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 				const char *const *link_names);
 /* Human-readable summary lines. */
 TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const char *const *link_names);
+/* Describe the clock correction the cores applied (txs_rx_conf.clock_correct):
+ * its error bound, the drift (offset after the test minus before; have_drift)
+ * and where the offset came from (a static string: "control" measured over
+ * the control channel, "option" given). The writers give the corrected
+ * figures and the raw ones (corrected + offset) beside them, and say so.
+ * offset_ns replaces the cores' offset in the report only. */
+TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
+				     int64_t drift_ns, const char *source);
 
 /* ---- kernel drop counters ---------------------------------------------------- */
 enum txs_rx_ks_udp {
@@ -301,77 +376,15 @@ TXS_API void txs_rx_kstats_json(struct txs_json *j, const char *key, const struc
 TXS_API void txs_rx_kstats_text(FILE *f, const struct txs_rx_kstats *d, const char *const *ifnames, unsigned n,
 				int64_t socket_drops);
 
-/* ---- pcap reader (memory or file) ---------------------------------------------- *
- * Classic pcap (both byte orders, us/ns) is parsed in place, zero-copy; with
- * libpcap (TXS_HAVE_PCAP) pcapng and other formats are read through it.
- * Link types: Ethernet, raw IP (101, 228, 229), Linux cooked v1/v2. */
-struct txs_pcap_rec {
-	const uint8_t *data;     /* starts at the layer `l2` says */
-	uint32_t caplen, origlen;
-	enum txs_l2 l2;
-	bool not_ip;             /* a cooked/loopback header says: not IPv4/IPv6 */
-	uint64_t ts_ns;          /* capture time, ns since the epoch */
-};
-struct txs_pcap_counts {
-	uint64_t records;        /* records returned */
-	uint64_t snapped;        /* caplen < origlen (capture snap length) */
-	uint64_t bad_len;        /* caplen > origlen or above the snap limit (skipped) */
-	uint64_t truncated;      /* file ends inside a record header or data (stops) */
-	uint64_t bad_l2;         /* link-layer header shorter than its type needs (skipped) */
-};
-#define TXS_PCAP_MAX_REC 262144u /* larger record lengths are corrupt (libpcap's limit) */
-struct txs_pcap {
-	const uint8_t *buf;      /* classic: whole file */
-	size_t len, off;
-	bool swap, nsec;
-	uint32_t linktype, snaplen;
-	bool mapped;             /* buf is an mmap of the file */
-	bool done;
-	bool fast;               /* classic, host byte order, Ethernet: txs_pcap_next inline path */
-	void *lp;                /* pcap_t * when libpcap reads it */
-	void *memf;              /* FILE * under lp for memory input */
-	struct txs_pcap_counts n;
-	char err[160];
-};
-/* Open from memory (buf must outlive the reader) or a file. Returns 0,
- * -EINVAL (not a pcap / unsupported link type, err says which), -errno. */
-TXS_API int txs_pcap_open_mem(struct txs_pcap *p, const void *buf, size_t len);
-TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path);
-/* Next record: 1 = rec filled, 0 = end (clean or at a corrupt point, see
- * counts). Bad records are counted and skipped when the stream can go on.
- * Inline for the common record (classic, host order, Ethernet, whole);
- * anything else goes to txs_pcap_next_slow(). */
-TXS_API int txs_pcap_next_slow(struct txs_pcap *p, struct txs_pcap_rec *rec);
-static inline int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
-{
-	if (TXS_LIKELY(p->fast) && p->len - p->off >= 16) {
-		uint32_t h[4];
-		memcpy(h, p->buf + p->off, 16);
-		if (TXS_LIKELY(h[2] == h[3] && h[2] <= p->len - p->off - 16 && h[2] <= TXS_PCAP_MAX_REC &&
-			       h[1] < (p->nsec ? 1000000000u : 1000000u))) {
-			r->data = p->buf + p->off + 16;
-			r->caplen = r->origlen = h[2];
-			r->ts_ns = (uint64_t)h[0] * 1000000000ull + (p->nsec ? h[1] : (uint64_t)h[1] * 1000u);
-			r->l2 = TXS_L2_ETH;
-			r->not_ip = false;
-			p->off += 16 + (size_t)h[2];
-			p->n.records++;
-			return 1;
-		}
-	}
-	return txs_pcap_next_slow(p, r);
-}
-TXS_API void txs_pcap_close(struct txs_pcap *p);
-/* Write a classic pcap (Ethernet, ns) header / record into buf; returns bytes
- * written. For generated test and benchmark input. */
-TXS_API size_t txs_pcap_write_hdr(uint8_t *buf, uint32_t snaplen);
-TXS_API size_t txs_pcap_write_rec(uint8_t *buf, const uint8_t *frame, uint32_t len, uint64_t ts_ns);
-
 /* ---- inputs ------------------------------------------------------------------------ *
  * "udp"                      kernel UDP sockets, one per queue, SO_REUSEPORT, recvmmsg
  * "packet:IF[,IF...]"        AF_PACKET TPACKET_V3 rings, PACKET_FANOUT_HASH across
  *                            queues; link i = interface i
- * "pcap:FILE"                a capture file, one queue, ends at end of file */
+ * "pcap:FILE"                a capture file, one queue, ends at end of file
+ * "xdp:IF[,OPT...]"          AF_XDP sockets, one per receive queue, fed by an XDP
+ *                            program that redirects the filter's UDP datagrams
+ *                            (conf port/port_hi, family, bind) and passes the rest
+ *                            to the stack; OPT: native | skb, copy | zc, ring=N */
 /* Arrival time of the udp input (issue 14; recv --rx-timestamps): KERNEL, the
  * default, is the kernel's software receive timestamp of each datagram
  * (SO_TIMESTAMPING, SOF_TIMESTAMPING_RX_SOFTWARE: taken when the packet
@@ -432,7 +445,8 @@ struct txs_rx_input_conf {
 
 struct txs_rx_input_stats {
 	bool have_socket_drops;
-	uint64_t socket_drops;   /* udp: SO_MEMINFO drops; packet: PACKET_STATISTICS tp_drops */
+	uint64_t socket_drops;   /* udp: SO_MEMINFO drops; packet: PACKET_STATISTICS tp_drops;
+				  * xdp: XDP_STATISTICS rx_dropped + rx_ring_full */
 	uint64_t ring_packets;   /* packet: tp_packets */
 	uint64_t csum_completed; /* packet: partial (offloaded) UDP checksums finished before parsing */
 	struct txs_pcap_counts pcap;
@@ -451,6 +465,18 @@ struct txs_rx_input_stats {
 	bool hw_filter_left;     /* we switched it on but could not read what was there
 				  * before (no SIOCGHWTSTAMP): it stays on after close */
 	char hw_ifname[16];      /* the interface whose NIC stamps */
+	/* xdp: (XDP_STATISTICS of the sockets, summed; the program's own count) */
+	bool have_xdp;
+	char xdp_mode[8];        /* where the program runs: "native" (driver) or "skb" (generic) */
+	bool xdp_zerocopy;       /* every socket bound zero-copy (false: copy mode) */
+	unsigned xdp_queues;     /* sockets, one per receive queue from 0 */
+	unsigned xdp_if_queues;  /* the interface's receive queues (0: not known) */
+	uint64_t xdp_rx_dropped;   /* rx_dropped: no frame to copy into, or a frame too long */
+	uint64_t xdp_rx_ring_full; /* rx_ring_full: our RX ring had no room */
+	uint64_t xdp_fill_empty;   /* rx_fill_ring_empty_descs: the fill ring was found empty */
+	uint64_t xdp_rx_invalid;   /* rx_invalid_descs */
+	uint64_t xdp_no_socket;    /* matched the filter on a queue without our socket: went
+				    * to the stack (not analysed) */
 };
 
 struct txs_rx_input;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* txscale statistics: per-core counters, interval/summary reports in text
- * (sar/iperf3 style) and JSON lines (iperf3 --json-stream style), a JSON
- * writer and reader, and a log-bucket histogram. Schema: docs/json-schema.md.
+ * (sar/iperf3 style) and JSON lines (iperf3 --json-stream style, written
+ * with txscale/json.h), and a log-bucket histogram. Schema:
+ * docs/json-schema.md.
  *
  * Concurrency: a struct txs_core_stats is written by its owning worker only
  * (TXS_STAT_ADD) and read by anyone (TXS_STAT_READ). Reporters and JSON
@@ -11,6 +12,7 @@
 
 #include <stdio.h>
 #include <txscale/common.h>
+#include <txscale/json.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,63 +36,6 @@ struct txs_stat_row {
 };
 
 TXS_API void txs_core_stats_read(const struct txs_core_stats *s, struct txs_stat_row *out);
-
-/* ---- JSON writer: one object per line, commas handled ---- */
-struct txs_json {
-	FILE *f;
-	int depth;
-	bool need_comma[32];
-};
-TXS_API void txs_json_begin(struct txs_json *j, FILE *f);       /* starts "{" */
-TXS_API void txs_json_end(struct txs_json *j);                  /* closes "}\n" and flushes */
-TXS_API void txs_json_key(struct txs_json *j, const char *key); /* emits "key": */
-TXS_API void txs_json_obj_open(struct txs_json *j, const char *key); /* key may be NULL in arrays */
-TXS_API void txs_json_obj_close(struct txs_json *j);
-TXS_API void txs_json_arr_open(struct txs_json *j, const char *key);
-TXS_API void txs_json_arr_close(struct txs_json *j);
-TXS_API void txs_json_u64(struct txs_json *j, const char *key, uint64_t v);
-TXS_API void txs_json_i64(struct txs_json *j, const char *key, int64_t v);
-TXS_API void txs_json_dbl(struct txs_json *j, const char *key, double v);
-TXS_API void txs_json_str(struct txs_json *j, const char *key, const char *v);
-TXS_API void txs_json_bool(struct txs_json *j, const char *key, bool v);
-
-/* ---- JSON reader: values by path in one JSON object ----
- * Pure functions over caller memory (no state, no allocation, no locale
- * other than strtod's): callable from any thread at once.
- *
- * Input: json[0..n) holds one JSON object (RFC 8259 syntax, strictly: no
- * trailing commas, leading zeros, bare words, control characters or bad
- * escapes in strings), optionally surrounded by whitespace and nothing else.
- * Nothing at or past json + n is read; json need not be NUL-terminated.
- * No value lies more than TXS_JSON_MAX_DEPTH levels below the top object
- * (whose members are at level 1).
- * Anything else (truncated, trailing bytes, too deep, a top-level value that
- * is not an object) is -EINVAL for every lookup, found or not.
- *
- * Path: segments joined by '.', e.g. "kernel_drops.udp.RcvbufErrors" or
- * "threads.3.packets". In an object a segment names a member, compared with
- * the raw text between the quotes (escapes are not decoded; names holding a
- * '.' cannot be addressed); if a name repeats, the last member counts. In an
- * array a segment is an element index in plain decimal ("0", "12"; not
- * "012"). An empty segment names the member "". */
-#define TXS_JSON_MAX_DEPTH 32
-/* The value at path: *val and *len give its raw text inside json (a string
- * keeps its quotes and escapes). 0, -ENOENT (path absent), -EINVAL (malformed). */
-TXS_API int txs_json_find(const char *json, size_t n, const char *path, const char **val, size_t *len);
-/* Typed lookups: 0, -ENOENT (absent), -EINVAL (malformed, or another type:
- * null, a string, u64 given a negative/fractional/exponent/too large number). */
-TXS_API int txs_json_get_u64(const char *json, size_t n, const char *path, uint64_t *out);
-TXS_API int txs_json_get_dbl(const char *json, size_t n, const char *path, double *out);
-TXS_API int txs_json_get_bool(const char *json, size_t n, const char *path, bool *out);
-/* Number of elements of the array, or members of the object, at path:
- * 0, -ENOENT, -EINVAL (malformed, or a scalar there). */
-TXS_API int txs_json_count(const char *json, size_t n, const char *path, size_t *count);
-/* The idx-th (from 0) element of the array, or member value of the object,
- * at path, as txs_json_find gives it; an item that is an object can be
- * looked up in again with its own (val, len). 0, -ENOENT (path absent or
- * idx >= count), -EINVAL (malformed, or a scalar there). */
-TXS_API int txs_json_item(const char *json, size_t n, const char *path, size_t idx, const char **val,
-			  size_t *len);
 
 /* ---- interval / summary reporter for senders ---- */
 struct txs_reporter {

@@ -5,6 +5,7 @@
 #include <txscale/common.h>
 #include <txscale/pkt.h>
 #include <txscale/netdev.h>
+#include <txscale/json.h>
 #include <txscale/stats.h>
 #include <txscale/engine.h>
 #include <txscale/gen.h>

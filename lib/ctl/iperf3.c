@@ -465,7 +465,7 @@ TXS_API int txs_ip3_results_encode(const struct txs_ip3_results *res, char **jso
 	return 0;
 }
 
-/* ---- UDP handshake and payload header ------------------------------------------------------------ */
+/* ---- UDP handshake ------------------------------------------------------------ */
 
 static const uint8_t udp_msg_new[4] = { 0x39, 0x38, 0x37, 0x36 };    /* "9876" */
 static const uint8_t udp_reply_new[4] = { 0x36, 0x37, 0x38, 0x39 };  /* "6789" */
@@ -501,41 +501,6 @@ TXS_API void txs_ip3_udp_msg(uint8_t out[4])
 TXS_API bool txs_ip3_udp_reply_ok(const uint8_t *b, size_t len)
 {
 	return len == 4 && (!memcmp(b, udp_reply_new, 4) || !memcmp(b, udp_reply_le, 4) || !memcmp(b, udp_reply_be, 4));
-}
-
-static void put32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)(v >> 24);
-	b[1] = (uint8_t)(v >> 16);
-	b[2] = (uint8_t)(v >> 8);
-	b[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-TXS_API void txs_ip3_hdr_write(uint8_t *buf, uint32_t sec, uint32_t usec, uint64_t seq, bool c64)
-{
-	put32(buf, sec);
-	put32(buf + 4, usec);
-	if (c64) {
-		put32(buf + 8, (uint32_t)(seq >> 32));
-		put32(buf + 12, (uint32_t)seq);
-	} else {
-		put32(buf + 8, (uint32_t)seq);
-	}
-}
-
-TXS_API int txs_ip3_hdr_read(const uint8_t *buf, size_t len, bool c64, uint32_t *sec, uint32_t *usec, uint64_t *seq)
-{
-	if (len < txs_ip3_hdr_len(c64))
-		return -EMSGSIZE;
-	*sec = get32(buf);
-	*usec = get32(buf + 4);
-	*seq = c64 ? (uint64_t)get32(buf + 8) << 32 | get32(buf + 12) : get32(buf + 8);
-	return *usec > 999999 ? -EPROTO : 0;
 }
 
 /* ---- cookie ----------------------------------------------------------------------------------------- */

@@ -500,6 +500,10 @@ static unsigned fill_stamped(struct txs_worker *w, const struct txs_gen_ops *g, 
 		uint64_t t1 = ts_conv(w, rd_tsc());
 		if (f) {
 			w->ts_step = (uint64_t)(((u128)(t1 - t0) << 32) / f);
+			if (!w->ts_step)
+				w->ts_step = 1;
+			for (unsigned i = 0; i < TXS_TS_STEP_WINDOW; i++)
+				w->ts_meas[i] = w->ts_step;
 			w->ts_bursts = 1;
 		}
 		return f;
@@ -522,17 +526,19 @@ static unsigned fill_stamped(struct txs_worker *w, const struct txs_gen_ops *g, 
 		w->ts_err_hist[k < TXS_TS_ERR_BUCKETS ? k : TXS_TS_ERR_BUCKETS - 1]++;
 		/* A stamp ahead of the datagram's time is the worse error (the
 		 * receiver sees it from the future; a late one reads as a little
-		 * more latency, as in burst mode): the step follows a faster
-		 * burst at once, and a slower one a quarter of the way, by at most
-		 * a quarter of itself (a preempted burst is not a new pace). */
+		 * more latency, as in burst mode): the step is the least of the
+		 * last few checked bursts' steps. A faster burst lowers it at once;
+		 * a preempted burst (its datagrams after the preemption stamped
+		 * early, never ahead) raises it only if every burst in the window
+		 * was as slow, which is a new pace, not a preemption. */
 		uint64_t meas = t1 > t0 ? (uint64_t)(((u128)(t1 - t0) << 32) / f) : 0;
-		uint64_t st = w->ts_step;
-		if (meas <= st)
-			w->ts_step = meas;
-		else
-			w->ts_step = st + ((meas - st < st ? meas - st : st) >> 2);
-		if (!w->ts_step)
-			w->ts_step = meas ? meas : 1;
+		w->ts_meas[w->ts_meas_i] = meas ? meas : 1;
+		w->ts_meas_i = (uint8_t)((w->ts_meas_i + 1) % TXS_TS_STEP_WINDOW);
+		uint64_t st = w->ts_meas[0];
+		for (unsigned i = 1; i < TXS_TS_STEP_WINDOW; i++)
+			if (w->ts_meas[i] < st)
+				st = w->ts_meas[i];
+		w->ts_step = st;
 	}
 	return f;
 }

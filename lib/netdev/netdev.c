@@ -33,6 +33,15 @@ TXS_API const struct txs_netdev_ops *txs_netdev_find(const char *name)
 	return NULL;
 }
 
+TXS_API int txs_netdev_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out)
+{
+	if (!dev->ops->link)
+		return -EOPNOTSUPP;
+	if (l >= dev->n_links)
+		return -EINVAL;
+	return dev->ops->link(dev, l, out);
+}
+
 void txs_netdev_set_err(struct txs_netdev *dev, const char *fmt, ...)
 {
 	va_list ap;

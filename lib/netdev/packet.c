@@ -45,7 +45,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "linkmon.h"
+#include "l2.h"
+#include "linkstate.h"
+#include "refused.h"
 
 #define PKT_DEF_RING 512
 #define PKT_HDR_OFF TPACKET_ALIGN(sizeof(struct tpacket2_hdr)) /* where tx data starts */
@@ -187,10 +189,14 @@ static void pkt_close(struct txs_netdev *dev)
 	free(dev->priv);
 }
 
-const struct txs_l2link *txs_packet_links(const struct txs_netdev *dev)
+static int pkt_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out)
 {
 	const struct pkt_dev *d = dev->priv;
-	return d ? d->links : NULL;
+	if (!d)
+		return -EINVAL;
+	snprintf(out->ifname, sizeof(out->ifname), "%s", d->links[l].ifname);
+	out->ifindex = d->links[l].ifindex;
+	return 0;
 }
 
 /* ---- rings ----------------------------------------------------------- */
@@ -596,36 +602,6 @@ static __attribute__((noinline)) uint8_t *copy_in(struct txs_txq *q, struct pkt_
 	return f;
 }
 
-/* Refused frames (counting contract, include/txscale/netdev.h): tx_send
- * marks the frames it did not take in priv's top bits (the frame index
- * stays below), tx_release counts the still-marked ones on their link:
- * drop_full when there was no room, drop_err with the errno otherwise. */
-#define REFUSED_FULL (1ull << 63)
-#define REFUSED_ERR (1ull << 62)
-
-static __attribute__((noinline, cold)) void refuse_rest(struct txs_txq *q, struct txs_pktbuf *b, unsigned n, int err)
-{
-	for (unsigned k = 0; k < n; k++)
-		b[k].priv = (b[k].priv & ~(REFUSED_FULL | REFUSED_ERR)) | (err ? REFUSED_ERR : REFUSED_FULL);
-	if (err)
-		__atomic_store_n(&q->link[b[0].link < q->dev->n_links ? b[0].link : 0].last_err, err, __ATOMIC_RELAXED);
-}
-
-static void release_refused(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t m = b[i].priv & (REFUSED_FULL | REFUSED_ERR);
-		if (!m)
-			continue; /* never offered (not filled) */
-		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
-		if (m & REFUSED_ERR)
-			TXS_STAT_ADD(q->link[l].drop_err, b[i].segs);
-		else
-			TXS_STAT_ADD(q->link[l].drop_full, b[i].segs);
-		b[i].priv &= ~(REFUSED_FULL | REFUSED_ERR);
-	}
-}
-
 static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct pkt_q *pq = q->priv;
@@ -718,4 +694,5 @@ const struct txs_netdev_ops txs_netdev_packet_ops = {
 	.tx_send = pkt_send,
 	.tx_release = pkt_release,
 	.tx_flush = pkt_flush,
+	.link = pkt_link,
 };

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* pcap replay: load a classic libpcap capture, send its frames as they are
+/* pcap replay: load a capture (classic pcap or pcapng, through the pcap
+ * reader of lib/pkt), send its frames as they are
  * through a frame device, or the UDP payloads of its datagrams through the
  * udp device (include/txscale/replay.h, docs/replay.md). */
 #include <arpa/inet.h>
@@ -11,7 +12,7 @@
 #include <txscale/replay.h>
 
 struct txs_replay {
-	uint8_t *data;      /* the whole file */
+	uint8_t *data;      /* the frames, back to back */
 	size_t size;
 	uint64_t n;
 	uint64_t *off;      /* frame i at data + off[i] */
@@ -30,57 +31,37 @@ struct txs_replay {
 	uint32_t max_dg_frame; /* the longest frame the fill builds (runts padded) */
 };
 
-#define PCAP_MAGIC_US 0xa1b2c3d4u
-#define PCAP_MAGIC_NS 0xa1b23c4du
-#define PCAPNG_MAGIC 0x0a0d0d0au
 #define LINKTYPE_ETHERNET 1u
 
-static uint32_t rd32(const uint8_t *p, bool swap)
+/* Grow the frame index and the frame bytes to hold one more frame of len
+ * bytes. */
+static int reserve(struct txs_replay *r, uint64_t *cap, size_t *dcap, uint32_t len)
 {
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return swap ? __builtin_bswap32(v) : v;
-}
-
-static int load_file(const char *path, uint8_t **data, size_t *size, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "'%s': %s", path, strerror(e));
-		return -e;
+	if (r->n == *cap) {
+		uint64_t nc = *cap ? *cap * 2 : 1024;
+		uint64_t *off = realloc(r->off, nc * sizeof(*off));
+		if (off)
+			r->off = off;
+		uint32_t *ln = realloc(r->len, nc * sizeof(*ln));
+		if (ln)
+			r->len = ln;
+		uint64_t *ts = realloc(r->ts_ns, nc * sizeof(*ts));
+		if (ts)
+			r->ts_ns = ts;
+		if (!off || !ln || !ts)
+			return -ENOMEM;
+		*cap = nc;
 	}
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
-	while (buf) {
-		if (n == cap) {
-			uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
+	if (r->size + len > *dcap) {
+		size_t nd = *dcap ? *dcap : 1 << 16;
+		while (nd < r->size + len)
+			nd *= 2;
+		uint8_t *d = realloc(r->data, nd);
+		if (!d)
+			return -ENOMEM;
+		r->data = d;
+		*dcap = nd;
 	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (!buf) {
-		snprintf(err, errlen, "'%s': out of memory", path);
-		return -ENOMEM;
-	}
-	if (bad) {
-		free(buf);
-		snprintf(err, errlen, "'%s': read error", path);
-		return -EIO;
-	}
-	*data = buf;
-	*size = n;
 	return 0;
 }
 
@@ -95,102 +76,72 @@ TXS_API int txs_replay_load(struct txs_replay **out, const char *path, char *err
 	struct txs_replay *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	int rc = load_file(path, &r->data, &r->size, err, errlen);
+	struct txs_pcap p;
+	int rc = txs_pcap_open_file(&p, path);
 	if (rc < 0) {
+		snprintf(err, errlen, "'%s': %s", path, p.err[0] ? p.err : strerror(-rc));
 		free(r);
 		return rc;
 	}
-	const uint8_t *d = r->data;
-	if (r->size < 24) {
-		snprintf(err, errlen, "'%s': not a pcap file (%zu bytes)", path, r->size);
-		rc = -EINVAL;
-		goto fail;
-	}
-	uint32_t m;
-	memcpy(&m, d, 4);
-	bool swap = false, nano = false;
-	if (m == PCAP_MAGIC_US || m == PCAP_MAGIC_NS)
-		nano = m == PCAP_MAGIC_NS;
-	else if (__builtin_bswap32(m) == PCAP_MAGIC_US || __builtin_bswap32(m) == PCAP_MAGIC_NS)
-		swap = true, nano = __builtin_bswap32(m) == PCAP_MAGIC_NS;
-	else if (m == PCAPNG_MAGIC) {
-		snprintf(err, errlen, "'%s': a pcapng file: replay reads classic pcap (convert: editcap -F pcap)", path);
-		rc = -ENOTSUP;
-		goto fail;
-	} else {
-		snprintf(err, errlen, "'%s': not a pcap file (magic 0x%08x)", path, m);
-		rc = -EINVAL;
-		goto fail;
-	}
-	uint32_t linktype = rd32(d + 20, swap) & 0x0fffffffu;
-	if (linktype != LINKTYPE_ETHERNET) {
-		snprintf(err, errlen, "'%s': link type %u: replay sends Ethernet frames (link type 1) only", path, linktype);
+	if (p.linktype != LINKTYPE_ETHERNET) {
+		snprintf(err, errlen, "'%s': link type %u: replay sends Ethernet frames (link type 1) only", path,
+			 p.linktype);
 		rc = -ENOTSUP;
 		goto fail;
 	}
-	/* two passes: count, then index */
-	for (int pass = 0; pass < 2; pass++) {
-		uint64_t n = 0;
-		size_t off = 24;
-		while (off < r->size) {
-			if (r->size - off < 16) {
-				snprintf(err, errlen, "'%s': record %llu: header cut short at byte %zu", path,
-					 (unsigned long long)n, off);
-				rc = -EINVAL;
-				goto fail;
-			}
-			uint32_t sec = rd32(d + off, swap), frac = rd32(d + off + 4, swap);
-			uint32_t incl = rd32(d + off + 8, swap), orig = rd32(d + off + 12, swap);
-			if (incl > r->size - off - 16) {
-				snprintf(err, errlen, "'%s': frame %llu: %u bytes, the file ends first", path,
-					 (unsigned long long)n, incl);
-				rc = -EINVAL;
-				goto fail;
-			}
-			if (incl < orig) {
-				snprintf(err, errlen, "'%s': frame %llu: the capture kept %u of its %u bytes (snaplen): "
-					 "only whole frames can be replayed", path, (unsigned long long)n, incl, orig);
-				rc = -EINVAL;
-				goto fail;
-			}
-			if (incl < 14) {
-				snprintf(err, errlen, "'%s': frame %llu: %u bytes, shorter than an Ethernet header", path,
-					 (unsigned long long)n, incl);
-				rc = -EINVAL;
-				goto fail;
-			}
-			if (pass) {
-				r->off[n] = off + 16;
-				r->len[n] = incl;
-				r->ts_ns[n] = (uint64_t)sec * 1000000000ull + (nano ? frac : (uint64_t)frac * 1000u);
-				if (incl > r->max_len) {
-					r->max_len = incl;
-					r->max_idx = n;
-				}
-			}
-			n++;
-			off += 16 + incl;
+	uint64_t cap = 0;
+	size_t dcap = 0;
+	struct txs_pcap_rec rec;
+	for (;;) {
+		int got = txs_pcap_next(&p, &rec);
+		/* the reader skips a record it cannot trust and stops at a cut one:
+		 * replay sends every frame of the file or none */
+		if (p.n.bad_len || p.n.truncated) {
+			snprintf(err, errlen, "'%s': frame %llu: %s", path, (unsigned long long)r->n,
+				 p.n.truncated ? "the file ends inside it" : "its record length is corrupt");
+			rc = -EINVAL;
+			goto fail;
 		}
-		if (!pass) {
-			if (!n) {
-				snprintf(err, errlen, "'%s': no frames", path);
-				rc = -ENODATA;
-				goto fail;
-			}
-			r->n = n;
-			r->off = malloc(n * sizeof(*r->off));
-			r->len = malloc(n * sizeof(*r->len));
-			r->ts_ns = malloc(n * sizeof(*r->ts_ns));
-			if (!r->off || !r->len || !r->ts_ns) {
-				snprintf(err, errlen, "'%s': out of memory", path);
-				rc = -ENOMEM;
-				goto fail;
-			}
+		if (got != 1)
+			break;
+		if (rec.caplen < rec.origlen) {
+			snprintf(err, errlen, "'%s': frame %llu: the capture kept %u of its %u bytes (snaplen): "
+				 "only whole frames can be replayed", path, (unsigned long long)r->n, rec.caplen,
+				 rec.origlen);
+			rc = -EINVAL;
+			goto fail;
 		}
+		if (rec.caplen < 14) {
+			snprintf(err, errlen, "'%s': frame %llu: %u bytes, shorter than an Ethernet header", path,
+				 (unsigned long long)r->n, rec.caplen);
+			rc = -EINVAL;
+			goto fail;
+		}
+		if ((rc = reserve(r, &cap, &dcap, rec.caplen)) < 0) {
+			snprintf(err, errlen, "'%s': out of memory", path);
+			goto fail;
+		}
+		memcpy(r->data + r->size, rec.data, rec.caplen);
+		r->off[r->n] = r->size;
+		r->len[r->n] = rec.caplen;
+		r->ts_ns[r->n] = rec.ts_ns;
+		if (rec.caplen > r->max_len) {
+			r->max_len = rec.caplen;
+			r->max_idx = r->n;
+		}
+		r->size += rec.caplen;
+		r->n++;
 	}
+	if (!r->n) {
+		snprintf(err, errlen, "'%s': no frames", path);
+		rc = -ENODATA;
+		goto fail;
+	}
+	txs_pcap_close(&p);
 	*out = r;
 	return 0;
 fail:
+	txs_pcap_close(&p);
 	txs_replay_free(r);
 	return rc;
 }

@@ -1,72 +1,65 @@
 /* SPDX-License-Identifier: MIT */
-/* The sender's JSON summary line -> expected counts, read with the library's
- * strict JSON reader (txs_json_*, stats.h). */
+/* The sender's JSON summary line -> expected counts (read with jansson,
+ * lib/common/jsonpath.h). */
 #include <errno.h>
 #include <string.h>
-#include <txscale/stats.h>
+#include "common/jsonpath.h"
 #include "rx_priv.h"
 
 /* An unsigned field: absent is fine (*have false); present, it must be a
- * plain non-negative integer that fits 64 bits. */
-static bool opt_uint(const char *js, size_t n, const char *path, uint64_t *v, bool *have)
+ * plain non-negative integer. */
+static bool opt_uint(const json_t *o, const char *path, uint64_t *v, bool *have)
 {
-	int rc = txs_json_get_u64(js, n, path, v);
+	int rc = txs_jget_u64(o, path, v);
 	*have = rc == 0;
 	return rc != -EINVAL;
 }
 
-/* A string field equal (raw, between the quotes) to s. */
-static bool str_is(const char *js, size_t n, const char *path, const char *s)
+/* A string field equal to s. */
+static bool str_is(const json_t *o, const char *path, const char *s)
 {
-	const char *v;
-	size_t l, sl = strlen(s);
-	return txs_json_find(js, n, path, &v, &l) == 0 && l == sl + 2 && *v == '"' && memcmp(v + 1, s, sl) == 0;
+	const json_t *v = txs_jpath(o, path);
+	return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
 }
 
-static int parse_line(struct txs_rx_expect *e, const char *s, const char *end)
+static int parse_obj(struct txs_rx_expect *e, const json_t *o)
 {
-	size_t n = (size_t)(end - s);
 	struct {
 		bool have_id, have_packets, have_drops, have_errors;
 		uint64_t id, packets, drops, errors;
 	} th[TXS_MAX_CORES];
 	uint64_t packets = 0, drops = 0, fpt = 1, base = 0;
 	bool have_packets, have_drops, have_fpt, have_base;
-	const char *v;
-	size_t l;
-	/* syntax first; then the numbers we read must be unsigned integers
-	 * wherever they are, whatever the line's type */
-	if (txs_json_find(s, n, "type", &v, &l) == -EINVAL)
-		return -EINVAL;
-	if (!opt_uint(s, n, "packets", &packets, &have_packets) || !opt_uint(s, n, "drops", &drops, &have_drops) ||
-	    !opt_uint(s, n, "flows_per_thread", &fpt, &have_fpt) || !opt_uint(s, n, "flow_base", &base, &have_base))
+	/* the numbers we read must be unsigned integers wherever they are,
+	 * whatever the line's type */
+	if (!opt_uint(o, "packets", &packets, &have_packets) || !opt_uint(o, "drops", &drops, &have_drops) ||
+	    !opt_uint(o, "flows_per_thread", &fpt, &have_fpt) || !opt_uint(o, "flow_base", &base, &have_base))
 		return -EINVAL;
 	if (!have_fpt)
 		fpt = 1;
 	if (!have_base)
 		base = 0;
-	size_t n_threads = 0;
-	if (txs_json_find(s, n, "threads", &v, &l) == 0 && *v == '[' && txs_json_count(s, n, "threads", &n_threads) < 0)
-		return -EINVAL; /* not reached: an array */
+	const json_t *threads = json_object_get(o, "threads");
+	size_t n_threads = json_is_array(threads) ? json_array_size(threads) : 0;
 	bool bad_thread = n_threads > TXS_MAX_CORES;
 	if (bad_thread)
 		n_threads = TXS_MAX_CORES;
 	for (size_t i = 0; i < n_threads; i++) {
 		th[i].have_id = th[i].have_packets = false;
-		if (txs_json_item(s, n, "threads", i, &v, &l) < 0)
-			return -EINVAL; /* not reached */
-		if (*v != '{')
+		const json_t *t = json_array_get(threads, i);
+		if (!json_is_object(t))
 			continue; /* not a thread object: no id, refused below */
-		if (!opt_uint(v, l, "id", &th[i].id, &th[i].have_id) ||
-		    !opt_uint(v, l, "packets", &th[i].packets, &th[i].have_packets) ||
-		    !opt_uint(v, l, "drops", &th[i].drops, &th[i].have_drops) ||
-		    !opt_uint(v, l, "errors", &th[i].errors, &th[i].have_errors))
+		if (!opt_uint(t, "id", &th[i].id, &th[i].have_id) ||
+		    !opt_uint(t, "packets", &th[i].packets, &th[i].have_packets) ||
+		    !opt_uint(t, "drops", &th[i].drops, &th[i].have_drops) ||
+		    !opt_uint(t, "errors", &th[i].errors, &th[i].have_errors))
 			return -EINVAL;
 	}
-	if (!str_is(s, n, "type", "summary"))
+	if (!str_is(o, "type", "summary"))
 		return -ENOENT;
 	/* a "kind" string other than "" or "send" is another tool's summary */
-	if (txs_json_find(s, n, "kind", &v, &l) == 0 && *v == '"' && l > 2 && !str_is(s, n, "kind", "send"))
+	const json_t *kind = json_object_get(o, "kind");
+	if (json_is_string(kind) && json_string_length(kind) && !str_is(o, "kind", "send"))
 		return -EINVAL;
 	if (!have_packets || bad_thread || fpt == 0 || fpt > (1u << 20) || base > 0xffffffffull)
 		return -EINVAL;
@@ -121,7 +114,9 @@ TXS_API int txs_rx_expect_parse(struct txs_rx_expect *e, const char *text, size_
 		while (ls > text && ls[-1] != '\n')
 			ls--;
 		if (le > ls) {
-			rc = parse_line(e, ls, le);
+			json_t *o = txs_jload(ls, (size_t)(le - ls));
+			rc = o ? parse_obj(e, o) : -EINVAL;
+			json_decref(o);
 			if (rc != -ENOENT)
 				return rc;
 		}

@@ -30,8 +30,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <txscale/iperf3.h>
-#include "rx_priv.h"
+#include <txscale/rx_iperf3.h>
+#include "outage.h"
 
 #define EV_MASK (TXS_RX_EXTENT_RING - 1)
 
@@ -61,6 +61,8 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 		cf.max_latency_ns = TXS_RX_MAX_LATENCY_DEFAULT;
 	if (!cf.n_links)
 		cf.n_links = 1;
+	if (!cf.clock_correct)
+		cf.clock_offset_ns = 0;
 	if (!cf.max_id_pairs)
 		cf.max_id_pairs = TXS_RX_ID_PAIRS_DEFAULT;
 	if (cf.window < 64 || cf.window > TXS_RX_WINDOW_MAX || (cf.window & (cf.window - 1)) ||
@@ -73,6 +75,7 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 		return -ENOMEM;
 	memset(c, 0, sizeof(*c));
 	c->conf = cf;
+	c->out_floor = cf.outage_min_ns ? cf.outage_min_ns : TXS_RX_OUTAGE_FLOOR_NS;
 	c->window = cf.window;
 	c->words = cf.window / 64;
 	c->wmask = c->words - 1;
@@ -98,6 +101,8 @@ TXS_API void txs_rx_core_destroy(struct txs_rx_core *c)
 	if (!c)
 		return;
 	for (unsigned i = 0; c->flows && i < c->n_flows; i++) {
+		if (c->flows[i]->out)
+			free(c->flows[i]->out->ev);
 		free(c->flows[i]->runs);
 		free(c->flows[i]);
 	}
@@ -123,6 +128,8 @@ TXS_API void txs_rx_core_live(const struct txs_rx_core *c, struct txs_rx_live *o
 	o->gaps = TXS_STAT_READ(c->live.gaps);
 	o->malformed = TXS_STAT_READ(c->live.malformed);
 	o->ignored = TXS_STAT_READ(c->live.ignored);
+	o->outages = TXS_STAT_READ(c->live.outages);
+	o->outage_ns = TXS_STAT_READ(c->live.outage_ns);
 }
 
 TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t n)
@@ -195,7 +202,8 @@ static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_co
 	bool seqd = key_kind == RX_KEY_ID || c->conf.payload != TXS_RX_PAYLOAD_TXSCALE; /* iperf3: by 5-tuple */
 	size_t bits = seqd ? (size_t)c->words * 8 : 0;
 	size_t ev = seqd ? TXS_RX_EXTENT_RING * sizeof(struct rx_ev) : 0;
-	size_t total = (head + bits + ev + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1);
+	size_t out = seqd ? sizeof(struct rx_out) : 0;
+	size_t total = (head + bits + ev + out + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1);
 	struct rx_flow *f = aligned_alloc(TXS_CACHE_LINE, total); /* C11: size a multiple of the alignment */
 	if (!f)
 		return NULL;
@@ -203,6 +211,8 @@ static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_co
 	if (bits) {
 		f->bits = (uint64_t *)((uint8_t *)f + head);
 		f->ev = (struct rx_ev *)((uint8_t *)f + head + bits);
+		f->out = (struct rx_out *)((uint8_t *)f + head + bits + ev);
+		memset(f->out, 0, sizeof(*f->out));
 		f->sequenced = true;
 	}
 	f->key_kind = key_kind;
@@ -346,7 +356,7 @@ static inline void run_add(struct txs_rx_core *c, struct rx_flow *f, uint64_t s)
 }
 
 /* ---- sequence ------------------------------------------------------------------ */
-enum seq_verdict { SEQ_UNIQUE, SEQ_DUP, SEQ_LATE, SEQ_REJECT };
+enum seq_verdict { SEQ_UNIQUE = 0, SEQ_DUP, SEQ_LATE, SEQ_REJECT }; /* 0: rx_out_arrive's unique */
 
 /* Extend a 32-bit compact sequence to 64 bits: the value nearest to next
  * (within -2^31..2^31), never below 0. */
@@ -460,6 +470,8 @@ static __attribute__((noinline)) enum seq_verdict seq_behind(struct txs_rx_core 
 	*w |= m;
 	f->reordered++;
 	TXS_STAT_ADD(c->live.reordered, 1);
+	if (f->out->n_ev)
+		rx_out_fill(c, f, s);
 	/* extent: earliest max-event with seq > s (one exists: next - 1 > s);
 	 * compared as offsets into the epoch, so a wrap of 2^64 inside it is fine */
 	uint64_t so = s - f->base;
@@ -515,7 +527,7 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 		c->lat_none++;
 		return;
 	}
-	uint64_t transit = arr - sent; /* mod 2^64 */
+	uint64_t transit = arr - sent - (uint64_t)c->conf.clock_offset_ns; /* mod 2^64 */
 	uint64_t lim = c->conf.max_latency_ns;
 	if (TXS_LIKELY(transit <= lim)) {
 		txs_hist_add_fast(&c->lat, transit);
@@ -597,10 +609,12 @@ static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const
 	c->size_pkts[len & 0xffff]++;
 }
 
-/* Count one sequenced datagram of flow f: its verdict (a rejected one is
+/* Count one sequenced datagram of flow f (nx: its next expected before
+ * this one; ts: arrival, 0 = unknown): its verdict (a rejected one is
  * counted as malformed, nothing else). */
 static inline __attribute__((always_inline)) enum seq_verdict seq_count(struct txs_rx_core *c, struct rx_flow *f,
-									   uint64_t s, size_t len, unsigned link)
+									   uint64_t s, uint64_t nx, uint64_t ts,
+									   size_t len, unsigned link)
 {
 	enum seq_verdict v = seq_in(c, f, s);
 	switch (v) {
@@ -620,6 +634,8 @@ static inline __attribute__((always_inline)) enum seq_verdict seq_count(struct t
 		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
 		return v;
 	}
+	if (TXS_LIKELY(ts))
+		rx_out_arrive(c, f, s, nx, v, ts);
 	f->received++;
 	f->bytes += len;
 	c->size_pkts[len & 0xffff]++;
@@ -645,8 +661,9 @@ static __attribute__((noinline)) void payload_ip3(struct txs_rx_core *c, const u
 		c->overflow++;
 		return;
 	}
-	uint64_t s = c64 ? seq - 1 : seq_extend32(f->next, (uint32_t)(seq - 1));
-	enum seq_verdict v = seq_count(c, f, s, len, link);
+	uint64_t nx = f->next;
+	uint64_t s = c64 ? seq - 1 : seq_extend32(nx, (uint32_t)(seq - 1));
+	enum seq_verdict v = seq_count(c, f, s, nx, ts, len, link);
 	if (v == SEQ_UNIQUE) {
 		c->lat_none++; /* no one-way latency from a monotonic stamp */
 		if (ts)
@@ -678,9 +695,10 @@ static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core 
 		return;
 	}
 	uint64_t s = ph.seq;
+	uint64_t nx = f->next;
 	if (k == TXS_PH_COMPACT)
-		s = seq_extend32(f->next, (uint32_t)s);
-	enum seq_verdict v = seq_count(c, f, s, len, link);
+		s = seq_extend32(nx, (uint32_t)s);
+	enum seq_verdict v = seq_count(c, f, s, nx, ts, len, link);
 	if (v == SEQ_REJECT)
 		return;
 	f->kind = (uint8_t)k;

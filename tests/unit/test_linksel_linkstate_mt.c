@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The link-state contract between a link monitor and the device queues
- * (lib/netdev/linkmon.h), under concurrency and ThreadSanitizer, for every
+ * (lib/netdev/linkstate.h), under concurrency and ThreadSanitizer, for every
  * link-selection mode: a "monitor" thread takes links down and up through
  * txs_linkstate_set() while "queue" threads do what packet: and xdp: queues
  * do per burst: read the link-state word (their view), select a link, and
@@ -17,7 +17,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <txscale/linksel.h>
-#include "netdev/linkmon.h"
+#include "netdev/linkstate.h"
 #include "test_util.h"
 
 #define QUEUES 3
@@ -107,6 +107,12 @@ static void *q_main(void *arg)
 	return NULL;
 }
 
+/* The monitor's hook: link selection, told in the contract's order. */
+static void select_ls(void *arg, unsigned l, bool up)
+{
+	txs_linksel_set_link(arg, l, up);
+}
+
 static void run_spec(const char *spec, bool errors)
 {
 	struct run r = { .errors = errors };
@@ -115,7 +121,7 @@ static void run_spec(const char *spec, bool errors)
 	assert_int_equal(txs_linksel_create(&r.ls, &lc, err, sizeof(err)), 0);
 	r.st = aligned_alloc(TXS_CACHE_LINE, sizeof(*r.st));
 	assert_non_null(r.st);
-	txs_linkstate_init(r.st, LINKS, r.ls);
+	txs_linkstate_init(r.st, LINKS, select_ls, r.ls);
 	assert_int_equal(txs_linksel_up_mask(r.ls), (1u << LINKS) - 1);
 	struct q qs[QUEUES];
 	memset(qs, 0, sizeof(qs));
@@ -198,7 +204,7 @@ static void fail_marks_down_once(void **state)
 	assert_int_equal(txs_linksel_create(&ls, &lc, NULL, 0), 0);
 	struct txs_linkstate *st = aligned_alloc(TXS_CACHE_LINE, sizeof(*st));
 	assert_non_null(st);
-	txs_linkstate_init(st, 2, ls);
+	txs_linkstate_init(st, 2, select_ls, ls);
 	strcpy(st->name[1], "tx1");
 	st->on_change = on_change;
 	struct txs_linksel_core *c;

@@ -466,7 +466,7 @@ static void trial_json(unsigned k, enum ndr_phase ph, double rate, double secs, 
 	txs_json_bool(&j, "pass", pass);
 	if (t->kernel_drops) {
 		txs_json_key(&j, "kernel_drops");
-		fwrite(t->kernel_drops, 1, t->kernel_drops_len, stdout);
+		fputs(t->kernel_drops, stdout);
 	}
 	txs_json_end(&j);
 }
@@ -700,7 +700,7 @@ int cmd_ndr(int argc, char **argv)
 	int ret = 0;
 	while (ndr_next(&s, &rate, &ph)) {
 		double secs = ph == NDR_MEASURE && cfg.trial > MEASURE_MAX_S ? MEASURE_MAX_S : cfg.trial;
-		struct ndr_trial t;
+		struct ndr_trial t = { 0 };
 		char *sb, *rb;
 		e = run_trial(r, rate, secs, &t, &sb, &rb);
 		if (e == 0) {
@@ -713,6 +713,7 @@ int cmd_ndr(int argc, char **argv)
 			ndr_report(&s, pass, t.sent_pps);
 			last_sent_pps = t.sent_pps;
 		}
+		ndr_trial_release(&t);
 		free(sb);
 		free(rb);
 		if (e == -EINTR) {

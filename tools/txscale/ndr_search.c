@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <txscale/stats.h>
+#include "common/jsonpath.h"
 #include "ndr_search.h"
 
 /* ---- search --------------------------------------------------------------- */
@@ -177,68 +177,75 @@ const char *ndr_outcome_str(enum ndr_outcome o)
 	return (unsigned)o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
 }
 
-/* ---- summary lines (read with the library's JSON reader, stats.h) ---------- */
+/* ---- summary lines (read with jansson, lib/common/jsonpath.h) ------------------ */
 
-int ndr_json_sum_members(const char *json, size_t n, const char *path, const char *field, uint64_t *out)
+int ndr_json_sum_members(const json_t *root, const char *path, const char *field, uint64_t *out)
 {
-	const char *v;
-	size_t l, count;
-	int rc = txs_json_find(json, n, path, &v, &l);
-	if (rc < 0)
-		return rc;
-	if (*v != '{')
+	const json_t *o = txs_jpath(root, path);
+	if (!o)
+		return -ENOENT;
+	if (!json_is_object(o))
 		return -EINVAL;
-	if (txs_json_count(json, n, path, &count) < 0)
-		return -EINVAL; /* not reached: found above */
-	uint64_t sum = 0;
-	for (size_t i = 0; i < count; i++) {
-		const char *mv;
-		size_t ml;
-		uint64_t x;
-		if (txs_json_item(json, n, path, i, &mv, &ml) == 0 && *mv == '{' &&
-		    txs_json_get_u64(mv, ml, field, &x) == 0)
+	uint64_t sum = 0, x;
+	const char *k;
+	json_t *m;
+	json_object_foreach((json_t *)o, k, m) {
+		if (json_is_object(m) && txs_jget_u64(m, field, &x) == 0)
 			sum += x;
 	}
 	*out = sum;
 	return 0;
 }
 
-static uint64_t opt_u64(const char *js, size_t n, const char *path)
+static uint64_t opt_u64(const json_t *o, const char *path)
 {
 	uint64_t v = 0;
-	if (txs_json_get_u64(js, n, path, &v) < 0)
+	if (txs_jget_u64(o, path, &v) < 0)
 		return 0;
 	return v;
+}
+
+static int trial_read(struct ndr_trial *t, const json_t *s, const json_t *r)
+{
+	if (txs_jget_u64(s, "packets", &t->sent) < 0 || txs_jget_u64(s, "drops", &t->sender_drops) < 0)
+		return -EINVAL;
+	if (txs_jget_dbl(s, "pps", &t->sent_pps) < 0)
+		t->sent_pps = 0;
+	if (txs_jget_u64(r, "received", &t->received) < 0 || txs_jget_u64(r, "lost", &t->lost) < 0 ||
+	    txs_jget_bool(r, "lost_exact", &t->lost_exact) < 0)
+		return -EINVAL;
+	t->duplicates = opt_u64(r, "duplicates");
+	if (txs_jget_dbl(r, "pps", &t->recv_pps) < 0)
+		t->recv_pps = 0;
+	t->have_sockets = txs_jget_u64(r, "kernel_drops.sockets", &t->sockets) == 0;
+	t->rcvbuf_errors = opt_u64(r, "kernel_drops.udp.RcvbufErrors") + opt_u64(r, "kernel_drops.udp6.RcvbufErrors");
+	t->in_errors = opt_u64(r, "kernel_drops.udp.InErrors") + opt_u64(r, "kernel_drops.udp6.InErrors");
+	t->softnet = opt_u64(r, "kernel_drops.softnet.dropped");
+	uint64_t d = 0;
+	if (ndr_json_sum_members(r, "kernel_drops.interfaces", "rx_dropped", &d) == 0)
+		t->if_dropped = d;
+	const json_t *kd = json_object_get(r, "kernel_drops");
+	if (json_is_object(kd) && !(t->kernel_drops = json_dumps(kd, JSON_COMPACT | JSON_PRESERVE_ORDER)))
+		return -ENOMEM;
+	return 0;
 }
 
 int ndr_trial_parse(struct ndr_trial *t, const char *sj, size_t sn, const char *rj, size_t rn)
 {
 	memset(t, 0, sizeof(*t));
-	if (txs_json_get_u64(sj, sn, "packets", &t->sent) < 0 || txs_json_get_u64(sj, sn, "drops", &t->sender_drops) < 0)
-		return -EINVAL;
-	if (txs_json_get_dbl(sj, sn, "pps", &t->sent_pps) < 0)
-		t->sent_pps = 0;
-	if (txs_json_get_u64(rj, rn, "received", &t->received) < 0 || txs_json_get_u64(rj, rn, "lost", &t->lost) < 0 ||
-	    txs_json_get_bool(rj, rn, "lost_exact", &t->lost_exact) < 0)
-		return -EINVAL;
-	t->duplicates = opt_u64(rj, rn, "duplicates");
-	if (txs_json_get_dbl(rj, rn, "pps", &t->recv_pps) < 0)
-		t->recv_pps = 0;
-	t->have_sockets = txs_json_get_u64(rj, rn, "kernel_drops.sockets", &t->sockets) == 0;
-	t->rcvbuf_errors = opt_u64(rj, rn, "kernel_drops.udp.RcvbufErrors") +
-			   opt_u64(rj, rn, "kernel_drops.udp6.RcvbufErrors");
-	t->in_errors = opt_u64(rj, rn, "kernel_drops.udp.InErrors") + opt_u64(rj, rn, "kernel_drops.udp6.InErrors");
-	t->softnet = opt_u64(rj, rn, "kernel_drops.softnet.dropped");
-	uint64_t d = 0;
-	if (ndr_json_sum_members(rj, rn, "kernel_drops.interfaces", "rx_dropped", &d) == 0)
-		t->if_dropped = d;
-	const char *kv;
-	size_t kl;
-	if (txs_json_find(rj, rn, "kernel_drops", &kv, &kl) == 0 && *kv == '{') {
-		t->kernel_drops = kv;
-		t->kernel_drops_len = kl;
-	}
-	return 0;
+	json_t *s = txs_jload(sj, sn), *r = txs_jload(rj, rn);
+	int rc = s && r ? trial_read(t, s, r) : -EINVAL;
+	json_decref(s);
+	json_decref(r);
+	if (rc < 0)
+		ndr_trial_release(t);
+	return rc;
+}
+
+void ndr_trial_release(struct ndr_trial *t)
+{
+	free(t->kernel_drops);
+	t->kernel_drops = NULL;
 }
 
 bool ndr_trial_pass(const struct ndr_trial *t, double loss_pct, double *pct)

@@ -13,6 +13,7 @@
 #define TXS_NDR_SEARCH_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 #include <stdint.h>
 
 #define NDR_MAX_TRIALS 100
@@ -73,7 +74,7 @@ const char *ndr_outcome_str(enum ndr_outcome o);
 /* Sum of the unsigned field `field` over every member of the object at
  * `path` (e.g. kernel_drops.interfaces, rx_dropped); members that are not
  * objects or lack the field are skipped. 0, -ENOENT, -EINVAL (not an object). */
-int ndr_json_sum_members(const char *json, size_t n, const char *path, const char *field, uint64_t *out);
+int ndr_json_sum_members(const json_t *root, const char *path, const char *field, uint64_t *out);
 
 /* What a trial's two summaries say (ndr_trial_parse). */
 struct ndr_trial {
@@ -90,13 +91,15 @@ struct ndr_trial {
 	uint64_t in_errors;     /* Udp + Udp6 InErrors */
 	uint64_t if_dropped;    /* interfaces' rx_dropped, summed */
 	uint64_t softnet;       /* softnet backlog drops (host-wide) */
-	const char *kernel_drops; /* raw JSON object inside the recv text, or NULL */
-	size_t kernel_drops_len;
+	char *kernel_drops;     /* the receiver's kernel_drops object as compact JSON,
+				 * or NULL; freed by ndr_trial_release */
 };
 /* Read both summary lines. 0, or -EINVAL naming nothing (the caller says
- * which file) when a needed field is missing. */
+ * which file) when a line is not one JSON object or a needed field is
+ * missing, -ENOMEM. On success the caller ndr_trial_release()s t. */
 int ndr_trial_parse(struct ndr_trial *t, const char *send_json, size_t send_len, const char *recv_json,
 		    size_t recv_len);
+void ndr_trial_release(struct ndr_trial *t);
 /* Offered = sent + sender_drops; lost_total = lost + sender_drops. Pass iff
  * lost_total * 100 <= loss_pct * offered (loss_pct 0: lost_total == 0) and
  * something was offered. *pct gets lost_total / offered * 100. */

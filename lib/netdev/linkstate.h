@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to lib/netdev: the link state a device's queues read, shared by
- * the link monitor (linkmon.c) and the frame backends (packet.c, xdp.c).
+/* The link state a frame device's queues read (packet.c, xdp.c) and a link
+ * monitor writes (lib/linkmon, above netdev and linksel): netdev's side of
+ * that contract, in lib/netdev/linkstate.c. Not public.
  *
  * One word per device, on its own cache line: bit l = link l usable, high 32
  * bits = a generation bumped by every change. Writers are rare: the monitor
@@ -18,12 +19,12 @@
  * A queue that still sees a link up keeps queueing frames for it until its
  * next burst; those are "frames already in the dead link's ring" and are
  * counted as drops on that link when the queue retracts them. */
-#ifndef TXS_NETDEV_LINKMON_H
-#define TXS_NETDEV_LINKMON_H
+#ifndef TXS_NETDEV_LINKSTATE_H
+#define TXS_NETDEV_LINKSTATE_H
+#include <net/if.h>
 #include <pthread.h>
-#include <txscale/linkmon.h>
-#include <txscale/linksel.h>
-#include "l2.h"
+#include <stdbool.h>
+#include <txscale/netdev.h>
 
 struct txs_linkstate {
 	uint64_t word TXS_CACHE_ALIGNED; /* up mask | generation << 32 */
@@ -35,14 +36,16 @@ struct txs_linkstate {
 	/* eventfd a queue writes to ask the monitor to read the links now
 	 * (txs_linkstate_hint); -1: none */
 	int hint_fd;
-	/* serialises txs_linkstate_set (word + linksel as one change), so that a
+	/* serialises txs_linkstate_set (word + select as one change), so that a
 	 * monitor's "up" and a queue's "down" of one link cannot interleave
-	 * into a word and a linksel that disagree; taken per change only */
+	 * into a word and a link selection that disagree; taken per change only */
 	pthread_mutex_t lock;
 	/* counters (atomic adds: monitor thread, queue threads on errors) */
 	uint64_t n_events, n_polls, n_downs, n_ups, n_errors, n_hints;
 	/* read-only while queues run */
-	struct txs_linksel *ls;
+	/* told of every change, under lock, in the order above; NULL: none */
+	void (*select)(void *select_arg, unsigned link, bool up);
+	void *select_arg;
 	unsigned n_links;
 	void (*on_change)(void *arg, unsigned link, const char *ifname, bool up, enum txs_link_why why, int err);
 	void *arg;
@@ -50,20 +53,22 @@ struct txs_linkstate {
 	TXS_CACHE_GUARD;
 };
 
-/* Zero st for n links, all up (generation 1), telling ls (may be NULL). */
-void txs_linkstate_init(struct txs_linkstate *st, unsigned n, struct txs_linksel *ls);
+/* Zero st for n links, all up (generation 1), telling select (may be NULL)
+ * that each link is up. */
+void txs_linkstate_init(struct txs_linkstate *st, unsigned n, void (*select)(void *arg, unsigned link, bool up),
+			void *select_arg);
 
 static inline uint64_t txs_linkstate_load(const struct txs_linkstate *st)
 {
 	return __atomic_load_n(&st->word, __ATOMIC_ACQUIRE);
 }
 
-/* Set link l up or down in the word (and in linksel, in the order above),
+/* Set link l up or down in the word (and through select, in the order above),
  * under st->lock. Any thread. Returns whether the word changed. */
 bool txs_linkstate_set(struct txs_linkstate *st, unsigned l, bool up);
 
 /* A queue thread's kick failed for good on link l with err (-errno): the link
- * is marked down for every queue and linksel; the monitor adopts it and
+ * is marked down for every queue and for select; the monitor adopts it and
  * takes the link back when the interface comes up again. Any thread. */
 void txs_linkstate_fail(struct txs_linkstate *st, unsigned l, int err);
 
@@ -77,9 +82,4 @@ void txs_linkstate_hint(struct txs_linkstate *st);
 #define TXS_LINKSTATE_HINT_NS 1000000ull
 /* Kicks in a row that must find the same frame refused before a hint. */
 #define TXS_LINKSTATE_HINT_STALLS 3
-
-/* The links of a frame device (NULL when it has none to watch) and their
- * count. Backends with links implement txs_<name>_links(). */
-const struct txs_l2link *txs_packet_links(const struct txs_netdev *dev);
-const struct txs_l2link *txs_xdp_links(const struct txs_netdev *dev);
 #endif

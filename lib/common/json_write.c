@@ -1,8 +1,64 @@
 /* SPDX-License-Identifier: MIT */
-/* A minimal streaming JSON writer: one object per line. */
+/* A minimal streaming JSON writer: one object per line (txscale/json.h). */
 #include <inttypes.h>
 #include <math.h>
-#include <txscale/stats.h>
+#include <stdbool.h>
+#include <txscale/json.h>
+
+/* Write v as the inside of a JSON string. Valid UTF-8 passes as it is,
+ * except the control characters: C0 and DEL as \u00XX (", \ escaped),
+ * C1 (U+0080..U+009F, e.g. U+009B, a terminal's CSI) as \u0080..\u009f.
+ * A byte that does not start a valid UTF-8 sequence is written as the code
+ * point of its value (\u00XX), so the output is always valid JSON and
+ * nothing the peer sent reaches a terminal raw. */
+static void put_escaped(FILE *f, const char *v)
+{
+	const unsigned char *p = (const unsigned char *)v;
+	while (*p) {
+		unsigned c = *p, len = 1;
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc((int)c, f);
+			p++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			p++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc((int)c, f);
+			p++;
+			continue;
+		}
+		uint32_t cp = 0, min = 0;
+		if (c >= 0xc2 && c <= 0xdf)
+			len = 2, cp = c & 0x1f, min = 0x80;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 3, cp = c & 0x0f, min = 0x800;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 4, cp = c & 0x07, min = 0x10000;
+		bool ok = len > 1;
+		for (unsigned i = 1; ok && i < len; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				ok = false;
+			else
+				cp = cp << 6 | (p[i] & 0x3f);
+		}
+		ok = ok && cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+		if (!ok) {
+			fprintf(f, "\\u%04x", c);
+			p++;
+		} else if (cp <= 0x9f) {
+			fprintf(f, "\\u%04x", (unsigned)cp);
+			p += len;
+		} else {
+			fwrite(p, 1, len, f);
+			p += len;
+		}
+	}
+}
 
 static void sep(struct txs_json *j, const char *key)
 {
@@ -11,11 +67,7 @@ static void sep(struct txs_json *j, const char *key)
 	j->need_comma[j->depth] = true;
 	if (key) {
 		fputc('"', j->f);
-		for (const char *p = key; *p; p++) {
-			if (*p == '"' || *p == '\\')
-				fputc('\\', j->f);
-			fputc(*p, j->f);
-		}
+		put_escaped(j->f, key);
 		fputs("\":", j->f);
 	}
 }
@@ -102,14 +154,7 @@ TXS_API void txs_json_str(struct txs_json *j, const char *key, const char *v)
 {
 	sep(j, key);
 	fputc('"', j->f);
-	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(j->f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(j->f, "\\u%04x", *p);
-		else
-			fputc(*p, j->f);
-	}
+	put_escaped(j->f, v);
 	fputc('"', j->f);
 }
 

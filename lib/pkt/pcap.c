@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "rx_priv.h"
+#include <txscale/pkt.h>
 #ifdef TXS_HAVE_PCAP
 #include <pcap/pcap.h>
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Link monitor: rtnetlink (RTNLGRP_LINK) events plus a miimon-like re-read,
- * updelay / downdelay, and the link-state word the frame devices' queues
- * read. Contract in include/txscale/linkmon.h and lib/netdev/linkmon.h. */
+ * updelay / downdelay; it changes the device's link-state word
+ * (lib/netdev/linkstate.h) and link selection in the order that contract
+ * sets. Public contract in include/txscale/linkmon.h. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -11,7 +12,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-#include "linkmon.h"
+#include <txscale/linkmon.h>
+#include "netdev/l2.h"
+#include "netdev/linkstate.h"
 #ifdef TXS_HAVE_MNL
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
@@ -22,78 +25,20 @@
 /* Longest the thread sleeps: it adopts queue-reported errors at least this often. */
 #define LM_TICK_NS 100000000ull
 
-/* The device's link state (the monitor's m->s->st). */
-struct lm_state {
-	struct txs_linkstate st;
-};
-
 static void stat_inc(uint64_t *c)
 {
 	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
 }
 
-void txs_linkstate_init(struct txs_linkstate *st, unsigned n, struct txs_linksel *ls)
+static void lm_select(void *arg, unsigned l, bool up)
 {
-	memset(st, 0, sizeof(*st));
-	pthread_mutex_init(&st->lock, NULL);
-	st->hint_fd = -1;
-	st->n_links = n;
-	st->ls = ls;
-	uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1;
-	st->word = (uint64_t)1 << 32 | all;
-	if (ls)
-		for (unsigned l = 0; l < n; l++)
-			txs_linksel_set_link(ls, l, true);
+	txs_linksel_set_link(arg, l, up);
 }
 
-bool txs_linkstate_set(struct txs_linkstate *st, unsigned l, bool up)
-{
-	if (l >= st->n_links)
-		return false;
-	pthread_mutex_lock(&st->lock);
-	if (!up && st->ls)
-		txs_linksel_set_link(st->ls, l, false); /* new packets leave it first */
-	bool changed = false;
-	uint64_t old = __atomic_load_n(&st->word, __ATOMIC_RELAXED);
-	for (;;) {
-		uint32_t mask = (uint32_t)old;
-		uint32_t nm = up ? mask | 1u << l : mask & ~(1u << l);
-		if (nm == mask)
-			break;
-		uint64_t nw = ((old >> 32) + 1) << 32 | nm;
-		if (__atomic_compare_exchange_n(&st->word, &old, nw, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-			changed = true;
-			break;
-		}
-	}
-	if (up && st->ls)
-		txs_linksel_set_link(st->ls, l, true); /* rings first, then packets */
-	pthread_mutex_unlock(&st->lock);
-	return changed;
-}
-
-void txs_linkstate_fail(struct txs_linkstate *st, unsigned l, int err)
-{
-	if (l >= st->n_links)
-		return;
-	__atomic_store_n(&st->err_code[l], err, __ATOMIC_RELAXED);
-	bool changed = txs_linkstate_set(st, l, false);
-	__atomic_or_fetch(&st->err_mask, 1u << l, __ATOMIC_RELEASE);
-	if (!changed)
-		return;
-	stat_inc(&st->n_downs);
-	stat_inc(&st->n_errors);
-	if (st->on_change)
-		st->on_change(st->arg, l, st->name[l], false, TXS_LINK_ERROR, err);
-}
-
-void txs_linkstate_hint(struct txs_linkstate *st)
-{
-	uint64_t one = 1;
-	if (st->hint_fd >= 0 && write(st->hint_fd, &one, sizeof(one)) < 0) {
-		/* the counter cannot overflow here; a lost hint leaves miimon */
-	}
-}
+/* The device's link state (the monitor's m->s->st). */
+struct lm_state {
+	struct txs_linkstate st;
+};
 
 #ifdef TXS_HAVE_MNL
 
@@ -360,13 +305,17 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 	*out = NULL;
 	if (err && errlen)
 		err[0] = 0;
-	const struct txs_l2link *links = NULL;
-	if (dev->ops == &txs_netdev_packet_ops)
-		links = txs_packet_links(dev);
-	else if (dev->ops == &txs_netdev_xdp_ops)
-		links = txs_xdp_links(dev);
-	if (!links)
-		return lm_fail(err, errlen, -EOPNOTSUPP, "device %s has no interface links to watch", dev->spec);
+	struct txs_netdev_link links[TXS_MAX_LINKS];
+	if (dev->n_links > TXS_MAX_LINKS)
+		return lm_fail(err, errlen, -EINVAL, "device %s has %u links, at most %u", dev->spec, dev->n_links,
+			       TXS_MAX_LINKS);
+	for (unsigned l = 0; l < dev->n_links; l++) {
+		int rc = txs_netdev_link(dev, l, &links[l]);
+		if (rc == -EOPNOTSUPP)
+			return lm_fail(err, errlen, rc, "device %s has no interface links to watch", dev->spec);
+		if (rc)
+			return lm_fail(err, errlen, rc, "device %s: link %u: %s", dev->spec, l, strerror(-rc));
+	}
 	if (dev->linkstate)
 		return lm_fail(err, errlen, -EBUSY, "device %s already has a link monitor", dev->spec);
 	if (conf->linksel && txs_linksel_n_links(conf->linksel) != dev->n_links)
@@ -385,13 +334,17 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 	m->conf = *conf;
 	m->n = dev->n_links;
 	struct lm_state *s = m->s;
-	txs_linkstate_init(&s->st, m->n, NULL); /* linksel is told below, once the links are read */
-	s->st.ls = conf->linksel;
+	txs_linkstate_init(&s->st, m->n, NULL, NULL); /* linksel is told below, once the links are read */
+	if (conf->linksel) {
+		s->st.select = lm_select;
+		s->st.select_arg = conf->linksel;
+	}
 	s->st.on_change = conf->on_change;
 	s->st.arg = conf->arg;
 	for (unsigned l = 0; l < m->n; l++) {
 		m->ifindex[l] = links[l].ifindex;
-		snprintf(s->st.name[l], sizeof(s->st.name[l]), "%s", links[l].ifname);
+		memcpy(s->st.name[l], links[l].ifname, sizeof(s->st.name[l]));
+		s->st.name[l][sizeof(s->st.name[l]) - 1] = 0;
 	}
 	int rc;
 	m->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);

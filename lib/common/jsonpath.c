@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* Values by path in a jansson document (jsonpath.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "jsonpath.h"
+
+/* Whether v, a container, and the containers in it are fewer than `left`
+ * levels deep. */
+static bool depth_ok(const json_t *v, unsigned left)
+{
+	if (!json_is_object(v) && !json_is_array(v))
+		return true;
+	if (!left)
+		return false;
+	if (json_is_array(v)) {
+		for (size_t i = 0; i < json_array_size(v); i++)
+			if (!depth_ok(json_array_get(v, i), left - 1))
+				return false;
+		return true;
+	}
+	const char *k;
+	json_t *m;
+	json_object_foreach((json_t *)v, k, m) {
+		if (!depth_ok(m, left - 1))
+			return false;
+	}
+	return true;
+}
+
+json_t *txs_jload(const char *text, size_t n)
+{
+	json_error_t e;
+	json_t *root = json_loadb(text, n, 0, &e);
+	if (root && (!json_is_object(root) || !depth_ok(root, TXS_JSON_MAX_DEPTH + 1))) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+json_t *txs_jpath(const json_t *root, const char *path)
+{
+	json_t *v = (json_t *)root;
+	const char *p = path;
+	char seg[128];
+	while (v) {
+		const char *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+		if (len >= sizeof(seg))
+			return NULL;
+		memcpy(seg, p, len);
+		seg[len] = 0;
+		if (json_is_object(v)) {
+			v = json_object_get(v, seg);
+		} else if (json_is_array(v)) {
+			char *end;
+			if (!len || (len > 1 && seg[0] == '0') || seg[0] < '0' || seg[0] > '9')
+				return NULL;
+			unsigned long long i = strtoull(seg, &end, 10);
+			if (*end)
+				return NULL;
+			v = i < json_array_size(v) ? json_array_get(v, (size_t)i) : NULL;
+		} else {
+			return NULL;
+		}
+		if (!dot)
+			return v;
+		p = dot + 1;
+	}
+	return NULL;
+}
+
+int txs_jget_u64(const json_t *root, const char *path, uint64_t *out)
+{
+	json_t *v = txs_jpath(root, path);
+	if (!v)
+		return -ENOENT;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return -EINVAL;
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+int txs_jget_dbl(const json_t *root, const char *path, double *out)
+{
+	json_t *v = txs_jpath(root, path);
+	if (!v)
+		return -ENOENT;
+	if (!json_is_number(v))
+		return -EINVAL;
+	*out = json_number_value(v);
+	return 0;
+}
+
+int txs_jget_bool(const json_t *root, const char *path, bool *out)
+{
+	json_t *v = txs_jpath(root, path);
+	if (!v)
+		return -ENOENT;
+	if (!json_is_boolean(v))
+		return -EINVAL;
+	*out = json_is_true(v);
+	return 0;
+}
