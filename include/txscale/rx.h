@@ -71,6 +71,11 @@ struct txs_rx_conf {
 	bool no_id_track;      /* skip IPv4 ID reuse tracking */
 	bool verify_fill;      /* check the payload fill pattern (docs/wire-format.md) */
 	/* Filters for raw inputs (frames); datagrams that fail are "ignored". */
+	/* The payload's header: txscale's (found by its magic), or iperf3's
+	 * (docs/iperf3.md: sec, usec, 32- or 64-bit sequence from 1; no magic,
+	 * so chosen, not guessed): flows by 5-tuple, sequenced, the sender's
+	 * time used for RFC 3550 jitter only (iperf3 stamps a monotonic clock). */
+	enum txs_rx_payload { TXS_RX_PAYLOAD_TXSCALE = 0, TXS_RX_PAYLOAD_IPERF3, TXS_RX_PAYLOAD_IPERF3_64 } payload;
 	uint16_t port;         /* UDP destination port, 0 = any */
 	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */
@@ -232,6 +237,7 @@ struct txs_rx_flow {
 	uint64_t lat_count, lat_min, lat_max; /* ns */
 	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
+	uint64_t jitter_samples; /* transit times it is made of */
 	uint64_t first_ns, last_ns; /* first and last arrival (CLOCK_REALTIME ns, 0 = unknown) */
 	struct txs_rx_outage outage;
 };

@@ -80,6 +80,7 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	const char *rx_ts; /* --rx-timestamps (issue 14) */
+	const char *payload; /* --payload */
 	double outage_min;  /* --outage-min, seconds (0 = automatic) */
 	struct opt_offset clock_offset; /* --clock-offset */
 };
@@ -122,6 +123,7 @@ static const struct opt recv_opts[] = {
 	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
 	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
+	{ "payload", 0, OPT_STR, O(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence; flows by 5-tuple; docs/iperf3.md)", "txscale" },
 	{ "outage-min", 0, OPT_SECONDS, O(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
 	{ "clock-offset", 0, OPT_CUSTOM, O(clock_offset), "NS", "correct one-way latency by this known clock offset (receiver's clock minus sender's, ns); the report says so and gives the raw figures beside", NULL, 0, 0, parse_offset },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
@@ -643,6 +645,24 @@ int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "txscale recv: -4 and -6 exclude each other\n");
 		return 2;
 	}
+	enum txs_rx_payload payload = TXS_RX_PAYLOAD_TXSCALE;
+	if (cfg.payload && strcmp(cfg.payload, "txscale") != 0) {
+		if (strcmp(cfg.payload, "iperf3") == 0)
+			payload = TXS_RX_PAYLOAD_IPERF3;
+		else if (strcmp(cfg.payload, "iperf3-64") == 0)
+			payload = TXS_RX_PAYLOAD_IPERF3_64;
+		else {
+			fprintf(stderr, "txscale recv: bad value for --payload: '%s': expected txscale, iperf3 or iperf3-64\n",
+				cfg.payload);
+			return 2;
+		}
+		if (cfg.verify || cfg.sender_summary) {
+			fprintf(stderr, "txscale recv: %s: not with --payload %s (a txscale sender's; use --expect N)\n",
+				cfg.verify ? "--verify checks txscale's fill pattern" : "--sender-summary counts txscale's flows",
+				cfg.payload);
+			return 2;
+		}
+	}
 	if (cfg.expect && cfg.sender_summary) {
 		fprintf(stderr, "txscale recv: --expect and --sender-summary exclude each other\n");
 		return 2;
@@ -798,6 +818,7 @@ int cmd_recv(int argc, char **argv)
 		.max_flows = cfg.max_flows,
 		.n_links = in->n_links,
 		.verify_fill = cfg.verify,
+		.payload = payload,
 		.port = in->raw ? (is_pcap ? cfg.port : ic.port) : 0,
 		.port_hi = in->raw ? cfg.port_hi : 0,
 		.family = in->raw ? family : 0,
