@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "ctl_cli.h"
+#include "metrics_cli.h"
 
 #define LIVE_DEFAULT_TIME 10.0
 /* udp: the receive buffer asked for by default (SO_RCVBUFFORCE when
@@ -58,6 +59,7 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	const char *rx_ts; /* --rx-timestamps (issue 14) */
+	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -101,6 +103,8 @@ static const struct opt recv_opts[] = {
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
+	MCLI_OPTS(O(metrics)),
+	MCLI_FLOWS_OPT(O(metrics)),
 	OPT_END
 };
 #undef O
@@ -717,6 +721,8 @@ int cmd_recv(int argc, char **argv)
 	};
 	if (in->raw && cfg.bind)
 		rc_conf.dst = bind;
+	struct mcli mc = { 0 };
+	struct txs_metrics_rx *mx = NULL;
 	struct rthread *t = aligned_alloc(TXS_CACHE_LINE, sizeof(*t) * nthreads);
 	struct txs_rx_core **cores = calloc(nthreads, sizeof(*cores));
 	struct txs_rx_live *prev = calloc(nthreads, sizeof(*prev));
@@ -739,6 +745,16 @@ int cmd_recv(int argc, char **argv)
 		t[i].core = cores[i];
 		t[i].q = i;
 		t[i].cpu = cpus[i];
+	}
+	rc = mcli_start(&mc, "recv", &cfg.metrics, cfg.interval);
+	if (!rc && mcli_on(&mc)) {
+		struct txs_metrics_rx_conf mconf = { .cores = cores, .n_cores = nthreads, .cpus = cpus,
+						     .max_flows = cfg.metrics.flows, .kernel = !in->offline };
+		rc = txs_metrics_rx_create(&mx, &mconf) < 0 ? 1 : mcli_add(&mc, txs_metrics_rx_collect, mx);
+	}
+	if (rc) {
+		ret = rc;
+		goto out;
 	}
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND };
 	sigaction(SIGINT, &sa, NULL);
@@ -813,6 +829,9 @@ int cmd_recv(int argc, char **argv)
 			uint64_t dl = lv.duplicates + lv.late;
 			uniq += lv.received > dl ? lv.received - dl : 0;
 		}
+		if (mx)
+			txs_metrics_rx_tick(mx, el);
+		mcli_tick(&mc, el);
 		if (cfg.interval > 0 && el - last_iv >= cfg.interval) {
 			interval(&cfg, t, started, prev, last_iv, el, &header);
 			last_iv = el;
@@ -916,12 +935,18 @@ int cmd_recv(int argc, char **argv)
 			}
 			summary_f = NULL;
 		}
+		if (mx && txs_metrics_rx_finish(mx, res, in->offline ? NULL : kd, &is, secs) < 0)
+			fprintf(stderr, "txscale recv: metrics: out of memory\n");
 		txs_rx_result_free(res);
 	}
 	free(kb);
 	free(ka);
 	free(kd);
+	if (mcli_end(&mc))
+		ret = 1;
 out:
+	mcli_close(&mc);
+	txs_metrics_rx_destroy(mx);
 	if (summary_f)
 		fclose(summary_f);
 	for (unsigned i = 0; cores && i < nthreads; i++)
