@@ -199,21 +199,21 @@ static void kernel_families(struct txs_prom *p, const struct txs_rx_kstats *d)
 	if (d->have_softnet) {
 		txs_prom_family(p, "txscale_recv_kernel_softnet_total", TXS_PROM_COUNTER,
 				"The kernel's per-CPU backlog counters (/proc/net/softnet_stat), summed over CPUs, since "
-				"the run started: dropped (backlog full), squeezed (budget ran out).");
+				"the run started: dropped (backlog full), time_squeeze (budget ran out).");
 		txs_prom_u64(p, "txscale_recv_kernel_softnet_total", L1("counter", "dropped"), d->softnet_dropped);
-		txs_prom_u64(p, "txscale_recv_kernel_softnet_total", L1("counter", "squeezed"), d->softnet_squeezed);
+		txs_prom_u64(p, "txscale_recv_kernel_softnet_total", L1("counter", "time_squeeze"), d->softnet_squeezed);
 	}
 	if (d->n_if) {
 		txs_prom_family(p, "txscale_recv_kernel_interface_total", TXS_PROM_COUNTER,
 				"Interface receive counters (/proc/net/dev) since the run started: rx_packets, "
-				"rx_drop, rx_errs, rx_fifo.");
+				"rx_dropped, rx_errors, rx_fifo.");
 		for (unsigned i = 0; i < d->n_if && i < TXS_KS_MAX_IF; i++) {
 			const char *n = d->ifs[i].name;
 			txs_prom_u64(p, "txscale_recv_kernel_interface_total", L2("interface", n, "counter", "rx_packets"),
 				     d->ifs[i].rx_packets);
-			txs_prom_u64(p, "txscale_recv_kernel_interface_total", L2("interface", n, "counter", "rx_drop"),
+			txs_prom_u64(p, "txscale_recv_kernel_interface_total", L2("interface", n, "counter", "rx_dropped"),
 				     d->ifs[i].rx_drop);
-			txs_prom_u64(p, "txscale_recv_kernel_interface_total", L2("interface", n, "counter", "rx_errs"),
+			txs_prom_u64(p, "txscale_recv_kernel_interface_total", L2("interface", n, "counter", "rx_errors"),
 				     d->ifs[i].rx_errs);
 			txs_prom_u64(p, "txscale_recv_kernel_interface_total", L2("interface", n, "counter", "rx_fifo"),
 				     d->ifs[i].rx_fifo);
