@@ -121,7 +121,11 @@ enum txs_metrics_state { TXS_METRICS_RUNNING = 0, TXS_METRICS_FINISHED };
 /* ---- the receive collector ----------------------------------------------------------
  * Live (while the run goes): per thread the cores' live counters
  * (txs_rx_core_live: relaxed loads) and their sums, the kernel's counters
- * read at the scrape (since create), the rate over the last tick. At
+ * read at the scrape (since create), the rate over the last tick, and with
+ * conf.snaps per flow and the latency histogram from the copies the cores'
+ * owners make between polls when a scrape asks (txs_rx_snap). A flow gets
+ * its own series first come, first served, up to max_flows, and keeps it
+ * to the end; the others are summed as flow="other". At
  * finish: the merged result (its totals, per flow up to max_flows series
  * and the rest summed as flow="other", the latency histogram), the
  * kernel's counters and the socket drops as the summary gives them: the
@@ -133,6 +137,9 @@ struct txs_metrics_rx_conf {
 	unsigned n_cores;
 	const int *cpus;          /* per core, -1 = not pinned (NULL: none) */
 	unsigned max_flows;       /* per-flow series (0 = default, <= TXS_METRICS_FLOWS_MAX) */
+	/* n_cores live copies (NULL: no per-flow series or latency until
+	 * finish): each core's owner calls txs_rx_core_publish() between polls */
+	struct txs_rx_snap *const *snaps;
 	bool kernel;              /* read the kernel's counters live (not for offline inputs) */
 	const char *proc_root;    /* NULL = "/proc" */
 };

@@ -11,10 +11,22 @@
 #include <txscale/metrics.h>
 #include "metrics_priv.h"
 
+/* a scrape waits this long for the owners' copies; one this young is taken */
+#define SNAP_WAIT_MS 200
+#define SNAP_FRESH_MS 50
+
 struct flow_row {
-	char label[112];
 	uint64_t received, bytes, unique, duplicates, reordered, late, lost, expected;
 	bool have_expected;
+};
+
+/* A flow that has its own series: chosen first come, first served, kept
+ * for the collector's life, so that a series never moves to "other". */
+struct flow_key {
+	bool by_id;
+	uint32_t id;
+	struct txs_rx_tuple tuple;
+	char label[112];
 };
 
 struct txs_metrics_rx {
@@ -25,12 +37,16 @@ struct txs_metrics_rx {
 	struct txs_rx_kstats *kd;
 	struct rate_tick rate;
 	double elapsed;
+	struct flow_key *keys;       /* max_flows */
+	unsigned n_keys;
+	struct flow_row *rows;       /* max_flows + 1 (the last: "other"): a scrape's, or the final ones */
+	bool other;                  /* rows[max_flows] holds flows */
+	struct txs_hist *lat;        /* a scrape's merged copies, or the result's */
+	uint64_t lat_negative, lat_past;
+	unsigned n_flows_all;
 	/* finished: */
 	bool finished;
 	struct txs_rx_result fin;    /* totals only (pointers cleared) */
-	struct txs_hist *lat;
-	struct flow_row *flows;      /* max_flows + 1 (the last: "other") */
-	unsigned n_flows, n_flows_all;
 	bool have_kd, have_socket_drops;
 	uint64_t socket_drops;
 };
@@ -47,6 +63,13 @@ TXS_API int txs_metrics_rx_create(struct txs_metrics_rx **out, const struct txs_
 	if (!x->conf.max_flows)
 		x->conf.max_flows = TXS_METRICS_FLOWS_DEFAULT;
 	pthread_mutex_init(&x->lock, NULL);
+	x->keys = calloc(x->conf.max_flows, sizeof(*x->keys));
+	x->rows = calloc(x->conf.max_flows + 1, sizeof(*x->rows));
+	x->lat = malloc(sizeof(*x->lat));
+	if (!x->keys || !x->rows || !x->lat) {
+		txs_metrics_rx_destroy(x);
+		return -ENOMEM;
+	}
 	if (conf->kernel) {
 		x->kbase = calloc(1, sizeof(*x->kbase));
 		x->kcur = calloc(1, sizeof(*x->kcur));
@@ -69,7 +92,8 @@ TXS_API void txs_metrics_rx_destroy(struct txs_metrics_rx *x)
 	free(x->kcur);
 	free(x->kd);
 	free(x->lat);
-	free(x->flows);
+	free(x->rows);
+	free(x->keys);
 	pthread_mutex_destroy(&x->lock);
 	free(x);
 }
@@ -103,60 +127,105 @@ TXS_API void txs_metrics_rx_tick(struct txs_metrics_rx *x, double elapsed)
 	pthread_mutex_unlock(&x->lock);
 }
 
-static void flow_label(char *o, size_t n, const struct txs_rx_flow *f)
+static void flow_label(char *o, size_t n, bool by_id, uint32_t id, const struct txs_rx_tuple *t)
 {
-	if (f->by_id) {
-		snprintf(o, n, "%u", f->id);
+	if (by_id) {
+		snprintf(o, n, "%u", id);
 		return;
 	}
 	char a[64], b[64];
-	txs_addr_str(&f->tuple.src, a, sizeof(a));
-	txs_addr_str(&f->tuple.dst, b, sizeof(b));
-	bool v6 = f->tuple.src.family == AF_INET6;
-	snprintf(o, n, v6 ? "[%s]:%u->[%s]:%u" : "%s:%u->%s:%u", a, f->tuple.sport, b, f->tuple.dport);
+	txs_addr_str(&t->src, a, sizeof(a));
+	txs_addr_str(&t->dst, b, sizeof(b));
+	bool v6 = t->src.family == AF_INET6;
+	snprintf(o, n, v6 ? "[%s]:%u->[%s]:%u" : "%s:%u->%s:%u", a, t->sport, b, t->dport);
 }
 
-static void row_add(struct flow_row *r, const struct txs_rx_flow *f)
+static bool tuple_eq(const struct txs_rx_tuple *a, const struct txs_rx_tuple *b)
 {
-	r->received += f->received;
-	r->bytes += f->bytes;
-	r->unique += f->unique;
-	r->duplicates += f->duplicates;
-	r->reordered += f->reordered;
-	r->late += f->late;
-	r->lost += f->lost;
-	r->expected += f->expected;
-	r->have_expected |= f->have_expected;
+	size_t al = a->src.family == AF_INET6 ? 16 : 4;
+	return a->src.family == b->src.family && a->dst.family == b->dst.family && a->sport == b->sport &&
+	       a->dport == b->dport && memcmp(a->src.bytes, b->src.bytes, al) == 0 &&
+	       memcmp(a->dst.bytes, b->dst.bytes, al) == 0;
+}
+
+/* The row of a flow: its own (chosen now if there is room) or "other". */
+static struct flow_row *row_of(struct txs_metrics_rx *x, bool by_id, uint32_t id, const struct txs_rx_tuple *t)
+{
+	for (unsigned i = 0; i < x->n_keys; i++) {
+		const struct flow_key *k = &x->keys[i];
+		if (k->by_id == by_id && (by_id ? k->id == id : tuple_eq(&k->tuple, t)))
+			return &x->rows[i];
+	}
+	if (x->n_keys < x->conf.max_flows) {
+		struct flow_key *k = &x->keys[x->n_keys];
+		k->by_id = by_id;
+		k->id = id;
+		k->tuple = *t;
+		flow_label(k->label, sizeof(k->label), by_id, id, t);
+		return &x->rows[x->n_keys++];
+	}
+	x->other = true;
+	return &x->rows[x->conf.max_flows];
+}
+
+static void rows_clear(struct txs_metrics_rx *x)
+{
+	memset(x->rows, 0, (x->conf.max_flows + 1) * sizeof(*x->rows));
+	x->other = false;
+}
+
+/* live: the owners' copies of their flows, merged (under x->lock) */
+static void rows_live(struct txs_metrics_rx *x)
+{
+	rows_clear(x);
+	txs_hist_init(x->lat);
+	x->lat_negative = x->lat_past = 0;
+	x->n_flows_all = 0;
+	for (unsigned c = 0; c < x->conf.n_cores; c++) {
+		struct txs_rx_snap *s = x->conf.snaps[c];
+		txs_rx_snap_request(s, SNAP_WAIT_MS, SNAP_FRESH_MS);
+		txs_rx_snap_lock(s);
+		for (unsigned i = 0; i < s->n_flows; i++) {
+			const struct txs_rx_snap_flow *f = &s->flows[i];
+			struct flow_row *r = row_of(x, f->by_id, f->id, &f->tuple);
+			r->received += f->received;
+			r->bytes += f->bytes;
+			r->unique += f->unique;
+			r->duplicates += f->duplicates;
+			r->reordered += f->reordered;
+			r->late += f->late;
+			r->lost += f->span > f->unique ? f->span - f->unique : 0;
+		}
+		x->n_flows_all += s->n_flows;
+		txs_hist_merge(x->lat, &s->lat);
+		x->lat_negative += s->lat_negative;
+		x->lat_past += s->lat_past;
+		txs_rx_snap_unlock(s);
+	}
 }
 
 TXS_API int txs_metrics_rx_finish(struct txs_metrics_rx *x, const struct txs_rx_result *r,
 				  const struct txs_rx_kstats *kd, const struct txs_rx_input_stats *is,
 				  double seconds)
 {
-	unsigned nf = r->n_flows < x->conf.max_flows ? r->n_flows : x->conf.max_flows;
-	bool other = r->n_flows > x->conf.max_flows;
-	struct flow_row *rows = calloc(nf + 1, sizeof(*rows));
-	struct txs_hist *lat = malloc(sizeof(*lat));
-	if (!rows || !lat) {
-		free(rows);
-		free(lat);
-		return -ENOMEM;
-	}
-	for (unsigned i = 0; i < r->n_flows; i++) {
-		struct flow_row *row = &rows[i < nf ? i : nf];
-		if (i < nf)
-			flow_label(row->label, sizeof(row->label), &r->flows[i]);
-		row_add(row, &r->flows[i]);
-	}
-	if (other)
-		snprintf(rows[nf].label, sizeof(rows[nf].label), "other");
-	*lat = r->lat;
 	pthread_mutex_lock(&x->lock);
-	free(x->flows);
-	free(x->lat);
-	x->flows = rows;
-	x->lat = lat;
-	x->n_flows = nf + (other ? 1 : 0);
+	rows_clear(x);
+	for (unsigned i = 0; i < r->n_flows; i++) {
+		const struct txs_rx_flow *f = &r->flows[i];
+		struct flow_row *row = row_of(x, f->by_id, f->id, &f->tuple);
+		row->received += f->received;
+		row->bytes += f->bytes;
+		row->unique += f->unique;
+		row->duplicates += f->duplicates;
+		row->reordered += f->reordered;
+		row->late += f->late;
+		row->lost += f->lost;
+		row->expected += f->expected;
+		row->have_expected |= f->have_expected;
+	}
+	*x->lat = r->lat;
+	x->lat_negative = r->lat_negative;
+	x->lat_past = r->lat_past;
 	x->n_flows_all = r->n_flows;
 	x->fin = *r;
 	x->fin.pairs = NULL;
@@ -179,6 +248,64 @@ static const double lat_le[] = {
 	1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3,
 	1e-2, 2e-2, 5e-2, 1e-1, 2e-1, 5e-1, 1.0,  2.0,  5.0,  10.0,
 };
+
+/* per flow and latency, from rows and lat (under x->lock) */
+static void flow_families(struct txs_prom *p, struct txs_metrics_rx *x)
+{
+	txs_prom_family(p, "txscale_recv_flows", TXS_PROM_GAUGE,
+			"Flows seen (live: summed over threads); those beyond the per-flow series limit are summed "
+			"as flow=\"other\".");
+	txs_prom_u64(p, "txscale_recv_flows", NULL, 0, x->n_flows_all);
+	static const char *const fl_names[][2] = {
+		{ "txscale_recv_flow_datagrams_total", "Datagrams of this flow." },
+		{ "txscale_recv_flow_bytes_total", "UDP payload bytes of this flow." },
+		{ "txscale_recv_flow_unique_total", "Unique sequence numbers of this flow." },
+		{ "txscale_recv_flow_duplicates_total", "Duplicates of this flow." },
+		{ "txscale_recv_flow_reordered_total", "Reordered arrivals of this flow." },
+		{ "txscale_recv_flow_late_total", "Late arrivals of this flow." },
+		{ "txscale_recv_flow_lost", "Datagrams lost on this flow: live, holes not filled yet; after the run, "
+					    "exact against the sender's count when known." },
+	};
+	for (size_t k = 0; k < TXS_ARRAY_SIZE(fl_names); k++)
+		txs_prom_family(p, fl_names[k][0], k + 1 < TXS_ARRAY_SIZE(fl_names) ? TXS_PROM_COUNTER : TXS_PROM_GAUGE,
+				fl_names[k][1]);
+	bool any_exp = false;
+	for (unsigned i = 0; i <= x->n_keys; i++) {
+		if (i == x->n_keys && !x->other)
+			break;
+		const struct flow_row *f = &x->rows[i == x->n_keys ? x->conf.max_flows : i];
+		const char *label = i == x->n_keys ? "other" : x->keys[i].label;
+		const uint64_t v[] = { f->received, f->bytes, f->unique, f->duplicates, f->reordered, f->late, f->lost };
+		for (size_t k = 0; k < TXS_ARRAY_SIZE(fl_names); k++)
+			txs_prom_u64(p, fl_names[k][0], (struct txs_prom_label[]){ { "flow", label } }, 1, v[k]);
+		any_exp |= f->have_expected;
+	}
+	if (any_exp) {
+		txs_prom_family(p, "txscale_recv_flow_expected", TXS_PROM_GAUGE,
+				"Datagrams the sender sent on this flow (after the run, when known).");
+		for (unsigned i = 0; i <= x->n_keys; i++) {
+			if (i == x->n_keys && !x->other)
+				break;
+			const struct flow_row *f = &x->rows[i == x->n_keys ? x->conf.max_flows : i];
+			if (f->have_expected)
+				txs_prom_u64(p, "txscale_recv_flow_expected",
+					     (struct txs_prom_label[]){ { "flow", i == x->n_keys ? "other" : x->keys[i].label } },
+					     1, f->expected);
+		}
+	}
+	txs_prom_family(p, "txscale_recv_latency_seconds", TXS_PROM_HISTOGRAM,
+			"One-way latency (arrival time minus the sender's timestamp); clock-skewed samples are "
+			"counted in txscale_recv_latency_skewed_total instead.");
+	txs_prom_hist_log(p, "txscale_recv_latency_seconds", NULL, 0, x->lat, 1e-9, lat_le, TXS_ARRAY_SIZE(lat_le));
+	txs_prom_family(p, "txscale_recv_latency_skewed_total", TXS_PROM_COUNTER,
+			"Latency samples left out: the timestamp was after the arrival (negative) or too far "
+			"before it (past).");
+	txs_prom_u64(p, "txscale_recv_latency_skewed_total", (struct txs_prom_label[]){ { "why", "negative" } }, 1,
+		     x->lat_negative);
+	txs_prom_u64(p, "txscale_recv_latency_skewed_total", (struct txs_prom_label[]){ { "why", "past" } }, 1,
+		     x->lat_past);
+}
+
 
 #define L1(k, v) (struct txs_prom_label[]){ { k, v } }, 1
 #define L2(k1, v1, k2, v2) (struct txs_prom_label[]){ { k1, v1 }, { k2, v2 } }, 2
@@ -306,48 +433,6 @@ TXS_API void txs_metrics_rx_collect(struct txs_prom *p, void *arg)
 					"Datagrams the sender says it sent (after the run, when known).");
 			txs_prom_u64(p, "txscale_recv_expected", NULL, 0, r->expected);
 		}
-		txs_prom_family(p, "txscale_recv_flows", TXS_PROM_GAUGE,
-				"Flows seen; those beyond the per-flow series limit are summed as flow=\"other\".");
-		txs_prom_u64(p, "txscale_recv_flows", NULL, 0, x->n_flows_all);
-		static const char *const fl_names[][2] = {
-			{ "txscale_recv_flow_datagrams_total", "Datagrams of this flow." },
-			{ "txscale_recv_flow_bytes_total", "UDP payload bytes of this flow." },
-			{ "txscale_recv_flow_unique_total", "Unique sequence numbers of this flow." },
-			{ "txscale_recv_flow_duplicates_total", "Duplicates of this flow." },
-			{ "txscale_recv_flow_reordered_total", "Reordered arrivals of this flow." },
-			{ "txscale_recv_flow_late_total", "Late arrivals of this flow." },
-			{ "txscale_recv_flow_lost", "Datagrams lost on this flow (exact with the sender's count)." },
-		};
-		for (size_t k = 0; k < TXS_ARRAY_SIZE(fl_names); k++)
-			txs_prom_family(p, fl_names[k][0], k + 1 < TXS_ARRAY_SIZE(fl_names) ? TXS_PROM_COUNTER
-											  : TXS_PROM_GAUGE,
-					fl_names[k][1]);
-		bool any_exp = false;
-		for (unsigned i = 0; i < x->n_flows; i++) {
-			const struct flow_row *f = &x->flows[i];
-			const uint64_t v[] = { f->received, f->bytes, f->unique, f->duplicates, f->reordered, f->late, f->lost };
-			for (size_t k = 0; k < TXS_ARRAY_SIZE(fl_names); k++)
-				txs_prom_u64(p, fl_names[k][0], L1("flow", f->label), v[k]);
-			any_exp |= f->have_expected;
-		}
-		if (any_exp) {
-			txs_prom_family(p, "txscale_recv_flow_expected", TXS_PROM_GAUGE,
-					"Datagrams the sender sent on this flow (when known).");
-			for (unsigned i = 0; i < x->n_flows; i++)
-				if (x->flows[i].have_expected)
-					txs_prom_u64(p, "txscale_recv_flow_expected", L1("flow", x->flows[i].label),
-						     x->flows[i].expected);
-		}
-		txs_prom_family(p, "txscale_recv_latency_seconds", TXS_PROM_HISTOGRAM,
-				"One-way latency (arrival time minus the sender's timestamp); clock-skewed samples are "
-				"counted in txscale_recv_latency_skewed_total instead.");
-		txs_prom_hist_log(p, "txscale_recv_latency_seconds", NULL, 0, x->lat, 1e-9, lat_le,
-				  TXS_ARRAY_SIZE(lat_le));
-		txs_prom_family(p, "txscale_recv_latency_skewed_total", TXS_PROM_COUNTER,
-				"Latency samples left out: the timestamp was after the arrival (negative) or too far "
-				"before it (past).");
-		txs_prom_u64(p, "txscale_recv_latency_skewed_total", L1("why", "negative"), r->lat_negative);
-		txs_prom_u64(p, "txscale_recv_latency_skewed_total", L1("why", "past"), r->lat_past);
 		if (r->n_links > 1) {
 			txs_prom_family(p, "txscale_recv_link_datagrams_total", TXS_PROM_COUNTER,
 					"Analysed datagrams per link (interface of a raw input).");
@@ -370,5 +455,9 @@ TXS_API void txs_metrics_rx_collect(struct txs_prom *p, void *arg)
 		txs_rx_kstats_delta(x->kd, x->kbase, x->kcur);
 		kernel_families(p, x->kd);
 	}
+	if (!x->finished && x->conf.snaps)
+		rows_live(x);
+	if (x->finished || x->conf.snaps)
+		flow_families(p, x);
 	pthread_mutex_unlock(&x->lock);
 }

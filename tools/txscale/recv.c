@@ -132,6 +132,7 @@ static uint64_t mono_ns(void)
 struct rthread {
 	struct txs_rx_input *in;
 	struct txs_rx_core *core;
+	struct txs_rx_snap *snap; /* --metrics: copies of the core for a scrape, made here between polls */
 	unsigned q;
 	int cpu;
 	uint64_t first_ns, last_ns; /* mono; written by the thread per batch, read by main */
@@ -156,6 +157,8 @@ static void *rthread_main(void *arg)
 	}
 	while (rc == 0 && !stopping()) {
 		int n = txs_rx_input_poll(t->in, t->q, t->core, POLL_MS);
+		if (t->snap)
+			txs_rx_core_publish(t->core, t->snap);
 		if (n > 0) {
 			uint64_t now = mono_ns();
 			if (!__atomic_load_n(&t->first_ns, __ATOMIC_RELAXED))
@@ -723,6 +726,7 @@ int cmd_recv(int argc, char **argv)
 		rc_conf.dst = bind;
 	struct mcli mc = { 0 };
 	struct txs_metrics_rx *mx = NULL;
+	struct txs_rx_snap **snaps = NULL;
 	struct rthread *t = aligned_alloc(TXS_CACHE_LINE, sizeof(*t) * nthreads);
 	struct txs_rx_core **cores = calloc(nthreads, sizeof(*cores));
 	struct txs_rx_live *prev = calloc(nthreads, sizeof(*prev));
@@ -748,9 +752,15 @@ int cmd_recv(int argc, char **argv)
 	}
 	rc = mcli_start(&mc, "recv", &cfg.metrics, cfg.interval);
 	if (!rc && mcli_on(&mc)) {
-		struct txs_metrics_rx_conf mconf = { .cores = cores, .n_cores = nthreads, .cpus = cpus,
+		snaps = calloc(nthreads, sizeof(*snaps));
+		for (unsigned i = 0; snaps && i < nthreads && !rc; i++) {
+			rc = txs_rx_snap_create(&snaps[i], rc_conf.max_flows) < 0;
+			t[i].snap = snaps[i];
+		}
+		struct txs_metrics_rx_conf mconf = { .cores = cores, .n_cores = nthreads, .cpus = cpus, .snaps = snaps,
 						     .max_flows = cfg.metrics.flows, .kernel = !in->offline };
-		rc = txs_metrics_rx_create(&mx, &mconf) < 0 ? 1 : mcli_add(&mc, txs_metrics_rx_collect, mx);
+		if (!rc)
+			rc = !snaps || txs_metrics_rx_create(&mx, &mconf) < 0 ? 1 : mcli_add(&mc, txs_metrics_rx_collect, mx);
 	}
 	if (rc) {
 		ret = rc;
@@ -947,6 +957,9 @@ int cmd_recv(int argc, char **argv)
 out:
 	mcli_close(&mc);
 	txs_metrics_rx_destroy(mx);
+	for (unsigned i = 0; snaps && i < nthreads; i++)
+		txs_rx_snap_destroy(snaps[i]);
+	free(snaps);
 	if (summary_f)
 		fclose(summary_f);
 	for (unsigned i = 0; cores && i < nthreads; i++)
