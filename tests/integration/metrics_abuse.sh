@@ -16,10 +16,7 @@ need_cmd curl "needs curl (scripts/deps test)"
 need_txs
 txs_tmp
 N=60000
-pick() { python3 -c 'import socket
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
-t = socket.socket(); t.bind(("127.0.0.1", 0))
-print(u.getsockname()[1], t.getsockname()[1])'; }
+pick() { python3 "$SRC/tests/integration/metrics_ports.py" 2; }
 # a port picked free may be taken before recv binds it (other tests run): pick again
 for try in 1 2 3; do
   read -r DATA MP < <(pick)

@@ -17,16 +17,7 @@ need_txs
 txs_tmp
 
 # free ports: UDP for the data, TCP for the endpoints and Prometheus
-read -r DATA MR MS PP < <(python3 - <<'EOF'
-import socket
-socks = []
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0)); socks.append(u)
-ports = [u.getsockname()[1]]
-for _ in range(3):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s); ports.append(s.getsockname()[1])
-print(*ports)
-EOF
-)
+read -r DATA MR MS PP < <(python3 "$SRC/tests/integration/metrics_ports.py" 4)
 
 cat >"$tmp/prometheus.yml" <<EOF
 global:

@@ -57,6 +57,13 @@ int mcli_start(struct mcli *mc, const char *cmd, const struct mcli_opts *o, doub
 			mc->m = NULL;
 			return rc == -EINVAL ? 2 : 1;
 		}
+		struct txs_addr a;
+		uint16_t port;
+		if (txs_metrics_parse_addr(o->addr, &a, &port) == 0 && port == 0) {
+			char ab[64];
+			fprintf(stderr, "txscale %s: metrics at http://%s%s%s:%u/metrics\n", cmd, a.family == AF_INET6 ? "[" : "",
+				txs_addr_str(&a, ab, sizeof(ab)), a.family == AF_INET6 ? "]" : "", txs_metrics_port(mc->m));
+		}
 	}
 	mc->period = interval > 0 ? interval : 1.0;
 	mc->next_file = mc->period;

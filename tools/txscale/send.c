@@ -859,6 +859,11 @@ int cmd_send(int argc, char **argv)
 			cfg.ctl.reverse ? "-R" : "--bidir");
 		return 2;
 	}
+	if (ctl_wanted && (cfg.metrics.addr || cfg.metrics.file)) {
+		fprintf(stderr, "txscale send: --metrics and --metrics-file apply to a run of send itself, not yet to "
+				"a test set up with a txscale server (--server, -R, --bidir)\n");
+		return 2;
+	}
 	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin, cfg.timestamps }, argc, argv);
