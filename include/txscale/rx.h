@@ -286,8 +286,9 @@ TXS_API void txs_rx_snap_destroy(struct txs_rx_snap *s);
 /* The owner of c, between polls: copy c into s if a copy was asked for. */
 TXS_API void txs_rx_core_publish(const struct txs_rx_core *c, struct txs_rx_snap *s);
 /* Ask for a copy and wait at most timeout_ms for it (a copy younger than
- * fresh_ms is taken as it is). Returns 0, or -ETIMEDOUT (the last copy
- * stays: an owner blocked in a poll, or stopped). */
+ * fresh_ms is taken as it is; timeout_ms 0: ask and return, so that several
+ * owners copy at once). Returns 0, or -ETIMEDOUT (the last copy stays: an
+ * owner blocked in a poll, or stopped). */
 TXS_API int txs_rx_snap_request(struct txs_rx_snap *s, int timeout_ms, int fresh_ms);
 TXS_API void txs_rx_snap_lock(struct txs_rx_snap *s);
 TXS_API void txs_rx_snap_unlock(struct txs_rx_snap *s);

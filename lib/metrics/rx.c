@@ -168,13 +168,27 @@ static struct flow_row *row_of(struct txs_metrics_rx *x, bool by_id, uint32_t id
 	return &x->rows[x->conf.max_flows];
 }
 
+static void row_add(struct flow_row *r, const struct flow_row *v)
+{
+	r->received += v->received;
+	r->bytes += v->bytes;
+	r->unique += v->unique;
+	r->duplicates += v->duplicates;
+	r->reordered += v->reordered;
+	r->late += v->late;
+	r->lost += v->lost;
+	r->expected += v->expected;
+	r->have_expected |= v->have_expected;
+}
+
 static void rows_clear(struct txs_metrics_rx *x)
 {
 	memset(x->rows, 0, (x->conf.max_flows + 1) * sizeof(*x->rows));
 	x->other = false;
 }
 
-/* live: the owners' copies of their flows, merged (under x->lock) */
+/* live: the owners' copies of their flows (asked for by the scrape before
+ * it took x->lock), merged (under x->lock) */
 static void rows_live(struct txs_metrics_rx *x)
 {
 	rows_clear(x);
@@ -183,18 +197,12 @@ static void rows_live(struct txs_metrics_rx *x)
 	x->n_flows_all = 0;
 	for (unsigned c = 0; c < x->conf.n_cores; c++) {
 		struct txs_rx_snap *s = x->conf.snaps[c];
-		txs_rx_snap_request(s, SNAP_WAIT_MS, SNAP_FRESH_MS);
 		txs_rx_snap_lock(s);
 		for (unsigned i = 0; i < s->n_flows; i++) {
 			const struct txs_rx_snap_flow *f = &s->flows[i];
-			struct flow_row *r = row_of(x, f->by_id, f->id, &f->tuple);
-			r->received += f->received;
-			r->bytes += f->bytes;
-			r->unique += f->unique;
-			r->duplicates += f->duplicates;
-			r->reordered += f->reordered;
-			r->late += f->late;
-			r->lost += f->span > f->unique ? f->span - f->unique : 0;
+			row_add(row_of(x, f->by_id, f->id, &f->tuple),
+				&(struct flow_row){ f->received, f->bytes, f->unique, f->duplicates, f->reordered, f->late,
+						    f->span > f->unique ? f->span - f->unique : 0, 0, false });
 		}
 		x->n_flows_all += s->n_flows;
 		txs_hist_merge(x->lat, &s->lat);
@@ -212,16 +220,9 @@ TXS_API int txs_metrics_rx_finish(struct txs_metrics_rx *x, const struct txs_rx_
 	rows_clear(x);
 	for (unsigned i = 0; i < r->n_flows; i++) {
 		const struct txs_rx_flow *f = &r->flows[i];
-		struct flow_row *row = row_of(x, f->by_id, f->id, &f->tuple);
-		row->received += f->received;
-		row->bytes += f->bytes;
-		row->unique += f->unique;
-		row->duplicates += f->duplicates;
-		row->reordered += f->reordered;
-		row->late += f->late;
-		row->lost += f->lost;
-		row->expected += f->expected;
-		row->have_expected |= f->have_expected;
+		row_add(row_of(x, f->by_id, f->id, &f->tuple),
+			&(struct flow_row){ f->received, f->bytes, f->unique, f->duplicates, f->reordered, f->late,
+					    f->lost, f->expected, f->have_expected });
 	}
 	*x->lat = r->lat;
 	x->lat_negative = r->lat_negative;
@@ -384,6 +385,15 @@ static void total_families(struct txs_prom *p, const struct totals *t)
 TXS_API void txs_metrics_rx_collect(struct txs_prom *p, void *arg)
 {
 	struct txs_metrics_rx *x = arg;
+	/* ask the owners for copies without holding x->lock: the controlling
+	 * thread's tick never waits on a receiving thread's poll */
+	pthread_mutex_lock(&x->lock);
+	bool live = !x->finished && x->conf.snaps;
+	pthread_mutex_unlock(&x->lock);
+	for (unsigned c = 0; live && c < x->conf.n_cores; c++) /* ask them all, then wait for each */
+		txs_rx_snap_request(x->conf.snaps[c], 0, SNAP_FRESH_MS);
+	for (unsigned c = 0; live && c < x->conf.n_cores; c++)
+		txs_rx_snap_request(x->conf.snaps[c], SNAP_WAIT_MS, SNAP_FRESH_MS);
 	pthread_mutex_lock(&x->lock);
 	txs_metrics_state_family(p, "recv", x->finished ? TXS_METRICS_FINISHED : TXS_METRICS_RUNNING, x->elapsed);
 	/* per thread: the cores' live counters (exact once they stopped) */

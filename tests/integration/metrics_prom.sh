@@ -5,7 +5,8 @@
 # on loopback (4 flows, 40000 datagrams, exact loss from the sender's
 # summary); after the run, PromQL over Prometheus's HTTP API
 # (/api/v1/query) returns recv's JSON summary's totals and per-flow counts
-# exactly, and send's. Ports are picked free; every wait is bounded.
+# exactly, and send's; per-flow series were scraped during the run too.
+# Ports are picked free; every wait is bounded.
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
@@ -92,6 +93,11 @@ for i in $(seq 0 $((nflows - 1))); do
     checks=$((checks + 1))
   done
 done
+# per-flow series were scraped live too: a sample of flow 0 below its final count
+f0=$(jq -r '.flows[] | select(.flow == 0) | .received' <<<"$sum")
+live=$(val "max_over_time((txscale_recv_flow_datagrams_total{flow=\"0\"} < $f0)[2m:250ms])")
+[ "$live" != none ] && [ "${live%.*}" -gt 0 ] || fail "no live per-flow sample below the final $f0 (got $live)"
+checks=$((checks + 1))
 # the sum over flows in PromQL is the total
 got=$(val 'sum(last_over_time(txscale_recv_flow_datagrams_total[2m]))')
 [ "$got" = 40000 ] || fail "sum over flows in Prometheus: $got"

@@ -142,13 +142,13 @@ static void hist_cumulative(void **st)
 	txs_prom_destroy(p);
 }
 
+static uint64_t sample(const char *t, const char *series);
+
 static uint64_t parse_bucket(const char *t, const char *le)
 {
 	char key[96];
-	snprintf(key, sizeof(key), "t_log_seconds_bucket{le=\"%s\"} ", le);
-	const char *s = strstr(t, key);
-	assert_non_null(s);
-	return strtoull(s + strlen(key), NULL, 10);
+	snprintf(key, sizeof(key), "t_log_seconds_bucket{le=\"%s\"}", le);
+	return sample(t, key);
 }
 
 /* from a log histogram: bucket{le=L} counts no value above L and misses
@@ -255,6 +255,15 @@ static void parse_addr(void **st)
 			fail_msg("'%s' accepted", bad[i]);
 }
 
+/* a registry with one collector */
+static struct txs_metrics *registry_of(txs_metrics_collect_fn fn, void *arg)
+{
+	struct txs_metrics *m;
+	assert_int_equal(txs_metrics_create(&m), 0);
+	assert_true(txs_metrics_add(m, fn, arg, NULL, 0) >= 0);
+	return m;
+}
+
 static uint64_t sample(const char *t, const char *series)
 {
 	char key[160];
@@ -293,9 +302,7 @@ static void rx_bounded(void **st)
 	struct txs_metrics_rx *x;
 	struct txs_metrics_rx_conf conf = { .cores = cores, .n_cores = 1, .max_flows = 10 };
 	assert_int_equal(txs_metrics_rx_create(&x, &conf), 0);
-	struct txs_metrics *m;
-	assert_int_equal(txs_metrics_create(&m), 0);
-	assert_true(txs_metrics_add(m, txs_metrics_rx_collect, x, NULL, 0) >= 0);
+	struct txs_metrics *m = registry_of(txs_metrics_rx_collect, x);
 	char *t;
 	size_t n;
 	/* live: no flow series yet, totals from the core */
@@ -349,9 +356,7 @@ static void send_rows(void **st)
 	const struct txs_stat_row th[] = { { 10, 640, 1, 2, 10 }, { 20, 1280, 3, 0, 20 } };
 	const struct txs_stat_row ln[] = { { 15, 960, 2, 1, 0 }, { 15, 960, 2, 1, 0 } };
 	txs_metrics_send_update(x, 0.5, th, ln, TXS_METRICS_RUNNING);
-	struct txs_metrics *m;
-	assert_int_equal(txs_metrics_create(&m), 0);
-	assert_true(txs_metrics_add(m, txs_metrics_send_collect, x, NULL, 0) >= 0);
+	struct txs_metrics *m = registry_of(txs_metrics_send_collect, x);
 	char *t;
 	size_t n;
 	assert_int_equal(txs_metrics_render(m, &t, &n), 0);
@@ -375,10 +380,8 @@ static void textfile(void **st)
 	assert_non_null(mkdtemp(dir));
 	char path[128];
 	snprintf(path, sizeof(path), "%s/txscale.prom", dir);
-	struct txs_metrics *m;
-	assert_int_equal(txs_metrics_create(&m), 0);
 	struct sess a = { "running", 42 };
-	assert_true(txs_metrics_add(m, sess_collect, &a, NULL, 0) >= 0);
+	struct txs_metrics *m = registry_of(sess_collect, &a);
 	assert_int_equal(txs_metrics_write_file(m, path), 0);
 	FILE *f = fopen(path, "r");
 	assert_non_null(f);
