@@ -344,6 +344,7 @@ TXS_API int txs_metrics_listen(struct txs_metrics *m, const char *addr_port, cha
 		return -EINVAL;
 	}
 #ifndef TXS_HAVE_MHD
+	(void)m;
 	snprintf(err, errlen, "this txscale was built without libmicrohttpd (libmicrohttpd-dev): no HTTP endpoint");
 	return -EOPNOTSUPP;
 #else

@@ -14,6 +14,8 @@ need_cmd python3 "needs python3"
 need_cmd jq "needs jq (scripts/deps test)"
 need_cmd curl "needs curl (scripts/deps test)"
 need_txs
+probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
+! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
 txs_tmp
 N=60000
 pick() { python3 "$SRC/tests/integration/metrics_ports.py" 2; }

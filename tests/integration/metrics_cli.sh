@@ -25,7 +25,8 @@ refused() { # refused WANT_RC PATTERN CMD...: exits WANT_RC, stderr matches PATT
 }
 have_http=1
 "$TXS" recv --help | grep -q -- --metrics || fail "recv --help does not list --metrics"
-if "$TXS" recv -B 127.0.0.1 -p 1 -t 0.1 --metrics 127.0.0.1:0 2>&1 | grep -q "built without it"; then
+probe=$("$TXS" recv -B 127.0.0.1 -p 1 -t 0.1 --metrics 127.0.0.1:0 2>&1 || true)
+if grep -q "built without it" <<<"$probe"; then
   have_http=0
 fi
 for cmd in recv send; do

@@ -15,6 +15,8 @@ need_cmd prometheus "needs prometheus (scripts/deps test)"
 need_cmd python3 "needs python3"
 need_cmd jq "needs jq (scripts/deps test)"
 need_txs
+probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
+! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
 txs_tmp
 
 # free ports: UDP for the data, TCP for the endpoints and Prometheus
