@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include "l2.h"
 #include "linkstate.h"
+#include "refused.h"
 
 #define PKT_DEF_RING 512
 #define PKT_HDR_OFF TPACKET_ALIGN(sizeof(struct tpacket2_hdr)) /* where tx data starts */
@@ -599,36 +600,6 @@ static __attribute__((noinline)) uint8_t *copy_in(struct txs_txq *q, struct pkt_
 	uint8_t *f = (uint8_t *)frame_hdr(r, r->head) + r->eth_off;
 	memmove(f, b->data, b->len);
 	return f;
-}
-
-/* Refused frames (counting contract, include/txscale/netdev.h): tx_send
- * marks the frames it did not take in priv's top bits (the frame index
- * stays below), tx_release counts the still-marked ones on their link:
- * drop_full when there was no room, drop_err with the errno otherwise. */
-#define REFUSED_FULL (1ull << 63)
-#define REFUSED_ERR (1ull << 62)
-
-static __attribute__((noinline, cold)) void refuse_rest(struct txs_txq *q, struct txs_pktbuf *b, unsigned n, int err)
-{
-	for (unsigned k = 0; k < n; k++)
-		b[k].priv = (b[k].priv & ~(REFUSED_FULL | REFUSED_ERR)) | (err ? REFUSED_ERR : REFUSED_FULL);
-	if (err)
-		__atomic_store_n(&q->link[b[0].link < q->dev->n_links ? b[0].link : 0].last_err, err, __ATOMIC_RELAXED);
-}
-
-static void release_refused(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t m = b[i].priv & (REFUSED_FULL | REFUSED_ERR);
-		if (!m)
-			continue; /* never offered (not filled) */
-		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
-		if (m & REFUSED_ERR)
-			TXS_STAT_ADD(q->link[l].drop_err, b[i].segs);
-		else
-			TXS_STAT_ADD(q->link[l].drop_full, b[i].segs);
-		b[i].priv &= ~(REFUSED_FULL | REFUSED_ERR);
-	}
 }
 
 static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)

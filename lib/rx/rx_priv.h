@@ -37,6 +37,9 @@ struct rx_flow {
 	uint64_t lat_count, lat_min, lat_max;
 	__extension__ unsigned __int128 lat_sum; /* 64 bits of ns would wrap in a long run */
 	uint64_t run_lo, run_hi;  /* the newest run of unique sequences */
+	uint64_t last_arr;        /* arrival of the last datagram (0: none timed yet) */
+	uint64_t last_seq;        /* its sequence */
+	struct rx_out *out;       /* outage state (outage.h), sequenced flows */
 	bool have_transit;
 	bool sequenced;
 	bool runs_lost;          /* the run budget ran out: the set is incomplete */
@@ -119,6 +122,7 @@ struct txs_rx_core {
 	unsigned n_vlan, last_vlan;
 	uint64_t vlan_overflow, untagged;
 	uint64_t *size_pkts;            /* datagrams per UDP payload length (65536 entries) */
+	uint64_t out_floor;             /* silences below this are never outages (outage.h) */
 } TXS_CACHE_ALIGNED;
 
 /* ---- the parse fast path ---------------------------------------------------------
@@ -279,5 +283,10 @@ static inline __attribute__((always_inline)) enum txs_ph_kind rx_ph_read(const u
 extern const struct txs_rx_input_ops txs_rx_input_udp_ops;
 extern const struct txs_rx_input_ops txs_rx_input_packet_ops;
 extern const struct txs_rx_input_ops txs_rx_input_pcap_ops;
+extern const struct txs_rx_input_ops txs_rx_input_xdp_ops;
 void txs_rx_input_set_err(struct txs_rx_input *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Is every listed interface there and up? 0, -ENODEV (gone) or -ENETDOWN
+ * (administratively down), with one line naming it (in->link_names[i]) in
+ * err (may be NULL). Raw live inputs (packet:, xdp:). */
+int txs_rx_links_check(const struct txs_rx_input *in, const int *ifindex, unsigned n_if, char *err, size_t errlen);
 #endif

@@ -70,6 +70,8 @@ t13 "'/nonexistent/x.pcap'" send --dev pcap:/nonexistent/x.pcap -n 5 198.18.0.2
 t13 "characters long, at most 255" send --dev "pcap:$long" -n 5 198.18.0.2
 t13 "CPU 0 appears twice in '0,0,0'" send $P -A 0,0,0 -n 5 198.18.0.2
 t13 "CPU 0 appears twice in '0,0'" recv -A 0,0
+t13 "--outage-min: '99999': expected at most 3600 seconds" recv --outage-min 99999
+t13 "--clock-offset: '1.5': expected a signed integer of nanoseconds" recv --clock-offset 1.5
 t13 "'links' given twice" send --dev dummy:links=2,links=3 -n 5 198.18.0.2
 t13 "link '127.0.0.1' given twice" send --dev udp:links=127.0.0.1+127.0.0.1 -n 5 127.0.0.1
 t13 "df: IPv6 only" send --dev udp:df -n 5 127.0.0.1

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/rx.h>
+#include <txscale/ctl.h>
 #include "cli.h"
 #include "opt.h"
 #include "ctl_cli.h"
@@ -35,6 +36,27 @@ struct opt_time {
 	bool set;
 	double v;
 };
+
+struct opt_offset {
+	bool set;
+	int64_t ns;
+};
+
+static int parse_offset(const char *val, void *dst, char *err, size_t errlen)
+{
+	struct opt_offset *o = dst;
+	char *end;
+	errno = 0;
+	long long v = strtoll(val, &end, 10);
+	if (errno || end == val || *end || v < -(1ll << 62) || v > (1ll << 62)) {
+		snprintf(err, errlen, "expected a signed integer of nanoseconds (receiver's clock minus sender's), "
+			 "e.g. -1500000");
+		return -1;
+	}
+	o->set = true;
+	o->ns = v;
+	return 0;
+}
 
 struct recv_cfg {
 	const char *bind;
@@ -59,6 +81,8 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	const char *rx_ts; /* --rx-timestamps (issue 14) */
+	double outage_min;  /* --outage-min, seconds (0 = automatic) */
+	struct opt_offset clock_offset; /* --clock-offset */
 	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
@@ -82,7 +106,7 @@ static const struct opt recv_opts[] = {
 	{ "parallel", 'P', OPT_UINT, O(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: not pinned, like iperf3)" },
 	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads, even with -A (the default without -A)" },
-	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp | packet:IFNAME[,IFNAME...] | pcap:FILE", "udp" },
+	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp | packet:IFNAME[,IFNAME...] | xdp:IFNAME[,native|skb][,copy|zc][,ring=N] | pcap:FILE", "udp" },
 	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
 	{ "idle", 0, OPT_SECONDS, O(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
 	{ "expect", 0, OPT_U64, O(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
@@ -100,6 +124,8 @@ static const struct opt recv_opts[] = {
 	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
 	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
+	{ "outage-min", 0, OPT_SECONDS, O(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
+	{ "clock-offset", 0, OPT_CUSTOM, O(clock_offset), "NS", "correct one-way latency by this known clock offset (receiver's clock minus sender's, ns); the report says so and gives the raw figures beside", NULL, 0, 0, parse_offset },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
@@ -191,6 +217,8 @@ static void live_sub(struct txs_rx_live *d, const struct txs_rx_live *a, const s
 	d->gaps = a->gaps - b->gaps;
 	d->malformed = a->malformed - b->malformed;
 	d->ignored = a->ignored - b->ignored;
+	d->outages = a->outages - b->outages;
+	d->outage_ns = a->outage_ns - b->outage_ns;
 }
 
 static void live_add(struct txs_rx_live *d, const struct txs_rx_live *a)
@@ -204,6 +232,8 @@ static void live_add(struct txs_rx_live *d, const struct txs_rx_live *a)
 	d->gaps += a->gaps;
 	d->malformed += a->malformed;
 	d->ignored += a->ignored;
+	d->outages += a->outages;
+	d->outage_ns += a->outage_ns;
 }
 
 /* provisional: holes opened minus holes filled (negative when reordered
@@ -225,17 +255,20 @@ static void iv_json_row(struct txs_json *j, const struct txs_rx_live *l, double 
 	txs_json_u64(j, "late", l->late);
 	txs_json_u64(j, "malformed", l->malformed);
 	txs_json_u64(j, "ignored", l->ignored);
+	/* outages that ended in the interval (negative: late datagrams withdrew one) */
+	txs_json_i64(j, "outages", (int64_t)l->outages);
+	txs_json_i64(j, "outage_ns", (int64_t)l->outage_ns);
 }
 
 static void iv_text_row(const char *id, double t0, double t1, const struct txs_rx_live *l)
 {
 	char pps[32], bps[32];
 	double dt = t1 - t0 > 0 ? t1 - t0 : 1e-9;
-	printf("[%4s] %7.2f-%-7.2f sec %12llu pkts %9s pps %9sbit/s %8lld %6llu %8llu %9llu\n", id, t0, t1,
+	printf("[%4s] %7.2f-%-7.2f sec %12llu pkts %9s pps %9sbit/s %8lld %6llu %8llu %9llu %4lld %9.3f\n", id, t0, t1,
 	       (unsigned long long)l->received, txs_fmt_si(l->received / dt, pps, sizeof(pps)),
 	       txs_fmt_si(l->bytes * 8.0 / dt, bps, sizeof(bps)), (long long)live_lost(l),
 	       (unsigned long long)l->duplicates, (unsigned long long)l->reordered,
-	       (unsigned long long)l->malformed);
+	       (unsigned long long)l->malformed, (long long)l->outages, (double)(int64_t)l->outage_ns / 1e6);
 }
 
 static void interval(const struct recv_cfg *cfg, struct rthread *t, unsigned n, struct txs_rx_live *prev,
@@ -271,8 +304,8 @@ static void interval(const struct recv_cfg *cfg, struct rthread *t, unsigned n, 
 		txs_json_end(&j);
 	} else {
 		if (!*header) {
-			printf("[  ID] Interval            %17s %13s %14s %8s %6s %8s %9s\n", "Received", "Rate",
-			       "Bitrate", "Lost", "Dup", "Reorder", "Malformed");
+			printf("[  ID] Interval            %17s %13s %14s %8s %6s %8s %9s %4s %9s\n", "Received", "Rate",
+			       "Bitrate", "Lost", "Dup", "Reorder", "Malformed", "Out", "Out ms");
 			*header = true;
 		}
 		if (n > 1)
@@ -310,6 +343,34 @@ static int64_t sock_drops(const struct summary *s)
 static const char *ts_mode_str(enum txs_rx_ts_mode m)
 {
 	return m == TXS_RX_TS_HARDWARE ? "hardware" : m == TXS_RX_TS_USER ? "user" : "kernel";
+}
+
+/* the xdp: input's mode and its sockets' own drop counters */
+static void xdp_json(struct txs_json *j, const struct txs_rx_input_stats *is)
+{
+	txs_json_obj_open(j, "xdp");
+	txs_json_str(j, "mode", is->xdp_mode);
+	txs_json_bool(j, "zerocopy", is->xdp_zerocopy);
+	txs_json_u64(j, "sockets", is->xdp_queues);
+	txs_json_u64(j, "interface_queues", is->xdp_if_queues);
+	txs_json_u64(j, "rx_dropped", is->xdp_rx_dropped);
+	txs_json_u64(j, "rx_ring_full", is->xdp_rx_ring_full);
+	txs_json_u64(j, "rx_fill_ring_empty_descs", is->xdp_fill_empty);
+	txs_json_u64(j, "rx_invalid_descs", is->xdp_rx_invalid);
+	txs_json_u64(j, "no_socket", is->xdp_no_socket);
+	txs_json_obj_close(j);
+}
+
+static void xdp_text(const struct txs_rx_input_stats *is)
+{
+	printf("xdp      %s XDP, %s, %u socket%s (interface: %u RX queue%s); rx_dropped %llu, rx_ring_full %llu, "
+	       "fill ring empty %llu, invalid %llu\n", is->xdp_mode, is->xdp_zerocopy ? "zero-copy" : "copy mode",
+	       is->xdp_queues, is->xdp_queues == 1 ? "" : "s", is->xdp_if_queues, is->xdp_if_queues == 1 ? "" : "s",
+	       (unsigned long long)is->xdp_rx_dropped, (unsigned long long)is->xdp_rx_ring_full,
+	       (unsigned long long)is->xdp_fill_empty, (unsigned long long)is->xdp_rx_invalid);
+	if (is->xdp_no_socket)
+		printf("MISSED   %llu datagrams for us arrived on a queue without our socket and went to the stack "
+		       "(-P as many threads as the interface has RX queues)\n", (unsigned long long)is->xdp_no_socket);
 }
 
 static void summary_json(FILE *f, const struct summary *s)
@@ -354,6 +415,8 @@ static void summary_json(FILE *f, const struct summary *s)
 			txs_json_i64(&j, "hw_offset_ns", s->is->hw_offset_ns);
 		}
 	}
+	if (s->is->have_xdp)
+		xdp_json(&j, s->is);
 	txs_json_obj_open(&j, "pcap");
 	txs_json_u64(&j, "records", s->is->pcap.records);
 	txs_json_u64(&j, "snapped", s->is->pcap.snapped);
@@ -413,9 +476,11 @@ static void summary_text(const struct summary *s)
 	}
 	if (s->is->have_socket_drops && s->is->socket_drops)
 		printf("DROPPED  the kernel dropped %llu datagrams at our %s (%s full): they are part of lost%s\n",
-		       (unsigned long long)s->is->socket_drops, s->in->raw ? "rings" : "sockets",
-		       s->in->raw ? "ring" : "receive buffer",
+		       (unsigned long long)s->is->socket_drops, s->is->have_xdp ? "AF_XDP sockets" : s->in->raw ? "rings" : "sockets",
+		       s->is->have_xdp ? "RX or fill ring" : s->in->raw ? "ring" : "receive buffer",
 		       s->in->raw ? "" : "; a larger --rcvbuf or -A on a CPU of its own may help");
+	if (s->is->have_xdp)
+		xdp_text(s->is);
 	const struct txs_pcap_counts *pc = &s->is->pcap;
 	if (pc->bad_len || pc->truncated || pc->bad_l2 || pc->snapped)
 		printf("pcap     %llu records; corrupt: %llu bad length, %llu truncated, %llu bad link header; %llu "
@@ -430,6 +495,9 @@ static void summary_text(const struct summary *s)
  * file left by an earlier run would stop it early and make its loss "exact"
  * against the wrong sender. Zero (offline inputs): any file. */
 static struct timespec g_summary_not_before;
+
+/* the clock line the control channel's server writes beside the sender's summary */
+static struct txs_ctl_clock_rep g_summary_clock;
 
 static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 {
@@ -481,8 +549,11 @@ static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 	/* into a copy: e stays as it was unless the file is whole and valid */
 	struct txs_rx_expect *ne = malloc(sizeof(*ne));
 	int rc = ne ? txs_rx_expect_parse(ne, buf, len) : -ENOMEM;
-	if (rc == 0)
+	if (rc == 0) {
 		*e = *ne;
+		if (txs_ctl_clock_line_parse(buf, len, &g_summary_clock) < 0)
+			g_summary_clock.on = false;
+	}
 	free(ne);
 	free(buf);
 	if (rc < 0) {
@@ -559,7 +630,7 @@ int cmd_recv(int argc, char **argv)
 	const char *pos[1];
 	int npos = 0;
 	static const char *syn =
-		"[-B ADDR] [-p PORT] [-4|-6] [-P N] [-A CPUS] [--dev udp|packet:IFNAME[,IFNAME...]|pcap:FILE] "
+		"[-B ADDR] [-p PORT] [-4|-6] [-P N] [-A CPUS] [--dev udp|packet:IFNAME[,IFNAME...]|xdp:IFNAME[,...]|pcap:FILE] "
 		"[-t SECONDS] [--idle SECONDS] [--expect N | --sender-summary FILE] [-i SEC] [-J]";
 	int rc = opt_parse("recv", syn, recv_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
@@ -626,6 +697,11 @@ int cmd_recv(int argc, char **argv)
 	}
 	if (is_pcap && nthreads != 1) {
 		fprintf(stderr, "txscale recv: --dev pcap: is read by one thread: -P/-A give %u\n", nthreads);
+		return 2;
+	}
+	if (cfg.outage_min > 3600) {
+		fprintf(stderr, "txscale recv: bad value for --outage-min: '%g': expected at most 3600 seconds\n",
+			cfg.outage_min);
 		return 2;
 	}
 	if (!is_pcap) {
@@ -721,6 +797,9 @@ int cmd_recv(int argc, char **argv)
 		.port = in->raw ? (is_pcap ? cfg.port : ic.port) : 0,
 		.port_hi = in->raw ? cfg.port_hi : 0,
 		.family = in->raw ? family : 0,
+		.outage_min_ns = (uint64_t)(cfg.outage_min * 1e9),
+		.clock_correct = cfg.clock_offset.set,
+		.clock_offset_ns = cfg.clock_offset.ns,
 	};
 	if (in->raw && cfg.bind)
 		rc_conf.dst = bind;
@@ -908,6 +987,12 @@ int cmd_recv(int argc, char **argv)
 
 	struct txs_rx_result *res;
 	rc = txs_rx_result_build(&res, cores, nthreads, exp->have_total ? exp : NULL);
+	if (rc == 0 && cfg.clock_offset.set) {
+		/* measured over the control channel: its bound and drift came with the sender's summary */
+		const struct txs_ctl_clock_rep *k = &g_summary_clock;
+		txs_rx_result_set_clock(res, cfg.clock_offset.ns, k->on ? k->error_ns : 0, k->on && k->have_drift,
+					k->drift_ns, k->on ? "control" : "option");
+	}
 	if (rc < 0) {
 		fprintf(stderr, "txscale recv: %s\n", txs_strerror(rc));
 		ret = 1;

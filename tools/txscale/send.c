@@ -43,7 +43,7 @@ struct send_cfg {
 	bool no_pin;
 	const char *ident;
 	bool ident_df_zero;
-	unsigned gso;
+	struct send_gso gso;
 	bool connected, unconnected;
 	unsigned burst;
 	unsigned links;
@@ -169,7 +169,10 @@ static const struct opt send_opts[] = {
 	{ "dst-mac", 0, OPT_STR, O(dst_mac), "MAC", "destination MAC for frame devices" },
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
 	{ "burst", 0, OPT_UINT, O(burst), "N", "frames per device call (default 32; the sendmsg path raises it to fit one datagram's frames)", NULL, 1, 256 },
-	{ "gso", 0, OPT_UINT, O(gso), "SIZE", "UDP_SEGMENT: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "0", 0, 65535 },
+	{ "gso", 0, OPT_CUSTOM, O(gso), "auto|off|SIZE", "UDP_SEGMENT. auto: --dev udp coalesces the datagrams due "
+	  "together into GSO sends where the wire stays the same (one flow, one size, within the MTU); off: one datagram "
+	  "per message; SIZE: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "auto", 0, 0,
+	  send_udp_parse_gso },
 	{ "mtu", 0, OPT_UINT, O(mtu), "BYTES", "link MTU for fragmentation, --df and --gso checks (default: the device's: "
 	  "the interface's for packet:/xdp:/udp:, 1500 or mtu=N for pcap:/dummy)", NULL, 576, 65535 },
 	{ "connected", 0, OPT_FLAG, O(connected), NULL, "one connected flow per thread (default)" },
@@ -402,6 +405,7 @@ static void add_extra(struct txs_json *j, void *arg)
 		prof_json(j, x->prof);
 	if (x->shape)
 		send_shape_json(j, x->shape, x->erows, x->nthreads);
+	send_udp_gso_json(j, x->dev);
 }
 
 /* --ident NAME: one of the registered strategies, else one line listing them. */
@@ -558,9 +562,9 @@ static int send_replay_open(struct send_cfg *c, struct txs_replay **out, struct 
 				"give one CPU)\n");
 		return -1;
 	}
-	if (c->bond || c->links || c->gso || c->unconnected) {
+	if (c->bond || c->links || c->gso.size || c->unconnected) {
 		fprintf(stderr, "txscale send: --replay sends the frames as they are, on link 0: --%s does not apply\n",
-			c->bond ? "bond" : c->links ? "links" : c->gso ? "gso" : "unconnected");
+			c->bond ? "bond" : c->links ? "links" : c->gso.size ? "gso" : "unconnected");
 		return -1;
 	}
 	int rc = txs_replay_load(out, c->replay, err, sizeof(err));
@@ -695,6 +699,25 @@ static void replay_cleanup(struct txs_replay **r)
 	*r = NULL;
 }
 
+/* Test only (docs/recv.md, "Clock offset"): TXS_TEST_STAMP_SHIFT_NS shifts
+ * our timestamps as a clock off by that much would. 0, or 2 after a message. */
+static int test_stamp_shift(int64_t *out)
+{
+	const char *shift = getenv("TXS_TEST_STAMP_SHIFT_NS");
+	*out = 0;
+	if (!shift || !*shift)
+		return 0;
+	char *end;
+	errno = 0;
+	long long v = strtoll(shift, &end, 10);
+	if (errno || *end || v < -(1ll << 40) || v > (1ll << 40)) {
+		fprintf(stderr, "txscale send: bad TXS_TEST_STAMP_SHIFT_NS '%s': expected nanoseconds\n", shift);
+		return 2;
+	}
+	*out = v;
+	return 0;
+}
+
 int cmd_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -705,6 +728,9 @@ int cmd_send(int argc, char **argv)
 	int rc = opt_parse("send", syn, send_opts, &cfg, argc, argv, pos, 1, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	int64_t stamp_shift;
+	if (test_stamp_shift(&stamp_shift))
+		return 2;
 	if (npos) {
 		if (cfg.dest) {
 			fprintf(stderr, "txscale send: destination given twice ('%s' and '%s')\n", cfg.dest, pos[0]);
@@ -811,7 +837,7 @@ int cmd_send(int argc, char **argv)
 	gc.seed = cfg.seed;
 	struct txs_udp_gen_conf uc;
 	uint32_t open_frame = 0;
-	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame)) {
+	if (send_udp_precheck(cfg.gso.size, cfg.connected, cfg.unconnected, sp, &open_frame)) {
 		return 2;
 	}
 	if (rpl)
@@ -871,7 +897,8 @@ int cmd_send(int argc, char **argv)
 	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame + shape.vlan_len,
 				      .vlan_len = (uint16_t)shape.vlan_len,
 				      .flows = shape.ranges && shape.sh.flows > 1 ? shape.sh.flows : 0,
-				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
+				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport,
+				      .sizes_vary = shape.sh.n_sizes > 1, .ipv4_df = sp->df };
 	if (cfg.bind)
 		dc.src = sp->src;
 	if (cfg.src_mac) {
@@ -903,6 +930,11 @@ int cmd_send(int argc, char **argv)
 			return 2;
 		}
 		devs = devspec;
+	}
+	char gspec[sizeof(devspec) + 8];
+	if (!(devs = send_udp_gso_spec(devs, cfg.gso.off, strcmp(cfg.timestamps, "interp") == 0, gspec,
+					      sizeof(gspec)))) {
+		return 2;
 	}
 	struct txs_linksel_params bp;
 	if (cfg.bond && txs_linksel_parse(&bp, cfg.bond, err, sizeof(err)) < 0) {
@@ -947,9 +979,9 @@ int cmd_send(int argc, char **argv)
 	int route = rpl && dev->kernel_ip ? send_replay_route_udp(&cfg, rpl, dev, cfg.mtu, sp, &rudp,
 								  &rpace, &burst, &wire)
 		    : rpl ? send_replay_route(&cfg, rpl, dev, cfg.mtu, &burst, &wire)
-			  : send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
+			  : send_udp_route(dev, cfg.mtu, cfg.gso.size, cfg.unconnected, sp, &uc, &burst, &wire);
 	if (route == 2 || (cfg.burst && cfg.burst < burst) ||
-	    (!rpl && send_shape_check(&shape, dev, route == 1, cfg.gso, v4, dev->mtu, nthreads))) {
+	    (!rpl && send_shape_check(&shape, dev, route == 1, cfg.gso.size, v4, dev->mtu, nthreads))) {
 		if (route != 2 && cfg.burst && cfg.burst < burst)
 			fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
 				cfg.burst, cfg.length, burst);
@@ -962,6 +994,8 @@ int cmd_send(int argc, char **argv)
 		dev->conf.frame_size += shape.vlan_len; /* tags go in after the MACs (lib/udp/sockgen.c) */
 	wire += shape.vlan_len * burst;           /* every frame of a datagram carries them */
 	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
+	if (!cfg.burst && dev->tx_burst > burst)
+		burst = dev->tx_burst; /* udp: with GSO, a full call is the kernel's segment limit */
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (send_shape_wire(&shape, v4, dev->mtu, wire) * 8.0)
 					: cfg.rate.value;
 	if (cfg.rate.value > 0 && rate_pps / nthreads < SEND_MIN_PPS) {
@@ -1044,6 +1078,10 @@ int cmd_send(int argc, char **argv)
 			      : strcmp(cfg.timestamps, "interp") == 0 ? TXS_TS_INTERP
 								      : TXS_TS_BURST,
 	};
+	ec.stamp_shift_ns = stamp_shift;
+	if (stamp_shift)
+		fprintf(stderr, "txscale send: test only: timestamps shifted by %lld ns (TXS_TEST_STAMP_SHIFT_NS)\n",
+			(long long)stamp_shift);
 	/* --replay: the capture's own timing (at --replay-speed) unless a rate or profile is given */
 	if (rpl && !(cfg.rate.value > 0) && ec.pace.kind == TXS_PACE_CONST && !ec.pace.burst_on)
 		ec.pace = rpace;
@@ -1135,11 +1173,13 @@ int cmd_send(int argc, char **argv)
 	}
 	rc = txs_engine_start(eng);
 	double last = 0;
+	bool gso_said = false;
 	while (rc == 0 && !txs_engine_done(eng)) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 		double now = txs_engine_read(eng, erows);
 		read_threads(dev, eng, erows, nthreads, cur);
+		send_udp_gso_watch(dev, &gso_said);
 		if (mx) {
 			read_links(dev, links);
 			txs_metrics_send_update(mx, now, cur, links, TXS_METRICS_RUNNING);
@@ -1161,6 +1201,7 @@ int cmd_send(int argc, char **argv)
 	double secs = txs_engine_read(eng, erows);
 	read_threads(dev, eng, erows, nthreads, cur);
 	read_links(dev, links);
+	send_udp_gso_watch(dev, &gso_said);
 	if (mx)
 		txs_metrics_send_update(mx, secs, cur, links, TXS_METRICS_FINISHED);
 	if (cfg.interval > 0) {
@@ -1191,6 +1232,8 @@ int cmd_send(int argc, char **argv)
 		prof_text(out, x.prof);
 	if (!cfg.json)
 		send_shape_text(out, &shape, erows, nthreads);
+	if (!cfg.json)
+		send_udp_gso_text(out, dev);
 	if (!cfg.json && x.ts_check)
 		fprintf(out, "timestamps: interp, step %.2f ns per datagram; error at the end of %llu checked bursts: "
 			     "mean %.1f ns, p50 < %llu ns, p99 < %llu ns, max %llu ns\n",
