@@ -339,6 +339,41 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
 				     int64_t drift_ns, const char *source);
 
+/* ---- live copies of a core's flows ------------------------------------------------
+ * For a reader while the core runs (a metrics scrape): the owner copies its
+ * flows' counters and latency histogram into a txs_rx_snap between polls,
+ * only when a reader asked for one; nothing per packet. Owner:
+ * txs_rx_core_publish (one atomic load when nobody asked). Reader (any one
+ * thread at a time): txs_rx_snap_request, then txs_rx_snap_lock/unlock
+ * around reading the fields. */
+struct txs_rx_snap_flow {
+	bool by_id;
+	uint32_t id;
+	struct txs_rx_tuple tuple;
+	uint64_t received, bytes, unique, duplicates, reordered, late;
+	uint64_t span;           /* sequences the flow's epochs cover (saturates) */
+};
+struct txs_rx_snap {
+	unsigned n_flows;        /* flows copied (at most the core's max_flows) */
+	struct txs_rx_snap_flow *flows;
+	struct txs_hist lat;     /* the core's latency histogram, ns */
+	uint64_t lat_negative, lat_past;
+	uint64_t copied_ns;      /* CLOCK_MONOTONIC of the copy (0 = none yet) */
+	void *priv;
+};
+/* For cores of conf->max_flows (0 = default). Returns 0, -ENOMEM. */
+TXS_API int txs_rx_snap_create(struct txs_rx_snap **out, unsigned max_flows);
+TXS_API void txs_rx_snap_destroy(struct txs_rx_snap *s);
+/* The owner of c, between polls: copy c into s if a copy was asked for. */
+TXS_API void txs_rx_core_publish(const struct txs_rx_core *c, struct txs_rx_snap *s);
+/* Ask for a copy and wait at most timeout_ms for it (a copy younger than
+ * fresh_ms is taken as it is; timeout_ms 0: ask and return, so that several
+ * owners copy at once). Returns 0, or -ETIMEDOUT (the last copy stays: an
+ * owner blocked in a poll, or stopped). */
+TXS_API int txs_rx_snap_request(struct txs_rx_snap *s, int timeout_ms, int fresh_ms);
+TXS_API void txs_rx_snap_lock(struct txs_rx_snap *s);
+TXS_API void txs_rx_snap_unlock(struct txs_rx_snap *s);
+
 /* ---- kernel drop counters ---------------------------------------------------- */
 enum txs_rx_ks_udp {
 	TXS_KS_IN_DATAGRAMS = 0,

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "ctl_cli.h"
+#include "metrics_cli.h"
 
 #define LIVE_DEFAULT_TIME 10.0
 /* udp: the receive buffer asked for by default (SO_RCVBUFFORCE when
@@ -83,6 +84,7 @@ struct recv_cfg {
 	const char *payload; /* --payload */
 	double outage_min;  /* --outage-min, seconds (0 = automatic) */
 	struct opt_offset clock_offset; /* --clock-offset */
+	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -129,6 +131,8 @@ static const struct opt recv_opts[] = {
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
+	MCLI_OPTS(O(metrics)),
+	MCLI_FLOWS_OPT(O(metrics)),
 	OPT_END
 };
 #undef O
@@ -156,6 +160,7 @@ static uint64_t mono_ns(void)
 struct rthread {
 	struct txs_rx_input *in;
 	struct txs_rx_core *core;
+	struct txs_rx_snap *snap; /* --metrics: copies of the core for a scrape, made here between polls */
 	unsigned q;
 	int cpu;
 	uint64_t first_ns, last_ns; /* mono; written by the thread per batch, read by main */
@@ -180,6 +185,8 @@ static void *rthread_main(void *arg)
 	}
 	while (rc == 0 && !stopping()) {
 		int n = txs_rx_input_poll(t->in, t->q, t->core, POLL_MS);
+		if (t->snap)
+			txs_rx_core_publish(t->core, t->snap);
 		if (n > 0) {
 			uint64_t now = mono_ns();
 			if (!__atomic_load_n(&t->first_ns, __ATOMIC_RELAXED))
@@ -828,6 +835,9 @@ int cmd_recv(int argc, char **argv)
 	};
 	if (in->raw && cfg.bind)
 		rc_conf.dst = bind;
+	struct mcli mc = { 0 };
+	struct txs_metrics_rx *mx = NULL;
+	struct txs_rx_snap **snaps = NULL;
 	struct rthread *t = aligned_alloc(TXS_CACHE_LINE, sizeof(*t) * nthreads);
 	struct txs_rx_core **cores = calloc(nthreads, sizeof(*cores));
 	struct txs_rx_live *prev = calloc(nthreads, sizeof(*prev));
@@ -850,6 +860,22 @@ int cmd_recv(int argc, char **argv)
 		t[i].core = cores[i];
 		t[i].q = i;
 		t[i].cpu = cpus[i];
+	}
+	rc = mcli_start(&mc, "recv", &cfg.metrics, cfg.interval);
+	if (!rc && mcli_on(&mc)) {
+		snaps = calloc(nthreads, sizeof(*snaps));
+		for (unsigned i = 0; snaps && i < nthreads && !rc; i++) {
+			rc = txs_rx_snap_create(&snaps[i], rc_conf.max_flows) < 0;
+			t[i].snap = snaps[i];
+		}
+		struct txs_metrics_rx_conf mconf = { .cores = cores, .n_cores = nthreads, .cpus = cpus, .snaps = snaps,
+						     .max_flows = cfg.metrics.flows, .kernel = !in->offline };
+		if (!rc)
+			rc = !snaps || txs_metrics_rx_create(&mx, &mconf) < 0 ? 1 : mcli_add(&mc, txs_metrics_rx_collect, mx);
+	}
+	if (rc) {
+		ret = rc;
+		goto out;
 	}
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND };
 	sigaction(SIGINT, &sa, NULL);
@@ -924,6 +950,9 @@ int cmd_recv(int argc, char **argv)
 			uint64_t dl = lv.duplicates + lv.late;
 			uniq += lv.received > dl ? lv.received - dl : 0;
 		}
+		if (mx)
+			txs_metrics_rx_tick(mx, el);
+		mcli_tick(&mc, el);
 		if (cfg.interval > 0 && el - last_iv >= cfg.interval) {
 			interval(&cfg, t, started, prev, last_iv, el, &header);
 			last_iv = el;
@@ -1033,12 +1062,21 @@ int cmd_recv(int argc, char **argv)
 			}
 			summary_f = NULL;
 		}
+		if (mx && txs_metrics_rx_finish(mx, res, in->offline ? NULL : kd, &is, secs) < 0)
+			fprintf(stderr, "txscale recv: metrics: out of memory\n");
 		txs_rx_result_free(res);
 	}
 	free(kb);
 	free(ka);
 	free(kd);
+	if (mcli_end(&mc))
+		ret = 1;
 out:
+	mcli_close(&mc);
+	txs_metrics_rx_destroy(mx);
+	for (unsigned i = 0; snaps && i < nthreads; i++)
+		txs_rx_snap_destroy(snaps[i]);
+	free(snaps);
 	if (summary_f)
 		fclose(summary_f);
 	for (unsigned i = 0; cores && i < nthreads; i++)

@@ -14,6 +14,7 @@
 #include "opt.h"
 #include "send_udp.h"
 #include "send_shape.h"
+#include "metrics_cli.h"
 #include "ctl_cli.h"
 #include <txscale/replay.h>
 
@@ -60,6 +61,7 @@ struct send_cfg {
 	const char *timestamps;
 	const char *replay;
 	double replay_speed;
+	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 /* --ramp FROM:TO:SECONDS, FROM and TO like -b */
@@ -216,6 +218,7 @@ static const struct opt send_opts[] = {
 	{ "replay-speed", 0, OPT_CUSTOM, O(replay_speed), "X",
 	  "--replay at X times the capture's own pace (2 = twice as fast)", "1", 0, 0, parse_speed },
 	CTL_CLIENT_OPTS(O(ctl)),
+	MCLI_OPTS(O(metrics)),
 	OPT_END
 };
 #undef O
@@ -882,6 +885,11 @@ int cmd_send(int argc, char **argv)
 			cfg.ctl.reverse ? "-R" : "--bidir");
 		return 2;
 	}
+	if (ctl_wanted && (cfg.metrics.addr || cfg.metrics.file)) {
+		fprintf(stderr, "txscale send: --metrics and --metrics-file apply to a run of send itself, not yet to "
+				"a test set up with a txscale server (--server, -R, --bidir)\n");
+		return 2;
+	}
 	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin, cfg.timestamps }, argc, argv);
@@ -1086,16 +1094,24 @@ int cmd_send(int argc, char **argv)
 		return 0;
 	}
 	struct txs_engine *eng;
-	rc = txs_engine_create(&eng, &ec);
-	if (rc < 0) {
-		fprintf(stderr, "txscale send: engine: %s\n", txs_strerror(rc));
+	struct mcli mcl;
+	struct txs_metrics_send *mx = NULL;
+	int mrc = mcli_start(&mcl, "send", &cfg.metrics, cfg.interval);
+	if (!mrc)
+		mrc = mcli_send_collector(&mcl, &mx, nthreads, cpus, dev);
+	rc = mrc ? 0 : txs_engine_create(&eng, &ec);
+	if (mrc || rc < 0) {
+		if (rc < 0)
+			fprintf(stderr, "txscale send: engine: %s\n", txs_strerror(rc));
+		mcli_close(&mcl);
+		txs_metrics_send_destroy(mx);
 		if (sumf)
 			fclose(sumf);
 		txs_ident_destroy(gc.ident_inst);
 		txs_linkmon_stop(mon);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
-		return 1;
+		return mrc ? mrc : 1;
 	}
 	g_engine = eng;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -1140,6 +1156,8 @@ int cmd_send(int argc, char **argv)
 	struct txs_stat_row *delta = calloc(nthreads, sizeof(*delta)), *erows = calloc(nthreads, sizeof(*erows));
 	if (!cur || !prev || !delta || !erows) {
 		fprintf(stderr, "txscale send: out of memory\n");
+		mcli_close(&mcl);
+		txs_metrics_send_destroy(mx);
 		free(cur);
 		free(prev);
 		free(delta);
@@ -1162,6 +1180,11 @@ int cmd_send(int argc, char **argv)
 		double now = txs_engine_read(eng, erows);
 		read_threads(dev, eng, erows, nthreads, cur);
 		send_udp_gso_watch(dev, &gso_said);
+		if (mx) {
+			read_links(dev, links);
+			txs_metrics_send_update(mx, now, cur, links, TXS_METRICS_RUNNING);
+			mcli_tick(&mcl, now);
+		}
 		if (cfg.interval > 0 && now - last >= cfg.interval) {
 			read_links(dev, links);
 			rows_sub(delta, cur, prev, nthreads);
@@ -1179,6 +1202,8 @@ int cmd_send(int argc, char **argv)
 	read_threads(dev, eng, erows, nthreads, cur);
 	read_links(dev, links);
 	send_udp_gso_watch(dev, &gso_said);
+	if (mx)
+		txs_metrics_send_update(mx, secs, cur, links, TXS_METRICS_FINISHED);
 	if (cfg.interval > 0) {
 		/* the last, partial interval: always, so intervals add up to the total */
 		bool any = rows_sub(delta, cur, prev, nthreads);
@@ -1268,6 +1293,9 @@ int cmd_send(int argc, char **argv)
 	}
 	if (!cfg.json && x.verify_err)
 		fprintf(stderr, "txscale send: %llu frames failed verification\n", (unsigned long long)x.verify_err);
+	if (mcli_end(&mcl))
+		failed = true;
+	txs_metrics_send_destroy(mx);
 	g_engine = NULL;
 	txs_engine_destroy(eng);
 	txs_ident_destroy(gc.ident_inst);
