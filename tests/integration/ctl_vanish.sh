@@ -25,7 +25,7 @@ t0=$(date +%s.%N)
 cl=$!
 sess=
 for _ in $(seq 100); do
-  sess=$(ps --ppid "$srv" -o pid= | head -n1 | tr -d ' ')
+  sess=$(ps --ppid "$srv" -o pid= | head -n1 | tr -d ' ' || true)
   [ -n "$sess" ] && grep -q 'connected' "$tmp/srv.log" 2>/dev/null && break
   sleep 0.1
 done
