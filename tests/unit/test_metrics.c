@@ -264,7 +264,7 @@ static struct txs_metrics *registry_of(txs_metrics_collect_fn fn, void *arg)
 	return m;
 }
 
-static uint64_t sample(const char *t, const char *series)
+static __attribute__((noinline)) uint64_t sample(const char *t, const char *series)
 {
 	char key[160];
 	snprintf(key, sizeof(key), "\n%s ", series);
