@@ -250,6 +250,7 @@ run_case() {
   fi
   local name=$1
   shift
+  [[ "$name" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]*$ ]] || fail "run_case: bad case name '$name'"
   [ $# -gt 0 ] || set -- "$name"
   _txs_selected "$name" || return 0
   local d why= state
