@@ -255,10 +255,15 @@ run_case() {
   _txs_selected "$name" || return 0
   local d why= state
   for d in ${needs//,/ }; do
-    state=${TXS_CASE_STATE[$d]:-not run}
-    [ "$state" = pass ] || { why="needs $d, which ${state/fail/failed}"; break; }
+    state=${TXS_CASE_STATE[$d]:-none}
+    case $state in
+      pass) continue ;;
+      fail) why="needs $d, which failed" ;;
+      skip) why="needs $d, which was skipped" ;;
+      *) why="needs $d, which did not run${TXS_CASES:+ (not in TXS_CASES)}" ;;
+    esac
+    break
   done
-  why=${why/which skip/which was skipped}
   if [ -n "$why" ]; then
     echo "SKIP $TXS_SCRIPT/$name ($why)"
     TXS_CASE_STATE[$name]=skip
