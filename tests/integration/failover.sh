@@ -49,6 +49,14 @@ links_up() {
 }
 
 now() { date +%s.%N; }
+# on_the_wire A0 A1: wait (at most 5 s) until the sender is on the wire, 1000
+# frames past the peers' counts A0 + A1 (it may start late on a loaded box)
+on_the_wire() {
+  for _ in $(seq 100); do
+    [ $(($(rxp rx0) + $(rxp rx1) - $1 - $2)) -ge 1000 ] && return 0
+    sleep 0.05
+  done
+}
 rxp() { ip netns exec "$B" cat "/sys/class/net/$1/statistics/rx_packets"; }
 
 # trial DEV MODE HOW: one run; HOW = txdown (tx0 set down in the sender),
@@ -73,10 +81,7 @@ trial() {
     -b $RATE -n $N -p $PORT 198.18.0.2 >"$WORK/send.log" 2>&1 &
   local spid=$!
   # the sender is on the wire (it may start late on a loaded box), then a while more
-  for _ in $(seq 100); do
-    [ $(($(rxp rx0) + $(rxp rx1) - a0 - a1)) -ge 1000 ] && break
-    sleep 0.05
-  done
+  on_the_wire "$a0" "$a1"
   sleep 0.4
   local t_down t_up=0
   t_down=$(now)
@@ -220,10 +225,7 @@ delays() {
   ip netns exec "$A" "$TXS" send -i 0 --summary-file "$WORK/sum.json" --dev packet:tx0+tx1 --bond active-backup \
     "$@" -b $RATE -n 100000 -p $PORT 198.18.0.2 >"$WORK/send.log" 2>&1 &
   local spid=$!
-  for _ in $(seq 100); do
-    [ $(($(rxp rx0) + $(rxp rx1) - a0 - a1)) -ge 1000 ] && break
-    sleep 0.05
-  done
+  on_the_wire "$a0" "$a1"
   sleep 0.3
   ip -n "$B" link set rx0 down
   sleep "$FLAP"
@@ -267,10 +269,7 @@ no_link_left() {
     >"$WORK/none.log" 2>&1 &
   spid=$!
   # the sender is on the wire (it may start late on a loaded box), then a while more
-  for _ in $(seq 100); do
-    [ $(($(rxp rx0) + $(rxp rx1) - a0 - a1)) -ge 1000 ] && break
-    sleep 0.05
-  done
+  on_the_wire "$a0" "$a1"
   sleep 0.3
   ip -n "$B" link set rx0 down
   ip -n "$B" link set rx1 down
