@@ -299,7 +299,11 @@ TXS_API void txs_rx_kstats_text(FILE *f, const struct txs_rx_kstats *d, const ch
  * "udp"                      kernel UDP sockets, one per queue, SO_REUSEPORT, recvmmsg
  * "packet:IF[,IF...]"        AF_PACKET TPACKET_V3 rings, PACKET_FANOUT_HASH across
  *                            queues; link i = interface i
- * "pcap:FILE"                a capture file, one queue, ends at end of file */
+ * "pcap:FILE"                a capture file, one queue, ends at end of file
+ * "xdp:IF[,OPT...]"          AF_XDP sockets, one per receive queue, fed by an XDP
+ *                            program that redirects the filter's UDP datagrams
+ *                            (conf port/port_hi, family, bind) and passes the rest
+ *                            to the stack; OPT: native | skb, copy | zc, ring=N */
 /* Arrival time of the udp input (issue 14; recv --rx-timestamps): KERNEL, the
  * default, is the kernel's software receive timestamp of each datagram
  * (SO_TIMESTAMPING, SOF_TIMESTAMPING_RX_SOFTWARE: taken when the packet
@@ -360,7 +364,8 @@ struct txs_rx_input_conf {
 
 struct txs_rx_input_stats {
 	bool have_socket_drops;
-	uint64_t socket_drops;   /* udp: SO_MEMINFO drops; packet: PACKET_STATISTICS tp_drops */
+	uint64_t socket_drops;   /* udp: SO_MEMINFO drops; packet: PACKET_STATISTICS tp_drops;
+				  * xdp: XDP_STATISTICS rx_dropped + rx_ring_full */
 	uint64_t ring_packets;   /* packet: tp_packets */
 	uint64_t csum_completed; /* packet: partial (offloaded) UDP checksums finished before parsing */
 	struct txs_pcap_counts pcap;
@@ -379,6 +384,18 @@ struct txs_rx_input_stats {
 	bool hw_filter_left;     /* we switched it on but could not read what was there
 				  * before (no SIOCGHWTSTAMP): it stays on after close */
 	char hw_ifname[16];      /* the interface whose NIC stamps */
+	/* xdp: (XDP_STATISTICS of the sockets, summed; the program's own count) */
+	bool have_xdp;
+	char xdp_mode[8];        /* where the program runs: "native" (driver) or "skb" (generic) */
+	bool xdp_zerocopy;       /* every socket bound zero-copy (false: copy mode) */
+	unsigned xdp_queues;     /* sockets, one per receive queue from 0 */
+	unsigned xdp_if_queues;  /* the interface's receive queues (0: not known) */
+	uint64_t xdp_rx_dropped;   /* rx_dropped: no frame to copy into, or a frame too long */
+	uint64_t xdp_rx_ring_full; /* rx_ring_full: our RX ring had no room */
+	uint64_t xdp_fill_empty;   /* rx_fill_ring_empty_descs: the fill ring was found empty */
+	uint64_t xdp_rx_invalid;   /* rx_invalid_descs */
+	uint64_t xdp_no_socket;    /* matched the filter on a queue without our socket: went
+				    * to the stack (not analysed) */
 };
 
 struct txs_rx_input;

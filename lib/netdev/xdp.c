@@ -42,16 +42,14 @@
 #include "refused.h"
 
 #ifdef TXS_HAVE_XDP
-#include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
+#include "xsk/xsk_util.h"
 
 #define XDP_DEF_RING 512
 #define XDP_DRAIN_NS 1000000000ull
@@ -132,24 +130,6 @@ static int xdp_arg(struct txs_netdev *dev, const char *key, const char *val, voi
 	return -EINVAL;
 }
 
-/* Hardware TX queues of ifname, or 0 when the driver does not say. */
-static unsigned tx_queues(const char *ifname)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	int rc = ioctl(fd, SIOCETHTOOL, &ifr);
-	close(fd);
-	if (rc < 0)
-		return 0;
-	return ch.tx_count + ch.combined_count;
-}
-
 static int xdp_open(struct txs_netdev *dev, const char *args)
 {
 	struct xdp_dev *d = calloc(1, sizeof(*d));
@@ -193,7 +173,8 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 		d->slot = (fs + 63) & ~63u;
 	}
 	for (unsigned l = 0; l < dev->n_links; l++) {
-		unsigned have = tx_queues(d->links[l].ifname), need = d->links[l].queue + dev->conf.max_queues;
+		unsigned have = txs_if_channels(d->links[l].ifname, false);
+		unsigned need = d->links[l].queue + dev->conf.max_queues;
 		if (have && need > have) {
 			txs_netdev_set_err(dev,
 					   "%s has %u TX queue(s); %u worker(s) from queue %u need %u: "
@@ -248,18 +229,6 @@ static void xdp_close(struct txs_netdev *dev)
 			sock_teardown(&d->first[l]);
 	free(d->first);
 	free(d);
-}
-
-static int quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0; /* the library never prints */
-}
-
-static int quiet_bpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
 }
 
 static void sock_teardown(struct xdp_sock *s)
@@ -338,8 +307,8 @@ static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_soc
 	s->mask = d->ring - 1;
 	s->outstanding = s->unkicked = 0;
 
-	libxdp_print_fn_t old = libxdp_set_print(quiet);
-	libbpf_print_fn_t oldb = libbpf_set_print(quiet_bpf);
+	struct txs_xsk_print saved;
+	txs_xsk_quiet(&saved);
 	const char *what = NULL;
 	int rc;
 	/* a queue whose socket just closed is released lazily: EBUSY for a few
@@ -351,23 +320,10 @@ static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_soc
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
-	libxdp_set_print(old);
-	libbpf_set_print(oldb);
+	txs_xsk_loud(&saved);
 	if (rc) {
 		rc = rc < 0 ? rc : -rc;
-		const char *hint = "";
-		if (rc == -EPERM || rc == -EACCES)
-			hint = " (needs CAP_NET_RAW and CAP_IPC_LOCK or a larger RLIMIT_MEMLOCK: run as root)";
-		else if (rc == -ENOMEM || rc == -ENOBUFS)
-			hint = " (UMEM pages are locked: raise RLIMIT_MEMLOCK, ulimit -l)";
-		else if (rc == -EOPNOTSUPP && d->mode == XM_ZC)
-			hint = " (the driver has no AF_XDP zero-copy: drop ',zc')";
-		else if (rc == -EOPNOTSUPP)
-			hint = " (the driver or kernel cannot do AF_XDP here)";
-		else if (rc == -EBUSY)
-			hint = " (another AF_XDP socket or XDP program owns this queue)";
-		else if (rc == -EINVAL)
-			hint = " (queue out of range? see ethtool -l)";
+		const char *hint = txs_xsk_hint(rc, d->mode == XM_ZC);
 		txs_netdev_set_err(dev, "%s queue %u: %s: %s%s", l->ifname, qid, what, strerror(-rc), hint);
 		sock_teardown(s);
 		return rc;

@@ -11,6 +11,7 @@ static const struct txs_rx_input_ops *const inputs[] = {
 	&txs_rx_input_udp_ops,
 	&txs_rx_input_packet_ops,
 	&txs_rx_input_pcap_ops,
+	&txs_rx_input_xdp_ops,
 };
 
 void txs_rx_input_set_err(struct txs_rx_input *in, const char *fmt, ...)

@@ -42,18 +42,16 @@ struct pk_in {
 	int ifindex[TXS_MAX_LINKS];
 };
 
-/* Is every listed interface there and up? 0, -ENODEV (gone) or -ENETDOWN
- * (administratively down), with one line naming it in err (may be NULL). */
-static int links_check(const struct txs_rx_input *in, const struct pk_in *p, char *err, size_t errlen)
+int txs_rx_links_check(const struct txs_rx_input *in, const int *ifindex, unsigned n_if, char *err, size_t errlen)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int rc = 0;
-	for (unsigned i = 0; i < p->n_if && rc == 0; i++) {
+	for (unsigned i = 0; i < n_if && rc == 0; i++) {
 		struct ifreq ifr;
 		memset(&ifr, 0, sizeof(ifr));
-		if (!if_indextoname((unsigned)p->ifindex[i], ifr.ifr_name)) {
+		if (!if_indextoname((unsigned)ifindex[i], ifr.ifr_name)) {
 			if (err)
 				snprintf(err, errlen, "interface '%s' no longer exists", in->link_names[i]);
 			rc = -ENODEV;
@@ -70,7 +68,8 @@ static int links_check(const struct txs_rx_input *in, const struct pk_in *p, cha
 
 static int pk_check(struct txs_rx_input *in, char *err, size_t errlen)
 {
-	return links_check(in, in->priv, err, errlen);
+	struct pk_in *p = in->priv;
+	return txs_rx_links_check(in, p->ifindex, p->n_if, err, errlen);
 }
 
 static int pk_filter(int fd, const struct pk_in *p)
@@ -204,7 +203,7 @@ static int pk_open(struct txs_rx_input *in, const char *args)
 	in->n_links = p->n_if;
 	in->raw = true;
 	/* a ring on a downed interface would receive nothing and say nothing */
-	int lrc = links_check(in, p, in->err, sizeof(in->err));
+	int lrc = txs_rx_links_check(in, p->ifindex, p->n_if, in->err, sizeof(in->err));
 	if (lrc < 0) {
 		pk_close(in);
 		return lrc;
@@ -293,7 +292,7 @@ static int pk_poll(struct txs_rx_input *in, unsigned qi, struct txs_rx_core *c, 
 		if (r == 0) {
 			/* idle: are the links still there? (several interfaces:
 			 * the sockets are not bound to one, no error comes) */
-			int lrc = links_check(in, p, NULL, 0);
+			int lrc = txs_rx_links_check(in, p->ifindex, p->n_if, NULL, 0);
 			if (lrc < 0)
 				return lrc;
 		}

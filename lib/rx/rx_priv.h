@@ -279,5 +279,10 @@ static inline __attribute__((always_inline)) enum txs_ph_kind rx_ph_read(const u
 extern const struct txs_rx_input_ops txs_rx_input_udp_ops;
 extern const struct txs_rx_input_ops txs_rx_input_packet_ops;
 extern const struct txs_rx_input_ops txs_rx_input_pcap_ops;
+extern const struct txs_rx_input_ops txs_rx_input_xdp_ops;
 void txs_rx_input_set_err(struct txs_rx_input *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Is every listed interface there and up? 0, -ENODEV (gone) or -ENETDOWN
+ * (administratively down), with one line naming it (in->link_names[i]) in
+ * err (may be NULL). Raw live inputs (packet:, xdp:). */
+int txs_rx_links_check(const struct txs_rx_input *in, const int *ifindex, unsigned n_if, char *err, size_t errlen);
 #endif

@@ -80,7 +80,7 @@ static const struct opt recv_opts[] = {
 	{ "parallel", 'P', OPT_UINT, O(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: not pinned, like iperf3)" },
 	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads, even with -A (the default without -A)" },
-	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp | packet:IFNAME[,IFNAME...] | pcap:FILE", "udp" },
+	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp | packet:IFNAME[,IFNAME...] | xdp:IFNAME[,native|skb][,copy|zc][,ring=N] | pcap:FILE", "udp" },
 	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
 	{ "idle", 0, OPT_SECONDS, O(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
 	{ "expect", 0, OPT_U64, O(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
@@ -305,6 +305,34 @@ static const char *ts_mode_str(enum txs_rx_ts_mode m)
 	return m == TXS_RX_TS_HARDWARE ? "hardware" : m == TXS_RX_TS_USER ? "user" : "kernel";
 }
 
+/* the xdp: input's mode and its sockets' own drop counters */
+static void xdp_json(struct txs_json *j, const struct txs_rx_input_stats *is)
+{
+	txs_json_obj_open(j, "xdp");
+	txs_json_str(j, "mode", is->xdp_mode);
+	txs_json_bool(j, "zerocopy", is->xdp_zerocopy);
+	txs_json_u64(j, "sockets", is->xdp_queues);
+	txs_json_u64(j, "interface_queues", is->xdp_if_queues);
+	txs_json_u64(j, "rx_dropped", is->xdp_rx_dropped);
+	txs_json_u64(j, "rx_ring_full", is->xdp_rx_ring_full);
+	txs_json_u64(j, "rx_fill_ring_empty_descs", is->xdp_fill_empty);
+	txs_json_u64(j, "rx_invalid_descs", is->xdp_rx_invalid);
+	txs_json_u64(j, "no_socket", is->xdp_no_socket);
+	txs_json_obj_close(j);
+}
+
+static void xdp_text(const struct txs_rx_input_stats *is)
+{
+	printf("xdp      %s XDP, %s, %u socket%s (interface: %u RX queue%s); rx_dropped %llu, rx_ring_full %llu, "
+	       "fill ring empty %llu, invalid %llu\n", is->xdp_mode, is->xdp_zerocopy ? "zero-copy" : "copy mode",
+	       is->xdp_queues, is->xdp_queues == 1 ? "" : "s", is->xdp_if_queues, is->xdp_if_queues == 1 ? "" : "s",
+	       (unsigned long long)is->xdp_rx_dropped, (unsigned long long)is->xdp_rx_ring_full,
+	       (unsigned long long)is->xdp_fill_empty, (unsigned long long)is->xdp_rx_invalid);
+	if (is->xdp_no_socket)
+		printf("MISSED   %llu datagrams for us arrived on a queue without our socket and went to the stack "
+		       "(-P as many threads as the interface has RX queues)\n", (unsigned long long)is->xdp_no_socket);
+}
+
 static void summary_json(FILE *f, const struct summary *s)
 {
 	struct txs_json j;
@@ -347,6 +375,8 @@ static void summary_json(FILE *f, const struct summary *s)
 			txs_json_i64(&j, "hw_offset_ns", s->is->hw_offset_ns);
 		}
 	}
+	if (s->is->have_xdp)
+		xdp_json(&j, s->is);
 	txs_json_obj_open(&j, "pcap");
 	txs_json_u64(&j, "records", s->is->pcap.records);
 	txs_json_u64(&j, "snapped", s->is->pcap.snapped);
@@ -406,9 +436,11 @@ static void summary_text(const struct summary *s)
 	}
 	if (s->is->have_socket_drops && s->is->socket_drops)
 		printf("DROPPED  the kernel dropped %llu datagrams at our %s (%s full): they are part of lost%s\n",
-		       (unsigned long long)s->is->socket_drops, s->in->raw ? "rings" : "sockets",
-		       s->in->raw ? "ring" : "receive buffer",
+		       (unsigned long long)s->is->socket_drops, s->is->have_xdp ? "AF_XDP sockets" : s->in->raw ? "rings" : "sockets",
+		       s->is->have_xdp ? "RX or fill ring" : s->in->raw ? "ring" : "receive buffer",
 		       s->in->raw ? "" : "; a larger --rcvbuf or -A on a CPU of its own may help");
+	if (s->is->have_xdp)
+		xdp_text(s->is);
 	const struct txs_pcap_counts *pc = &s->is->pcap;
 	if (pc->bad_len || pc->truncated || pc->bad_l2 || pc->snapped)
 		printf("pcap     %llu records; corrupt: %llu bad length, %llu truncated, %llu bad link header; %llu "
@@ -552,7 +584,7 @@ int cmd_recv(int argc, char **argv)
 	const char *pos[1];
 	int npos = 0;
 	static const char *syn =
-		"[-B ADDR] [-p PORT] [-4|-6] [-P N] [-A CPUS] [--dev udp|packet:IFNAME[,IFNAME...]|pcap:FILE] "
+		"[-B ADDR] [-p PORT] [-4|-6] [-P N] [-A CPUS] [--dev udp|packet:IFNAME[,IFNAME...]|xdp:IFNAME[,...]|pcap:FILE] "
 		"[-t SECONDS] [--idle SECONDS] [--expect N | --sender-summary FILE] [-i SEC] [-J]";
 	int rc = opt_parse("recv", syn, recv_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)

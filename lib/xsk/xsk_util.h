@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* AF_XDP pieces shared by the xdp: transmit device (lib/netdev/xdp.c) and
+ * the xdp: receive input (lib/rx/input_xdp.c). TXS_HAVE_XDP only. */
+#ifndef TXS_XSK_UTIL_H
+#define TXS_XSK_UTIL_H
+#include <stdbool.h>
+#include <xdp/libxdp.h>
+#include <bpf/libbpf.h>
+
+/* Hardware queues of ifname in one direction (rx: RX + combined, else TX +
+ * combined, ETHTOOL_GCHANNELS), or 0 when the driver does not say. */
+unsigned txs_if_channels(const char *ifname, bool rx);
+
+/* libxdp and libbpf print on their own; the library never does. Silence
+ * both around a call into them, then put back what was there. */
+struct txs_xsk_print {
+	libxdp_print_fn_t xdp;
+	libbpf_print_fn_t bpf;
+};
+void txs_xsk_quiet(struct txs_xsk_print *saved);
+void txs_xsk_loud(const struct txs_xsk_print *saved);
+
+/* What an AF_XDP UMEM registration or bind failing with rc (-errno) most
+ * likely means here, as " (...)" to append to the error, or "". */
+const char *txs_xsk_hint(int rc, bool zc_forced);
+#endif
