@@ -90,12 +90,12 @@ TXS_IN_CASE=
 TXS_TOP_FAILS=0
 declare -A TXS_CASE_STATE=()
 TXS_HOLD=/tmp/txs-harness
-TXS_HELD=()
 mkdir -p "$TXS_HOLD" 2>/dev/null || true
 TXS_RUN_DIR=$(mktemp -d "/tmp/txs-$TXS_SCRIPT.XXXXXX")
 
-# hold NAME: take /tmp/txs-harness/NAME (atomic mkdir) unless another run has
-# it; a holder that is gone (its pid no longer runs) loses it
+# hold NAME: take /tmp/txs-harness/NAME (atomic mkdir, our pid inside) unless
+# another run has it; a holder that is gone (its pid no longer runs) loses it.
+# Released at exit (every NAME holding our pid, taken in a case or not).
 _txs_hold() {
   local d=$TXS_HOLD/$1 pid
   if ! mkdir "$d" 2>/dev/null; then
@@ -106,7 +106,6 @@ _txs_hold() {
     mkdir "$d" 2>/dev/null || return 1
   fi
   echo $$ >"$d/pid"
-  TXS_HELD+=("$d")
 }
 
 if [ -z "${TXS_LAB_TAG:-}" ]; then
@@ -123,15 +122,15 @@ _txs_say() { # KIND MESSAGE: record a verdict of the current case (or the top le
   [ -n "$TXS_IN_CASE" ] && printf '%s %s\n' "$kind" "$*" >>"$TXS_RUN_DIR/$TXS_IN_CASE.why"
 }
 
+# (at top level the EXIT trap says the verdict: "SKIP SCRIPT (REASON)")
 skip() {
-  echo "SKIP: $*" >&2
-  if [ -n "$TXS_IN_CASE" ]; then _txs_say skip "$*"; exit 77; fi
+  if [ -n "$TXS_IN_CASE" ]; then echo "SKIP: $*" >&2; _txs_say skip "$*"; exit 77; fi
   TXS_TOP_SKIP=$*
   exit 77
 }
 fail() {
-  echo "FAIL: $*" >&2
-  if [ -n "$TXS_IN_CASE" ]; then _txs_say fail "$*"; exit 1; fi
+  if [ -n "$TXS_IN_CASE" ]; then echo "FAIL: $*" >&2; _txs_say fail "$*"; exit 1; fi
+  echo "FAIL: $*" >&2 # also where it is called in a command substitution, whose variables are lost
   TXS_TOP_FAIL=$*
   exit 1
 }
@@ -322,7 +321,9 @@ txs_cleanup() {
     if [ -n "${KEEP_TMP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
   fi
   if [ -n "${KEEP_TMP:-}" ]; then echo "kept $TXS_RUN_DIR (case logs)" >&2; else rm -rf "$TXS_RUN_DIR"; fi
-  for d in "${TXS_HELD[@]}"; do rm -rf "$d"; done
+  for d in "$TXS_HOLD"/*/pid; do
+    [ "$(cat "$d" 2>/dev/null)" = $$ ] && rm -rf "${d%/pid}"
+  done
   if [ $((TXS_PASSED + TXS_FAILED + TXS_SKIPPED)) -eq 0 ]; then
     echo "FAIL $TXS_SCRIPT: no case ran${TXS_CASES:+ (none of TXS_CASES=$TXS_CASES here)}"
     TXS_FAILED=1
