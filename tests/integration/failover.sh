@@ -186,7 +186,7 @@ trial() {
     echo "   $tag: over ${MAX_MS} ms (dead-link frames $react ms, switch $ab ms)"
     return 2
   fi
-  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld + dr)) = $N datagrams; switch ${ab} ms, dead-link frames ${react} ms"
+  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld)) = $N datagrams; switch ${ab} ms, dead-link frames ${react} ms"
   return 0
 }
 
