@@ -50,6 +50,18 @@ enum txs_ctl_type {
 	TXS_CTL_RESULT,    /* server -> client: the server's summaries */
 	TXS_CTL_ERROR,     /* either way: a refusal or failure, message says why; the session ends */
 	TXS_CTL_BYE,       /* client -> server: no more tests */
+	TXS_CTL_TIME,      /* the clock exchange, only after a hello with clock: client t1, server
+			    * answers t1, t2, t3 (lib/ctl/clock.c) */
+};
+
+/* A clock offset between the two hosts as the client measured it over the
+ * control channel (docs/control.md, "Clock offset"). */
+struct txs_ctl_clock_rep {
+	bool on;
+	int64_t offset_ns;     /* the receiving host's clock minus the sending host's */
+	uint64_t error_ns;     /* bound on its error: half the winning round trip */
+	bool have_drift;
+	int64_t drift_ns;      /* done: the offset measured after the test minus offset_ns */
 };
 
 /* The server receives (the client's sender sends to it). */
@@ -64,6 +76,7 @@ struct txs_ctl_recv_spec {
 	unsigned window;               /* duplicate/reorder window, 0 = default, else a power of two */
 	double time;                   /* how long the client expects to send, s; 0 = unknown */
 	double idle;                   /* receiver ends this long after the last packet; 0 = default */
+	struct txs_ctl_clock_rep clock; /* on: correct latency by it (recv --clock-offset) */
 };
 
 /* The server sends (to the client, or to an allowed address). */
@@ -94,6 +107,9 @@ struct txs_ctl_msg {
 	char *sender;                        /* done, result: a send summary line, compact JSON (malloc) */
 	char *receiver;                      /* result: a recv summary line, compact JSON (malloc) */
 	char message[TXS_CTL_TEXT_MAX];      /* busy, error, done.failed: printable ASCII */
+	bool clock;                          /* hello: the server answers time messages */
+	uint64_t t1, t2, t3;                 /* time: CLOCK_REALTIME ns (t2, t3: 0 in the client's) */
+	struct txs_ctl_clock_rep done_clock; /* done: before/after the test (with drift) */
 };
 
 /* Release sender/receiver and zero the message. NULL is fine. */
@@ -120,6 +136,42 @@ TXS_API int txs_ctl_frame_len(const uint8_t hdr[TXS_CTL_HDR_LEN], size_t max, si
 TXS_API int txs_ctl_read(int fd, struct txs_ctl_msg *m, size_t max, int timeout_ms, char *err, size_t errlen);
 /* Encode and write one frame within timeout_ms (MSG_NOSIGNAL). */
 TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, char *err, size_t errlen);
+
+/* ---- clock offset (lib/ctl/clock.c) ------------------------------------------------------------ *
+ * NTP's on-wire calculation over the control connection: the client stamps
+ * t1 and sends it, the server stamps its receive t2 and its answer t3, the
+ * client stamps t4 on receipt. offset = ((t2 - t1) + (t3 - t4)) / 2 (the
+ * server's clock minus the client's), round trip = (t4 - t1) - (t3 - t2);
+ * the true offset lies within round trip / 2 of it whatever the path's
+ * asymmetry. Of several exchanges the smallest round trip wins. */
+#define TXS_CTL_CLOCK_EXCHANGES 8
+#define TXS_CTL_CLOCK_MAX_NS (1ll << 62) /* offsets, errors, stamps' spans: larger is refused */
+struct txs_ctl_clock {
+	int64_t offset_ns;   /* server's clock minus the client's */
+	uint64_t rtt_ns;     /* the winning round trip (error bound: half of it) */
+	unsigned used;       /* exchanges that gave a sample */
+};
+/* One sample. -ERANGE when the stamps cannot be (t4 before t1, t3 before t2,
+ * the server's time longer than the round trip, spans over
+ * TXS_CTL_CLOCK_MAX_NS). */
+TXS_API int txs_ctl_clock_sample(uint64_t t1, uint64_t t2, uint64_t t3, uint64_t t4, int64_t *offset,
+				 uint64_t *rtt);
+/* Client: n exchanges (1..64) over fd, each within timeout_ms; the smallest
+ * round trip wins. 0; -ERANGE (no exchange gave a sample); -EREMOTEIO (the
+ * server answered with an error: err holds "the server says: ..."); the
+ * read/write errors (err says which). */
+TXS_API int txs_ctl_clock_measure(int fd, unsigned n, int timeout_ms, struct txs_ctl_clock *out, char *err,
+				  size_t errlen);
+/* Server: answer the time message m, read when the clock said t2. */
+TXS_API int txs_ctl_clock_answer(int fd, const struct txs_ctl_msg *m, uint64_t t2, int timeout_ms, char *err,
+				 size_t errlen);
+/* The clock of a test as a line {"type":"clock","offset_ns":...,"error_ns":...,
+ * "drift_ns":...|null}\n for a receiver's --sender-summary file (the server
+ * writes it beside the client's summary). Returns the length, or -ENOSPC. */
+TXS_API int txs_ctl_clock_line(char *buf, size_t len, const struct txs_ctl_clock_rep *c);
+/* The last such line in text (several JSON lines). 0 (c->on), -ENOENT (none),
+ * -EPROTO (malformed or out of range). */
+TXS_API int txs_ctl_clock_line_parse(const char *text, size_t len, struct txs_ctl_clock_rep *c);
 
 /* ---- shared secret ---------------------------------------------------------------------------- */
 /* The key from a secret file: BLAKE2b-256 of its contents without trailing

@@ -191,6 +191,11 @@ struct txs_engine_conf {
 	unsigned profile_every; /* 0 = off; else sample one burst in N (see above) */
 	struct txs_pace_conf pace; /* zero: CONST at rate_pps, no bursts */
 	enum txs_ts_mode timestamps;
+	/* Test only: added to every TXS_TS_BURST stamp, so that a test on one
+	 * host (one clock) can play a sender whose clock is off by a known
+	 * amount (txscale send reads TXS_TEST_STAMP_SHIFT_NS; docs/recv.md,
+	 * "Clock offset"). 0 in every real use. */
+	int64_t stamp_shift_ns;
 };
 
 struct txs_worker {

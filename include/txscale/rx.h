@@ -75,6 +75,16 @@ struct txs_rx_conf {
 	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */
 	struct txs_addr dst;   /* destination address, family 0 = any */
+	/* Outages (docs/recv.md, "Outages"): a silence in a flow's arrivals
+	 * longer than this, ending with sequences missing, is an outage.
+	 * 0 = per flow TXS_RX_OUTAGE_FACTOR x its median inter-arrival, at
+	 * least TXS_RX_OUTAGE_FLOOR_NS. */
+	uint64_t outage_min_ns;
+	/* One-way latency corrected by a clock offset (receiver's clock minus
+	 * the sender's): each sample is arrival - stamp - clock_offset_ns, the
+	 * skew rule (max_latency_ns) applying to the corrected value. */
+	bool clock_correct;
+	int64_t clock_offset_ns;
 };
 
 /* ---- counters ----------------------------------------------------------- */
@@ -99,6 +109,8 @@ struct txs_rx_live {
 	uint64_t gaps;       /* sequence numbers skipped when a flow advanced */
 	uint64_t malformed;  /* all malformed kinds */
 	uint64_t ignored;    /* not ours: not IP, not UDP, fragments, filtered */
+	uint64_t outages;    /* outages seen (mod 2^64: one withdrawn when late datagrams fill it) */
+	uint64_t outage_ns;  /* their durations, summed (same rule) */
 };
 
 struct txs_rx_core;
@@ -156,6 +168,45 @@ struct txs_rx_expect {
  * malformed JSON, or inconsistent counts). */
 TXS_API int txs_rx_expect_parse(struct txs_rx_expect *e, const char *text, size_t len);
 
+/* ---- outages and loss bursts (docs/recv.md, "Outages") ---------------------- */
+#define TXS_RX_OUTAGE_FLOOR_NS 1000000ull /* automatic threshold: at least 1 ms */
+#define TXS_RX_OUTAGE_FACTOR 10u          /* ... and 10x the flow's median inter-arrival */
+#define TXS_RX_OUTAGE_KEEP 64u            /* outages kept per flow with their details */
+#define TXS_RX_OUTAGE_EVENTS 64u          /* the run's outages listed in the result */
+/* Loss-burst length classes: 1..8 one each (classes 0..7), then class k >= 8
+ * holds lengths 2^(k-5)+1 .. 2^(k-4) (9-16, 17-32, ...). */
+#define TXS_RX_BURST_CLASSES 69u
+TXS_API unsigned txs_rx_burst_class(uint64_t len); /* len >= 1 */
+TXS_API void txs_rx_burst_range(unsigned cls, uint64_t *lo, uint64_t *hi);
+
+/* One outage: the silence between two arrivals (receive times, CLOCK_REALTIME
+ * ns) that ended with sequences missing. */
+struct txs_rx_outage_ev {
+	uint64_t start_ns, end_ns;  /* arrival of the last datagram before, of the first after */
+	uint64_t before_seq, after_seq;
+	uint64_t missing_from;      /* sequences missing_from .. after_seq - 1 were missing */
+	uint64_t missing;           /* of them, still missing (late arrivals fill theirs) */
+	uint32_t flow;              /* flow id (by_id flows), else 0 */
+	unsigned flows;             /* run events: flow outages merged into this one */
+};
+
+struct txs_rx_outage {
+	uint64_t count;
+	uint64_t total_ns;          /* durations summed */
+	uint64_t missing;           /* missing inside all outages */
+	struct txs_rx_outage_ev longest; /* duration end_ns - start_ns; zero when count is 0 */
+	uint64_t threshold_ns;      /* the silence it took (flows: the last one applied; run: the largest) */
+	uint64_t bursts[TXS_RX_BURST_CLASSES]; /* runs of consecutive missing sequences, per length class */
+	uint64_t n_bursts, burst_max, burst_lost; /* bursts, longest, sequences in them */
+	bool bursts_exact;          /* false: a resync, a flow split over cores without its
+				     * sequence sets, or the run budget ran out */
+	double rate_pps;            /* the flow's sequences per second of arrivals (run: summed) */
+	uint64_t loss_duration_ns;  /* missing / rate_pps; missing: lost, or the sequence holes when
+				     * more (the sender's device drops are holes, not "lost") */
+	uint64_t dropped;           /* run: flow outages beyond TXS_RX_OUTAGE_KEEP per flow, counted
+				     * each as one (not merged by time) */
+};
+
 /* ---- merged result --------------------------------------------------------- */
 struct txs_rx_flow {
 	bool by_id;              /* keyed by the payload header's flow id, else by 5-tuple */
@@ -181,6 +232,8 @@ struct txs_rx_flow {
 	uint64_t lat_count, lat_min, lat_max; /* ns */
 	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
+	uint64_t first_ns, last_ns; /* first and last arrival (CLOCK_REALTIME ns, 0 = unknown) */
+	struct txs_rx_outage outage;
 };
 
 struct txs_rx_link {
@@ -239,6 +292,20 @@ struct txs_rx_result {
 	unsigned n_vlans;
 	struct txs_rx_vlan { unsigned tags; uint16_t outer, inner; uint64_t packets, bytes; } *vlans;
 	uint64_t untagged, vlan_overflow;
+	/* the run's outages: flows' outages overlapping in time merged into one
+	 * (start the earliest, end the latest); events: the first
+	 * TXS_RX_OUTAGE_EVENTS of them by start time */
+	struct txs_rx_outage outage;
+	uint64_t outage_min_ns;  /* the cores' conf.outage_min_ns (0 = automatic) */
+	unsigned n_outages;
+	struct txs_rx_outage_ev *outages;
+	/* one-way latency correction (txs_rx_result_set_clock) */
+	bool have_clock;
+	int64_t clock_offset_ns; /* receiver's clock minus sender's */
+	uint64_t clock_error_ns; /* bound on |true offset - offset_ns| (0: given) */
+	bool have_drift;
+	int64_t clock_drift_ns;  /* offset after the test minus before */
+	const char *clock_source; /* "control" (measured), "option" (--clock-offset) */
 };
 
 /* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).
@@ -257,6 +324,14 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 				const char *const *link_names);
 /* Human-readable summary lines. */
 TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const char *const *link_names);
+/* Describe the clock correction the cores applied (txs_rx_conf.clock_correct):
+ * its error bound, the drift (offset after the test minus before; have_drift)
+ * and where the offset came from (a static string: "control" measured over
+ * the control channel, "option" given). The writers give the corrected
+ * figures and the raw ones (corrected + offset) beside them, and say so.
+ * offset_ns replaces the cores' offset in the report only. */
+TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
+				     int64_t drift_ns, const char *source);
 
 /* ---- kernel drop counters ---------------------------------------------------- */
 enum txs_rx_ks_udp {

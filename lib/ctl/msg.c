@@ -12,11 +12,13 @@
 #include <string.h>
 #include <jansson.h>
 #include <txscale/ctl.h>
+#include "clock_priv.h"
 
 static const char *const type_names[] = {
 	[TXS_CTL_HELLO] = "hello", [TXS_CTL_BUSY] = "busy",   [TXS_CTL_AUTH] = "auth",
 	[TXS_CTL_SETUP] = "setup", [TXS_CTL_READY] = "ready", [TXS_CTL_DONE] = "done",
 	[TXS_CTL_RESULT] = "result", [TXS_CTL_ERROR] = "error", [TXS_CTL_BYE] = "bye",
+	[TXS_CTL_TIME] = "time",
 };
 
 TXS_API const char *txs_ctl_type_str(enum txs_ctl_type t)
@@ -285,7 +287,8 @@ static int rd_recv(struct rd *r, json_t *o, struct txs_ctl_recv_spec *s)
 	    (rc = rd_u64(r, o, "rcvbuf", false, 0, 0x7fffffff, &rcvbuf)) ||
 	    (rc = rd_uint(r, o, "window", false, 0, 1u << 24, &s->window)) ||
 	    (rc = rd_dbl(r, o, "time", 0, TXS_CTL_MAX_SECONDS, &s->time)) ||
-	    (rc = rd_dbl(r, o, "idle", 0, 60, &s->idle)))
+	    (rc = rd_dbl(r, o, "idle", 0, 60, &s->idle)) ||
+	    (rc = ctl_clock_rd(o, r->where, false, &s->clock, r->err, r->errlen)))
 		return rc;
 	if (!dev_ok(s->dev))
 		return bad(r, "dev", "is neither \"udp\" nor \"packet:IFNAME[,IFNAME...]\"");
@@ -366,7 +369,8 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 	case TXS_CTL_HELLO:
 		if ((rc = rd_text(&r, root, "software", true, m->software, sizeof(m->software))) ||
 		    (rc = rd_bool(&r, root, "auth", true, &m->auth)) ||
-		    (rc = rd_hex(&r, root, "nonce", m->nonce, sizeof(m->nonce))))
+		    (rc = rd_hex(&r, root, "nonce", m->nonce, sizeof(m->nonce))) ||
+		    (rc = rd_bool(&r, root, "clock", false, &m->clock)))
 			return rc;
 		break;
 	case TXS_CTL_BUSY:
@@ -404,7 +408,8 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 		if ((rc = rd_u64(&r, root, "test", true, 0, UINT32_MAX, &test)) ||
 		    (rc = rd_bool(&r, root, "failed", false, &m->failed)) ||
 		    (rc = rd_text(&r, root, "message", false, m->message, sizeof(m->message))) ||
-		    (rc = rd_summary(&r, root, "sender", "send", &m->sender)))
+		    (rc = rd_summary(&r, root, "sender", "send", &m->sender)) ||
+		    (rc = ctl_clock_rd(root, "done", true, &m->done_clock, err, errlen)))
 			return rc;
 		if (!m->failed && !m->sender)
 			return bad(&r, "sender", "is missing (and the sender did not fail)");
@@ -416,6 +421,10 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 			return rc;
 		break;
 	case TXS_CTL_BYE:
+		break;
+	case TXS_CTL_TIME:
+		if ((rc = ctl_time_rd(root, m, err, errlen)))
+			return rc;
 		break;
 	}
 	m->test = (uint32_t)test;
@@ -489,6 +498,8 @@ static json_t *enc_recv(const struct txs_ctl_recv_spec *s, bool *ok)
 		put(o, "time", json_real(s->time), ok);
 	if (s->idle > 0)
 		put(o, "idle", json_real(s->idle), ok);
+	if (s->clock.on && !ctl_clock_put(o, &s->clock, false))
+		*ok = false;
 	return o;
 }
 
@@ -548,6 +559,8 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 		put(o, "auth", json_boolean(m->auth), &ok);
 		hex(h, m->nonce, sizeof(m->nonce));
 		put(o, "nonce", json_string(h), &ok);
+		if (m->clock)
+			put(o, "clock", json_true(), &ok);
 		break;
 	case TXS_CTL_BUSY:
 	case TXS_CTL_ERROR:
@@ -575,6 +588,8 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 		}
 		if (m->sender)
 			put(o, "sender", enc_summary(m->sender, &ok), &ok);
+		if (m->done_clock.on && !ctl_clock_put(o, &m->done_clock, true))
+			ok = false;
 		break;
 	case TXS_CTL_RESULT:
 		put(o, "test", json_integer(m->test), &ok);
@@ -584,6 +599,9 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 			put(o, "receiver", enc_summary(m->receiver, &ok), &ok);
 		break;
 	case TXS_CTL_BYE:
+		break;
+	case TXS_CTL_TIME:
+		ok = ok && ctl_time_put(o, m);
 		break;
 	}
 	char *s = ok ? json_dumps(o, JSON_COMPACT) : NULL;

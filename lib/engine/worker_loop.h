@@ -63,7 +63,7 @@ static int WL_NAME(struct txs_worker *w)
 		if (TXS_UNLIKELY(min_dg > 1))
 			w->left = left; /* a GSO call may need to end early */
 		if (sample) {
-			now_ns = txs_now_real_ns(); /* before the device stage, not inside it */
+			now_ns = txs_now_real_ns() + (uint64_t)c->stamp_shift_ns; /* before the device stage, not inside it */
 			s1 = txs_prof_stamp();
 		}
 		unsigned n = txs_txq_alloc(q, bufs, want);
@@ -87,7 +87,7 @@ static int WL_NAME(struct txs_worker *w)
 		} else if (TXS_UNLIKELY(w->ts_packet)) {
 			filled = fill_stamped(w, c->gen, bufs, n);
 		} else {
-			filled = c->gen->fill(w, bufs, n, txs_now_real_ns());
+			filled = c->gen->fill(w, bufs, n, txs_now_real_ns() + (uint64_t)c->stamp_shift_ns);
 		}
 		if (filled < n)
 			txs_txq_release(q, bufs + filled, n - filled);

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
-#include "rx_priv.h"
+#include "outage.h"
 
 static const enum txs_perr malformed_perr[] = {
 	TXS_PERR_TRUNCATED, TXS_PERR_BAD_HDR, TXS_PERR_IP_CSUM, TXS_PERR_UDP_LEN, TXS_PERR_UDP_CSUM,
@@ -76,6 +76,7 @@ static void flow_json(struct txs_json *j, const struct txs_rx_flow *f)
 		txs_json_u64(j, "max", f->lat_max);
 		txs_json_u64(j, "jitter", f->jitter_ns);
 		txs_json_obj_close(j);
+		rx_outage_json(j, &f->outage, false, NULL, 0, 0);
 	}
 	txs_json_u64(j, "cores", f->cores);
 	txs_json_bool(j, "merged_exact", f->merged_exact);
@@ -140,6 +141,8 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	txs_json_u64(j, "skew_past", r->lat_past);
 	txs_json_u64(j, "max_latency", r->max_latency_ns);
 	txs_json_obj_close(j);
+	rx_clock_json(j, r);
+	rx_outage_json(j, &r->outage, true, r->outages, r->n_outages, r->outage_min_ns);
 
 	txs_json_arr_open(j, "flows");
 	for (unsigned i = 0; i < r->n_flows; i++)
@@ -282,6 +285,8 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 			"latency  clock skew, not in the histogram: %" PRIu64 " packets stamped after they arrived, "
 			"%" PRIu64 " stamped more than %.0f s before\n",
 			r->lat_negative, r->lat_past, (double)r->max_latency_ns / 1e9);
+	rx_clock_text(f, r);
+	rx_outage_text(f, r);
 	unsigned shown = 0;
 	for (unsigned i = 0; i < r->n_flows && shown < 16; i++, shown++) {
 		const struct txs_rx_flow *fl = &r->flows[i];
@@ -297,6 +302,10 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 				   " jitter %" PRIu64 " ns",
 				fl->lost, fl->have_expected ? " (exact)" : "", fl->duplicates, fl->reordered, fl->late,
 				fl->jitter_ns);
+		if (fl->outage.count)
+			fprintf(f, " outages %" PRIu64 " (longest %.3f ms, %" PRIu64 " missing)", fl->outage.count,
+				(double)(fl->outage.longest.end_ns - fl->outage.longest.start_ns) / 1e6,
+				fl->outage.longest.missing);
 		if (fl->resyncs)
 			fprintf(f, " resyncs %" PRIu64, fl->resyncs);
 		if (fl->cores > 1)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rx_priv.h"
+#include "outage.h"
 
 _Static_assert(sizeof(struct txs_rx_tuple) == 44, "tuple hashed as 40 bytes of addresses + 4 of ports");
 
@@ -38,6 +38,31 @@ static bool same_flow(const struct txs_rx_flow *a, const struct rx_flow *f)
 	if (a->by_id)
 		return a->id == f->id;
 	return memcmp(&a->tuple, &f->tuple, sizeof(a->tuple)) == 0;
+}
+
+/* A core's flow: its arrival span and the holes of its unique runs (a flow
+ * on several cores: the cores' sums until merge_exact replaces them). */
+static void flow_bursts(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
+{
+	if (first)
+		d->outage.bursts_exact = f->sequenced;
+	if (f->out && f->out->first_arr) {
+		if (!d->first_ns || f->out->first_arr < d->first_ns)
+			d->first_ns = f->out->first_arr;
+		if (f->last_arr > d->last_ns)
+			d->last_ns = f->last_arr;
+	}
+	if (!f->sequenced)
+		return;
+	if (!first || f->runs_lost || f->span_closed || f->resyncs)
+		d->outage.bursts_exact = false;
+	rx_bursts_add(&d->outage, f->runs, f->n_runs, f->base, f->next);
+	if (f->run_hi != f->run_lo) {
+		struct rx_run nr = { f->run_lo, f->run_hi };
+		uint64_t from = f->n_runs ? f->runs[f->n_runs - 1].hi : f->base;
+		if (nr.lo - f->base > from - f->base)
+			rx_burst_one(&d->outage, nr.lo - from);
+	}
 }
 
 static void flow_add(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
@@ -84,6 +109,8 @@ static void flow_add(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
 		d->lat_max = f->lat_max;
 	if (!d->kind)
 		d->kind = (enum txs_ph_kind)f->kind;
+	rx_out_flow_summary(f, &d->outage);
+	flow_bursts(d, f, first);
 }
 
 static int cmp_flow(const void *pa, const void *pb)
@@ -136,6 +163,12 @@ static bool merge_exact(struct txs_rx_flow *d, const struct rx_flow *const *src,
 			hi = f->next;
 	}
 	qsort(all, na, sizeof(*all), cmp_run);
+	if (one_epoch && hi >= lo) {
+		memset(d->outage.bursts, 0, sizeof(d->outage.bursts));
+		d->outage.n_bursts = d->outage.burst_max = d->outage.burst_lost = 0;
+		rx_bursts_add(&d->outage, all, na, lo, hi);
+		d->outage.bursts_exact = true;
+	}
 	uint64_t uniq = 0, cur_lo = 0, cur_hi = 0;
 	for (size_t i = 0; i < na; i++) {
 		if (i == 0 || all[i].lo > cur_hi) {
@@ -331,6 +364,64 @@ static void merge_pairs(struct txs_rx_result *r, struct txs_rx_core *const *core
 	free(h);
 }
 
+static uint64_t loss_ns(uint64_t lost, double rate)
+{
+	double v = rate > 0 ? (double)lost / rate * 1e9 : 0;
+	return v < 1.8e19 ? (uint64_t)v : UINT64_MAX;
+}
+
+/* Loss bursts after the last arrival (the sender's count says how many),
+ * each flow's rate and loss duration, and the run's figures. */
+static int outage_totals(struct txs_rx_result *r, struct txs_rx_core *const *cores, unsigned n)
+{
+	struct txs_rx_outage *ro = &r->outage;
+	uint64_t run_miss = 0;
+	ro->bursts_exact = true;
+	for (unsigned i = 0; i < r->n_flows; i++) {
+		struct txs_rx_flow *f = &r->flows[i];
+		struct txs_rx_outage *o = &f->outage;
+		if (!f->sequenced)
+			continue;
+		if (f->have_expected && f->first_seq == 0 && f->expected > f->next_seq && !f->resyncs)
+			rx_burst_one(o, f->expected - f->next_seq);
+		if (!f->cores && f->have_expected) /* sent, never arrived */
+			o->bursts_exact = true;
+		uint64_t seqs = f->next_seq - f->first_seq;
+		if (f->last_ns > f->first_ns && seqs > 1 && seqs < (1ull << 62))
+			o->rate_pps = (double)(seqs - 1) / ((double)(f->last_ns - f->first_ns) / 1e9);
+		/* missing: lost, or the holes when more (the sender's own drops
+		 * are holes the expected count leaves out) */
+		uint64_t holes = f->span > f->unique ? f->span - f->unique : 0;
+		uint64_t miss = f->lost > holes ? f->lost : holes;
+		o->loss_duration_ns = loss_ns(miss, o->rate_pps);
+		run_miss = run_miss + miss < run_miss ? UINT64_MAX : run_miss + miss;
+		ro->rate_pps += o->rate_pps;
+		for (unsigned k = 0; k < TXS_RX_BURST_CLASSES; k++)
+			ro->bursts[k] += o->bursts[k];
+		ro->n_bursts += o->n_bursts;
+		ro->burst_lost = ro->burst_lost + o->burst_lost < ro->burst_lost ? UINT64_MAX : ro->burst_lost + o->burst_lost;
+		if (o->burst_max > ro->burst_max)
+			ro->burst_max = o->burst_max;
+		ro->bursts_exact &= o->bursts_exact;
+	}
+	ro->loss_duration_ns = loss_ns(run_miss > r->lost ? run_miss : r->lost, ro->rate_pps);
+	for (unsigned i = 0; i < n; i++)
+		if (cores[i]->conf.outage_min_ns > r->outage_min_ns)
+			r->outage_min_ns = cores[i]->conf.outage_min_ns;
+	return rx_out_run(r, cores, n);
+}
+
+TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
+				     int64_t drift_ns, const char *source)
+{
+	r->have_clock = true;
+	r->clock_offset_ns = offset_ns;
+	r->clock_error_ns = error_ns;
+	r->have_drift = have_drift;
+	r->clock_drift_ns = drift_ns;
+	r->clock_source = source;
+}
+
 TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *const *cores, unsigned n,
 				const struct txs_rx_expect *e)
 {
@@ -365,6 +456,10 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		r->lat_past += c->lat_past;
 		if (c->conf.max_latency_ns > r->max_latency_ns)
 			r->max_latency_ns = c->conf.max_latency_ns;
+		if (c->conf.clock_correct) {
+			r->have_clock = true;
+			r->clock_offset_ns = c->conf.clock_offset_ns;
+		}
 		if (c->conf.n_links > r->n_links)
 			r->n_links = c->conf.n_links;
 		for (unsigned k = 0; k < TXS_MAX_LINKS; k++) {
@@ -461,6 +556,10 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		wn += f->lat_count;
 	}
 	r->jitter_ns = wn ? (uint64_t)(wsum / (double)wn) : 0;
+	if (outage_totals(r, cores, n) < 0) {
+		txs_rx_result_free(r);
+		return -ENOMEM;
+	}
 	merge_pairs(r, cores, n);
 	*out = r;
 	return 0;
@@ -474,5 +573,6 @@ TXS_API void txs_rx_result_free(struct txs_rx_result *r)
 	free(r->pairs);
 	free(r->sizes);
 	free(r->vlans);
+	free(r->outages);
 	free(r);
 }

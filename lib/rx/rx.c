@@ -30,7 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rx_priv.h"
+#include "outage.h"
 
 #define EV_MASK (TXS_RX_EXTENT_RING - 1)
 
@@ -60,6 +60,8 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 		cf.max_latency_ns = TXS_RX_MAX_LATENCY_DEFAULT;
 	if (!cf.n_links)
 		cf.n_links = 1;
+	if (!cf.clock_correct)
+		cf.clock_offset_ns = 0;
 	if (!cf.max_id_pairs)
 		cf.max_id_pairs = TXS_RX_ID_PAIRS_DEFAULT;
 	if (cf.window < 64 || cf.window > TXS_RX_WINDOW_MAX || (cf.window & (cf.window - 1)) ||
@@ -72,6 +74,7 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 		return -ENOMEM;
 	memset(c, 0, sizeof(*c));
 	c->conf = cf;
+	c->out_floor = cf.outage_min_ns ? cf.outage_min_ns : TXS_RX_OUTAGE_FLOOR_NS;
 	c->window = cf.window;
 	c->words = cf.window / 64;
 	c->wmask = c->words - 1;
@@ -97,6 +100,8 @@ TXS_API void txs_rx_core_destroy(struct txs_rx_core *c)
 	if (!c)
 		return;
 	for (unsigned i = 0; c->flows && i < c->n_flows; i++) {
+		if (c->flows[i]->out)
+			free(c->flows[i]->out->ev);
 		free(c->flows[i]->runs);
 		free(c->flows[i]);
 	}
@@ -122,6 +127,8 @@ TXS_API void txs_rx_core_live(const struct txs_rx_core *c, struct txs_rx_live *o
 	o->gaps = TXS_STAT_READ(c->live.gaps);
 	o->malformed = TXS_STAT_READ(c->live.malformed);
 	o->ignored = TXS_STAT_READ(c->live.ignored);
+	o->outages = TXS_STAT_READ(c->live.outages);
+	o->outage_ns = TXS_STAT_READ(c->live.outage_ns);
 }
 
 TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t n)
@@ -193,7 +200,8 @@ static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_co
 	size_t head = (sizeof(struct rx_flow) + 63) & ~(size_t)63;
 	size_t bits = key_kind == RX_KEY_ID ? (size_t)c->words * 8 : 0;
 	size_t ev = key_kind == RX_KEY_ID ? TXS_RX_EXTENT_RING * sizeof(struct rx_ev) : 0;
-	size_t total = (head + bits + ev + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1);
+	size_t out = key_kind == RX_KEY_ID ? sizeof(struct rx_out) : 0;
+	size_t total = (head + bits + ev + out + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1);
 	struct rx_flow *f = aligned_alloc(TXS_CACHE_LINE, total); /* C11: size a multiple of the alignment */
 	if (!f)
 		return NULL;
@@ -201,6 +209,8 @@ static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_co
 	if (bits) {
 		f->bits = (uint64_t *)((uint8_t *)f + head);
 		f->ev = (struct rx_ev *)((uint8_t *)f + head + bits);
+		f->out = (struct rx_out *)((uint8_t *)f + head + bits + ev);
+		memset(f->out, 0, sizeof(*f->out));
 		f->sequenced = true;
 	}
 	f->key_kind = key_kind;
@@ -344,7 +354,7 @@ static inline void run_add(struct txs_rx_core *c, struct rx_flow *f, uint64_t s)
 }
 
 /* ---- sequence ------------------------------------------------------------------ */
-enum seq_verdict { SEQ_UNIQUE, SEQ_DUP, SEQ_LATE, SEQ_REJECT };
+enum seq_verdict { SEQ_UNIQUE = 0, SEQ_DUP, SEQ_LATE, SEQ_REJECT }; /* 0: rx_out_arrive's unique */
 
 /* Extend a 32-bit compact sequence to 64 bits: the value nearest to next
  * (within -2^31..2^31), never below 0. */
@@ -458,6 +468,8 @@ static __attribute__((noinline)) enum seq_verdict seq_behind(struct txs_rx_core 
 	*w |= m;
 	f->reordered++;
 	TXS_STAT_ADD(c->live.reordered, 1);
+	if (f->out->n_ev)
+		rx_out_fill(c, f, s);
 	/* extent: earliest max-event with seq > s (one exists: next - 1 > s);
 	 * compared as offsets into the epoch, so a wrap of 2^64 inside it is fine */
 	uint64_t so = s - f->base;
@@ -511,7 +523,7 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 		c->lat_none++;
 		return;
 	}
-	uint64_t transit = arr - sent; /* mod 2^64 */
+	uint64_t transit = arr - sent - (uint64_t)c->conf.clock_offset_ns; /* mod 2^64 */
 	uint64_t lim = c->conf.max_latency_ns;
 	if (TXS_LIKELY(transit <= lim)) {
 		txs_hist_add_fast(&c->lat, transit);
@@ -607,8 +619,9 @@ static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core 
 		return;
 	}
 	uint64_t s = ph.seq;
+	uint64_t nx = f->next;
 	if (k == TXS_PH_COMPACT)
-		s = seq_extend32(f->next, (uint32_t)s);
+		s = seq_extend32(nx, (uint32_t)s);
 	enum seq_verdict v = seq_in(c, f, s);
 	switch (v) {
 	case SEQ_UNIQUE:
@@ -628,6 +641,8 @@ static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core 
 		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
 		return;
 	}
+	if (TXS_LIKELY(ts))
+		rx_out_arrive(c, f, s, nx, v, ts);
 	f->kind = (uint8_t)k;
 	f->received++;
 	f->bytes += len;

@@ -37,6 +37,9 @@ struct rx_flow {
 	uint64_t lat_count, lat_min, lat_max;
 	__extension__ unsigned __int128 lat_sum; /* 64 bits of ns would wrap in a long run */
 	uint64_t run_lo, run_hi;  /* the newest run of unique sequences */
+	uint64_t last_arr;        /* arrival of the last datagram (0: none timed yet) */
+	uint64_t last_seq;        /* its sequence */
+	struct rx_out *out;       /* outage state (outage.h), sequenced flows */
 	bool have_transit;
 	bool sequenced;
 	bool runs_lost;          /* the run budget ran out: the set is incomplete */
@@ -119,6 +122,7 @@ struct txs_rx_core {
 	unsigned n_vlan, last_vlan;
 	uint64_t vlan_overflow, untagged;
 	uint64_t *size_pkts;            /* datagrams per UDP payload length (65536 entries) */
+	uint64_t out_floor;             /* silences below this are never outages (outage.h) */
 } TXS_CACHE_ALIGNED;
 
 /* ---- the parse fast path ---------------------------------------------------------

@@ -51,6 +51,9 @@ static void check_msg(const struct txs_ctl_msg *m)
 	CHECK(d.send.on == m->send.on && d.send.port == m->send.port && strcmp(d.send.dest, m->send.dest) == 0 &&
 	      d.send.length == m->send.length && d.send.count == m->send.count && d.send.threads == m->send.threads);
 	CHECK(same_str(d.sender, m->sender) && same_str(d.receiver, m->receiver));
+	CHECK(d.clock == m->clock && d.t1 == m->t1 && d.t2 == m->t2 && d.t3 == m->t3);
+	CHECK(memcmp(&d.recv.clock, &m->recv.clock, sizeof(d.recv.clock)) == 0 &&
+	      memcmp(&d.done_clock, &m->done_clock, sizeof(d.done_clock)) == 0);
 	for (size_t i = 0; m->message[i]; i++)
 		CHECK(m->message[i] >= 0x20 && m->message[i] < 0x7f);
 	txs_ctl_msg_free(&d);

@@ -14,7 +14,10 @@
  *     the flows' samples, every unique packet is exactly one of sample / no
  *     timestamp / skew, no sample above max_latency_ns;
  *   - the live provisional loss (gaps - reordered) is never negative;
- *   - with the sender's count (--expect), lost <= expected.
+ *   - with the sender's count (--expect), lost <= expected;
+ *   - outages and loss bursts: counts within the flow's arrivals and span,
+ *     burst classes summing to the burst count, on one core (exact) the
+ *     bursts' lengths summing to the holes span - unique.
  *
  * Input: byte 0 configures (window 64 or 4096; max_jump 2^16, 2^61 or
  * default; one or two cores; max_latency 1 ms or default), then records:
@@ -96,12 +99,25 @@ static void check(struct txs_rx_core *const *cores, unsigned nc, uint64_t fed, u
 		CHECK(f->span / (cf->max_jump + 1) <= f->unique);
 		if (f->cores == 1)
 			CHECK(f->unique <= f->span && f->lost == f->span - f->unique);
-		CHECK(f->lat_count <= f->unique);
+		/* a flow merged by sequence sets: each core sampled the copies it
+		 * counted unique, the others' now duplicates (as for the totals) */
+		CHECK(f->lat_count <= f->unique + (f->merged_exact ? f->duplicates : 0));
 		CHECK(f->lat_count == 0 || (f->lat_min <= f->lat_max && f->lat_max <= cf->max_latency_ns));
 		CHECK(f->resyncs <= r->resyncs);
+		/* outages and bursts: bounded by what the flow received and spans */
+		const struct txs_rx_outage *o = &f->outage;
+		uint64_t nb = 0;
+		for (unsigned k = 0; k < TXS_RX_BURST_CLASSES; k++)
+			nb += o->bursts[k];
+		CHECK(nb == o->n_bursts && o->burst_max <= o->burst_lost);
+		CHECK(o->count <= f->received && o->missing <= f->span);
+		if (f->cores == 1 && o->bursts_exact)
+			CHECK(o->burst_lost == f->span - f->unique);
+		CHECK(!o->count || o->longest.end_ns >= o->longest.start_ns);
 		sum_lost = sum_lost + f->lost < sum_lost ? UINT64_MAX : sum_lost + f->lost;
 	}
 	CHECK(samples == r->lat.count);
+	CHECK(r->outage.count <= r->received && r->n_outages <= TXS_RX_OUTAGE_EVENTS);
 	/* latency is sampled per core on the datagrams each counted unique: a
 	 * sequence two cores both counted is one unique after the merge */
 	CHECK(r->lat.count + r->lat_none + r->lat_negative + r->lat_past == uniq_seq + r->cross_duplicates);

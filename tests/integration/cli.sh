@@ -74,6 +74,8 @@ run_case refuse_send_dev_pcap_nonexistent_x_pcap_n_5 t13 "'/nonexistent/x.pcap'"
 run_case refuse_send_dev_pcap_long_n_5 t13 "characters long, at most 255" send --dev "pcap:$long" -n 5 198.18.0.2
 run_case refuse_send_a_0_0_0_n_5 t13 "CPU 0 appears twice in '0,0,0'" send $P -A 0,0,0 -n 5 198.18.0.2
 run_case refuse_recv_a_0_0 t13 "CPU 0 appears twice in '0,0'" recv -A 0,0
+run_case refuse_recv_outage_min_99999 t13 "--outage-min: '99999': expected at most 3600 seconds" recv --outage-min 99999
+run_case refuse_recv_clock_offset_1_5 t13 "--clock-offset: '1.5': expected a signed integer of nanoseconds" recv --clock-offset 1.5
 run_case refuse_send_dev_dummy_links_2_links_3_n_5 t13 "'links' given twice" send --dev dummy:links=2,links=3 -n 5 198.18.0.2
 run_case refuse_send_dev_udp_links_127_0_0_1_127_0_0_1_n t13 "link '127.0.0.1' given twice" send --dev udp:links=127.0.0.1+127.0.0.1 -n 5 127.0.0.1
 run_case refuse_send_dev_udp_df_n_5 t13 "df: IPv6 only" send --dev udp:df -n 5 127.0.0.1

@@ -9,6 +9,11 @@
 #     frame on the dead link to the first on the backup; every mode, from the
 #     counters: frames lost in the dead link's ring / that link's rate (the
 #     time the sender kept feeding a dead link);
+#   - active-backup: the first outage txscale recv reports (a udp socket on
+#     198.18.0.2 in the peer, reached over either link; --outage-min 100us:
+#     5 datagrams' time at 50k pps) equals the switch time read from the
+#     capture within 1 ms, and every sequence missing was missing in an
+#     outage; a switch that lost nothing is a delay, no outage;
 #   - traffic where the mode puts it before, during and after the failure;
 #   - counts: the peers' RX counters (veth rx_packets, IPv6 off on the sender
 #     side so that nothing else crosses) equal the links' "packets", and
@@ -75,7 +80,16 @@ trial() {
     grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && break
     sleep 0.1
   done
-  local a0 a1
+  local a0 a1 rpid=
+  rm -f "$WORK/sum.json" "$WORK/recv.json" "$WORK/recv.ready"
+  if [ "$mode" = active-backup ]; then
+    # a udp socket: rx0 may go down under it (198.18.0.2 stays local, and
+    # arrives over rx1 as well)
+    ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p $PORT -i 0 -J --idle 2 -t 60 --outage-min 100us \
+      --sender-summary "$WORK/sum.json" --ready-fd 3 >"$WORK/recv.json" 2>"$WORK/recv.err" 3>"$WORK/recv.ready" &
+    rpid=$!
+    wait_ready "$WORK/recv.ready" $rpid
+  fi
   a0=$(rxp rx0) a1=$(rxp rx1)
   ip netns exec "$A" "$TXS" send -i 0 --summary-file "$WORK/sum.json" --dev "$dev:tx0+tx1" --bond "$mode" \
     -b $RATE -n $N -p $PORT 198.18.0.2 >"$WORK/send.log" 2>&1 &
@@ -96,6 +110,8 @@ trial() {
   fi
   local rc=0
   wait "$spid" || rc=$?
+  local rrc=0
+  [ -z "$rpid" ] || wait "$rpid" || rrc=$?
   sleep 0.5
   kill -TERM "$cpid" 2>/dev/null || true
   wait "$cpid" 2>/dev/null || true
@@ -172,6 +188,32 @@ trial() {
     fi
   fi
   [ $bad = 0 ] || return 1
+  # recv's outage against the capture's switch (a capture that dropped frames
+  # can only lengthen its figure: then the trial runs again)
+  local rout=-1 rmiss=0 rholes=0 rslow=0
+  if [ -n "$rpid" ]; then
+    [ "$rrc" = 0 ] && tail -n1 "$WORK/recv.json" | jq -e '.type == "summary"' >/dev/null ||
+      { fail_later "$tag: recv exited $rrc: $(tail -3 "$WORK/recv.err")"; return 1; }
+    # the switch is the run's first outage (a flap's return may make another)
+    read -r rout rmiss rholes < <(tail -n1 "$WORK/recv.json" |
+      jq -r '[((.outage.events[0].duration_ns // 0) / 1e6), .outage.missing, ([.flows[] | .span - .unique] | add // 0)] | @tsv')
+    echo "   $tag: recv: $(tail -n1 "$WORK/recv.json" | jq -r '.outage | "\(.count) outage(s), longest \(.longest_ns) ns, \(.longest_missing) missing inside it"'); first $rout ms; capture's switch $ab ms"
+    if [ "$rmiss" != "$rholes" ]; then # a loss outside an outage (our socket on a loaded box?)
+      echo "   $tag: recv: $rholes sequences missing, $rmiss of them in outages"
+      return 2
+    fi
+    if [ "$rholes" = 0 ]; then
+      # nothing lost: the switch only delayed datagrams, which is no outage
+      [ "$(tail -n1 "$WORK/recv.json" | jq -r .outage.count)" = 0 ] ||
+        { fail_later "$tag: recv reports an outage with nothing missing"; return 1; }
+    else
+      rslow=$(awk -v r="$rout" -v a="$ab" 'BEGIN { d = r - a; if (d < 0) d = -d; print (d > 1) ? 1 : 0 }')
+      if [ "$rslow" = 1 ]; then
+        echo "   $tag: recv's outage $rout ms and the capture's switch $ab ms are more than 1 ms apart"
+        return 2
+      fi
+    fi
+  fi
   # A capture that dropped frames can only lengthen the measured switch (the
   # last frame seen on the dead link is no later, the first seen on the
   # backup no earlier, than the real ones): a switch within the bound is
@@ -186,7 +228,7 @@ trial() {
     echo "   $tag: over ${MAX_MS} ms (dead-link frames $react ms, switch $ab ms)"
     return 2
   fi
-  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld)) = $N datagrams; switch ${ab} ms, dead-link frames ${react} ms"
+  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld)) = $N datagrams; switch ${ab} ms, dead-link frames ${react} ms${rpid:+, recv outage $rout ms}"
   return 0
 }
 

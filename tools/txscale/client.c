@@ -73,6 +73,7 @@ struct ctl_conn {
 	char host[64];
 	char local_s[INET6_ADDRSTRLEN];
 	uint32_t test;
+	bool clock; /* the server answers time messages (its hello said so) */
 };
 
 static int ms(double s)
@@ -206,6 +207,7 @@ struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const ch
 			goto fail;
 		}
 	}
+	c->clock = m.clock;
 	txs_ctl_msg_free(&m);
 	*why = 0;
 	return c;
@@ -308,9 +310,12 @@ static int await(struct ctl_conn *c, struct txs_ctl_msg *m, enum txs_ctl_type wa
 	return 0;
 }
 
-static int send_done(struct ctl_conn *c, const char *send_json, const char *why, char *err, size_t errlen)
+static int send_done(struct ctl_conn *c, const char *send_json, const char *why, const struct txs_ctl_clock_rep *clk,
+		     char *err, size_t errlen)
 {
 	struct txs_ctl_msg m = { .type = TXS_CTL_DONE, .test = c->test, .sender = (char *)send_json };
+	if (clk)
+		m.done_clock = *clk;
 	if (!send_json) {
 		m.failed = true;
 		snprintf(m.message, sizeof(m.message), "%s", why ? why : "the sender failed");
@@ -346,7 +351,7 @@ int ctl_remote_recv_start(struct ctl_conn *c, uint16_t port, const char *dev, ui
 int ctl_remote_recv_finish(struct ctl_conn *c, const char *send_json, char **recv_json, char *err, size_t errlen)
 {
 	*recv_json = NULL;
-	int rc = send_done(c, send_json, NULL, err, errlen);
+	int rc = send_done(c, send_json, NULL, NULL, err, errlen);
 	if (rc < 0)
 		return rc;
 	struct txs_ctl_msg r;
@@ -444,7 +449,64 @@ struct client {
 	char *peer_send, *peer_recv; /* the server's summaries, from its results */
 	bool ctl_err;                 /* a control-channel failure while a child ran */
 	char err[512];
+	/* the clock offset, server's clock minus ours, before the test (clk0)
+	 * and after it (clk1; not with --bidir, where results may cross it) */
+	bool have_clk0, have_clk1;
+	struct txs_ctl_clock clk0, clk1;
+	bool after_clock;
 };
+
+/* A clock exchange (docs/control.md, "Clock offset"); a failed one is said
+ * and leaves the test uncorrected, a broken connection fails it. */
+static int measure_clock(struct client *k, bool *have, struct txs_ctl_clock *out)
+{
+	*have = false;
+	if (!k->c->clock)
+		return 0;
+	char e[256];
+	int rc = txs_ctl_clock_measure(k->c->fd, TXS_CTL_CLOCK_EXCHANGES, ms(k->o->ctl_timeout), out, e, sizeof(e));
+	if (rc == -ERANGE) {
+		fprintf(stderr, "txscale send: %s: %s: latency not corrected\n", k->c->host, e);
+		return 0;
+	}
+	if (rc < 0) {
+		snprintf(k->err, sizeof(k->err), "%s", e);
+		return -1;
+	}
+	/* test only: the clock our sender's stamps come from is off by this much */
+	const char *sh = getenv("TXS_TEST_STAMP_SHIFT_NS");
+	if (sh && *sh)
+		out->offset_ns -= strtoll(sh, NULL, 10);
+	*have = true;
+	return 0;
+}
+
+/* The clock as the receiver's side sees it: forward (the server receives)
+ * the server's offset, reverse ours (the negation); drift when measured
+ * after too. NULL without a measurement. */
+static const struct txs_ctl_clock_rep *clock_rep(const struct client *k, bool server_receives,
+						 struct txs_ctl_clock_rep *r)
+{
+	if (!k->have_clk0)
+		return NULL;
+	int64_t sign = server_receives ? 1 : -1;
+	*r = (struct txs_ctl_clock_rep){ .on = true, .offset_ns = sign * k->clk0.offset_ns,
+					 .error_ns = k->clk0.rtt_ns / 2 };
+	if (k->have_clk1) {
+		r->have_drift = true;
+		r->drift_ns = sign * (k->clk1.offset_ns - k->clk0.offset_ns);
+	}
+	return r;
+}
+
+/* done's clock: measured after our sender ended, unless a reverse side may
+ * send results meanwhile */
+static const struct txs_ctl_clock_rep *fwd_clock(struct client *k, bool after, struct txs_ctl_clock_rep *r)
+{
+	if (after && k->have_clk0 && !k->have_clk1 && measure_clock(k, &k->have_clk1, &k->clk1) < 0)
+		k->have_clk1 = false;
+	return clock_rep(k, true, r);
+}
 
 static void pump_all(void *arg)
 {
@@ -523,6 +585,10 @@ static int start_own_recv(struct client *k, double est)
 	arg(&a, k->p.recv_json);
 	arg(&a, "--ready-fd");
 	arg(&a, fmt_arg(&a, "%.0f", pfd[1]));
+	if (k->have_clk0) { /* we receive: our clock minus the server's */
+		arg(&a, "--clock-offset");
+		arg(&a, fmt_arg(&a, "%.0f", -(double)k->clk0.offset_ns));
+	}
 	if (bidir) {
 		arg(&a, "--no-pin");
 	} else {
@@ -703,6 +769,16 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 		printf("receiver %s: latency p50 %s, p99 %s, p99.9 %s, max %s\n", host,
 		       fmt_ns(dnum(o, "latency_ns", "p50"), l1, sizeof(l1)), fmt_ns(dnum(o, "latency_ns", "p99"), l2, sizeof(l2)),
 		       fmt_ns(dnum(o, "latency_ns", "p99.9"), l3, sizeof(l3)), fmt_ns(dnum(o, "latency_ns", "max"), l4, sizeof(l4)));
+		json_t *ck = json_object_get(o, "clock");
+		if (json_is_true(json_object_get(ck, "corrected")))
+			printf("receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s\n", host,
+			       num(ck, "offset_ns", a, sizeof(a)), num(ck, "error_ns", b, sizeof(b)),
+			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)));
+		if (json_is_object(json_object_get(o, "outage")))
+			printf("receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,
+			       num(o, "outage/count", a, sizeof(a)), num(o, "outage/longest_ns", b, sizeof(b)),
+			       num(o, "outage/longest_missing", c, sizeof(c)), num(o, "outage/burst_count", d, sizeof(d)),
+			       num(o, "outage/burst_max", e, sizeof(e)));
 		json_t *kd = json_object_get(o, "kernel_drops");
 		double rcvbuf = dnum(kd, "udp", "RcvbufErrors"), rcvbuf6 = dnum(kd, "udp6", "RcvbufErrors");
 		printf("receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %.0f, softnet %s\n", host,
@@ -740,7 +816,10 @@ static int take_result(struct client *k, struct txs_ctl_msg *m)
 	if (m->sender && !k->peer_send) {
 		k->peer_send = m->sender;
 		m->sender = NULL;
-		if (k->rp > 0 && write_atomic(k->peer_json, k->peer_send) < 0) {
+		struct txs_ctl_clock_rep cr;
+		if (k->after_clock && !k->have_clk1 && measure_clock(k, &k->have_clk1, &k->clk1) < 0)
+			return -1;
+		if (k->rp > 0 && ctl_write_peer_summary(k->peer_json, k->peer_send, clock_rep(k, false, &cr)) < 0) {
 			snprintf(k->err, sizeof(k->err), "cannot write the server's sender summary: %s", strerror(errno));
 			return -1;
 		}
@@ -807,6 +886,9 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		printf("txscale send: server %s, control port %u: %s test, data port %u\n", s->dest, o->control_port,
 		       o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
 		       s->port);
+	if (measure_clock(k, &k->have_clk0, &k->clk0) < 0)
+		goto out;
+	k->after_clock = rev && !fwd; /* the server's run ends with its sender's result */
 	if (rev && start_own_recv(k, est) < 0)
 		goto out;
 	struct txs_ctl_msg su = { .type = TXS_CTL_SETUP, .test = k->c->test };
@@ -816,6 +898,9 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		snprintf(su.recv.dev, sizeof(su.recv.dev), "%s", o->remote_dev ? o->remote_dev : "udp");
 		if (o->remote_cpus)
 			snprintf(su.recv.cpus, sizeof(su.recv.cpus), "%s", o->remote_cpus);
+		struct txs_ctl_clock_rep cr;
+		if (clock_rep(k, true, &cr))
+			su.recv.clock = cr;
 	}
 	if (rev) {
 		su.send = (struct txs_ctl_send_spec){ .on = true, .port = s->port, .length = s->length,
@@ -842,7 +927,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	bool failed = false;
 	if (fwd) {
 		if (start_own_send(k, argc, argv) < 0) {
-			send_done(k->c, NULL, k->err, e, sizeof(e));
+			send_done(k->c, NULL, k->err, NULL, e, sizeof(e));
 			goto out;
 		}
 		int st = 0;
@@ -866,11 +951,12 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 			if (self)
 				describe_exit(st, ex, sizeof(ex));
 			snprintf(k->err, sizeof(k->err), "our sender failed (%s)", ex);
-			send_done(k->c, NULL, k->err, e, sizeof(e));
+			send_done(k->c, NULL, k->err, NULL, e, sizeof(e));
 			free(sj);
 			goto out;
 		}
-		int rc = send_done(k->c, sj, NULL, e, sizeof(e));
+		struct txs_ctl_clock_rep clk;
+		int rc = send_done(k->c, sj, NULL, fwd_clock(k, !rev, &clk), e, sizeof(e));
 		free(sj);
 		if (rc < 0) {
 			snprintf(k->err, sizeof(k->err), "handing over our summary: %s", e);
@@ -951,6 +1037,23 @@ out:
 	sigaction(SIGTERM, &ot, NULL);
 	free(k);
 	return ret;
+}
+
+int ctl_write_peer_summary(const char *path, const char *summary, const struct txs_ctl_clock_rep *c)
+{
+	if (!c || !c->on)
+		return write_atomic(path, summary);
+	char line[160];
+	int n = txs_ctl_clock_line(line, sizeof(line), c);
+	size_t sl = strlen(summary);
+	char *t = n < 0 ? NULL : malloc((size_t)n + sl + 1);
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, line, (size_t)n);
+	memcpy(t + n, summary, sl + 1);
+	int rc = write_atomic(path, t);
+	free(t);
+	return rc;
 }
 
 /* ---- ndr --remote -------------------------------------------------------------------------------- */

@@ -84,6 +84,11 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 /* The other side's summary line: JSON {"type":ROLE,"host":HOST,...} or text
  * lines "ROLE HOST: received ..." (role "receiver" or "sender"), on stdout. */
 void ctl_print_peer(const char *role, const char *host, const char *summary, bool json);
+struct txs_ctl_clock_rep;
+/* A sender summary for a receiver's --sender-summary file, with the test's
+ * clock line before it when c->on (docs/control.md, "Clock offset"); write
+ * it with write_atomic. 0 or -errno. */
+int ctl_write_peer_summary(const char *path, const char *summary, const struct txs_ctl_clock_rep *c);
 
 /* ---- ndr --remote ----------------------------------------------------------------------- */
 struct ctl_conn;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/rx.h>
+#include <txscale/ctl.h>
 #include "cli.h"
 #include "opt.h"
 #include "ctl_cli.h"
@@ -34,6 +35,27 @@ struct opt_time {
 	bool set;
 	double v;
 };
+
+struct opt_offset {
+	bool set;
+	int64_t ns;
+};
+
+static int parse_offset(const char *val, void *dst, char *err, size_t errlen)
+{
+	struct opt_offset *o = dst;
+	char *end;
+	errno = 0;
+	long long v = strtoll(val, &end, 10);
+	if (errno || end == val || *end || v < -(1ll << 62) || v > (1ll << 62)) {
+		snprintf(err, errlen, "expected a signed integer of nanoseconds (receiver's clock minus sender's), "
+			 "e.g. -1500000");
+		return -1;
+	}
+	o->set = true;
+	o->ns = v;
+	return 0;
+}
 
 struct recv_cfg {
 	const char *bind;
@@ -58,6 +80,8 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	const char *rx_ts; /* --rx-timestamps (issue 14) */
+	double outage_min;  /* --outage-min, seconds (0 = automatic) */
+	struct opt_offset clock_offset; /* --clock-offset */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -98,6 +122,8 @@ static const struct opt recv_opts[] = {
 	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
 	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
+	{ "outage-min", 0, OPT_SECONDS, O(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
+	{ "clock-offset", 0, OPT_CUSTOM, O(clock_offset), "NS", "correct one-way latency by this known clock offset (receiver's clock minus sender's, ns); the report says so and gives the raw figures beside", NULL, 0, 0, parse_offset },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
@@ -184,6 +210,8 @@ static void live_sub(struct txs_rx_live *d, const struct txs_rx_live *a, const s
 	d->gaps = a->gaps - b->gaps;
 	d->malformed = a->malformed - b->malformed;
 	d->ignored = a->ignored - b->ignored;
+	d->outages = a->outages - b->outages;
+	d->outage_ns = a->outage_ns - b->outage_ns;
 }
 
 static void live_add(struct txs_rx_live *d, const struct txs_rx_live *a)
@@ -197,6 +225,8 @@ static void live_add(struct txs_rx_live *d, const struct txs_rx_live *a)
 	d->gaps += a->gaps;
 	d->malformed += a->malformed;
 	d->ignored += a->ignored;
+	d->outages += a->outages;
+	d->outage_ns += a->outage_ns;
 }
 
 /* provisional: holes opened minus holes filled (negative when reordered
@@ -218,17 +248,20 @@ static void iv_json_row(struct txs_json *j, const struct txs_rx_live *l, double 
 	txs_json_u64(j, "late", l->late);
 	txs_json_u64(j, "malformed", l->malformed);
 	txs_json_u64(j, "ignored", l->ignored);
+	/* outages that ended in the interval (negative: late datagrams withdrew one) */
+	txs_json_i64(j, "outages", (int64_t)l->outages);
+	txs_json_i64(j, "outage_ns", (int64_t)l->outage_ns);
 }
 
 static void iv_text_row(const char *id, double t0, double t1, const struct txs_rx_live *l)
 {
 	char pps[32], bps[32];
 	double dt = t1 - t0 > 0 ? t1 - t0 : 1e-9;
-	printf("[%4s] %7.2f-%-7.2f sec %12llu pkts %9s pps %9sbit/s %8lld %6llu %8llu %9llu\n", id, t0, t1,
+	printf("[%4s] %7.2f-%-7.2f sec %12llu pkts %9s pps %9sbit/s %8lld %6llu %8llu %9llu %4lld %9.3f\n", id, t0, t1,
 	       (unsigned long long)l->received, txs_fmt_si(l->received / dt, pps, sizeof(pps)),
 	       txs_fmt_si(l->bytes * 8.0 / dt, bps, sizeof(bps)), (long long)live_lost(l),
 	       (unsigned long long)l->duplicates, (unsigned long long)l->reordered,
-	       (unsigned long long)l->malformed);
+	       (unsigned long long)l->malformed, (long long)l->outages, (double)(int64_t)l->outage_ns / 1e6);
 }
 
 static void interval(const struct recv_cfg *cfg, struct rthread *t, unsigned n, struct txs_rx_live *prev,
@@ -264,8 +297,8 @@ static void interval(const struct recv_cfg *cfg, struct rthread *t, unsigned n, 
 		txs_json_end(&j);
 	} else {
 		if (!*header) {
-			printf("[  ID] Interval            %17s %13s %14s %8s %6s %8s %9s\n", "Received", "Rate",
-			       "Bitrate", "Lost", "Dup", "Reorder", "Malformed");
+			printf("[  ID] Interval            %17s %13s %14s %8s %6s %8s %9s %4s %9s\n", "Received", "Rate",
+			       "Bitrate", "Lost", "Dup", "Reorder", "Malformed", "Out", "Out ms");
 			*header = true;
 		}
 		if (n > 1)
@@ -456,6 +489,9 @@ static void summary_text(const struct summary *s)
  * against the wrong sender. Zero (offline inputs): any file. */
 static struct timespec g_summary_not_before;
 
+/* the clock line the control channel's server writes beside the sender's summary */
+static struct txs_ctl_clock_rep g_summary_clock;
+
 static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 {
 	FILE *f = fopen(path, "re");
@@ -506,8 +542,11 @@ static int load_summary(const char *path, struct txs_rx_expect *e, bool quiet)
 	/* into a copy: e stays as it was unless the file is whole and valid */
 	struct txs_rx_expect *ne = malloc(sizeof(*ne));
 	int rc = ne ? txs_rx_expect_parse(ne, buf, len) : -ENOMEM;
-	if (rc == 0)
+	if (rc == 0) {
 		*e = *ne;
+		if (txs_ctl_clock_line_parse(buf, len, &g_summary_clock) < 0)
+			g_summary_clock.on = false;
+	}
 	free(ne);
 	free(buf);
 	if (rc < 0) {
@@ -653,6 +692,11 @@ int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "txscale recv: --dev pcap: is read by one thread: -P/-A give %u\n", nthreads);
 		return 2;
 	}
+	if (cfg.outage_min > 3600) {
+		fprintf(stderr, "txscale recv: bad value for --outage-min: '%g': expected at most 3600 seconds\n",
+			cfg.outage_min);
+		return 2;
+	}
 	if (!is_pcap) {
 		if (!cfg.time.set)
 			cfg.time.v = LIVE_DEFAULT_TIME;
@@ -746,6 +790,9 @@ int cmd_recv(int argc, char **argv)
 		.port = in->raw ? (is_pcap ? cfg.port : ic.port) : 0,
 		.port_hi = in->raw ? cfg.port_hi : 0,
 		.family = in->raw ? family : 0,
+		.outage_min_ns = (uint64_t)(cfg.outage_min * 1e9),
+		.clock_correct = cfg.clock_offset.set,
+		.clock_offset_ns = cfg.clock_offset.ns,
 	};
 	if (in->raw && cfg.bind)
 		rc_conf.dst = bind;
@@ -911,6 +958,12 @@ int cmd_recv(int argc, char **argv)
 
 	struct txs_rx_result *res;
 	rc = txs_rx_result_build(&res, cores, nthreads, exp->have_total ? exp : NULL);
+	if (rc == 0 && cfg.clock_offset.set) {
+		/* measured over the control channel: its bound and drift came with the sender's summary */
+		const struct txs_ctl_clock_rep *k = &g_summary_clock;
+		txs_rx_result_set_clock(res, cfg.clock_offset.ns, k->on ? k->error_ns : 0, k->on && k->have_drift,
+					k->drift_ns, k->on ? "control" : "option");
+	}
 	if (rc < 0) {
 		fprintf(stderr, "txscale recv: %s\n", txs_strerror(rc));
 		ret = 1;

@@ -692,6 +692,25 @@ static void replay_cleanup(struct txs_replay **r)
 	*r = NULL;
 }
 
+/* Test only (docs/recv.md, "Clock offset"): TXS_TEST_STAMP_SHIFT_NS shifts
+ * our timestamps as a clock off by that much would. 0, or 2 after a message. */
+static int test_stamp_shift(int64_t *out)
+{
+	const char *shift = getenv("TXS_TEST_STAMP_SHIFT_NS");
+	*out = 0;
+	if (!shift || !*shift)
+		return 0;
+	char *end;
+	errno = 0;
+	long long v = strtoll(shift, &end, 10);
+	if (errno || *end || v < -(1ll << 40) || v > (1ll << 40)) {
+		fprintf(stderr, "txscale send: bad TXS_TEST_STAMP_SHIFT_NS '%s': expected nanoseconds\n", shift);
+		return 2;
+	}
+	*out = v;
+	return 0;
+}
+
 int cmd_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -702,6 +721,9 @@ int cmd_send(int argc, char **argv)
 	int rc = opt_parse("send", syn, send_opts, &cfg, argc, argv, pos, 1, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	int64_t stamp_shift;
+	if (test_stamp_shift(&stamp_shift))
+		return 2;
 	if (npos) {
 		if (cfg.dest) {
 			fprintf(stderr, "txscale send: destination given twice ('%s' and '%s')\n", cfg.dest, pos[0]);
@@ -1036,6 +1058,10 @@ int cmd_send(int argc, char **argv)
 			      : strcmp(cfg.timestamps, "interp") == 0 ? TXS_TS_INTERP
 								      : TXS_TS_BURST,
 	};
+	ec.stamp_shift_ns = stamp_shift;
+	if (stamp_shift)
+		fprintf(stderr, "txscale send: test only: timestamps shifted by %lld ns (TXS_TEST_STAMP_SHIFT_NS)\n",
+			(long long)stamp_shift);
 	/* --replay: the capture's own timing (at --replay-speed) unless a rate or profile is given */
 	if (rpl && !(cfg.rate.value > 0) && ec.pace.kind == TXS_PACE_CONST && !ec.pace.burst_on)
 		ec.pace = rpace;

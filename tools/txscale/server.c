@@ -247,6 +247,10 @@ static pid_t start_recv(struct sess *s, const struct txs_ctl_recv_spec *r)
 		arg(&a, "--window");
 		arg(&a, fmt_arg(&a, "%.0f", r->window));
 	}
+	if (r->clock.on) { /* measured by the client before this test */
+		arg(&a, "--clock-offset");
+		arg(&a, fmt_arg(&a, "%.0f", (double)r->clock.offset_ns));
+	}
 	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.recv_err, pfd[1]);
 	close(pfd[1]);
 	if (pid < 0) {
@@ -460,6 +464,15 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			continue;
 		struct txs_ctl_msg dm;
 		int rc = txs_ctl_read(s->fd, &dm, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
+		if (rc == 0 && dm.type == TXS_CTL_TIME) { /* the client's clock exchange after its sender ended */
+			rc = txs_ctl_clock_answer(s->fd, &dm, txs_now_real_ns(), ms(c->ctl_timeout), e, sizeof(e));
+			txs_ctl_msg_free(&dm);
+			if (rc < 0) {
+				slog(s, "error: test %u: clock exchange: %s", m->test, e);
+				goto out;
+			}
+			continue;
+		}
 		if (rc < 0) {
 			if (rc != -ECONNRESET)
 				refuse(s, "test %u: waiting for the client's done: %s", m->test, e);
@@ -477,7 +490,7 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 		if (dm.failed || !dm.sender) {
 			slog(s, "test %u: the client's sender failed: %s", m->test, dm.message);
 			grace = 0.5; /* nothing more will come */
-		} else if (write_atomic(s->peer_json, dm.sender) < 0) {
+		} else if (ctl_write_peer_summary(s->peer_json, dm.sender, &dm.done_clock) < 0) {
 			slog(s, "error: cannot write the client's sender summary: %s", strerror(errno));
 		}
 		txs_ctl_msg_free(&dm);
@@ -513,7 +526,7 @@ static int session(struct sess *s)
 {
 	const struct server_cfg *c = s->cfg;
 	char e[256];
-	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL };
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL, .clock = true };
 	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
 	if (txs_ctl_nonce(m.nonce) < 0) {
 		slog(s, "error: no random nonce");
@@ -565,6 +578,15 @@ static int session(struct sess *s)
 		if (m.type == TXS_CTL_BYE) {
 			slog(s, "done after %u test%s", tests, tests == 1 ? "" : "s");
 			return 0;
+		}
+		if (m.type == TXS_CTL_TIME) { /* a clock exchange before (or after) a test */
+			rc = txs_ctl_clock_answer(s->fd, &m, txs_now_real_ns(), ms(c->ctl_timeout), e, sizeof(e));
+			txs_ctl_msg_free(&m);
+			if (rc < 0) {
+				slog(s, "error: clock exchange: %s", e);
+				return 1;
+			}
+			continue;
 		}
 		if (m.type != TXS_CTL_SETUP) {
 			refuse(s, "expected setup, got %s", txs_ctl_type_str(m.type));
