@@ -68,6 +68,13 @@ struct txs_link_counters {
 			     * the socket once, until its receive buffer is full. */
 	int32_t last_err;   /* positive errno of the last drop_err / failure, 0 = none
 			     * (sums: any one queue's) */
+	/* udp: how the accepted datagrams (packets) left. gso_calls messages
+	 * carried UDP_SEGMENT with gso_segs datagrams in all (at least 2
+	 * each); the other packets - gso_segs went one per message.
+	 * gso_fallback: sockets whose route refused UDP GSO (EIO/EINVAL), after
+	 * which they send one datagram per message; gso_err its errno. */
+	uint64_t gso_calls, gso_segs, gso_fallback;
+	int32_t gso_err;
 };
 
 struct txs_netdev;
@@ -135,6 +142,15 @@ struct txs_netdev_conf {
 	 * this many are refused (drop_err, E2BIG). udp: at most
 	 * TXS_NETDEV_UDP_FLOWS_MAX (txq open fails with -E2BIG above). */
 	uint32_t flows;
+	/* The frames of a queue carry UDP payloads of several sizes (send -l
+	 * with a size mix): udp: gso=auto (the default) then sends one datagram
+	 * per message. */
+	bool sizes_vary;
+	/* The frames carry IPv4 DF (send --df): udp: gso=auto coalesces IPv4
+	 * only then (the segments of one GSO call share the kernel's ID
+	 * reservation, so the IDs of the next call repeat theirs: meaningless
+	 * only with DF, RFC 6864). IPv6 has no such ID. */
+	bool ipv4_df;
 };
 #define TXS_NETDEV_UDP_FLOWS_MAX 65536u
 
@@ -173,6 +189,10 @@ struct txs_netdev {
 	 * builds the IP headers and fragments; frame devices write frames as
 	 * they are (false). */
 	bool kernel_ip;
+	/* Frames per tx_send the device does best with (udp: GSO active: the
+	 * segments one message may carry), set at open; 0 = no preference. A
+	 * caller choosing its burst size may raise it to this. */
+	unsigned tx_burst;
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad
@@ -211,6 +231,11 @@ TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, 
  * as summing txs_netdev_link_stats() over links: one count per fact.
  * A queue never opened reads as zeros. */
 TXS_API void txs_netdev_queue_stats(const struct txs_netdev *dev, unsigned queue, struct txs_link_counters *out);
+
+/* The running kernel's UDP_MAX_SEGMENTS (segments one UDP_SEGMENT send may
+ * carry: 128 since Linux 6.x, else 64), probed once with a loopback socket
+ * pair; any thread. */
+TXS_API unsigned txs_netdev_udp_max_segs(void);
 
 /* Registered backends, for --help and tests. */
 TXS_API const struct txs_netdev_ops *const *txs_netdev_backends(unsigned *n);

@@ -71,6 +71,11 @@ struct txs_rx_conf {
 	bool no_id_track;      /* skip IPv4 ID reuse tracking */
 	bool verify_fill;      /* check the payload fill pattern (docs/wire-format.md) */
 	/* Filters for raw inputs (frames); datagrams that fail are "ignored". */
+	/* The payload's header: txscale's (found by its magic), or iperf3's
+	 * (docs/iperf3.md: sec, usec, 32- or 64-bit sequence from 1; no magic,
+	 * so chosen, not guessed): flows by 5-tuple, sequenced, the sender's
+	 * time used for RFC 3550 jitter only (iperf3 stamps a monotonic clock). */
+	enum txs_rx_payload { TXS_RX_PAYLOAD_TXSCALE = 0, TXS_RX_PAYLOAD_IPERF3, TXS_RX_PAYLOAD_IPERF3_64 } payload;
 	uint16_t port;         /* UDP destination port, 0 = any */
 	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */
@@ -232,6 +237,7 @@ struct txs_rx_flow {
 	uint64_t lat_count, lat_min, lat_max; /* ns */
 	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
+	uint64_t jitter_samples; /* transit times it is made of */
 	uint64_t first_ns, last_ns; /* first and last arrival (CLOCK_REALTIME ns, 0 = unknown) */
 	struct txs_rx_outage outage;
 };
@@ -332,6 +338,41 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
  * offset_ns replaces the cores' offset in the report only. */
 TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
 				     int64_t drift_ns, const char *source);
+
+/* ---- live copies of a core's flows ------------------------------------------------
+ * For a reader while the core runs (a metrics scrape): the owner copies its
+ * flows' counters and latency histogram into a txs_rx_snap between polls,
+ * only when a reader asked for one; nothing per packet. Owner:
+ * txs_rx_core_publish (one atomic load when nobody asked). Reader (any one
+ * thread at a time): txs_rx_snap_request, then txs_rx_snap_lock/unlock
+ * around reading the fields. */
+struct txs_rx_snap_flow {
+	bool by_id;
+	uint32_t id;
+	struct txs_rx_tuple tuple;
+	uint64_t received, bytes, unique, duplicates, reordered, late;
+	uint64_t span;           /* sequences the flow's epochs cover (saturates) */
+};
+struct txs_rx_snap {
+	unsigned n_flows;        /* flows copied (at most the core's max_flows) */
+	struct txs_rx_snap_flow *flows;
+	struct txs_hist lat;     /* the core's latency histogram, ns */
+	uint64_t lat_negative, lat_past;
+	uint64_t copied_ns;      /* CLOCK_MONOTONIC of the copy (0 = none yet) */
+	void *priv;
+};
+/* For cores of conf->max_flows (0 = default). Returns 0, -ENOMEM. */
+TXS_API int txs_rx_snap_create(struct txs_rx_snap **out, unsigned max_flows);
+TXS_API void txs_rx_snap_destroy(struct txs_rx_snap *s);
+/* The owner of c, between polls: copy c into s if a copy was asked for. */
+TXS_API void txs_rx_core_publish(const struct txs_rx_core *c, struct txs_rx_snap *s);
+/* Ask for a copy and wait at most timeout_ms for it (a copy younger than
+ * fresh_ms is taken as it is; timeout_ms 0: ask and return, so that several
+ * owners copy at once). Returns 0, or -ETIMEDOUT (the last copy stays: an
+ * owner blocked in a poll, or stopped). */
+TXS_API int txs_rx_snap_request(struct txs_rx_snap *s, int timeout_ms, int fresh_ms);
+TXS_API void txs_rx_snap_lock(struct txs_rx_snap *s);
+TXS_API void txs_rx_snap_unlock(struct txs_rx_snap *s);
 
 /* ---- kernel drop counters ---------------------------------------------------- */
 enum txs_rx_ks_udp {
@@ -447,6 +488,8 @@ struct txs_rx_input_stats {
 	int64_t rcvbuf;          /* udp: SO_RCVBUF as the kernel reports it (bytes of skb memory), -1 = n/a */
 	bool rcvbuf_forced;      /* udp: SO_RCVBUFFORCE was permitted */
 	uint64_t ts_kernel, ts_user; /* udp: datagrams timed by the kernel's stamp / by our clock */
+	bool gro;                /* udp: UDP_GRO on (udp:gro=off, or a kernel without it: off) */
+	uint64_t gro_msgs, gro_dgrams; /* udp: messages that held several datagrams, and those datagrams */
 	/* udp, TXS_RX_TS_HARDWARE (zero, phc_index -1, hw_ifname "" otherwise): */
 	uint64_t ts_hardware;    /* datagrams timed by the NIC's stamp */
 	uint64_t ts_hw_skewed;   /* datagrams whose hardware stamp was off CLOCK_REALTIME

@@ -13,5 +13,6 @@
 #include <txscale/linksel.h>
 #include <txscale/linkmon.h>
 #include <txscale/rx.h>
+#include <txscale/metrics.h>
 #include <txscale/udp.h>
 #endif

@@ -11,18 +11,18 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <txscale/ctl.h>
+#include "ctl_priv.h"
 
 static const uint8_t magic[4] = { 'T', 'X', 'S', 'C' };
 
-static int64_t now_ms(void)
+int64_t txs_ctl_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+int txs_ctl_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -37,24 +37,23 @@ TXS_API int txs_ctl_frame_len(const uint8_t hdr[TXS_CTL_HDR_LEN], size_t max, si
 			      size_t errlen)
 {
 	if (memcmp(hdr, magic, 4) != 0)
-		return fail(err, errlen, -EPROTO, "not a txscale control message (no \"TXSC\" frame header)");
+		return txs_ctl_fail(err, errlen, -EPROTO, "not a txscale control message (no \"TXSC\" frame header)");
 	size_t n = (size_t)hdr[4] << 24 | (size_t)hdr[5] << 16 | (size_t)hdr[6] << 8 | hdr[7];
 	if (max > TXS_CTL_MSG_MAX)
 		max = TXS_CTL_MSG_MAX;
 	if (n == 0)
-		return fail(err, errlen, -EMSGSIZE, "empty control message");
+		return txs_ctl_fail(err, errlen, -EMSGSIZE, "empty control message");
 	if (n > max)
-		return fail(err, errlen, -EMSGSIZE, "control message of %zu bytes is over the limit of %zu", n, max);
+		return txs_ctl_fail(err, errlen, -EMSGSIZE, "control message of %zu bytes is over the limit of %zu", n, max);
 	*len = n;
 	return 0;
 }
 
-/* Read exactly n bytes before the deadline. *got: how many arrived. */
-static int read_full(int fd, uint8_t *b, size_t n, int64_t deadline, size_t *got)
+int txs_ctl_read_full(int fd, uint8_t *b, size_t n, int64_t deadline, size_t *got)
 {
 	*got = 0;
 	while (*got < n) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - txs_ctl_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -85,19 +84,19 @@ TXS_API int txs_ctl_read(int fd, struct txs_ctl_msg *m, size_t max, int timeout_
 	memset(m, 0, sizeof(*m));
 	if (err && errlen)
 		err[0] = 0;
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t deadline = txs_ctl_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	uint8_t hdr[TXS_CTL_HDR_LEN];
 	size_t got;
-	int rc = read_full(fd, hdr, sizeof(hdr), deadline, &got);
+	int rc = txs_ctl_read_full(fd, hdr, sizeof(hdr), deadline, &got);
 	if (rc == -ETIMEDOUT)
-		return got ? fail(err, errlen, rc, "timed out inside a message header (%zu of 8 bytes) after %.1f s", got,
+		return got ? txs_ctl_fail(err, errlen, rc, "timed out inside a message header (%zu of 8 bytes) after %.1f s", got,
 				  timeout_ms / 1000.0)
-			   : fail(err, errlen, rc, "no message within %.1f s", timeout_ms / 1000.0);
+			   : txs_ctl_fail(err, errlen, rc, "no message within %.1f s", timeout_ms / 1000.0);
 	if (rc == -ECONNRESET)
-		return got ? fail(err, errlen, rc, "truncated message: the peer closed after %zu of 8 header bytes", got)
-			   : fail(err, errlen, rc, "the peer closed the connection");
+		return got ? txs_ctl_fail(err, errlen, rc, "truncated message: the peer closed after %zu of 8 header bytes", got)
+			   : txs_ctl_fail(err, errlen, rc, "the peer closed the connection");
 	if (rc < 0)
-		return fail(err, errlen, rc, "control connection: %s", strerror(-rc));
+		return txs_ctl_fail(err, errlen, rc, "control connection: %s", strerror(-rc));
 	if (got >= 4 && memcmp(hdr, magic, 4) != 0)
 		return txs_ctl_frame_len(hdr, max, &got, err, errlen);
 	size_t n;
@@ -106,15 +105,15 @@ TXS_API int txs_ctl_read(int fd, struct txs_ctl_msg *m, size_t max, int timeout_
 		return rc;
 	uint8_t *body = malloc(n + 1);
 	if (!body)
-		return fail(err, errlen, -ENOMEM, "out of memory for a %zu-byte message", n);
-	rc = read_full(fd, body, n, deadline, &got);
+		return txs_ctl_fail(err, errlen, -ENOMEM, "out of memory for a %zu-byte message", n);
+	rc = txs_ctl_read_full(fd, body, n, deadline, &got);
 	if (rc == -ETIMEDOUT)
-		rc = fail(err, errlen, rc, "timed out inside a message (%zu of %zu bytes) after %.1f s", got, n,
+		rc = txs_ctl_fail(err, errlen, rc, "timed out inside a message (%zu of %zu bytes) after %.1f s", got, n,
 			  timeout_ms / 1000.0);
 	else if (rc == -ECONNRESET)
-		rc = fail(err, errlen, rc, "truncated message: the peer closed after %zu of %zu bytes", got, n);
+		rc = txs_ctl_fail(err, errlen, rc, "truncated message: the peer closed after %zu of %zu bytes", got, n);
 	else if (rc < 0)
-		rc = fail(err, errlen, rc, "control connection: %s", strerror(-rc));
+		rc = txs_ctl_fail(err, errlen, rc, "control connection: %s", strerror(-rc));
 	else
 		rc = txs_ctl_decode(m, (const char *)body, n, err, errlen);
 	free(body);
@@ -131,7 +130,7 @@ TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, c
 	uint8_t *b = malloc(TXS_CTL_HDR_LEN + n);
 	if (!b) {
 		free(json);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return txs_ctl_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	memcpy(b, magic, 4);
 	b[4] = (uint8_t)(n >> 24);
@@ -140,22 +139,28 @@ TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, c
 	b[7] = (uint8_t)n;
 	memcpy(b + TXS_CTL_HDR_LEN, json, n);
 	free(json);
-	size_t total = TXS_CTL_HDR_LEN + n, off = 0;
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	rc = 0;
+	size_t total = TXS_CTL_HDR_LEN + n;
+	rc = txs_ctl_write_full(fd, b, total, txs_ctl_now_ms() + (timeout_ms > 0 ? timeout_ms : 0));
+	if (rc == -ETIMEDOUT)
+		rc = txs_ctl_fail(err, errlen, rc, "the peer did not take a %zu-byte message within %.1f s", total,
+			  timeout_ms / 1000.0);
+	else if (rc < 0)
+		rc = txs_ctl_fail(err, errlen, rc, "control connection: %s", rc == -EIO ? "write failed" : strerror(-rc));
+	free(b);
+	return rc;
+}
+
+int txs_ctl_write_full(int fd, const uint8_t *b, size_t total, int64_t deadline)
+{
+	size_t off = 0;
 	while (off < total) {
-		int64_t left = deadline - now_ms();
-		if (left <= 0) {
-			rc = fail(err, errlen, -ETIMEDOUT, "the peer did not take a %zu-byte message within %.1f s", total,
-				  timeout_ms / 1000.0);
-			break;
-		}
+		int64_t left = deadline - txs_ctl_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 		int r = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
-		if (r < 0 && errno != EINTR) {
-			rc = fail(err, errlen, -errno, "control connection: %s", strerror(errno));
-			break;
-		}
+		if (r < 0 && errno != EINTR)
+			return -errno;
 		if (r <= 0)
 			continue;
 		ssize_t k = send(fd, b + off, total - off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -165,10 +170,7 @@ TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, c
 		}
 		if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
-		rc = fail(err, errlen, k < 0 ? -errno : -EIO, "control connection: %s",
-			  k < 0 ? strerror(errno) : "write failed");
-		break;
+		return k < 0 ? -errno : -EIO;
 	}
-	free(b);
-	return rc;
+	return 0;
 }

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <txscale/ctl.h>
 #include "clock_priv.h"
+#include "ctl_priv.h"
 
 static const char *const type_names[] = {
 	[TXS_CTL_HELLO] = "hello", [TXS_CTL_BUSY] = "busy",   [TXS_CTL_AUTH] = "auth",
@@ -198,7 +199,10 @@ static int rd_summary(struct rd *r, json_t *o, const char *key, const char *kind
 		snprintf(why, sizeof(why), "is not a %s summary (\"type\":\"summary\",\"kind\":\"%s\")", kind, kind);
 		return bad(r, key, why);
 	}
-	*out = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	int rc = txs_ctl_summary_check(v, kind, key, r->err, r->errlen);
+	if (rc)
+		return rc;
+	*out = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 	if (!*out)
 		return fail(r->err, r->errlen, -ENOMEM, "out of memory");
 	return 0;

@@ -162,6 +162,12 @@ static void counters_add(struct txs_link_counters *out, const struct txs_link_co
 	out->drop_err += TXS_STAT_READ(c->drop_err);
 	out->verify_err += TXS_STAT_READ(c->verify_err);
 	out->icmp_err += TXS_STAT_READ(c->icmp_err);
+	out->gso_calls += TXS_STAT_READ(c->gso_calls);
+	out->gso_segs += TXS_STAT_READ(c->gso_segs);
+	out->gso_fallback += TXS_STAT_READ(c->gso_fallback);
+	int32_t ge = __atomic_load_n(&c->gso_err, __ATOMIC_RELAXED);
+	if (ge)
+		out->gso_err = ge;
 	int32_t e = __atomic_load_n(&c->last_err, __ATOMIC_RELAXED);
 	if (e)
 		out->last_err = e;

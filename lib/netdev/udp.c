@@ -2,9 +2,17 @@
 /* The udp device: frames leave through kernel UDP sockets.
  *
  *   udp[:OPTIONS]   OPTIONS, comma separated:
- *     gso[=N]        coalesce up to N (2..64; bare "gso" or gso=1: 64) consecutive
- *                    same-size payloads of a burst into one UDP_SEGMENT send;
- *                    gso=0 / gso=off: no GSO (default)
+ *     gso=auto       (the default) as gso, where that leaves the wire as it is:
+ *                    one tuple per queue (conf.flows <= 1), one payload size
+ *                    (!conf.sizes_vary), and IPv6 or IPv4 with DF (conf.ipv4_df
+ *                    and the frame's DF: the kernel gives the segments of one
+ *                    call consecutive IDs from one reservation, so the next
+ *                    call repeats them; only DF datagrams, whose ID means
+ *                    nothing (RFC 6864), may carry that); else off
+ *     gso[=N]        coalesce up to N (2..the kernel's UDP_MAX_SEGMENTS; bare
+ *                    "gso", gso=on or gso=1: that limit) consecutive same-size
+ *                    payloads of a burst into one UDP_SEGMENT send;
+ *                    gso=0 / gso=off: one datagram per message
  *     bind=IFNAME    SO_BINDTODEVICE for every link that names no interface
  *     links=L+L+...  several links, one socket per link per queue; each L is
  *                    IFNAME, ADDR (source address) or ADDR@IFNAME
@@ -67,7 +75,8 @@
 #endif
 
 #define UDP_POOL 256          /* frames per queue, reused every burst: the kernel copies at send */
-#define UDP_GSO_MAX 64        /* segments per send every kernel with UDP_SEGMENT accepts */
+#define UDP_GSO_OLD 64        /* UDP_MAX_SEGMENTS before Linux 6.x: every kernel with UDP_SEGMENT */
+#define UDP_GSO_KMAX 128      /* UDP_MAX_SEGMENTS since */
 #define UDP_ASYNC_BUDGET 8    /* late ICMP reports absorbed per tx_send call */
 #define UDP_FULL_WAIT_MS 1    /* tx_flush after EAGAIN: wait this long for POLLOUT */
 #define UDP_NOBUF_WAIT_NS 50000
@@ -80,8 +89,11 @@ struct udp_link {
 	struct txs_addr addr;     /* family 0 = source from the frame */
 };
 
+enum udp_gso_mode { GSO_AUTO = 0, GSO_OFF, GSO_ON };
+
 struct udp_dev {
-	unsigned gso_max; /* 0 = off */
+	enum udp_gso_mode gso_mode;
+	unsigned gso_max; /* segments per message: 0 = off (after open; GSO_ON asked: 0 = the kernel's limit) */
 	int sndbuf;       /* 0 = kernel default */
 	bool v6_dontfrag;
 	char bind_if[IF_NAMESIZE];
@@ -135,6 +147,7 @@ union udp_cmsg {
 struct udp_q {
 	struct udp_sock s[TXS_MAX_LINKS];
 	unsigned n_links, gso_max;
+	bool gso_auto;       /* gso=auto: IPv4 frames without DF go one per message */
 	struct udp_ftab *ft; /* several tuples per queue (conf.flows > 1), else NULL */
 	int last_fd;         /* the socket of the last "full" refusal (several tuples) */
 	int last_refusal;    /* errno of the last "full" refusal, for tx_flush */
@@ -189,20 +202,26 @@ static int udp_arg(struct txs_netdev *dev, const char *key, const char *val, voi
 {
 	struct udp_dev *d = arg;
 	if (strcmp(key, "gso") == 0) {
+		d->gso_max = 0;
 		if (!val || strcmp(val, "on") == 0 || strcmp(val, "1") == 0) {
-			d->gso_max = UDP_GSO_MAX;
+			d->gso_mode = GSO_ON;
 			return 0;
 		}
 		if (strcmp(val, "off") == 0 || strcmp(val, "0") == 0) {
-			d->gso_max = 0;
+			d->gso_mode = GSO_OFF;
+			return 0;
+		}
+		if (strcmp(val, "auto") == 0) {
+			d->gso_mode = GSO_AUTO;
 			return 0;
 		}
 		char *end;
 		long n = strtol(val, &end, 10);
-		if (*end || n < 2 || n > UDP_GSO_MAX) {
-			txs_netdev_set_err(dev, "gso=%s: expected on, off or 2..%d segments", val, UDP_GSO_MAX);
+		if (*end || n < 2 || n > UDP_GSO_KMAX) {
+			txs_netdev_set_err(dev, "gso=%s: expected auto, on, off or 2..%d segments", val, UDP_GSO_KMAX);
 			return -EINVAL;
 		}
+		d->gso_mode = GSO_ON;
 		d->gso_max = (unsigned)n;
 		return 0;
 	}
@@ -249,9 +268,47 @@ static int udp_arg(struct txs_netdev *dev, const char *key, const char *val, voi
 		d->links_given = true;
 		return 0;
 	}
-	txs_netdev_set_err(dev, "unknown udp option '%s' (expected gso[=N], bind=IFNAME, links=L+L.., sndbuf=BYTES, df)",
+	txs_netdev_set_err(dev, "unknown udp option '%s' (expected gso[=auto|N|off], bind=IFNAME, links=L+L.., sndbuf=BYTES, df)",
 			   key);
 	return -EINVAL;
+}
+
+/* ---- the running kernel's UDP_MAX_SEGMENTS ------------------------------ */
+
+static unsigned probe_max_segs(void)
+{
+	int r = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned res = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int one = 1;
+	uint8_t buf[UDP_GSO_OLD + 1] = { 0 };
+	if (r >= 0 && s >= 0 && bind(r, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(r, (struct sockaddr *)&a, &al) == 0 && connect(s, (struct sockaddr *)&a, al) == 0 &&
+	    setsockopt(s, IPPROTO_UDP, UDP_SEGMENT, &one, sizeof(one)) == 0) {
+		/* 65 one-byte segments: more than the old limit, within the new */
+		ssize_t n = send(s, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(buf))
+			res = UDP_GSO_KMAX;
+		else if (n < 0 && errno == EINVAL)
+			res = UDP_GSO_OLD;
+	}
+	if (s >= 0)
+		close(s);
+	if (r >= 0)
+		close(r);
+	return res ? res : UDP_GSO_OLD;
+}
+
+TXS_API unsigned txs_netdev_udp_max_segs(void)
+{
+	static unsigned cached; /* 0: not probed yet; racing probes agree */
+	unsigned v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	if (!v) {
+		v = probe_max_segs();
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 /* ---- socket setup (cold: once per queue and link) ---------------------- */
@@ -376,11 +433,11 @@ fail:;
 
 /* GSO on a connected socket: supported by the kernel, payloads up to the path
  * MTU, and not with a zero UDP checksum (the kernel refuses that). */
-static void sock_gso_setup(struct udp_sock *s, const struct udp_flow *f, unsigned gso_max)
+static void sock_gso_setup(struct udp_sock *s, const struct udp_flow *f, unsigned gso_max, bool gso_auto)
 {
 	s->max_dgram = f->family == AF_INET ? 65507 : 65527;
 	s->gso_limit = 0;
-	if (gso_max < 2 || f->no_csum)
+	if (gso_max < 2 || f->no_csum || (gso_auto && f->family == AF_INET && !f->df))
 		return;
 	int zero = 0, mtu = 0;
 	socklen_t ml = sizeof(mtu);
@@ -411,7 +468,7 @@ static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, st
 		s->err = -rc;
 		return rc;
 	}
-	sock_gso_setup(s, &f, u->gso_max);
+	sock_gso_setup(s, &f, u->gso_max, u->gso_auto);
 	return 0;
 }
 
@@ -468,10 +525,23 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 		if (i == 0)
 			dev->src_addr = ksrc;
 	}
+	unsigned kmax = txs_netdev_udp_max_segs();
+	if (rc == 0 && d->gso_mode == GSO_ON && d->gso_max > kmax) {
+		txs_netdev_set_err(dev, "gso=%u: this kernel sends at most %u segments per message (UDP_MAX_SEGMENTS)",
+				   d->gso_max, kmax);
+		rc = -EINVAL;
+	}
 	if (rc) {
 		free(d);
 		return rc;
 	}
+	if (d->gso_mode == GSO_OFF ||
+	    (d->gso_mode == GSO_AUTO &&
+	     (c->flows > 1 || c->sizes_vary || (c->dst.family == AF_INET && !c->ipv4_df))))
+		d->gso_max = 0;
+	else if (!d->gso_max)
+		d->gso_max = kmax;
+	dev->tx_burst = d->gso_max;
 	dev->n_links = d->n_links;
 	dev->l2_needed = false;
 	dev->kernel_ip = true;
@@ -493,6 +563,7 @@ static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	memset(u, 0, sizeof(*u));
 	u->n_links = d->n_links;
 	u->gso_max = d->gso_max;
+	u->gso_auto = d->gso_mode == GSO_AUTO;
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
 		u->s[i].fd = -1;
 	u->last_fd = -1;
@@ -825,19 +896,34 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			drain_icmp(q, s->fd, l);
 		}
 		unsigned acc = u->first[sm];
-		uint64_t pk = 0, by = 0;
+		uint64_t pk = 0, by = 0, gc = 0, gs = 0;
 		for (unsigned i = done; i < done + acc; i++) {
 			pk += b[i].segs;
 			by += b[i].len;
+		}
+		for (unsigned m = 0; m < sm; m++) {
+			if (!u->msg[m].msg_hdr.msg_control)
+				continue;
+			gc++;
+			for (unsigned i = u->first[m]; i < u->first[m + 1]; i++)
+				gs += b[done + i].segs;
 		}
 		if (acc) {
 			TXS_STAT_ADD(q->link[l].packets, pk);
 			TXS_STAT_ADD(q->link[l].bytes, by);
 		}
+		if (gc) {
+			TXS_STAT_ADD(q->link[l].gso_calls, gc);
+			TXS_STAT_ADD(q->link[l].gso_segs, gs);
+		}
 		done += acc;
 		if (TXS_UNLIKELY(e)) {
 			if ((e == EIO || e == EINVAL) && u->ours[sm] && s->gso_limit) {
-				s->gso_limit = 0; /* the route refuses UDP GSO: send these one by one */
+				/* the route refuses UDP GSO: the refused message was not
+				 * sent; it and the rest go one datagram per message */
+				s->gso_limit = 0;
+				TXS_STAT_ADD(q->link[l].gso_fallback, 1);
+				__atomic_store_n(&q->link[l].gso_err, e, __ATOMIC_RELAXED);
 				continue;
 			}
 			refuse(q, u, b + done, n - done, e);
@@ -899,7 +985,7 @@ static int udp_flush(struct txs_txq *q)
 
 const struct txs_netdev_ops txs_netdev_udp_ops = {
 	.name = "udp",
-	.usage = "udp[:gso[=N],bind=IF,links=L+L..,sndbuf=B,df]  kernel UDP sockets: sendmmsg, UDP GSO",
+	.usage = "udp[:gso=auto|N|off,bind=IF,links=L+L..,sndbuf=B,df]  kernel UDP sockets: sendmmsg, UDP GSO",
 	.open = udp_open,
 	.close = udp_close,
 	.txq_open = udp_txq_open,

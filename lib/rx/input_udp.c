@@ -27,6 +27,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <netinet/udp.h>
 #include "rx_priv.h"
 #include "rxts.h"
 
@@ -42,9 +43,11 @@ struct udp_q {
 	struct iovec *iov;
 	struct sockaddr_in6 *names;
 	uint8_t *bufs;
-	uint8_t *ctrl;             /* KERNEL, HARDWARE: one control buffer per message */
+	uint8_t *ctrl;             /* KERNEL, HARDWARE or gro: one control buffer per message */
+	bool gro;                  /* UDP_GRO on: a message may hold several datagrams */
 	bool want_hw;              /* HARDWARE: take ts[2] when there */
 	uint64_t ts_kernel, ts_user; /* datagrams timed each way (this queue's thread writes) */
+	uint64_t gro_msgs, gro_dgrams; /* messages split into several datagrams, and those */
 	uint64_t ts_hw, ts_hw_skewed;
 	int64_t hw_offset;         /* the last unused hardware stamp minus its reference */
 	struct txs_rx_tuple tuple; /* dst filled at open, src per datagram */
@@ -53,6 +56,7 @@ struct udp_q {
 
 struct udp_in {
 	unsigned n;
+	bool no_gro;               /* udp:gro=off */
 	struct udp_q *q;
 	bool rcvbuf_forced;
 	/* HARDWARE */
@@ -238,7 +242,8 @@ static void q_free(struct udp_q *q)
 	free(q->ctrl);
 }
 
-#define TS_CTRL CMSG_SPACE(sizeof(struct scm_timestamping))
+/* one message's control data: its stamps and its GRO segment size */
+#define TS_CTRL (CMSG_SPACE(sizeof(struct scm_timestamping)) + CMSG_SPACE(sizeof(int)))
 
 /* The local address of the input's socket on `port` (and the queue's tuple dst). */
 static socklen_t local_addr(const struct txs_rx_input_conf *c, int family, uint16_t port,
@@ -370,6 +375,11 @@ static int sock_open(struct txs_rx_input *in, struct udp_q *q, unsigned id, uint
 		txs_rx_input_set_err(in, "bind %s port %u (queue %u): %s", a, port, id, strerror(e));
 		return -e;
 	}
+	/* GRO: a sender's GSO packet comes up whole (as one message of equal
+	 * segments) instead of being cut into one socket entry per datagram;
+	 * q_take splits it. A kernel without UDP_GRO reads as before. */
+	if (!u->no_gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0)
+		q->gro = true;
 	if (c->rx_ts == TXS_RX_TS_KERNEL || c->rx_ts == TXS_RX_TS_HARDWARE) {
 		/* HARDWARE: the software stamp too, for datagrams that come
 		 * without a hardware one (another interface, a NIC that skips) */
@@ -424,7 +434,7 @@ static int q_open(struct txs_rx_input *in, struct udp_q *q, unsigned id)
 	q->bufs = malloc((size_t)q->batch * UDP_BUF);
 	if (!q->msgs || !q->iov || !q->names || !q->bufs)
 		return -ENOMEM;
-	if ((c->rx_ts == TXS_RX_TS_KERNEL || c->rx_ts == TXS_RX_TS_HARDWARE) &&
+	if ((c->rx_ts == TXS_RX_TS_KERNEL || c->rx_ts == TXS_RX_TS_HARDWARE || q->gro) &&
 	    !(q->ctrl = calloc(q->batch, TS_CTRL)))
 		return -ENOMEM;
 	for (unsigned i = 0; i < q->batch; i++) {
@@ -457,9 +467,14 @@ static void udp_close(struct txs_rx_input *in)
 
 static int udp_open(struct txs_rx_input *in, const char *args)
 {
+	bool no_gro = false;
 	if (args && *args) {
-		txs_rx_input_set_err(in, "udp takes no arguments (use -B, -p, -4/-6, --rcvbuf)");
-		return -EINVAL;
+		if (strcmp(args, "gro=off") != 0) {
+			txs_rx_input_set_err(in, "udp: unknown argument '%s' (udp[:gro=off]; addresses and ports: -B, -p, "
+						 "-4/-6, --rcvbuf)", args);
+			return -EINVAL;
+		}
+		no_gro = true;
 	}
 	if (!in->conf.port) {
 		txs_rx_input_set_err(in, "no port");
@@ -475,6 +490,7 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 	if (!u)
 		return -ENOMEM;
 	in->priv = u;
+	u->no_gro = no_gro;
 	u->hw_fd = -1;
 	u->phc_index = -1;
 	if (in->conf.rx_ts > TXS_RX_TS_HARDWARE) {
@@ -540,43 +556,65 @@ static inline void src_of(struct txs_rx_tuple *t, const struct sockaddr_in6 *sa)
 	}
 }
 
-/* The n datagrams recvmmsg left in q's messages, into c. */
+/* The n messages recvmmsg left in q's messages, into c: how many
+ * datagrams they held (a GRO message holds segments of its gso_size, the
+ * last one maybe shorter, each counted and timed as its message). */
 static int q_take(struct udp_q *q, struct txs_rx_core *c, int n)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	uint64_t kern = 0, hw = 0, hw_skew = 0;
+	uint64_t kern = 0, hw = 0, hw_skew = 0, dgrams = 0, gmsgs = 0, gdgrams = 0;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &q->msgs[i].msg_hdr;
 		uint64_t at = now;
+		enum rx_ts_src src = RX_TS_USER;
+		unsigned seg = 0;
 		if (q->ctrl) {
+			if (q->gro)
+				seg = rx_cmsg_gro(h);
 			struct rx_arrival a = rx_arrival_of(h, q->want_hw, now);
 			at = a.at;
-			kern += a.src == RX_TS_SW;
-			hw += a.src == RX_TS_HW;
+			src = a.src;
 			if (TXS_UNLIKELY(a.hw_skewed)) {
 				hw_skew++;
 				__atomic_store_n(&q->hw_offset, a.hw_off, __ATOMIC_RELAXED);
 			}
 			h->msg_controllen = TS_CTRL;
 		}
+		uint32_t len = q->msgs[i].msg_len, k = 1;
 		if (TXS_UNLIKELY(h->msg_flags & MSG_TRUNC)) {
 			txs_rx_count_perr(c, TXS_PERR_TRUNCATED, 1);
 		} else {
 			src_of(&q->tuple, &q->names[i]);
-			txs_rx_dgram(c, q->iov[i].iov_base, q->msgs[i].msg_len, &q->tuple, 0, at);
+			const uint8_t *p = q->iov[i].iov_base;
+			if (seg && len > seg) {
+				k = 0;
+				for (uint32_t off = 0; off < len; off += seg, k++)
+					txs_rx_dgram(c, p + off, len - off < seg ? len - off : seg, &q->tuple, 0, at);
+				gmsgs++;
+				gdgrams += k;
+			} else {
+				txs_rx_dgram(c, p, len, &q->tuple, 0, at);
+			}
 		}
+		dgrams += k;
+		kern += src == RX_TS_SW ? k : 0;
+		hw += src == RX_TS_HW ? k : 0;
 		h->msg_namelen = sizeof(q->names[i]);
 		h->msg_flags = 0;
 	}
 	TXS_STAT_ADD(q->ts_kernel, kern);
-	TXS_STAT_ADD(q->ts_user, (uint64_t)n - kern - hw);
+	TXS_STAT_ADD(q->ts_user, dgrams - kern - hw);
+	if (gmsgs) {
+		TXS_STAT_ADD(q->gro_msgs, gmsgs);
+		TXS_STAT_ADD(q->gro_dgrams, gdgrams);
+	}
 	if (hw || hw_skew) {
 		TXS_STAT_ADD(q->ts_hw, hw);
 		TXS_STAT_ADD(q->ts_hw_skewed, hw_skew);
 	}
-	return n;
+	return (int)dgrams;
 }
 
 /* One recvmmsg on socket k of q, and the datagrams into c: how many, or
@@ -632,6 +670,9 @@ static void udp_stats(struct txs_rx_input *in, struct txs_rx_input_stats *o)
 		o->rcvbuf = rb;
 	for (unsigned i = 0; i < u->n; i++) {
 		o->ts_kernel += TXS_STAT_READ(u->q[i].ts_kernel);
+		o->gro |= u->q[i].gro;
+		o->gro_msgs += TXS_STAT_READ(u->q[i].gro_msgs);
+		o->gro_dgrams += TXS_STAT_READ(u->q[i].gro_dgrams);
 		o->ts_user += TXS_STAT_READ(u->q[i].ts_user);
 		o->ts_hardware += TXS_STAT_READ(u->q[i].ts_hw);
 		o->ts_hw_skewed += TXS_STAT_READ(u->q[i].ts_hw_skewed);

@@ -99,8 +99,10 @@ static void flow_add(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
 	if (f->extent_max > d->extent_max)
 		d->extent_max = f->extent_max;
 	/* jitter: the estimate of the core that saw most of the flow */
-	if (f->lat_count > d->lat_count)
+	if (f->jit_n > d->jitter_samples) {
 		d->jitter_ns = f->jitter16 >> 4;
+		d->jitter_samples = f->jit_n;
+	}
 	d->lat_count += f->lat_count;
 	d->lat_sum += f->lat_sum;
 	if (f->lat_count && f->lat_min < d->lat_min)
@@ -552,8 +554,8 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		r->resyncs += f->resyncs;
 		if (f->jitter_ns > r->jitter_max_ns)
 			r->jitter_max_ns = f->jitter_ns;
-		wsum += (double)f->jitter_ns * (double)f->lat_count;
-		wn += f->lat_count;
+		wsum += (double)f->jitter_ns * (double)f->jitter_samples;
+		wn += f->jitter_samples;
 	}
 	r->jitter_ns = wn ? (uint64_t)(wsum / (double)wn) : 0;
 	if (outage_totals(r, cores, n) < 0) {

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <txscale/rx_iperf3.h>
 #include "outage.h"
 
 #define EV_MASK (TXS_RX_EXTENT_RING - 1)
@@ -66,7 +67,7 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 		cf.max_id_pairs = TXS_RX_ID_PAIRS_DEFAULT;
 	if (cf.window < 64 || cf.window > TXS_RX_WINDOW_MAX || (cf.window & (cf.window - 1)) ||
 	    cf.max_flows > (1u << 22) || cf.max_jump >= (1ull << 62) || cf.max_latency_ns >= (1ull << 62) || cf.n_links > TXS_MAX_LINKS || cf.max_id_pairs > 4096 ||
-	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) ||
+	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) || cf.payload > TXS_RX_PAYLOAD_IPERF3_64 ||
 	    (cf.dst.family && cf.dst.family != AF_INET && cf.dst.family != AF_INET6))
 		return -EINVAL;
 	struct txs_rx_core *c = aligned_alloc(TXS_CACHE_LINE, sizeof(*c));
@@ -198,9 +199,10 @@ static __attribute__((noinline, cold)) struct rx_flow *flow_new(struct txs_rx_co
 	if (c->n_flows >= c->conf.max_flows)
 		return NULL;
 	size_t head = (sizeof(struct rx_flow) + 63) & ~(size_t)63;
-	size_t bits = key_kind == RX_KEY_ID ? (size_t)c->words * 8 : 0;
-	size_t ev = key_kind == RX_KEY_ID ? TXS_RX_EXTENT_RING * sizeof(struct rx_ev) : 0;
-	size_t out = key_kind == RX_KEY_ID ? sizeof(struct rx_out) : 0;
+	bool seqd = key_kind == RX_KEY_ID || c->conf.payload != TXS_RX_PAYLOAD_TXSCALE; /* iperf3: by 5-tuple */
+	size_t bits = seqd ? (size_t)c->words * 8 : 0;
+	size_t ev = seqd ? TXS_RX_EXTENT_RING * sizeof(struct rx_ev) : 0;
+	size_t out = seqd ? sizeof(struct rx_out) : 0;
 	size_t total = (head + bits + ev + out + TXS_CACHE_LINE - 1) & ~(size_t)(TXS_CACHE_LINE - 1);
 	struct rx_flow *f = aligned_alloc(TXS_CACHE_LINE, total); /* C11: size a multiple of the alignment */
 	if (!f)
@@ -517,6 +519,8 @@ static inline enum seq_verdict seq_in(struct txs_rx_core *c, struct rx_flow *f, 
 }
 
 /* ---- latency ----------------------------------------------------------------- */
+static inline void jit_in(struct rx_flow *f, uint64_t transit);
+
 static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr, uint64_t sent)
 {
 	if (TXS_UNLIKELY(!arr || !sent)) {
@@ -544,9 +548,14 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 		if (transit < (uint64_t)0 - lim)
 			return;
 	}
-	/* RFC 3550 6.4.1 / A.8: J += (|D| - J) / 16, kept scaled by 16; works with
-	 * offset clocks since only differences of transit times enter (both
-	 * within +-lim, so |D| <= 2 lim) */
+	jit_in(f, transit);
+}
+
+/* RFC 3550 6.4.1 / A.8: J += (|D| - J) / 16, kept scaled by 16; works with
+ * offset clocks since only differences of transit times enter (|D| capped
+ * at 2^40 ns) */
+static inline void jit_in(struct rx_flow *f, uint64_t transit)
+{
 	if (TXS_LIKELY(f->have_transit)) {
 		uint64_t d = transit - (uint64_t)f->last_transit; /* wraps, never overflows */
 		uint64_t ad = d >> 63 ? (uint64_t)0 - d : d;
@@ -556,6 +565,7 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 	}
 	f->last_transit = (int64_t)transit;
 	f->have_transit = true;
+	f->jit_n++;
 }
 
 /* ---- payload ------------------------------------------------------------------- */
@@ -599,9 +609,75 @@ static __attribute__((noinline)) void payload_nohdr(struct txs_rx_core *c, const
 	c->size_pkts[len & 0xffff]++;
 }
 
+/* Count one sequenced datagram of flow f (nx: its next expected before
+ * this one; ts: arrival, 0 = unknown): its verdict (a rejected one is
+ * counted as malformed, nothing else). */
+static inline __attribute__((always_inline)) enum seq_verdict seq_count(struct txs_rx_core *c, struct rx_flow *f,
+									   uint64_t s, uint64_t nx, uint64_t ts,
+									   size_t len, unsigned link)
+{
+	enum seq_verdict v = seq_in(c, f, s);
+	switch (v) {
+	case SEQ_UNIQUE:
+		f->unique++;
+		TXS_STAT_ADD(c->live.unique, 1);
+		break;
+	case SEQ_DUP:
+		f->dup++;
+		TXS_STAT_ADD(c->live.duplicates, 1);
+		break;
+	case SEQ_LATE:
+		f->late++;
+		TXS_STAT_ADD(c->live.late, 1);
+		break;
+	case SEQ_REJECT:
+		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
+		return v;
+	}
+	if (TXS_LIKELY(ts))
+		rx_out_arrive(c, f, s, nx, v, ts);
+	f->received++;
+	f->bytes += len;
+	c->size_pkts[len & 0xffff]++;
+	count_rx(c, link, len);
+	return v;
+}
+
+/* iperf3's header (sec, usec, sequence from 1), flows by 5-tuple */
+static __attribute__((noinline)) void payload_ip3(struct txs_rx_core *c, const uint8_t *p, size_t len,
+						  unsigned link, uint64_t ts, const struct rx_pkt *pi,
+						  const struct txs_rx_tuple *t)
+{
+	bool c64 = c->conf.payload == TXS_RX_PAYLOAD_IPERF3_64;
+	uint32_t sec, usec;
+	uint64_t seq;
+	if (txs_ip3_hdr_read(p, len, c64, &sec, &usec, &seq) < 0 || seq == 0) {
+		txs_rx_count_bad(c, TXS_RX_BAD_MAGIC, 1);
+		return;
+	}
+	struct rx_flow *f = flow_by_tuple(c, pi, t);
+	if (TXS_UNLIKELY(!f)) {
+		count_rx(c, link, len);
+		c->overflow++;
+		return;
+	}
+	uint64_t nx = f->next;
+	uint64_t s = c64 ? seq - 1 : seq_extend32(nx, (uint32_t)(seq - 1));
+	enum seq_verdict v = seq_count(c, f, s, nx, ts, len, link);
+	if (v == SEQ_UNIQUE) {
+		c->lat_none++; /* no one-way latency from a monotonic stamp */
+		if (ts)
+			jit_in(f, ts - ((uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull));
+	}
+}
+
 static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core *c, const uint8_t *p, size_t len, unsigned link, uint64_t ts,
 			      const struct rx_pkt *pi, const struct txs_rx_tuple *t)
 {
+	if (TXS_UNLIKELY(c->conf.payload != TXS_RX_PAYLOAD_TXSCALE)) {
+		payload_ip3(c, p, len, link, ts, pi, t);
+		return;
+	}
 	struct txs_ph ph;
 	enum txs_ph_kind k = rx_ph_read(p, len, &ph);
 	if (TXS_UNLIKELY(k == TXS_PH_NONE)) {
@@ -622,32 +698,12 @@ static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core 
 	uint64_t nx = f->next;
 	if (k == TXS_PH_COMPACT)
 		s = seq_extend32(nx, (uint32_t)s);
-	enum seq_verdict v = seq_in(c, f, s);
-	switch (v) {
-	case SEQ_UNIQUE:
-		f->unique++;
-		TXS_STAT_ADD(c->live.unique, 1);
-		lat_in(c, f, ts, ph.ts_ns);
-		break;
-	case SEQ_DUP:
-		f->dup++;
-		TXS_STAT_ADD(c->live.duplicates, 1);
-		break;
-	case SEQ_LATE:
-		f->late++;
-		TXS_STAT_ADD(c->live.late, 1);
-		break;
-	case SEQ_REJECT:
-		txs_rx_count_bad(c, TXS_RX_BAD_SEQ_JUMP, 1);
+	enum seq_verdict v = seq_count(c, f, s, nx, ts, len, link);
+	if (v == SEQ_REJECT)
 		return;
-	}
-	if (TXS_LIKELY(ts))
-		rx_out_arrive(c, f, s, nx, v, ts);
 	f->kind = (uint8_t)k;
-	f->received++;
-	f->bytes += len;
-	c->size_pkts[len & 0xffff]++;
-	count_rx(c, link, len);
+	if (v == SEQ_UNIQUE)
+		lat_in(c, f, ts, ph.ts_ns);
 }
 
 /* ---- IP layer -------------------------------------------------------------------- */

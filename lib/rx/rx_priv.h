@@ -34,6 +34,7 @@ struct rx_flow {
 	uint64_t ev_head;       /* events pushed */
 	int64_t last_transit;
 	uint64_t jitter16;      /* RFC 3550 jitter, scaled by 16 */
+	uint64_t jit_n;         /* transit times that entered it */
 	uint64_t lat_count, lat_min, lat_max;
 	__extension__ unsigned __int128 lat_sum; /* 64 bits of ns would wrap in a long run */
 	uint64_t run_lo, run_hi;  /* the newest run of unique sequences */

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <sys/socket.h>
 #include <linux/errqueue.h>
+#include <netinet/udp.h>
 #include <txscale/rx.h>
 
 static inline uint64_t rx_ts_ns(const struct timespec *t)
@@ -45,6 +46,20 @@ static inline bool rx_hw_skewed(uint64_t hw, uint64_t sw, uint64_t now)
 	if (hw > ref)
 		return hw - ref > TXS_RX_HW_TS_AHEAD_NS;
 	return ref - hw > behind;
+}
+
+/* The segment size of a UDP_GRO message (its SOL_UDP / UDP_GRO control
+ * message), 0 when it holds one datagram. */
+static inline unsigned rx_cmsg_gro(struct msghdr *h)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm)) {
+		if (cm->cmsg_level != SOL_UDP || cm->cmsg_type != UDP_GRO || cm->cmsg_len < CMSG_LEN(sizeof(int)))
+			continue;
+		int v;
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		return v > 0 ? (unsigned)v : 0;
+	}
+	return 0;
 }
 
 enum rx_ts_src { RX_TS_USER = 0, RX_TS_SW, RX_TS_HW };

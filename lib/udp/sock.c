@@ -19,40 +19,9 @@
 
 /* ---- the running kernel's UDP_MAX_SEGMENTS ---------------------------------- */
 
-static unsigned probe_max_segs(void)
-{
-	int r = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	unsigned res = 0;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t al = sizeof(a);
-	int one = 1;
-	uint8_t buf[TXS_UDP_MAX_SEGS_OLD + 1] = { 0 };
-	if (r >= 0 && s >= 0 && bind(r, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(r, (struct sockaddr *)&a, &al) == 0 && connect(s, (struct sockaddr *)&a, al) == 0 &&
-	    setsockopt(s, IPPROTO_UDP, 103 /* UDP_SEGMENT */, &one, sizeof(one)) == 0) {
-		/* 65 one-byte segments: more than the old limit, within the new */
-		ssize_t n = send(s, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n == (ssize_t)sizeof(buf))
-			res = TXS_UDP_MAX_SEGS;
-		else if (n < 0 && errno == EINVAL)
-			res = TXS_UDP_MAX_SEGS_OLD;
-	}
-	if (s >= 0)
-		close(s);
-	if (r >= 0)
-		close(r);
-	return res ? res : TXS_UDP_MAX_SEGS_OLD;
-}
-
 TXS_API unsigned txs_udp_kernel_max_segs(void)
 {
-	static unsigned cached; /* 0: not probed yet; racing probes agree */
-	unsigned v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-	if (!v) {
-		v = probe_max_segs();
-		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-	}
-	return v;
+	return txs_netdev_udp_max_segs(); /* the udp device probes it */
 }
 
 /* ---- destinations ---------------------------------------------------------- */

@@ -49,6 +49,7 @@
 #   need_cmd CMD REASON  skip with REASON unless CMD is on PATH
 #   need_txs             fail unless $TXS is an executable
 #   txs_tmp [TEMPLATE]   a fresh directory (mktemp -d [TEMPLATE]) in $tmp
+#   tc_drops NS DEV      the drop counter of DEV's root qdisc in namespace NS
 #   lab_name PREFIX      PREFIX + $TXS_LAB_TAG (at most 12 characters, netns-lab's
 #                        bound). TXS_LAB_TAG, when not set, is made per run (a
 #                        short hex tag reserved under /tmp/txs-harness/), so two
@@ -150,6 +151,9 @@ need_cmd() { command -v "$1" >/dev/null || skip "${2:-needs $1}"; }
 need_txs() { [ -x "$TXS" ] || fail "no txscale binary at $TXS"; }
 
 txs_tmp() { tmp=$(mktemp -d "$@"); }
+
+# tc_drops NS DEV: the root qdisc's drop counter on DEV in namespace NS
+tc_drops() { tc -n "$1" -s qdisc show dev "$2" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1; }
 
 lab_name() {
   local n=$1$TXS_LAB_TAG

@@ -99,7 +99,9 @@ packet() {
   ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p 5201 --rcvbuf 33554432 -i 0 -t 60 --idle 5 --ready-fd 3 >/dev/null 2>&1 3>"$tmp/sink.ready" &
   sink=$!
   wait_ready "$tmp/sink.ready" $sink
-  veth_run packet "--dev packet:rx0 -P 2 -p 5201" "-B 198.18.0.1 -p 5201 -n 20000 -b 20k -P 2 -l 64 198.18.0.2"
+  # (--gso off: a veth hands the peer a GSO packet whole, and the AF_PACKET
+# ring sees it as one frame; the stack's sockets see its segments)
+veth_run packet "--dev packet:rx0 -P 2 -p 5201" "-B 198.18.0.1 -p 5201 -n 20000 -b 20k -P 2 -l 64 --gso off 198.18.0.2"
   sent=$(sj .packets)
   ringdrop=$(rj .input.socket_drops)
   [ "$ringdrop" = 0 ] || fail "packet: ring dropped $ringdrop"

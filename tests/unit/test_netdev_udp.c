@@ -389,7 +389,10 @@ static void options_checked(void **st)
 		{ "udp:gso=0", 0 },
 		{ "udp:gso=64,sndbuf=65536,df", 0 },
 		{ "udp:links=127.0.0.1+lo", 0 },
-		{ "udp:gso=65", -EINVAL },
+		{ "udp:gso=auto", 0 },
+		{ "udp:gso=off", 0 },
+		{ "udp:gso=129", -EINVAL }, /* over every kernel's UDP_MAX_SEGMENTS */
+		{ "udp:gso=1x", -EINVAL },
 		{ "udp:gso=x", -EINVAL },
 		{ "udp:sndbuf=1", -EINVAL },
 		{ "udp:bogus", -EINVAL },
@@ -541,7 +544,8 @@ static void two_links(void **st)
 /* The GSO path really coalesces: a receiver with UDP_GRO gets one read per
  * super-datagram, with the segment size in a UDP_GRO cmsg; without gso the
  * same burst arrives as single datagrams. */
-static unsigned reads_for_burst(const char *spec, unsigned n, int *seg_out)
+static unsigned reads_for_burst_conf(const char *spec, unsigned n, int *seg_out, bool sizes_vary, bool df,
+				     struct txs_link_counters *lc)
 {
 	struct rx r;
 	assert_true(rx_open(&r, AF_INET));
@@ -553,14 +557,16 @@ static unsigned reads_for_burst(const char *spec, unsigned n, int *seg_out)
 	sp.sport = free_port(AF_INET);
 	sp.dport = r.port;
 	sp.payload_len = 100;
+	sp.df = df;
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
+	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .sizes_vary = sizes_vary,
+				      .ipv4_df = df };
 	struct txs_netdev *dev;
 	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
 	struct txs_txq *q;
 	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
-	struct txs_pktbuf b[64];
+	struct txs_pktbuf b[128];
 	assert_int_equal(txs_txq_alloc(q, b, n), n);
 	for (unsigned i = 0; i < n; i++) {
 		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
@@ -586,9 +592,20 @@ static unsigned reads_for_burst(const char *spec, unsigned n, int *seg_out)
 		reads++;
 	}
 	assert_int_equal(bytes, n * 100u);
+	txs_netdev_link_stats(dev, 0, lc);
 	txs_netdev_close(dev);
 	txs_tmpl_free(&t);
 	close(r.fd);
+	return reads;
+}
+
+static unsigned reads_for_burst(const char *spec, unsigned n, int *seg_out)
+{
+	struct txs_link_counters lc;
+	unsigned reads = reads_for_burst_conf(spec, n, seg_out, false, false, &lc);
+	assert_int_equal(lc.packets, n);
+	assert_true(lc.gso_segs <= n && lc.gso_segs >= 2 * lc.gso_calls);
+	assert_int_equal(lc.gso_fallback, 0);
 	return reads;
 }
 
@@ -596,10 +613,30 @@ static void gso_coalesces(void **st)
 {
 	(void)st;
 	int seg;
-	assert_int_equal(reads_for_burst("udp", 10, &seg), 10);
+	assert_int_equal(reads_for_burst("udp:gso=off", 10, &seg), 10);
 	assert_int_equal(reads_for_burst("udp:gso", 10, &seg), 1);
 	assert_int_equal(seg, 100);
 	assert_int_equal(reads_for_burst("udp:gso=4", 10, &seg), 3); /* 4 + 4 + 2 */
+	/* the default: GSO, at most the kernel's limit per message (IPv4: with DF) */
+	struct txs_link_counters lc;
+	assert_int_equal(reads_for_burst_conf("udp", 10, &seg, false, true, &lc), 1);
+	assert_int_equal(lc.gso_calls, 1);
+	assert_int_equal(lc.gso_segs, 10);
+	unsigned k = txs_netdev_udp_max_segs();
+	assert_true(k == 64 || k == 128);
+	assert_int_equal(reads_for_burst_conf("udp", 128, &seg, false, true, &lc), 128 / k);
+	assert_int_equal(lc.gso_calls, 128 / k);
+	assert_int_equal(lc.gso_segs, 128);
+	/* gso=auto stays off where sizes vary, and for IPv4 without DF (the
+	 * kernel would repeat the IDs of one call in the next) */
+	assert_int_equal(reads_for_burst_conf("udp", 10, &seg, true, true, &lc), 10);
+	assert_int_equal(lc.gso_calls, 0);
+	assert_int_equal(lc.packets, 10);
+	assert_int_equal(reads_for_burst_conf("udp", 10, &seg, false, false, &lc), 10);
+	assert_int_equal(lc.gso_calls, 0);
+	/* explicit gso: the caller's choice, DF or not */
+	assert_int_equal(reads_for_burst_conf("udp:gso", 10, &seg, false, false, &lc), 1);
+	assert_int_equal(lc.gso_calls, 1);
 }
 
 int main(void)

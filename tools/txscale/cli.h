@@ -18,7 +18,7 @@ int cmd_server(int argc, char **argv);
 #define TXS_CLI_COMMANDS \
 	{ "send", "generate UDP traffic on a device", cmd_send }, \
 	{ "recv", "receive and analyse UDP traffic: loss, duplicates, reordering, latency", cmd_recv }, \
-	{ "server", "control-channel server: the far end of txscale send -c HOST --server (= recv -s)", cmd_server }, \
+	{ "server", "control-channel server: the far end of txscale send -c HOST and of stock iperf3 -u clients on the same port (= recv -s)", cmd_server }, \
 	{ "ndr", "zero-loss rate search: the highest rate txscale recv sees without loss", cmd_ndr }, \
 	{ "bench", "micro-benchmarks (ident, linksel, sendmsg, ...)", cmd_bench },
 

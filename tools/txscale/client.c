@@ -23,6 +23,7 @@
 #include <txscale/txscale.h>
 #include <txscale/ctl.h>
 #include "ctl_cli.h"
+#include "client_iperf3.h"
 #include "opt.h"
 #include "proc.h"
 
@@ -132,6 +133,9 @@ static int connect_to(const struct txs_addr *a, uint16_t port, double timeout, c
 	return fd;
 }
 
+static struct ctl_conn *conn_greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
+				   char *err, size_t errlen);
+
 struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
 			       int *rcp, char *err, size_t errlen)
 {
@@ -143,19 +147,27 @@ struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const ch
 		snprintf(err, errlen, "bad server address '%s'", host);
 		return NULL;
 	}
+	int fd = connect_to(&a, control_port, timeout, err, errlen);
+	if (fd < 0) {
+		*why = fd;
+		return NULL;
+	}
+	return conn_greet(fd, host, auth_file, timeout, why, err, errlen);
+}
+
+/* The txscale greeting on a connected control socket (closed on failure). */
+static struct ctl_conn *conn_greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
+				   char *err, size_t errlen)
+{
 	uint8_t key[TXS_CTL_KEY_LEN];
 	if (auth_file) {
 		int rc = txs_ctl_key_load(key, auth_file);
 		if (rc < 0) {
 			snprintf(err, errlen, "--auth-file '%s': %s", auth_file,
 				 rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
+			close(fd);
 			return NULL;
 		}
-	}
-	int fd = connect_to(&a, control_port, timeout, err, errlen);
-	if (fd < 0) {
-		*why = fd;
-		return NULL;
 	}
 	struct ctl_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -229,9 +241,7 @@ void ctl_conn_close(struct ctl_conn *c)
 	free(c);
 }
 
-/* A session opened by ctl_client_wanted's probe, for ctl_client_run. */
-static struct ctl_conn *g_probe;
-static char g_probe_err[512];
+static bool g_form; /* -c HOST, no --dev, no --server: a txscale or an iperf3 server */
 
 static bool argv_has(int argc, char **argv, const char *shrt, const char *lng)
 {
@@ -250,22 +260,41 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
 {
 	if (getenv(CHILD_ENV))
 		return false;
-	if (o->server || o->reverse || o->bidir)
-		return true;
-	/* the iperf3 form: -c HOST, no --dev */
-	if (!dest || !argv_has(argc, argv, "-c", "--client") || argv_has(argc, argv, NULL, "--dev"))
-		return false;
-	int why;
-	g_probe = ctl_conn_open(dest, o->control_port, o->auth_file, 1.0, &why, g_probe_err, sizeof(g_probe_err));
-	if (g_probe)
-		return true;
-	if (why == -EBUSY || why == -EACCES)
-		return true; /* a txscale server: say why it will not serve us */
-	if (why == -EPROTO)
-		fprintf(stderr, "txscale send: note: %s port %u is not a txscale server (%s): sending without one\n", dest,
-			o->control_port, g_probe_err);
-	g_probe_err[0] = 0;
-	return false;
+	/* the iperf3 form: -c HOST, no --dev: a txscale or an iperf3 server,
+	 * found by ctl_client_run (after send's own refusals) */
+	g_form = dest && !o->server && argv_has(argc, argv, "-c", "--client") && !argv_has(argc, argv, NULL, "--dev");
+	return o->server || o->reverse || o->bidir || g_form;
+}
+
+/* One connection tells the two apart: a txscale server greets first, an
+ * iperf3 server waits for the client's cookie (a busy one says
+ * ACCESS_DENIED at once); a second probe would take an `iperf3 -s -1`'s
+ * only test. Sets *c (txscale) or *ip3_fd (iperf3), else err. */
+static void probe(const struct ctl_client_opts *o, const char *dest, struct ctl_conn **c, int *ip3_fd, char *err,
+		  size_t errlen)
+{
+	struct txs_addr a;
+	int why = -EINVAL, fd = -1;
+	if (txs_addr_parse(&a, dest) == 0)
+		fd = connect_to(&a, o->control_port, CTL_PROBE_S, err, errlen);
+	if (fd < 0) {
+		snprintf(err, errlen,
+			 "no txscale or iperf3 server at %s port %u; to send without a server, give DEST without -c, or "
+			 "--dev udp",
+			 dest, o->control_port);
+		return;
+	}
+	switch (ctl_iperf3_probe(fd, CTL_PROBE_S)) {
+	case 1:
+		*ip3_fd = fd;
+		return;
+	case -1:
+		close(fd);
+		snprintf(err, errlen, "the iperf3 server at %s port %u is busy running a test", dest, o->control_port);
+		return;
+	default:
+		*c = conn_greet(fd, dest, o->auth_file, o->ctl_timeout, &why, err, errlen);
+	}
 }
 
 /* Read the server's answer (ready or result) within timeout; an error
@@ -546,6 +575,11 @@ static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
 			if (rc < 0 || take_result(k, &m) < 0)
 				k->ctl_err = true;
 			txs_ctl_msg_free(&m);
+			if (k->ctl_err && !told) { /* the server is gone or refused: our side stops too */
+				kill(pid, SIGINT);
+				told = true;
+				end = mono_s() + 5;
+			}
 		}
 	}
 	return stop_child(pid, 0, st);
@@ -747,7 +781,8 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 	if (json) {
 		json_object_set_new(o, "type", json_string(role));
 		json_object_set_new(o, "host", json_string(host));
-		char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+		/* ASCII only: no C1 control character (U+0080..U+009F) of the peer's reaches a terminal raw */
+		char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 		if (s)
 			printf("%s\n", s);
 		free(s);
@@ -867,12 +902,16 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	signal(SIGPIPE, SIG_IGN);
 	struct txs_ctl_msg m = { 0 };
 
-	if (g_probe) {
-		k->c = g_probe;
-		g_probe = NULL;
-	} else if (g_probe_err[0]) {
-		snprintf(k->err, sizeof(k->err), "%s", g_probe_err);
-		goto out;
+	if (g_form) {
+		int ip3_fd = -1;
+		probe(o, s->dest, &k->c, &ip3_fd, k->err, sizeof(k->err));
+		if (ip3_fd >= 0) {
+			paths_remove(&k->p);
+			free(k);
+			sigaction(SIGINT, &oi, NULL);
+			sigaction(SIGTERM, &ot, NULL);
+			return ctl_iperf3_run(o, s, ip3_fd);
+		}
 	} else {
 		k->c = ctl_conn_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, NULL, k->err,
 				     sizeof(k->err));

@@ -74,9 +74,9 @@ struct ctl_send_info {
 };
 
 /* send.c: run as the client? Yes with --server, -R or --bidir; and with
- * -c HOST and no --dev (the iperf3 form) when a txscale server answers on
- * the control port within 1 s (that connection is then the session's).
- * Never inside the sender the client runs. */
+ * -c HOST and no --dev (the iperf3 form): ctl_client_run then finds a
+ * txscale or an iperf3 server on the control port over one connection, and
+ * exits 1 when neither answers. Never inside the sender the client runs. */
 bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int argc, char **argv);
 /* The whole client run; argc/argv: send's own (argv[0] "send"). Exit status. */
 int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv);

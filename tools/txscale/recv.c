@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "ctl_cli.h"
+#include "metrics_cli.h"
 
 #define LIVE_DEFAULT_TIME 10.0
 /* udp: the receive buffer asked for by default (SO_RCVBUFFORCE when
@@ -80,8 +81,10 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	const char *rx_ts; /* --rx-timestamps (issue 14) */
+	const char *payload; /* --payload */
 	double outage_min;  /* --outage-min, seconds (0 = automatic) */
 	struct opt_offset clock_offset; /* --clock-offset */
+	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -122,11 +125,14 @@ static const struct opt recv_opts[] = {
 	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
 	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
+	{ "payload", 0, OPT_STR, O(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence; flows by 5-tuple; docs/iperf3.md)", "txscale" },
 	{ "outage-min", 0, OPT_SECONDS, O(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
 	{ "clock-offset", 0, OPT_CUSTOM, O(clock_offset), "NS", "correct one-way latency by this known clock offset (receiver's clock minus sender's, ns); the report says so and gives the raw figures beside", NULL, 0, 0, parse_offset },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
+	MCLI_OPTS(O(metrics)),
+	MCLI_FLOWS_OPT(O(metrics)),
 	OPT_END
 };
 #undef O
@@ -154,6 +160,7 @@ static uint64_t mono_ns(void)
 struct rthread {
 	struct txs_rx_input *in;
 	struct txs_rx_core *core;
+	struct txs_rx_snap *snap; /* --metrics: copies of the core for a scrape, made here between polls */
 	unsigned q;
 	int cpu;
 	uint64_t first_ns, last_ns; /* mono; written by the thread per batch, read by main */
@@ -178,6 +185,8 @@ static void *rthread_main(void *arg)
 	}
 	while (rc == 0 && !stopping()) {
 		int n = txs_rx_input_poll(t->in, t->q, t->core, POLL_MS);
+		if (t->snap)
+			txs_rx_core_publish(t->core, t->snap);
 		if (n > 0) {
 			uint64_t now = mono_ns();
 			if (!__atomic_load_n(&t->first_ns, __ATOMIC_RELAXED))
@@ -395,6 +404,11 @@ static void summary_json(FILE *f, const struct summary *s)
 		txs_json_dbl(&j, "rcvbuf", NAN);
 	txs_json_bool(&j, "rcvbuf_forced", s->is->rcvbuf_forced);
 	if (!s->in->raw && !s->in->offline) {
+		txs_json_obj_open(&j, "gro");
+		txs_json_bool(&j, "on", s->is->gro);
+		txs_json_u64(&j, "messages", s->is->gro_msgs);
+		txs_json_u64(&j, "datagrams", s->is->gro_dgrams);
+		txs_json_obj_close(&j);
 		txs_json_str(&j, "rx_timestamps", ts_mode_str(s->in->conf.rx_ts));
 		txs_json_u64(&j, "ts_kernel", s->is->ts_kernel);
 		txs_json_u64(&j, "ts_user", s->is->ts_user);
@@ -446,9 +460,15 @@ static void summary_text(const struct summary *s)
 	txs_rx_result_text(stdout, s->r, s->link_names);
 	if (!s->in->offline)
 		txs_rx_kstats_text(stdout, s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
-	if (s->is->rcvbuf >= 0)
-		printf("socket   receive buffer %lld bytes (%s)\n", (long long)s->is->rcvbuf,
-		       s->is->rcvbuf_forced ? "SO_RCVBUFFORCE" : "SO_RCVBUF, capped by net.core.rmem_max");
+	if (s->is->rcvbuf >= 0) {
+		printf("socket   receive buffer %lld bytes (%s); UDP GRO %s", (long long)s->is->rcvbuf,
+		       s->is->rcvbuf_forced ? "SO_RCVBUFFORCE" : "SO_RCVBUF, capped by net.core.rmem_max",
+		       s->is->gro ? "on" : "off");
+		if (s->is->gro)
+			printf(": %llu messages carried %llu datagrams", (unsigned long long)s->is->gro_msgs,
+			       (unsigned long long)s->is->gro_dgrams);
+		printf("\n");
+	}
 	if (!s->in->raw && !s->in->offline && s->in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
 		char phc[32] = "PHC unknown";
 		if (s->is->phc_index >= 0)
@@ -632,6 +652,24 @@ int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "txscale recv: -4 and -6 exclude each other\n");
 		return 2;
 	}
+	enum txs_rx_payload payload = TXS_RX_PAYLOAD_TXSCALE;
+	if (cfg.payload && strcmp(cfg.payload, "txscale") != 0) {
+		if (strcmp(cfg.payload, "iperf3") == 0)
+			payload = TXS_RX_PAYLOAD_IPERF3;
+		else if (strcmp(cfg.payload, "iperf3-64") == 0)
+			payload = TXS_RX_PAYLOAD_IPERF3_64;
+		else {
+			fprintf(stderr, "txscale recv: bad value for --payload: '%s': expected txscale, iperf3 or iperf3-64\n",
+				cfg.payload);
+			return 2;
+		}
+		if (cfg.verify || cfg.sender_summary) {
+			fprintf(stderr, "txscale recv: %s: not with --payload %s (a txscale sender's; use --expect N)\n",
+				cfg.verify ? "--verify checks txscale's fill pattern" : "--sender-summary counts txscale's flows",
+				cfg.payload);
+			return 2;
+		}
+	}
 	if (cfg.expect && cfg.sender_summary) {
 		fprintf(stderr, "txscale recv: --expect and --sender-summary exclude each other\n");
 		return 2;
@@ -787,6 +825,7 @@ int cmd_recv(int argc, char **argv)
 		.max_flows = cfg.max_flows,
 		.n_links = in->n_links,
 		.verify_fill = cfg.verify,
+		.payload = payload,
 		.port = in->raw ? (is_pcap ? cfg.port : ic.port) : 0,
 		.port_hi = in->raw ? cfg.port_hi : 0,
 		.family = in->raw ? family : 0,
@@ -796,6 +835,9 @@ int cmd_recv(int argc, char **argv)
 	};
 	if (in->raw && cfg.bind)
 		rc_conf.dst = bind;
+	struct mcli mc = { 0 };
+	struct txs_metrics_rx *mx = NULL;
+	struct txs_rx_snap **snaps = NULL;
 	struct rthread *t = aligned_alloc(TXS_CACHE_LINE, sizeof(*t) * nthreads);
 	struct txs_rx_core **cores = calloc(nthreads, sizeof(*cores));
 	struct txs_rx_live *prev = calloc(nthreads, sizeof(*prev));
@@ -818,6 +860,22 @@ int cmd_recv(int argc, char **argv)
 		t[i].core = cores[i];
 		t[i].q = i;
 		t[i].cpu = cpus[i];
+	}
+	rc = mcli_start(&mc, "recv", &cfg.metrics, cfg.interval);
+	if (!rc && mcli_on(&mc)) {
+		snaps = calloc(nthreads, sizeof(*snaps));
+		for (unsigned i = 0; snaps && i < nthreads && !rc; i++) {
+			rc = txs_rx_snap_create(&snaps[i], rc_conf.max_flows) < 0;
+			t[i].snap = snaps[i];
+		}
+		struct txs_metrics_rx_conf mconf = { .cores = cores, .n_cores = nthreads, .cpus = cpus, .snaps = snaps,
+						     .max_flows = cfg.metrics.flows, .kernel = !in->offline };
+		if (!rc)
+			rc = !snaps || txs_metrics_rx_create(&mx, &mconf) < 0 ? 1 : mcli_add(&mc, txs_metrics_rx_collect, mx);
+	}
+	if (rc) {
+		ret = rc;
+		goto out;
 	}
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND };
 	sigaction(SIGINT, &sa, NULL);
@@ -892,6 +950,9 @@ int cmd_recv(int argc, char **argv)
 			uint64_t dl = lv.duplicates + lv.late;
 			uniq += lv.received > dl ? lv.received - dl : 0;
 		}
+		if (mx)
+			txs_metrics_rx_tick(mx, el);
+		mcli_tick(&mc, el);
 		if (cfg.interval > 0 && el - last_iv >= cfg.interval) {
 			interval(&cfg, t, started, prev, last_iv, el, &header);
 			last_iv = el;
@@ -1001,12 +1062,21 @@ int cmd_recv(int argc, char **argv)
 			}
 			summary_f = NULL;
 		}
+		if (mx && txs_metrics_rx_finish(mx, res, in->offline ? NULL : kd, &is, secs) < 0)
+			fprintf(stderr, "txscale recv: metrics: out of memory\n");
 		txs_rx_result_free(res);
 	}
 	free(kb);
 	free(ka);
 	free(kd);
+	if (mcli_end(&mc))
+		ret = 1;
 out:
+	mcli_close(&mc);
+	txs_metrics_rx_destroy(mx);
+	for (unsigned i = 0; snaps && i < nthreads; i++)
+		txs_rx_snap_destroy(snaps[i]);
+	free(snaps);
 	if (summary_f)
 		fclose(summary_f);
 	for (unsigned i = 0; cores && i < nthreads; i++)

@@ -14,6 +14,7 @@
 #include "opt.h"
 #include "send_udp.h"
 #include "send_shape.h"
+#include "metrics_cli.h"
 #include "ctl_cli.h"
 #include <txscale/replay.h>
 
@@ -42,7 +43,7 @@ struct send_cfg {
 	bool no_pin;
 	const char *ident;
 	bool ident_df_zero;
-	unsigned gso;
+	struct send_gso gso;
 	bool connected, unconnected;
 	unsigned burst;
 	unsigned links;
@@ -60,6 +61,7 @@ struct send_cfg {
 	const char *timestamps;
 	const char *replay;
 	double replay_speed;
+	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 /* --ramp FROM:TO:SECONDS, FROM and TO like -b */
@@ -132,7 +134,7 @@ static void build_dev_help(void)
 
 #define O(f) offsetof(struct send_cfg, f)
 static const struct opt send_opts[] = {
-	{ "client", 'c', OPT_STR, O(dest), "ADDR", "destination address (or give it as DEST)" },
+	{ "client", 'c', OPT_STR, O(dest), "ADDR", "a txscale or iperf3 server: the test runs with it over its control port (exit 1 when neither answers; docs/iperf3.md); a bare DEST sends without a server" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "destination UDP port", "5201" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; packet:/xdp: the interface's; else 198.18.0.1 or 2001:2::1)" },
 	{ "sport", 0, OPT_STR, O(sport_s), "PORTS", "source port of thread 0 (thread k uses PORT+k), or a range "
@@ -167,7 +169,10 @@ static const struct opt send_opts[] = {
 	{ "dst-mac", 0, OPT_STR, O(dst_mac), "MAC", "destination MAC for frame devices" },
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
 	{ "burst", 0, OPT_UINT, O(burst), "N", "frames per device call (default 32; the sendmsg path raises it to fit one datagram's frames)", NULL, 1, 256 },
-	{ "gso", 0, OPT_UINT, O(gso), "SIZE", "UDP_SEGMENT: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "0", 0, 65535 },
+	{ "gso", 0, OPT_CUSTOM, O(gso), "auto|off|SIZE", "UDP_SEGMENT. auto: --dev udp coalesces the datagrams due "
+	  "together into GSO sends where the wire stays the same (one flow, one size, within the MTU); off: one datagram "
+	  "per message; SIZE: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "auto", 0, 0,
+	  send_udp_parse_gso },
 	{ "mtu", 0, OPT_UINT, O(mtu), "BYTES", "link MTU for fragmentation, --df and --gso checks (default: the device's: "
 	  "the interface's for packet:/xdp:/udp:, 1500 or mtu=N for pcap:/dummy)", NULL, 576, 65535 },
 	{ "connected", 0, OPT_FLAG, O(connected), NULL, "one connected flow per thread (default)" },
@@ -213,6 +218,7 @@ static const struct opt send_opts[] = {
 	{ "replay-speed", 0, OPT_CUSTOM, O(replay_speed), "X",
 	  "--replay at X times the capture's own pace (2 = twice as fast)", "1", 0, 0, parse_speed },
 	CTL_CLIENT_OPTS(O(ctl)),
+	MCLI_OPTS(O(metrics)),
 	OPT_END
 };
 #undef O
@@ -399,6 +405,7 @@ static void add_extra(struct txs_json *j, void *arg)
 		prof_json(j, x->prof);
 	if (x->shape)
 		send_shape_json(j, x->shape, x->erows, x->nthreads);
+	send_udp_gso_json(j, x->dev);
 }
 
 /* --ident NAME: one of the registered strategies, else one line listing them. */
@@ -555,9 +562,9 @@ static int send_replay_open(struct send_cfg *c, struct txs_replay **out, struct 
 				"give one CPU)\n");
 		return -1;
 	}
-	if (c->bond || c->links || c->gso || c->unconnected) {
+	if (c->bond || c->links || c->gso.size || c->unconnected) {
 		fprintf(stderr, "txscale send: --replay sends the frames as they are, on link 0: --%s does not apply\n",
-			c->bond ? "bond" : c->links ? "links" : c->gso ? "gso" : "unconnected");
+			c->bond ? "bond" : c->links ? "links" : c->gso.size ? "gso" : "unconnected");
 		return -1;
 	}
 	int rc = txs_replay_load(out, c->replay, err, sizeof(err));
@@ -830,7 +837,7 @@ int cmd_send(int argc, char **argv)
 	gc.seed = cfg.seed;
 	struct txs_udp_gen_conf uc;
 	uint32_t open_frame = 0;
-	if (send_udp_precheck(cfg.gso, cfg.connected, cfg.unconnected, sp, &open_frame)) {
+	if (send_udp_precheck(cfg.gso.size, cfg.connected, cfg.unconnected, sp, &open_frame)) {
 		return 2;
 	}
 	if (rpl)
@@ -878,6 +885,11 @@ int cmd_send(int argc, char **argv)
 			cfg.ctl.reverse ? "-R" : "--bidir");
 		return 2;
 	}
+	if (ctl_wanted && (cfg.metrics.addr || cfg.metrics.file)) {
+		fprintf(stderr, "txscale send: --metrics and --metrics-file apply to a run of send itself, not yet to "
+				"a test set up with a txscale server (--server, -R, --bidir)\n");
+		return 2;
+	}
 	if (ctl_wanted) /* --server, -R, --bidir, a server at -c HOST: client.c */
 		return ctl_client_run(&cfg.ctl, &(struct ctl_send_info){ cfg.dest, cfg.port, cfg.length, ctl_rate, cfg.count,
 			cfg.time, cfg.interval, cfg.json, &cfg.cpus, cfg.threads, cfg.no_pin, cfg.timestamps }, argc, argv);
@@ -885,7 +897,8 @@ int cmd_send(int argc, char **argv)
 	struct txs_netdev_conf dc = { .max_queues = nthreads, .frame_size = open_frame + shape.vlan_len,
 				      .vlan_len = (uint16_t)shape.vlan_len,
 				      .flows = shape.ranges && shape.sh.flows > 1 ? shape.sh.flows : 0,
-				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport };
+				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport,
+				      .sizes_vary = shape.sh.n_sizes > 1, .ipv4_df = sp->df };
 	if (cfg.bind)
 		dc.src = sp->src;
 	if (cfg.src_mac) {
@@ -917,6 +930,11 @@ int cmd_send(int argc, char **argv)
 			return 2;
 		}
 		devs = devspec;
+	}
+	char gspec[sizeof(devspec) + 8];
+	if (!(devs = send_udp_gso_spec(devs, cfg.gso.off, strcmp(cfg.timestamps, "interp") == 0, gspec,
+					      sizeof(gspec)))) {
+		return 2;
 	}
 	struct txs_linksel_params bp;
 	if (cfg.bond && txs_linksel_parse(&bp, cfg.bond, err, sizeof(err)) < 0) {
@@ -961,9 +979,9 @@ int cmd_send(int argc, char **argv)
 	int route = rpl && dev->kernel_ip ? send_replay_route_udp(&cfg, rpl, dev, cfg.mtu, sp, &rudp,
 								  &rpace, &burst, &wire)
 		    : rpl ? send_replay_route(&cfg, rpl, dev, cfg.mtu, &burst, &wire)
-			  : send_udp_route(dev, cfg.mtu, cfg.gso, cfg.unconnected, sp, &uc, &burst, &wire);
+			  : send_udp_route(dev, cfg.mtu, cfg.gso.size, cfg.unconnected, sp, &uc, &burst, &wire);
 	if (route == 2 || (cfg.burst && cfg.burst < burst) ||
-	    (!rpl && send_shape_check(&shape, dev, route == 1, cfg.gso, v4, dev->mtu, nthreads))) {
+	    (!rpl && send_shape_check(&shape, dev, route == 1, cfg.gso.size, v4, dev->mtu, nthreads))) {
 		if (route != 2 && cfg.burst && cfg.burst < burst)
 			fprintf(stderr, "txscale send: bad value for --burst: '%u': one %u-byte send makes %u frames\n",
 				cfg.burst, cfg.length, burst);
@@ -976,6 +994,8 @@ int cmd_send(int argc, char **argv)
 		dev->conf.frame_size += shape.vlan_len; /* tags go in after the MACs (lib/udp/sockgen.c) */
 	wire += shape.vlan_len * burst;           /* every frame of a datagram carries them */
 	burst = cfg.burst ? cfg.burst : burst > 32 ? burst : 32;
+	if (!cfg.burst && dev->tx_burst > burst)
+		burst = dev->tx_burst; /* udp: with GSO, a full call is the kernel's segment limit */
 	double rate_pps = cfg.rate.bits ? cfg.rate.value / (send_shape_wire(&shape, v4, dev->mtu, wire) * 8.0)
 					: cfg.rate.value;
 	if (cfg.rate.value > 0 && rate_pps / nthreads < SEND_MIN_PPS) {
@@ -1074,16 +1094,24 @@ int cmd_send(int argc, char **argv)
 		return 0;
 	}
 	struct txs_engine *eng;
-	rc = txs_engine_create(&eng, &ec);
-	if (rc < 0) {
-		fprintf(stderr, "txscale send: engine: %s\n", txs_strerror(rc));
+	struct mcli mcl;
+	struct txs_metrics_send *mx = NULL;
+	int mrc = mcli_start(&mcl, "send", &cfg.metrics, cfg.interval);
+	if (!mrc)
+		mrc = mcli_send_collector(&mcl, &mx, nthreads, cpus, dev);
+	rc = mrc ? 0 : txs_engine_create(&eng, &ec);
+	if (mrc || rc < 0) {
+		if (rc < 0)
+			fprintf(stderr, "txscale send: engine: %s\n", txs_strerror(rc));
+		mcli_close(&mcl);
+		txs_metrics_send_destroy(mx);
 		if (sumf)
 			fclose(sumf);
 		txs_ident_destroy(gc.ident_inst);
 		txs_linkmon_stop(mon);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
-		return 1;
+		return mrc ? mrc : 1;
 	}
 	g_engine = eng;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -1128,6 +1156,8 @@ int cmd_send(int argc, char **argv)
 	struct txs_stat_row *delta = calloc(nthreads, sizeof(*delta)), *erows = calloc(nthreads, sizeof(*erows));
 	if (!cur || !prev || !delta || !erows) {
 		fprintf(stderr, "txscale send: out of memory\n");
+		mcli_close(&mcl);
+		txs_metrics_send_destroy(mx);
 		free(cur);
 		free(prev);
 		free(delta);
@@ -1143,11 +1173,18 @@ int cmd_send(int argc, char **argv)
 	}
 	rc = txs_engine_start(eng);
 	double last = 0;
+	bool gso_said = false;
 	while (rc == 0 && !txs_engine_done(eng)) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 		double now = txs_engine_read(eng, erows);
 		read_threads(dev, eng, erows, nthreads, cur);
+		send_udp_gso_watch(dev, &gso_said);
+		if (mx) {
+			read_links(dev, links);
+			txs_metrics_send_update(mx, now, cur, links, TXS_METRICS_RUNNING);
+			mcli_tick(&mcl, now);
+		}
 		if (cfg.interval > 0 && now - last >= cfg.interval) {
 			read_links(dev, links);
 			rows_sub(delta, cur, prev, nthreads);
@@ -1164,6 +1201,9 @@ int cmd_send(int argc, char **argv)
 	double secs = txs_engine_read(eng, erows);
 	read_threads(dev, eng, erows, nthreads, cur);
 	read_links(dev, links);
+	send_udp_gso_watch(dev, &gso_said);
+	if (mx)
+		txs_metrics_send_update(mx, secs, cur, links, TXS_METRICS_FINISHED);
 	if (cfg.interval > 0) {
 		/* the last, partial interval: always, so intervals add up to the total */
 		bool any = rows_sub(delta, cur, prev, nthreads);
@@ -1192,6 +1232,8 @@ int cmd_send(int argc, char **argv)
 		prof_text(out, x.prof);
 	if (!cfg.json)
 		send_shape_text(out, &shape, erows, nthreads);
+	if (!cfg.json)
+		send_udp_gso_text(out, dev);
 	if (!cfg.json && x.ts_check)
 		fprintf(out, "timestamps: interp, step %.2f ns per datagram; error at the end of %llu checked bursts: "
 			     "mean %.1f ns, p50 < %llu ns, p99 < %llu ns, max %llu ns\n",
@@ -1251,6 +1293,9 @@ int cmd_send(int argc, char **argv)
 	}
 	if (!cfg.json && x.verify_err)
 		fprintf(stderr, "txscale send: %llu frames failed verification\n", (unsigned long long)x.verify_err);
+	if (mcli_end(&mcl))
+		failed = true;
+	txs_metrics_send_destroy(mx);
 	g_engine = NULL;
 	txs_engine_destroy(eng);
 	txs_ident_destroy(gc.ident_inst);

@@ -3,7 +3,10 @@
  * device MTU, DF refused like the kernel, GSO at the kernel's limits), with
  * gen.c's whole-frame template patch as its fast path where it gives the
  * same frames: connected, no GSO, datagram within the MTU (docs/udp.md, "CLI"). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "send_udp.h"
 
 #define MAX_FRAME (TXS_ETH_HLEN + 65535u)
@@ -85,4 +88,109 @@ int send_udp_route(struct txs_netdev *dev, unsigned mtu_opt, unsigned gso, bool 
 	*min_burst = fpc;
 	dev->conf.frame_size = TXS_ETH_HLEN + emtu; /* read when the queues open */
 	return 1;
+}
+
+int send_udp_parse_gso(const char *val, void *dst, char *err, size_t errlen)
+{
+	struct send_gso *g = dst;
+	*g = (struct send_gso){ 0 };
+	if (strcmp(val, "auto") == 0)
+		return 0;
+	if (strcmp(val, "off") == 0) {
+		g->off = true;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(val, &end, 10);
+	if (errno || end == val || *end || n > 65535 || val[0] == '-') {
+		snprintf(err, errlen, "expected auto, off or a segment SIZE 1..65535 (bytes)");
+		return -1;
+	}
+	g->size = (unsigned)n;
+	return 0;
+}
+
+const char *send_udp_gso_spec(const char *dev, bool off, bool interp, char *buf, size_t len)
+{
+	size_t nl = strcspn(dev, ":");
+	if (!(off || interp) || nl != 3 || strncmp(dev, "udp", 3) != 0)
+		return dev;
+	const char *a = dev[nl] ? dev + nl + 1 : "";
+	if (strncmp(a, "gso", 3) == 0 || strstr(a, ",gso")) {
+		if (!off)
+			return dev; /* the device's gso= is the user's choice */
+		fprintf(stderr, "txscale send: --gso off and --dev %s both set GSO: give one\n", dev);
+		return NULL;
+	}
+	int n = snprintf(buf, len, "%s%sgso=off", dev, dev[nl] ? "," : ":");
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr, "txscale send: bad value for --dev: '%.40s...': too long with --gso off\n", dev);
+		return NULL;
+	}
+	return buf;
+}
+
+static void gso_sum(const struct txs_netdev *dev, struct txs_link_counters *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned l = 0; l < dev->n_links; l++) {
+		struct txs_link_counters c;
+		txs_netdev_link_stats(dev, l, &c);
+		t->packets += c.packets;
+		t->gso_calls += c.gso_calls;
+		t->gso_segs += c.gso_segs;
+		t->gso_fallback += c.gso_fallback;
+		if (c.gso_err)
+			t->gso_err = c.gso_err;
+	}
+}
+
+void send_udp_gso_watch(const struct txs_netdev *dev, bool *said)
+{
+	if (*said || !dev->kernel_ip)
+		return;
+	struct txs_link_counters t;
+	gso_sum(dev, &t);
+	if (!t.gso_fallback)
+		return;
+	*said = true;
+	fprintf(stderr, "txscale send: --dev %s: the kernel refused UDP GSO on this route (%s): one datagram per "
+			"message from here on, the refused ones included\n", dev->spec, strerror(t.gso_err ? t.gso_err : EIO));
+}
+
+void send_udp_gso_json(struct txs_json *j, const struct txs_netdev *dev)
+{
+	if (!dev->kernel_ip)
+		return;
+	struct txs_link_counters t;
+	gso_sum(dev, &t);
+	txs_json_obj_open(j, "gso");
+	txs_json_u64(j, "max_segments", dev->tx_burst);
+	txs_json_u64(j, "calls", t.gso_calls);
+	txs_json_u64(j, "segments", t.gso_segs);
+	txs_json_u64(j, "single", t.packets - t.gso_segs);
+	txs_json_u64(j, "fallbacks", t.gso_fallback);
+	txs_json_obj_close(j);
+}
+
+void send_udp_gso_text(FILE *f, const struct txs_netdev *dev)
+{
+	if (!dev->kernel_ip)
+		return;
+	struct txs_link_counters t;
+	gso_sum(dev, &t);
+	fprintf(f, "gso: %llu calls carried %llu datagrams", (unsigned long long)t.gso_calls,
+		(unsigned long long)t.gso_segs);
+	if (t.gso_calls)
+		fprintf(f, " (%.1f each)", (double)t.gso_segs / (double)t.gso_calls);
+	fprintf(f, ", %llu sent one per message", (unsigned long long)(t.packets - t.gso_segs));
+	if (dev->tx_burst)
+		fprintf(f, "; at most %u segments per call", dev->tx_burst);
+	else
+		fprintf(f, "; GSO off");
+	if (t.gso_fallback)
+		fprintf(f, "; %llu socket%s fell back (the kernel refused GSO: %s)", (unsigned long long)t.gso_fallback,
+			t.gso_fallback > 1 ? "s" : "", strerror(t.gso_err ? t.gso_err : EIO));
+	fputc('\n', f);
 }

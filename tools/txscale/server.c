@@ -29,6 +29,7 @@
 #include "ctl_cli.h"
 #include "opt.h"
 #include "proc.h"
+#include "server_iperf3.h"
 
 #define READY_TIMEOUT_S 10.0 /* a receiver: from start to bound socket */
 #define RECV_EXTRA_S 30.0    /* a receiver's own -t: the client's estimate + this */
@@ -114,6 +115,7 @@ struct sess {
 	int fd;
 	unsigned id;
 	struct txs_addr client, local;
+	struct sockaddr_storage client_sa, local_sa;
 	char client_s[INET6_ADDRSTRLEN + 8], local_s[INET6_ADDRSTRLEN];
 	char exe[PATH_MAX];
 	struct paths p;
@@ -382,6 +384,15 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			return refuse(s, "test %u: destination %s is not of the control connection's family", m->test,
 				      dest);
 	}
+	/* every field checked before any process starts: the CPU lists against this host's CPUs */
+	const char *cl[2] = { r ? r->cpus : "", sd ? sd->cpus : "" };
+	for (int i = 0; i < 2; i++) {
+		struct opt_cpus oc;
+		char ce[160];
+		if (cl[i][0] && opt_parse_cpus(cl[i], &oc, ce, sizeof(ce)) < 0)
+			return refuse(s, "test %u: the %s's CPU list '%s': %s", m->test, i ? "sender" : "receiver", cl[i],
+				      ce);
+	}
 	slog(s, "test %u:%s%s%s%s", m->test, r ? " receive " : "", r ? r->dev : "", sd ? " send to " : "",
 	     sd ? dest : "");
 	unlink(s->peer_json);
@@ -526,6 +537,15 @@ static int session(struct sess *s)
 {
 	const struct server_cfg *c = s->cfg;
 	char e[256];
+	/* one port for both protocols: an iperf3 client speaks first (its cookie) */
+	if (server_iperf3_first(s->fd, IP3_FIRST_WAIT_MS)) {
+		char pre[sizeof(s->client_s) + 48];
+		snprintf(pre, sizeof(pre), "txscale server: session %u (%s): ", s->id, s->client_s);
+		struct ip3_srv_ctx ic = { .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
+					  .json = c->json, .max_time = c->max_time, .ctl_timeout_ms = ms(c->ctl_timeout),
+					  .auth = s->key != NULL };
+		return server_iperf3(&ic);
+	}
 	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL, .clock = true };
 	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
 	if (txs_ctl_nonce(m.nonce) < 0) {
@@ -816,7 +836,10 @@ int cmd_server(int argc, char **argv)
 		if (child > 0) {
 			fprintf(logf, "txscale server: %s: busy (session %u from %s runs)\n", who, sessions, child_who);
 			fflush(logf);
-			say_busy(fd, child_who);
+			if (server_iperf3_first(fd, IP3_FIRST_WAIT_MS))
+				server_iperf3_busy(fd);
+			else
+				say_busy(fd, child_who);
 			close(fd);
 			continue;
 		}
@@ -851,6 +874,8 @@ int cmd_server(int argc, char **argv)
 			s->id = sessions;
 			s->client = pa;
 			s->local = la;
+			s->client_sa = peer;
+			s->local_sa = me;
 			snprintf(s->client_s, sizeof(s->client_s), "%s", who);
 			txs_addr_str(&la, s->local_s, sizeof(s->local_s));
 			snprintf(s->exe, sizeof(s->exe), "%s", exe);

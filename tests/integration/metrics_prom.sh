@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# send --metrics and recv --metrics scraped by a real Prometheus server
+# (Debian package prometheus), started here with a 1 s scrape interval, its
+# own TSDB in the test's tmp dir and a loopback port. A bounded send -> recv
+# on loopback (4 flows, 40000 datagrams, exact loss from the sender's
+# summary); after the run, PromQL over Prometheus's HTTP API
+# (/api/v1/query) returns recv's JSON summary's totals and per-flow counts
+# exactly, and send's; per-flow series were scraped during the run too.
+# Ports are picked free; every wait is bounded.
+set -euo pipefail
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
+TXS=${TXS_BIN:-$SRC/build/txscale}
+need_cmd prometheus "needs prometheus (scripts/deps test)"
+need_cmd python3 "needs python3"
+need_cmd jq "needs jq (scripts/deps test)"
+need_txs
+probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
+! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
+txs_tmp
+
+# free ports: UDP for the data, TCP for the endpoints and Prometheus
+read -r DATA MR MS PP < <(python3 "$SRC/tests/integration/metrics_ports.py" 4)
+
+cat >"$tmp/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+scrape_configs:
+  - job_name: txscale_recv
+    static_configs: [ { targets: ["127.0.0.1:$MR"] } ]
+  - job_name: txscale_send
+    static_configs: [ { targets: ["127.0.0.1:$MS"] } ]
+EOF
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
+  --web.listen-address="127.0.0.1:$PP" >"$tmp/prom.log" 2>&1 &
+PROM_PID=$!
+CLEANUP_HOOKS+=('kill $PROM_PID 2>/dev/null; wait $PROM_PID 2>/dev/null')
+
+q() { # q PROMQL -> the API's JSON
+  python3 -c 'import sys, urllib.request, urllib.parse
+print(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?" % sys.argv[1] +
+      urllib.parse.urlencode({"query": sys.argv[2]}), timeout=5).read().decode())' "$PP" "$1"
+}
+val() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
+
+for _ in $(seq 100); do
+  python3 -c 'import sys, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/-/ready" % sys.argv[1], timeout=1)' "$PP" 2>/dev/null && break
+  kill -0 $PROM_PID 2>/dev/null || fail "prometheus exited: $(tail -5 "$tmp/prom.log")"
+  sleep 0.2
+done
+
+"$TXS" recv -B 127.0.0.1 -p "$DATA" -t 40 --idle 2 --sender-summary "$tmp/send.json" -i 0 -J \
+  --metrics "127.0.0.1:$MR" --metrics-linger 4 >"$tmp/recv.json" 2>"$tmp/recv.err" &
+RECV_PID=$!
+# Prometheus scrapes recv (up == 1) before anything is sent
+for _ in $(seq 150); do
+  [ "$(val 'up{job="txscale_recv"}')" = 1 ] && break
+  kill -0 $RECV_PID 2>/dev/null || fail "recv exited: $(cat "$tmp/recv.err")"
+  sleep 0.2
+done
+[ "$(val 'up{job="txscale_recv"}')" = 1 ] || fail "Prometheus never scraped recv: $(tail -3 "$tmp/prom.log")"
+[ "$(val 'txscale_run_state{kind="recv",state="running"}')" = 1 ] || fail "recv's run_state is not running"
+
+"$TXS" send --dev udp -b 20k -n 40000 --flows 4 -p "$DATA" -i 0 -J --summary-file "$tmp/send.json" \
+  --metrics "127.0.0.1:$MS" --metrics-linger 4 127.0.0.1 >"$tmp/sendout.json" 2>"$tmp/send.err" \
+  || fail "send failed: $(cat "$tmp/send.err")"
+wait $RECV_PID || fail "recv failed: $(cat "$tmp/recv.err")"
+sleep 1.5 # the last scrape is in the TSDB
+
+sum=$(tail -1 "$tmp/recv.json")
+[ "$(jq -r .type <<<"$sum")" = summary ] || fail "no recv summary"
+[ "$(jq -r .received <<<"$sum")" = 40000 ] || fail "recv counted $(jq -r .received <<<"$sum") of 40000"
+[ "$(jq -r .lost_exact <<<"$sum")" = true ] || fail "recv's loss is not exact"
+
+# the last sample of each series (the target is gone: its series are stale now)
+last() { val "last_over_time($1[2m])"; }
+checks=0
+for pair in datagrams_total:received bytes_total:bytes unique_total:unique duplicates_total:duplicates \
+  reordered_total:reordered late_total:late malformed_total:malformed lost:lost expected:expected; do
+  m=${pair%%:*} f=${pair#*:}
+  want=$(jq -r ".$f" <<<"$sum") got=$(last "txscale_recv_$m")
+  [ "$got" = "$want" ] || fail "txscale_recv_$m: Prometheus has $got, recv's summary $want"
+  checks=$((checks + 1))
+done
+nflows=$(jq '.flows | length' <<<"$sum")
+[ "$nflows" = 4 ] || fail "recv saw $nflows flows, not 4"
+for i in $(seq 0 $((nflows - 1))); do
+  id=$(jq -r ".flows[$i].flow" <<<"$sum")
+  for pair in datagrams_total:received bytes_total:bytes unique_total:unique lost:lost expected:expected \
+    duplicates_total:duplicates reordered_total:reordered; do
+    m=${pair%%:*} f=${pair#*:}
+    want=$(jq -r ".flows[$i].$f" <<<"$sum") got=$(last "txscale_recv_flow_$m{flow=\"$id\"}")
+    [ "$got" = "$want" ] || fail "flow $id txscale_recv_flow_$m: Prometheus has $got, the summary $want"
+    checks=$((checks + 1))
+  done
+done
+# per-flow series were scraped live too: a sample of flow 0 below its final count
+f0=$(jq -r '.flows[] | select(.flow == 0) | .received' <<<"$sum")
+live=$(val "max_over_time((txscale_recv_flow_datagrams_total{flow=\"0\"} < $f0)[2m:250ms])")
+[ "$live" != none ] && [ "${live%.*}" -gt 0 ] || fail "no live per-flow sample below the final $f0 (got $live)"
+checks=$((checks + 1))
+# the sum over flows in PromQL is the total
+got=$(val 'sum(last_over_time(txscale_recv_flow_datagrams_total[2m]))')
+[ "$got" = 40000 ] || fail "sum over flows in Prometheus: $got"
+[ "$(last 'txscale_run_state{kind="recv",state="finished"}')" = 1 ] || fail "recv's last run_state is not finished"
+[ "$(last 'txscale_recv_latency_seconds_count')" = "$(jq -r .latency_ns.count <<<"$sum")" ] \
+  || fail "latency histogram count differs from the summary's"
+# the kernel's counters: the summary's delta, to the datagram
+for c in RcvbufErrors InDatagrams InErrors; do
+  want=$(jq -r ".kernel_drops.udp.$c" <<<"$sum")
+  [ "$(last "txscale_recv_kernel_udp_total{proto=\"udp\",counter=\"$c\"}")" = "$want" ] \
+    || fail "kernel UDP $c differs from the summary's ($want)"
+done
+for c in rx_packets rx_dropped; do
+  want=$(jq -r ".kernel_drops.interfaces.lo.$c" <<<"$sum")
+  [ "$(last "txscale_recv_kernel_interface_total{interface=\"lo\",counter=\"$c\"}")" = "$want" ] \
+    || fail "lo $c differs from the summary's ($want)"
+done
+[ "$(last txscale_recv_socket_drops_total)" = "$(jq -r .input.socket_drops <<<"$sum")" ] || fail "socket drops differ"
+
+ssum=$(tail -1 "$tmp/sendout.json")
+[ "$(last txscale_send_datagrams_total)" = "$(jq -r .packets <<<"$ssum")" ] || fail "send's total differs"
+[ "$(last 'txscale_send_thread_datagrams_total{thread="0"}')" = "$(jq -r '.threads[0].packets' <<<"$ssum")" ] \
+  || fail "send's thread 0 differs"
+[ "$(last 'txscale_send_drops_total{where="full"}')" = "$(jq -r .drops <<<"$ssum")" ] || fail "send's drops differ"
+[ "$(last 'txscale_run_state{kind="send",state="finished"}')" = 1 ] || fail "send's last run_state is not finished"
+checks=$((checks + 14))
+echo "metrics_prom: $checks checks passed: Prometheus's totals equal recv's and send's summaries, per flow"

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale server: a stock iperf3 client's test (docs/iperf3.md). The
+ * protocol runs in lib/ctl (txs_ip3_serve); this file tells the two
+ * protocols apart at accept, and writes the receiver's report (exact loss
+ * from the client's own count of what it sent, reordering apart from loss,
+ * the kernel's drops beside) to the log, to -J, and back to the client with
+ * --get-server-output. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <txscale/iperf3.h>
+#include <txscale/rx.h>
+#include <txscale/stats.h>
+#include "server_iperf3.h"
+
+bool server_iperf3_first(int fd, int wait_ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	if (poll(&pf, 1, wait_ms) <= 0 || !(pf.revents & POLLIN))
+		return false;
+	uint8_t b[TXS_IP3_COOKIE_LEN];
+	ssize_t n = recv(fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+	return n > 0;
+}
+
+void server_iperf3_busy(int fd)
+{
+	txs_ip3_write_state(fd, TXS_IP3_ACCESS_DENIED, 500);
+}
+
+void ip3_add_up(const struct txs_ip3_test *t, struct ip3_sums *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->exact = true;
+	u->sock_drops = 0;
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct txs_ip3_stream *s = &t->s[i];
+		if (s->sender) {
+			u->tx_streams++;
+			u->sent += s->sent;
+			u->sent_bytes += s->sent_bytes;
+			u->send_errors += s->send_errors;
+			continue;
+		}
+		const struct txs_ip3_rx *r = &s->rx;
+		u->rx_streams++;
+		u->received += r->received;
+		u->bytes += r->bytes;
+		u->unique += r->unique;
+		u->duplicates += r->duplicates;
+		u->reordered += r->reordered;
+		u->late += r->late;
+		u->malformed += r->malformed;
+		u->ip3_errors += r->ip3_errors;
+		u->ip3_ooo += r->ip3_outoforder;
+		u->jitter_sum += r->jitter;
+		if (s->sock_drops > 0)
+			u->sock_drops += s->sock_drops;
+		uint64_t sent, ex;
+		if (txs_ip3_peer_sent(t, s->id, &sent)) {
+			u->expected += sent;
+			u->lost += txs_ip3_rx_lost(r, sent, &ex);
+			u->excess += ex;
+		} else {
+			u->exact = false;
+			u->lost += r->highest > r->unique ? r->highest - r->unique : 0;
+		}
+	}
+}
+
+/* One JSON line built in memory. */
+struct line {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+/* Opens {"type":"summary","kind":KIND,"device":"iperf3", */
+static int line_open(struct line *l, struct txs_json *j, const char *kind)
+{
+	l->buf = NULL;
+	l->len = 0;
+	l->f = open_memstream(&l->buf, &l->len);
+	if (!l->f)
+		return -ENOMEM;
+	txs_json_begin(j, l->f);
+	txs_json_str(j, "type", "summary");
+	txs_json_str(j, "kind", kind);
+	txs_json_str(j, "device", "iperf3");
+	return 0;
+}
+
+/* The line without its newline (malloc'd), or NULL. */
+static char *line_close(struct line *l)
+{
+	fclose(l->f);
+	char *nl = l->buf ? strchr(l->buf, '\n') : NULL;
+	if (nl)
+		*nl = 0;
+	return l->buf;
+}
+
+char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, const struct txs_rx_kstats *kd)
+{
+	struct line l;
+	struct txs_json j;
+	if (line_open(&l, &j, "recv"))
+		return NULL;
+	txs_json_str(&j, "client_version", t->p.client_version[0] ? t->p.client_version : "unknown");
+	txs_json_dbl(&j, "seconds", t->t_end - t->t_start);
+	txs_json_u64(&j, "received", u->received);
+	txs_json_u64(&j, "lost", u->lost);
+	txs_json_u64(&j, "duplicates", u->duplicates);
+	txs_json_u64(&j, "reordered", u->reordered);
+	txs_json_u64(&j, "malformed", u->malformed);
+	txs_json_u64(&j, "late", u->late);
+	txs_json_u64(&j, "unique", u->unique);
+	txs_json_u64(&j, "bytes", u->bytes);
+	txs_json_bool(&j, "lost_exact", u->exact);
+	if (u->exact)
+		txs_json_u64(&j, "expected", u->expected);
+	else
+		txs_json_key(&j, "expected"), fputs("null", l.f);
+	txs_json_u64(&j, "excess", u->excess);
+	txs_json_u64(&j, "handshakes_refused", t->ignored);
+	txs_json_dbl(&j, "jitter_ms", u->rx_streams ? u->jitter_sum / u->rx_streams * 1000.0 : 0);
+	txs_json_obj_open(&j, "iperf3");
+	txs_json_i64(&j, "lost", u->ip3_errors);
+	txs_json_u64(&j, "out_of_order", u->ip3_ooo);
+	txs_json_obj_close(&j);
+	txs_json_arr_open(&j, "flows");
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct txs_ip3_stream *s = &t->s[i];
+		if (s->sender)
+			continue;
+		uint64_t sent, ex = 0;
+		bool known = txs_ip3_peer_sent(t, s->id, &sent);
+		txs_json_obj_open(&j, NULL);
+		txs_json_u64(&j, "id", s->id);
+		txs_json_u64(&j, "received", s->rx.received);
+		txs_json_u64(&j, "unique", s->rx.unique);
+		txs_json_u64(&j, "lost", known ? txs_ip3_rx_lost(&s->rx, sent, &ex)
+					       : (s->rx.highest > s->rx.unique ? s->rx.highest - s->rx.unique : 0));
+		txs_json_bool(&j, "lost_exact", known);
+		txs_json_u64(&j, "duplicates", s->rx.duplicates);
+		txs_json_u64(&j, "reordered", s->rx.reordered);
+		txs_json_u64(&j, "late", s->rx.late);
+		txs_json_u64(&j, "malformed", s->rx.malformed);
+		txs_json_u64(&j, "bytes", s->rx.bytes);
+		txs_json_dbl(&j, "jitter_ms", s->rx.jitter * 1000.0);
+		txs_json_i64(&j, "iperf3_lost", s->rx.ip3_errors);
+		txs_json_i64(&j, "socket_drops", s->sock_drops);
+		txs_json_obj_close(&j);
+	}
+	txs_json_arr_close(&j);
+	txs_rx_kstats_json(&j, "kernel_drops", kd, NULL, 0, u->sock_drops);
+	txs_json_end(&j);
+	return line_close(&l);
+}
+
+char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u)
+{
+	struct line l;
+	struct txs_json j;
+	if (line_open(&l, &j, "send"))
+		return NULL;
+	double secs = t->t_end - t->t_start;
+	txs_json_dbl(&j, "seconds", secs);
+	txs_json_u64(&j, "packets", u->sent);
+	txs_json_u64(&j, "bytes", u->sent_bytes);
+	txs_json_dbl(&j, "pps", secs > 0 ? u->sent / secs : 0);
+	txs_json_u64(&j, "drops", 0);
+	txs_json_u64(&j, "errors", u->send_errors);
+	txs_json_arr_open(&j, "threads");
+	for (unsigned i = 0; i < t->n; i++)
+		if (t->s[i].sender) {
+			txs_json_obj_open(&j, NULL);
+			txs_json_u64(&j, "id", t->s[i].id);
+			txs_json_u64(&j, "packets", t->s[i].sent);
+			txs_json_obj_close(&j);
+		}
+	txs_json_arr_close(&j);
+	txs_json_end(&j);
+	return line_close(&l);
+}
+
+/* The text report: the log's lines and --get-server-output's text. */
+static char *text_report(const struct ip3_srv_ctx *c, const struct txs_ip3_test *t, const struct ip3_sums *u,
+			 const struct txs_rx_kstats *kd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	const char *pre = c->prefix;
+	if (u->rx_streams) {
+		double off = (double)u->received + (double)u->lost;
+		fprintf(f,
+			"%sreceiver: %u stream%s, %.3f s: received %llu, lost %llu (%.4g%%)%s, duplicates %llu, reordered "
+			"%llu, late %llu, malformed %llu, jitter %.3f ms\n",
+			pre, u->rx_streams, u->rx_streams == 1 ? "" : "s", t->t_end - t->t_start,
+			(unsigned long long)u->received, (unsigned long long)u->lost, off > 0 ? u->lost * 100.0 / off : 0.0,
+			u->exact ? " exact" : " (not exact: the client did not say what it sent)",
+			(unsigned long long)u->duplicates, (unsigned long long)u->reordered, (unsigned long long)u->late,
+			(unsigned long long)u->malformed, u->jitter_sum / u->rx_streams * 1000.0);
+		fprintf(f, "%sreceiver: iperf3 would say lost %lld, out of order %llu\n", pre, (long long)u->ip3_errors,
+			(unsigned long long)u->ip3_ooo);
+		fprintf(f, "%s", pre);
+		txs_rx_kstats_text(f, kd, NULL, 0, u->sock_drops);
+	}
+	if (u->tx_streams)
+		fprintf(f, "%ssender: %u stream%s, %.3f s: sent %llu datagrams, %llu bytes, %llu failed writes\n", pre,
+			u->tx_streams, u->tx_streams == 1 ? "" : "s", t->t_end - t->t_start, (unsigned long long)u->sent,
+			(unsigned long long)u->sent_bytes, (unsigned long long)u->send_errors);
+	fclose(f);
+	return buf;
+}
+
+int server_iperf3(const struct ip3_srv_ctx *c)
+{
+	FILE *logf = c->json ? stderr : stdout;
+	struct txs_ip3_srv_conf sc = {
+		.local = c->local,
+		.peer = c->peer,
+		.max_time = (unsigned)c->max_time,
+		.ctl_timeout_ms = c->ctl_timeout_ms,
+		.refuse_auth = c->auth,
+	};
+	struct txs_ip3_test t;
+	struct txs_rx_kstats k0, k1, kd;
+	txs_rx_kstats_read(&k0, NULL);
+	int ip3_err = 0;
+	char err[320] = "";
+	int rc = txs_ip3_serve(c->fd, &sc, &t, &ip3_err, err, sizeof(err));
+	txs_rx_kstats_read(&k1, NULL);
+	txs_rx_kstats_delta(&kd, &k0, &k1);
+	if (rc == -EPERM) {
+		fprintf(logf, "%siperf3 client %s: refused (iperf3 error %d): %s\n", c->prefix,
+			t.p.client_version[0] ? t.p.client_version : "", ip3_err, err);
+		fflush(logf);
+		txs_ip3_test_free(&t);
+		return 1;
+	}
+	if (rc < 0) {
+		fprintf(logf, "%siperf3 client: error: %s\n", c->prefix, err[0] ? err : strerror(-rc));
+		fflush(logf);
+		txs_ip3_test_free(&t);
+		return 1;
+	}
+	struct ip3_sums u;
+	ip3_add_up(&t, &u);
+	char *text = text_report(c, &t, &u, &kd);
+	fprintf(logf, "%siperf3 %s client: -l %u, -P %u%s%s%s, %s\n", c->prefix,
+		t.p.client_version[0] ? t.p.client_version : "(unknown version)", t.p.len, t.p.parallel,
+		t.p.reverse ? ", -R" : "", t.p.bidirectional ? ", --bidir" : "",
+		t.p.udp_counters_64bit ? ", 64-bit counters" : "", t.p.bandwidth ? "paced" : "-b 0");
+	if (text)
+		fputs(text, logf);
+	fflush(logf);
+	if (c->json) {
+		if (u.rx_streams) {
+			char *j = ip3_recv_json(&t, &u, &kd);
+			if (j)
+				printf("%s\n", j);
+			free(j);
+		}
+		if (u.tx_streams) {
+			char *j = ip3_send_json(&t, &u);
+			if (j)
+				printf("%s\n", j);
+			free(j);
+		}
+		fflush(stdout);
+	}
+	rc = txs_ip3_serve_finish(c->fd, &t, text, c->ctl_timeout_ms, err, sizeof(err));
+	free(text);
+	txs_ip3_test_free(&t);
+	if (rc < 0) {
+		fprintf(logf, "%siperf3 client: error: %s\n", c->prefix, err);
+		fflush(logf);
+		return 1;
+	}
+	return 0;
+}

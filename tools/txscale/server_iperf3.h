@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* txscale server's iperf3 side (server_iperf3.c). */
+#ifndef TXS_SERVER_IPERF3_H
+#define TXS_SERVER_IPERF3_H
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#define IP3_FIRST_WAIT_MS 200 /* an iperf3 client's cookie comes at once; a txscale client waits for our hello */
+
+struct ip3_srv_ctx {
+	int fd;                               /* the accepted control connection */
+	const struct sockaddr_storage *local; /* its local address (streams use its port) */
+	const struct sockaddr_storage *peer;  /* its peer (the only address a stream may come from) */
+	const char *prefix;                   /* log line prefix: "txscale server: session N (ADDR): " */
+	bool json;                            /* -J: summaries on stdout, log on stderr */
+	double max_time;
+	int ctl_timeout_ms;
+	bool auth;                            /* --auth-file: iperf3 clients are refused */
+};
+
+struct txs_ip3_test;
+struct txs_rx_kstats;
+/* A test's streams added up: what this side received (exact against the
+ * peer's count of what it sent, where the peer said) and sent. */
+struct ip3_sums {
+	uint64_t received, bytes, unique, duplicates, reordered, late, malformed, expected, lost, excess;
+	int64_t ip3_errors, sock_drops;
+	uint64_t ip3_ooo, sent, sent_bytes, send_errors;
+	unsigned rx_streams, tx_streams;
+	bool exact;
+	double jitter_sum;
+};
+void ip3_add_up(const struct txs_ip3_test *t, struct ip3_sums *u);
+/* One JSON line (malloc'd, no newline): the recv summary of what this side
+ * received ({"type":"summary","kind":"recv","device":"iperf3",...}), the
+ * send summary of what it sent. */
+char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, const struct txs_rx_kstats *kd);
+char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u);
+
+/* Did the peer speak first within wait_ms (an iperf3 client's cookie)? */
+bool server_iperf3_first(int fd, int wait_ms);
+/* Tell an iperf3 client the server is busy (ACCESS_DENIED). */
+void server_iperf3_busy(int fd);
+/* Serve one iperf3 test; 0, or 1 (refused or failed, logged). */
+int server_iperf3(const struct ip3_srv_ctx *c);
+#endif
