@@ -23,7 +23,7 @@ B=$LAB-b
 FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && sed "s/^/  server: /" "$tmp/srv.log"')
 need_txs
 
-bad() {
+refused() {
   local want=$1; shift
   local out rc=0
   out=$("$TXS" ndr "$@" 2>&1 >/dev/null) || rc=$?
@@ -31,10 +31,10 @@ bad() {
   case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
 }
 bad_combinations() {
-  bad "--remote" --remote nowhere
-  bad "DEST '198.18.0.3'" --remote 198.18.0.2 198.18.0.3
-  bad "--recv-netns" --remote 198.18.0.2 --recv-netns x
-  bad "--recv-args" --remote 198.18.0.2 --recv-args "--window 64"
+  refused "--remote" --remote nowhere
+  refused "DEST '198.18.0.3'" --remote 198.18.0.2 198.18.0.3
+  refused "--recv-netns" --remote 198.18.0.2 --recv-netns x
+  refused "--recv-args" --remote 198.18.0.2 --recv-args "--window 64"
   echo "ok: bad combinations exit 2"
 }
 run_case bad_combinations

@@ -20,7 +20,7 @@ need_cmd python3 "needs python3"
 need_cmd ss "needs ss (iproute2)"
 
 # bad input: exit 2 and one line naming the value, before anything starts
-bad() {
+refused() {
   local want=$1; shift
   local out rc=0
   out=$("$TXS" "$@" 2>&1 >/dev/null) || rc=$?
@@ -29,17 +29,17 @@ bad() {
   [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "$*: more than one line: $out"
 }
 bad_input() {
-  bad "--max-time" server --max-time 0
-  bad "--ctl-timeout" server --ctl-timeout 0
-  bad "--allow-dest" server --allow-dest 198.18.0.0/33
-  bad "--allow-dest" server --allow-dest example.com
-  bad "--auth-file" server --auth-file /nonexistent/key
-  bad "-B/--bind" server -B nowhere
-  bad "198.51.100.1" server -B 198.51.100.1 --control-port 1
-  bad "--control-port" recv -s --control-port 0
-  bad "--remote-cpus" send -c 127.0.0.1 --server --remote-cpus x
-  bad "--remote-dev" send -c 127.0.0.1 --server --remote-dev pcap:/etc/shadow
-  bad "--ctl-timeout" send -c 127.0.0.1 --server --ctl-timeout 0
+  refused "--max-time" server --max-time 0
+  refused "--ctl-timeout" server --ctl-timeout 0
+  refused "--allow-dest" server --allow-dest 198.18.0.0/33
+  refused "--allow-dest" server --allow-dest example.com
+  refused "--auth-file" server --auth-file /nonexistent/key
+  refused "-B/--bind" server -B nowhere
+  refused "198.51.100.1" server -B 198.51.100.1 --control-port 1
+  refused "--control-port" recv -s --control-port 0
+  refused "--remote-cpus" send -c 127.0.0.1 --server --remote-cpus x
+  refused "--remote-dev" send -c 127.0.0.1 --server --remote-dev pcap:/etc/shadow
+  refused "--ctl-timeout" send -c 127.0.0.1 --server --ctl-timeout 0
   echo "ok: bad input exits 2 naming the value"
 }
 run_case bad_input

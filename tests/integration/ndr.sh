@@ -22,7 +22,7 @@ B=$LAB-b
 need_txs
 
 # 0. bad input: exit 2, one line naming the value
-bad() {
+refused() {
   local want=$1; shift
   local out rc=0
   out=$("$TXS" ndr "$@" 2>&1 >/dev/null) || rc=$?
@@ -30,13 +30,13 @@ bad() {
   case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
 }
 bad_input() {
-  bad "--precision" --precision 0 198.18.0.2
-  bad "--hi" --lo 100k --hi 50k 198.18.0.2
-  bad "--hi" --hi 1Gbit 198.18.0.2
-  bad "--max-trials" --max-trials 2 198.18.0.2
-  bad "--loss" --loss 100 198.18.0.2
-  bad "destination" --trial 1
-  bad "nowhere" nowhere
+  refused "--precision" --precision 0 198.18.0.2
+  refused "--hi" --lo 100k --hi 50k 198.18.0.2
+  refused "--hi" --hi 1Gbit 198.18.0.2
+  refused "--max-trials" --max-trials 2 198.18.0.2
+  refused "--loss" --loss 100 198.18.0.2
+  refused "destination" --trial 1
+  refused "nowhere" nowhere
   echo "ok: bad input exits 2"
 }
 run_case bad_input

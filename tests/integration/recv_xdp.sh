@@ -188,18 +188,18 @@ detach() { # TERM|KILL
 }
 run_case detach_term detach TERM
 run_case detach_kill detach KILL
-bad() { # PATTERN SPEC [RECV ARGS...]
+refused() { # PATTERN SPEC [RECV ARGS...]
   local pat=$1 spec=$2 rc=0
   shift 2
   ip netns exec "$B" "$TXS" recv --dev "$spec" -t 1 -i 0 "$@" >"$tmp/bad.out" 2>&1 || rc=$?
   [ $rc = 2 ] && grep -q -- "$pat" "$tmp/bad.out" || fail "--dev $spec $*: exit $rc: $(cat "$tmp/bad.out")"
 }
-run_case bad_no_iface bad "no interface 'nosuch0'" xdp:nosuch0
-run_case bad_bad_option bad "unknown xdp option 'bogus'" xdp:rx0,bogus
-run_case bad_bad_ring bad "bad ring '100'" xdp:rx0,ring=100
-run_case bad_one_queue_P2 bad "rx0 has 1 RX queue" xdp:rx0 -P 2
-run_case bad_zc_on_veth bad "the driver has no AF_XDP zero-copy" xdp:rx0,zc   # veth: copy mode only
-run_case bad_zc_skb bad "zc needs the driver's XDP" xdp:rx0,skb,zc
+run_case bad_no_iface refused "no interface 'nosuch0'" xdp:nosuch0
+run_case bad_bad_option refused "unknown xdp option 'bogus'" xdp:rx0,bogus
+run_case bad_bad_ring refused "bad ring '100'" xdp:rx0,ring=100
+run_case bad_one_queue_P2 refused "rx0 has 1 RX queue" xdp:rx0 -P 2
+run_case bad_zc_on_veth refused "the driver has no AF_XDP zero-copy" xdp:rx0,zc   # veth: copy mode only
+run_case bad_zc_skb refused "zc needs the driver's XDP" xdp:rx0,skb,zc
 no_prog_left() { ! prog_on || fail "a refused spec left a program on rx0"; echo "ok: bad specs exit 2 with the reason"; }
 run_case no_prog_after_bad_specs no_prog_left
 
