@@ -107,7 +107,7 @@ static const struct opt recv_opts[] = {
 	{ "parallel", 'P', OPT_UINT, O(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: not pinned, like iperf3)" },
 	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads, even with -A (the default without -A)" },
-	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp | packet:IFNAME[,IFNAME...] | xdp:IFNAME[,native|skb][,copy|zc][,ring=N] | pcap:FILE", "udp" },
+	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp[:gro=off] | packet:IFNAME[,IFNAME...] | xdp:IFNAME[,native|skb][,copy|zc][,ring=N] | pcap:FILE", "udp" },
 	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
 	{ "idle", 0, OPT_SECONDS, O(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
 	{ "expect", 0, OPT_U64, O(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
@@ -468,6 +468,9 @@ static void summary_text(const struct summary *s)
 			printf(": %llu messages carried %llu datagrams", (unsigned long long)s->is->gro_msgs,
 			       (unsigned long long)s->is->gro_dgrams);
 		printf("\n");
+		if (s->is->gro && sock_drops(s) > 0)
+			printf("socket   with UDP GRO the kernel counts its drops (sockets, RcvbufErrors) in messages "
+			       "of up to 128 datagrams; the loss above is in datagrams\n");
 	}
 	if (!s->in->raw && !s->in->offline && s->in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
 		char phc[32] = "PHC unknown";
@@ -635,6 +638,12 @@ static void hw_skew_warning(const struct txs_rx_input_stats *is)
 		is->hw_ifname);
 }
 
+/* --dev udp or udp:ARGS: the kernel-socket input */
+static bool udp_dev(const char *dev)
+{
+	return strcmp(dev, "udp") == 0 || strncmp(dev, "udp:", 4) == 0;
+}
+
 int cmd_recv(int argc, char **argv)
 {
 	if (ctl_recv_wants_server(argc, argv)) /* recv -s: the control channel (server.c) */
@@ -643,7 +652,7 @@ int cmd_recv(int argc, char **argv)
 	const char *pos[1];
 	int npos = 0;
 	static const char *syn =
-		"[-B ADDR] [-p PORT] [-4|-6] [-P N] [-A CPUS] [--dev udp|packet:IFNAME[,IFNAME...]|xdp:IFNAME[,...]|pcap:FILE] "
+		"[-B ADDR] [-p PORT] [-4|-6] [-P N] [-A CPUS] [--dev udp[:gro=off]|packet:IFNAME[,IFNAME...]|xdp:IFNAME[,...]|pcap:FILE] "
 		"[-t SECONDS] [--idle SECONDS] [--expect N | --sender-summary FILE] [-i SEC] [-J]";
 	int rc = opt_parse("recv", syn, recv_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
@@ -697,7 +706,7 @@ int cmd_recv(int argc, char **argv)
 							(cfg.threads ? cfg.threads : cfg.cpus.n ? cfg.cpus.n : 1) + 64
 					      : 0,
 			   lim;
-	if (need && strcmp(cfg.dev, "udp") == 0 && opt_nofile(need, &lim) < 0) {
+	if (need && udp_dev(cfg.dev) && opt_nofile(need, &lim) < 0) {
 		fprintf(stderr, "txscale recv: bad value for -p/--port: '%s': a socket per port and thread needs %llu "
 				"open files, the limit is %llu (ulimit -n)\n", cfg.port_s, need, lim);
 		return 2;
@@ -794,7 +803,7 @@ int cmd_recv(int argc, char **argv)
 		.reuseport = cfg.reuseport,
 		.batch = cfg.batch,
 	};
-	rc = parse_rx_ts(cfg.rx_ts, &ic, strcmp(cfg.dev, "udp") == 0);
+	rc = parse_rx_ts(cfg.rx_ts, &ic, udp_dev(cfg.dev));
 	if (rc) {
 		free(exp);
 		if (summary_f)
@@ -816,9 +825,9 @@ int cmd_recv(int argc, char **argv)
 			fclose(summary_f);
 		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT || rc == -EOPNOTSUPP ? 2 : 1;
 	}
-	if (cfg.reuseport && strcmp(cfg.dev, "udp") != 0)
+	if (cfg.reuseport && !udp_dev(cfg.dev))
 		fprintf(stderr, "txscale recv: note: --reuseport applies to --dev udp only\n");
-	if (cfg.rcvbuf && strcmp(cfg.dev, "udp") != 0)
+	if (cfg.rcvbuf && !udp_dev(cfg.dev))
 		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
 	struct txs_rx_conf rc_conf = {
 		.window = cfg.window,
@@ -894,10 +903,10 @@ int cmd_recv(int argc, char **argv)
 		char a[64] = "*";
 		if (cfg.bind)
 			txs_addr_str(&bind, a, sizeof(a));
-		if (strcmp(cfg.dev, "udp") == 0 && ic.port_hi)
+		if (udp_dev(cfg.dev) && ic.port_hi)
 			printf("txscale recv: udp %s ports %u-%u, %u thread%s", a, ic.port, ic.port_hi, nthreads,
 			       nthreads > 1 ? "s" : "");
-		else if (strcmp(cfg.dev, "udp") == 0)
+		else if (udp_dev(cfg.dev))
 			printf("txscale recv: udp %s port %u, %u thread%s", a, ic.port, nthreads, nthreads > 1 ? "s" : "");
 		else
 			printf("txscale recv: %s, %u thread%s", in->spec, nthreads, nthreads > 1 ? "s" : "");
