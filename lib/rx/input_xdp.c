@@ -342,7 +342,8 @@ static int xr_open(struct txs_rx_input *in, const char *args)
 		return rc;
 	}
 	x->ifindex = (int)idx;
-	snprintf(in->link_names[0], sizeof(in->link_names[0]), "%s", buf);
+	/* an interface name (if_nametoindex found it) fits IF_NAMESIZE */
+	snprintf(in->link_names[0], sizeof(in->link_names[0]), "%.*s", IF_NAMESIZE - 1, buf);
 	in->n_links = 1;
 	in->raw = true;
 	if ((rc = txs_rx_links_check(in, &x->ifindex, 1, in->err, sizeof(in->err))) < 0) {
