@@ -16,16 +16,15 @@
 # Needs root and jq; exits 77 with the reason otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-${TXS:-build/txscale}}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=cclk${TXS_LAB_TAG:-}
+LAB=$(lab_name cclk)
 A=$LAB-a
 B=$LAB-b
 SHIFT=-5000000
 
-fail() { echo "FAIL: $*" >&2; [ -f "${tmp:-/nonexistent}/srv.log" ] && sed 's/^/  server: /' "$tmp/srv.log" >&2; exit 1; }
-ok() { echo "ok: $*"; }
+# a failing case shows the server's log
+FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && sed "s/^/  server: /" "$tmp/srv.log"')
 
 need_txs
 need_root
@@ -41,11 +40,7 @@ server() {
   [ -z "$SRV" ] || { kill "$SRV" 2>/dev/null || true; wait "$SRV" 2>/dev/null || true; }
   TMPDIR=$tmp/ts ip netns exec "$B" "$1" server -J --ctl-timeout 5 >"$tmp/srv.json" 2>"$tmp/srv.log" &
   SRV=$!
-  for _ in $(seq 50); do
-    ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN && return 0
-    sleep 0.1
-  done
-  fail "the server does not listen"
+  wait_for 20 listens || fail "the server does not listen"
 }
 client() { # BIN NAME [send options]
   local bin=$1 name=$2
@@ -53,43 +48,56 @@ client() { # BIN NAME [send options]
   TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$bin" send -J -i 0 "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
     fail "$name: send exited $?: $(cat "$tmp/$name.err")"
 }
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
 line() { jq -c "select(.type == \"$2\" and (.kind // \"\") == \"$3\")" "$tmp/$1.json" | tail -n1; }
 
 server "$TXS"
 
-# 1. forward, the sender's clock 5 ms behind
-TXS_TEST_STAMP_SHIFT_NS=$SHIFT client "$TXS" fwd -c 198.18.0.2 -n 5000 -b 5k -l 32
-grep -q "test only: timestamps shifted by $SHIFT ns" "$tmp/fwd.err" || fail "fwd: the sender did not say it shifted: $(cat "$tmp/fwd.err")"
-rcv=$(line fwd receiver recv)
-own=$(jq -c 'select(.type == "summary" and .kind == "recv")' "$tmp/srv.json" | tail -n1)
-[ "$(jq -c .clock <<<"$rcv")" = "$(jq -c .clock <<<"$own")" ] || fail "fwd: the client's receiver line's clock differs from the server's"
-jq -e '.clock.corrected == true and .clock.source == "control" and (.clock.drift_ns | type) == "number" and .lost_exact and .lost == 0' \
-  <<<"$rcv" >/dev/null || fail "fwd: $(jq -c '{clock, lost, lost_exact}' <<<"$rcv")"
-read -r off err drift cor raw < <(jq -r '[.clock.offset_ns, .clock.error_ns, .clock.drift_ns, .latency_ns.mean, .clock.raw_latency_ns.mean] | @tsv' <<<"$rcv")
-awk -v o="$off" -v e="$err" -v s="$SHIFT" 'BEGIN { d = o + s; if (d < 0) d = -d; exit !(d <= e && e < 2e6) }' ||
-  fail "fwd: offset $off +- $err: the truth is $((-SHIFT))"
-# the true latency: raw minus the 5 ms the stamps were shifted back
-awk -v c="$cor" -v r="$raw" -v e="$err" -v s="$SHIFT" 'BEGIN { t = r + s; d = c - t; if (d < 0) d = -d; exit !(d <= e && r >= -s) }' ||
-  fail "fwd: corrected mean $cor, raw mean $raw, error $err: not within the bound of the true latency"
-awk -v d="$drift" 'BEGIN { if (d < 0) d = -d; exit !(d < 1e6) }' || fail "fwd: drift $drift ns on one clock"
-ok "forward: offset $off +- $err ns (truth $((-SHIFT))), latency corrected $cor ns, raw $raw ns, drift $drift ns"
+forward() {
+  local rcv own off err drift cor raw
+  # 1. forward, the sender's clock 5 ms behind
+  TXS_TEST_STAMP_SHIFT_NS=$SHIFT client "$TXS" fwd -c 198.18.0.2 -n 5000 -b 5k -l 32
+  grep -q "test only: timestamps shifted by $SHIFT ns" "$tmp/fwd.err" || fail "fwd: the sender did not say it shifted: $(cat "$tmp/fwd.err")"
+  rcv=$(line fwd receiver recv)
+  own=$(jq -c 'select(.type == "summary" and .kind == "recv")' "$tmp/srv.json" | tail -n1)
+  [ "$(jq -c .clock <<<"$rcv")" = "$(jq -c .clock <<<"$own")" ] || fail "fwd: the client's receiver line's clock differs from the server's"
+  jq -e '.clock.corrected == true and .clock.source == "control" and (.clock.drift_ns | type) == "number" and .lost_exact and .lost == 0' \
+    <<<"$rcv" >/dev/null || fail "fwd: $(jq -c '{clock, lost, lost_exact}' <<<"$rcv")"
+  read -r off err drift cor raw < <(jq -r '[.clock.offset_ns, .clock.error_ns, .clock.drift_ns, .latency_ns.mean, .clock.raw_latency_ns.mean] | @tsv' <<<"$rcv")
+  awk -v o="$off" -v e="$err" -v s="$SHIFT" 'BEGIN { d = o + s; if (d < 0) d = -d; exit !(d <= e && e < 2e6) }' ||
+    fail "fwd: offset $off +- $err: the truth is $((-SHIFT))"
+  # the true latency: raw minus the 5 ms the stamps were shifted back
+  awk -v c="$cor" -v r="$raw" -v e="$err" -v s="$SHIFT" 'BEGIN { t = r + s; d = c - t; if (d < 0) d = -d; exit !(d <= e && r >= -s) }' ||
+    fail "fwd: corrected mean $cor, raw mean $raw, error $err: not within the bound of the true latency"
+  awk -v d="$drift" 'BEGIN { if (d < 0) d = -d; exit !(d < 1e6) }' || fail "fwd: drift $drift ns on one clock"
+  ok "forward: offset $off +- $err ns (truth $((-SHIFT))), latency corrected $cor ns, raw $raw ns, drift $drift ns"
+}
+run_case forward
 
-TXS_TEST_STAMP_SHIFT_NS=$SHIFT TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 2000 -b 5k -l 32 -i 0 \
-  >"$tmp/text.out" 2>&1 || fail "text: $(cat "$tmp/text.out")"
-grep -q '^receiver 198.18.0.2: latency CORRECTED by clock offset ' "$tmp/text.out" || fail "text: no correction line: $(cat "$tmp/text.out")"
-grep -q '^receiver 198.18.0.2: outages 0,' "$tmp/text.out" || fail "text: no outage line: $(cat "$tmp/text.out")"
-ok "text: $(grep CORRECTED "$tmp/text.out")"
+text() {
+  TXS_TEST_STAMP_SHIFT_NS=$SHIFT TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 2000 -b 5k -l 32 -i 0 \
+    >"$tmp/text.out" 2>&1 || fail "text: $(cat "$tmp/text.out")"
+  grep -q '^receiver 198.18.0.2: latency CORRECTED by clock offset ' "$tmp/text.out" || fail "text: no correction line: $(cat "$tmp/text.out")"
+  grep -q '^receiver 198.18.0.2: outages 0,' "$tmp/text.out" || fail "text: no outage line: $(cat "$tmp/text.out")"
+  ok "text: $(grep CORRECTED "$tmp/text.out")"
+}
+run_case text
 
-# 2. reverse: our receiver corrects by what the exchange found (one clock: 0)
-client "$TXS" rev -c 198.18.0.2 -R -n 3000 -b 5k -l 32
-mine=$(line rev summary recv)
-jq -e '.clock.corrected == true and .clock.source == "control" and (.clock.drift_ns | type) == "number" and
-  ((.clock.offset_ns | if . < 0 then -. else . end) <= .clock.error_ns) and .lost_exact' <<<"$mine" >/dev/null ||
-  fail "rev: $(jq -c '{clock, lost_exact}' <<<"$mine")"
-ok "reverse: our receiver corrected by $(jq -r .clock.offset_ns <<<"$mine") +- $(jq -r .clock.error_ns <<<"$mine") ns"
+reverse() {
+  local mine
+  # 2. reverse: our receiver corrects by what the exchange found (one clock: 0)
+  client "$TXS" rev -c 198.18.0.2 -R -n 3000 -b 5k -l 32
+  mine=$(line rev summary recv)
+  jq -e '.clock.corrected == true and .clock.source == "control" and (.clock.drift_ns | type) == "number" and
+    ((.clock.offset_ns | if . < 0 then -. else . end) <= .clock.error_ns) and .lost_exact' <<<"$mine" >/dev/null ||
+    fail "rev: $(jq -c '{clock, lost_exact}' <<<"$mine")"
+  ok "reverse: our receiver corrected by $(jq -r .clock.offset_ns <<<"$mine") +- $(jq -r .clock.error_ns <<<"$mine") ns"
+}
+run_case reverse
 
-# 3. peers without the exchange
-if [ -n "${TXS_OLD_BIN:-}" ]; then
+old_peers() {
+  # 3. peers without the exchange (the last case: it replaces the server)
+  [ -n "${TXS_OLD_BIN:-}" ] || skip "TXS_OLD_BIN not given: the old-peer checks did not run"
   [ -x "$TXS_OLD_BIN" ] || fail "TXS_OLD_BIN $TXS_OLD_BIN is not executable"
   server "$TXS_OLD_BIN"
   client "$TXS" oldsrv -c 198.18.0.2 -n 3000 -b 5k -l 32
@@ -100,6 +108,6 @@ if [ -n "${TXS_OLD_BIN:-}" ]; then
   jq -e '.lost_exact and .lost == 0 and .clock.corrected == false' <<<"$(line oldcli receiver recv)" >/dev/null ||
     fail "old client: $(line oldcli receiver recv | head -c 300)"
   ok "an old server with a new client and a new server with an old client: exact, uncorrected"
-else
-  echo "note: TXS_OLD_BIN not given: the old-peer checks did not run"
-fi
+}
+run_case old_peers
+

@@ -13,31 +13,32 @@
 # Needs root and jq; exits 77 with the reason otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=cnd${TXS_LAB_TAG:-}
+LAB=$(lab_name cnd)
 A=$LAB-a
 B=$LAB-b
 
-# common.bash's fail, and the server's log
-fail() { echo "FAIL: $*" >&2; [ -f "${tmp:-/nonexistent}/srv.log" ] && sed 's/^/  server: /' "$tmp/srv.log" >&2; exit 1; }
+# a failing case shows the server's log
+FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && sed "s/^/  server: /" "$tmp/srv.log"')
 need_txs
 
-bad() {
+refused() {
   local want=$1; shift
-  set +e
-  out=$("$TXS" ndr "$@" 2>&1 >/dev/null)
-  rc=$?
-  set -e
+  local out rc=0
+  out=$("$TXS" ndr "$@" 2>&1 >/dev/null) || rc=$?
   [ $rc -eq 2 ] || fail "ndr $*: exit $rc, expected 2 ($out)"
   case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
 }
-bad "--remote" --remote nowhere
-bad "DEST '198.18.0.3'" --remote 198.18.0.2 198.18.0.3
-bad "--recv-netns" --remote 198.18.0.2 --recv-netns x
-bad "--recv-args" --remote 198.18.0.2 --recv-args "--window 64"
-echo "ok: bad combinations exit 2"
+bad_combinations() {
+  refused "--remote" --remote nowhere
+  refused "DEST '198.18.0.3'" --remote 198.18.0.2 198.18.0.3
+  refused "--recv-netns" --remote 198.18.0.2 --recv-netns x
+  refused "--recv-args" --remote 198.18.0.2 --recv-args "--window 64"
+  echo "ok: bad combinations exit 2"
+}
+run_case bad_combinations
+
 
 need_root
 need_cmd jq "needs jq (scripts/deps test)"
@@ -49,10 +50,8 @@ mkdir -p "$tmp/t"
 
 ip netns exec "$B" "$TXS" server -B 198.18.0.2 >"$tmp/srv.log" 2>&1 &
 srv=$!
-for _ in $(seq 50); do
-  ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN && break
-  sleep 0.1
-done
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+wait_for 20 listens || fail "the server does not listen: $(cat "$tmp/srv.log")"
 
 check() {
   local F=$1
@@ -68,32 +67,39 @@ remote() {
   check "$tmp/$name.json"
 }
 
-# 1. a real search against a tiny receive buffer on the server: many trials over one session
-remote tiny --trial 1 --precision 10 --max-trials 8 --lo 1k --hi 150k --recv-args "--rcvbuf 65536"
-F=$tmp/tiny.json
-trials=$(tail -n1 "$F" | jq .trials)
-[ "$trials" -ge 3 ] || fail "tiny: only $trials trials: no search happened"
-[ "$(grep -c 'connected' "$tmp/srv.log")" -eq 1 ] || fail "tiny: expected one session for the search"
-tests=$(grep -c ': test [0-9]*: receive' "$tmp/srv.log" || true)
-[ "$tests" -eq "$trials" ] || fail "tiny: $trials trials, but the server ran $tests tests"
-fails=$(jq -s '[.[] | select(.type == "trial" and (.pass | not))] | length' "$F")
-sockfail=$(jq -s '[.[] | select(.type == "trial" and (.pass | not) and .kernel_drops.sockets > 0
-                   and .kernel_drops.sockets == .lost and .kernel_drops.udp.RcvbufErrors == .lost)] | length' "$F")
-[ "$fails" -gt 0 ] || fail "tiny: no trial lost anything with a 64 KiB buffer up to 150k pps"
-[ "$sockfail" -gt 0 ] || fail "tiny: no failing trial's loss equals the server's socket drops and RcvbufErrors"
-echo "ok: remote search, --rcvbuf 65536 on the server: $(tail -n1 "$F" | jq .rate_pps) pps ($(tail -n1 "$F" | jq -r .outcome)), $trials trials over one session, every trial exact; in $sockfail of $fails failing trials the loss is exactly the server's RcvbufErrors"
+tiny_rcvbuf_search() {
+  local F trials tests fails sockfail
+  # 1. a real search against a tiny receive buffer on the server: many trials over one session
+  remote tiny --trial 1 --precision 10 --max-trials 8 --lo 1k --hi 150k --recv-args "--rcvbuf 65536"
+  F=$tmp/tiny.json
+  trials=$(tail -n1 "$F" | jq .trials)
+  [ "$trials" -ge 3 ] || fail "tiny: only $trials trials: no search happened"
+  [ "$(grep -c 'connected' "$tmp/srv.log")" -eq 1 ] || fail "tiny: expected one session for the search"
+  tests=$(grep -c ': test [0-9]*: receive' "$tmp/srv.log" || true)
+  [ "$tests" -eq "$trials" ] || fail "tiny: $trials trials, but the server ran $tests tests"
+  fails=$(jq -s '[.[] | select(.type == "trial" and (.pass | not))] | length' "$F")
+  sockfail=$(jq -s '[.[] | select(.type == "trial" and (.pass | not) and .kernel_drops.sockets > 0
+                     and .kernel_drops.sockets == .lost and .kernel_drops.udp.RcvbufErrors == .lost)] | length' "$F")
+  [ "$fails" -gt 0 ] || fail "tiny: no trial lost anything with a 64 KiB buffer up to 150k pps"
+  [ "$sockfail" -gt 0 ] || fail "tiny: no failing trial's loss equals the server's socket drops and RcvbufErrors"
+  echo "ok: remote search, --rcvbuf 65536 on the server: $(tail -n1 "$F" | jq .rate_pps) pps ($(tail -n1 "$F" | jq -r .outcome)), $trials trials over one session, every trial exact; in $sockfail of $fails failing trials the loss is exactly the server's RcvbufErrors"
+}
+run_case tiny_rcvbuf_search
 
-# 2. the same report as the local namespace mode: a rate both pass, by bound
-OPTS=(--trial 1 --precision 5 --max-trials 4 --lo 2k --hi 20k --recv-args "--rcvbuf 33554432" -J)
-remote same "${OPTS[@]}"
-TMPDIR=$tmp/t timeout 300 "$TXS" ndr --send-netns "$A" --recv-netns "$B" "${OPTS[@]}" 198.18.0.2 >"$tmp/local.json" 2>"$tmp/local.err" ||
-  fail "local: exit $?: $(cat "$tmp/local.err")"
-check "$tmp/local.json"
-r=$(tail -n1 "$tmp/same.json" | jq -c '{outcome, rate_pps, confirmed, limited_by}')
-l=$(tail -n1 "$tmp/local.json" | jq -c '{outcome, rate_pps, confirmed, limited_by}')
-[ "$r" = "$l" ] || fail "remote $r, local $l"
-[ "$(jq -r .type "$tmp/same.json" | sort -u | tr '\n' ' ')" = "$(jq -r .type "$tmp/local.json" | sort -u | tr '\n' ' ')" ] ||
-  fail "the remote report has other line types than the local one"
-[ -z "$(find "$tmp/t" -mindepth 1)" ] || fail "temporary files left"
-echo "ok: remote and local report the same at 20k pps: $r"
-echo "ctl_ndr: all passed"
+remote_equals_local() {
+  local OPTS r l
+  # 2. the same report as the local namespace mode: a rate both pass, by bound
+  OPTS=(--trial 1 --precision 5 --max-trials 4 --lo 2k --hi 20k --recv-args "--rcvbuf 33554432" -J)
+  remote same "${OPTS[@]}"
+  TMPDIR=$tmp/t timeout 300 "$TXS" ndr --send-netns "$A" --recv-netns "$B" "${OPTS[@]}" 198.18.0.2 >"$tmp/local.json" 2>"$tmp/local.err" ||
+    fail "local: exit $?: $(cat "$tmp/local.err")"
+  check "$tmp/local.json"
+  r=$(tail -n1 "$tmp/same.json" | jq -c '{outcome, rate_pps, confirmed, limited_by}')
+  l=$(tail -n1 "$tmp/local.json" | jq -c '{outcome, rate_pps, confirmed, limited_by}')
+  [ "$r" = "$l" ] || fail "remote $r, local $l"
+  [ "$(jq -r .type "$tmp/same.json" | sort -u | tr '\n' ' ')" = "$(jq -r .type "$tmp/local.json" | sort -u | tr '\n' ' ')" ] ||
+    fail "the remote report has other line types than the local one"
+  [ -z "$(find "$tmp/t" -mindepth 1)" ] || fail "temporary files left"
+  echo "ok: remote and local report the same at 20k pps: $r"
+}
+run_case remote_equals_local

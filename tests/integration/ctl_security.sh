@@ -11,67 +11,59 @@
 # Needs python3 and ss; exits 77 otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
-skip() { echo "SKIP: $*" >&2; exit 77; }
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$tmp"/srv*.log; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" >&2; done
-  exit 1
-}
-[ -x "$TXS" ] || { echo "FAIL: no txscale binary at $TXS" >&2; exit 1; }
-command -v python3 >/dev/null || skip "needs python3"
-command -v ss >/dev/null || skip "needs ss (iproute2)"
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
+# a failing case shows the servers' logs
+FAIL_HOOKS+=('for f in "$tmp"/srv*.log; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f"; done')
+need_txs
+need_cmd python3 "needs python3"
+need_cmd ss "needs ss (iproute2)"
 
 # bad input: exit 2 and one line naming the value, before anything starts
-bad() {
+refused() {
   local want=$1; shift
-  set +e
-  out=$("$TXS" "$@" 2>&1 >/dev/null)
-  rc=$?
-  set -e
-  [ $rc -eq 2 ] || { echo "FAIL: $*: exit $rc, expected 2 ($out)" >&2; exit 1; }
-  case "$out" in *"$want"*) ;; *) echo "FAIL: $*: message '$out' does not name '$want'" >&2; exit 1 ;; esac
-  [ "$(echo "$out" | wc -l)" -eq 1 ] || { echo "FAIL: $*: more than one line: $out" >&2; exit 1; }
+  local out rc=0
+  out=$("$TXS" "$@" 2>&1 >/dev/null) || rc=$?
+  [ $rc -eq 2 ] || fail "$*: exit $rc, expected 2 ($out)"
+  case "$out" in *"$want"*) ;; *) fail "$*: message '$out' does not name '$want'" ;; esac
+  [ "$(echo "$out" | wc -l)" -eq 1 ] || fail "$*: more than one line: $out"
 }
-bad "--max-time" server --max-time 0
-bad "--ctl-timeout" server --ctl-timeout 0
-bad "--allow-dest" server --allow-dest 198.18.0.0/33
-bad "--allow-dest" server --allow-dest example.com
-bad "--auth-file" server --auth-file /nonexistent/key
-bad "-B/--bind" server -B nowhere
-bad "198.51.100.1" server -B 198.51.100.1 --control-port 1
-bad "--control-port" recv -s --control-port 0
-bad "--remote-cpus" send -c 127.0.0.1 --server --remote-cpus x
-bad "--remote-dev" send -c 127.0.0.1 --server --remote-dev pcap:/etc/shadow
-bad "--ctl-timeout" send -c 127.0.0.1 --server --ctl-timeout 0
-echo "ok: bad input exits 2 naming the value"
-
-# ports from the lab tag, so parallel runs do not meet
-base=$(( 20000 + $(echo "ctlsec${TXS_LAB_TAG:-}" | cksum | cut -d' ' -f1) % 20000 ))
-CP=$base        # control, server 1
-CP2=$((base + 1)) # control, server 2 (with a secret)
-DP=$((base + 2))  # data
-RP=$((base + 3))  # the recording relay
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
+bad_input() {
+  refused "--max-time" server --max-time 0
+  refused "--ctl-timeout" server --ctl-timeout 0
+  refused "--allow-dest" server --allow-dest 198.18.0.0/33
+  refused "--allow-dest" server --allow-dest example.com
+  refused "--auth-file" server --auth-file /nonexistent/key
+  refused "-B/--bind" server -B nowhere
+  refused "198.51.100.1" server -B 198.51.100.1 --control-port 1
+  refused "--control-port" recv -s --control-port 0
+  refused "--remote-cpus" send -c 127.0.0.1 --server --remote-cpus x
+  refused "--remote-dev" send -c 127.0.0.1 --server --remote-dev pcap:/etc/shadow
+  refused "--ctl-timeout" send -c 127.0.0.1 --server --ctl-timeout 0
+  echo "ok: bad input exits 2 naming the value"
 }
-trap cleanup EXIT
+run_case bad_input
 
-wait_listen() {
-  for _ in $(seq 50); do
-    ss -ltn "sport = :$1" | grep -q LISTEN && return 0
-    sleep 0.1
-  done
-  fail "nothing listens on port $1"
-}
+
+# loopback ports nothing else uses (the harness holds them until exit)
+CP=$(free_port)  # control, server 1
+CP2=$(free_port) # control, server 2 (with a secret)
+DP=$(free_port)  # data
+DP2=$(free_port) # data of the session that holds the server busy
+RP=$(free_port)  # the recording relay
+OP=$(free_port)  # control, recv -s -1
+
+txs_tmp
+
+listens() { ss -ltn "sport = :$1" | grep -q LISTEN; }
+wait_listen() { wait_for 20 listens "$1" || fail "nothing listens on port $1"; }
+# in_log FILE PATTERN: the server's log says PATTERN (it logs just after it answers: at most 5 s)
+in_log() { wait_for 5 grep -q -- "$2" "$1"; }
+sessions() { grep -c 'connected' "$tmp/srv.log" || true; }
+# session_started N: the server logged more than N sessions (at most 20 s)
+more_sessions() { [ "$(sessions)" -gt "$1" ]; }
 
 "$TXS" server -B 127.0.0.1 --control-port $CP --ctl-timeout 1 >"$tmp/srv.log" 2>&1 &
-pids+=($!)
 srv=$!
 
 # raw MODE: speak (badly) to the server; prints what it answers
@@ -155,68 +147,76 @@ expect() {
     *'"type": "error"'*"$want"*) ;;
     *) fail "$mode: the server answered '$got', expected an error with '$want'" ;;
   esac
-  sleep 0.1
-  grep -q "error: .*$want" "$tmp/srv.log" || fail "$mode: the server's log does not say '$want'"
+  in_log "$tmp/srv.log" "error: .*$want" || fail "$mode: the server's log does not say '$want'"
   kill -0 "$srv" || fail "$mode: the server exited"
   next_ok "$mode"
   echo "ok: $mode: '$want'; the next client is served"
 }
 
 wait_listen $CP
-next_ok "first"
-expect garbage "not a txscale control message"
-expect oversize "over the limit"
-expect version "unsupported protocol version 2"
-expect dest "destination 198.18.0.99 is not allowed"
-expect badfield "setup.recv.dev"
+run_case first next_ok "first"
+run_case garbage expect garbage "not a txscale control message"
+run_case oversize expect oversize "over the limit"
+run_case version expect version "unsupported protocol version 2"
+run_case dest expect dest "destination 198.18.0.99 is not allowed"
+run_case badfield expect badfield "setup.recv.dev"
 
-# truncated: the peer has closed, so the server only logs it
-raw truncated >/dev/null || true
-sleep 0.2
-grep -q "truncated message: the peer closed after 10 of 100 bytes" "$tmp/srv.log" || fail "truncated: not in the server's log"
-next_ok truncated
-echo "ok: truncated: logged; the next client is served"
+truncated() {
+  # truncated: the peer has closed, so the server only logs it
+  raw truncated >/dev/null || true
+  in_log "$tmp/srv.log" "truncated message: the peer closed after 10 of 100 bytes" "$tmp/srv.log" || fail "truncated: not in the server's log"
+  next_ok truncated
+  echo "ok: truncated: logged; the next client is served"
+}
+run_case truncated
 
-# silent: the timeout ends the session in about --ctl-timeout
-got=$(raw silent)
-case "$got" in
-  "after "*'"type": "error"'*"no message within 1.0 s"*) ;;
-  *) fail "silent: got '$got'" ;;
-esac
-secs=$(echo "$got" | sed 's/after \([0-9.]*\) s:.*/\1/')
-python3 -c "import sys; sys.exit(0 if 0.9 <= $secs <= 5 else 1)" || fail "silent: the timeout came after $secs s"
-next_ok silent
-echo "ok: silent: timed out after $secs s; the next client is served"
+silent() {
+  local got secs
+  # silent: the timeout ends the session in about --ctl-timeout
+  got=$(raw silent)
+  case "$got" in
+    "after "*'"type": "error"'*"no message within 1.0 s"*) ;;
+    *) fail "silent: got '$got'" ;;
+  esac
+  secs=$(echo "$got" | sed 's/after \([0-9.]*\) s:.*/\1/')
+  python3 -c "import sys; sys.exit(0 if 0.9 <= $secs <= 5 else 1)" || fail "silent: the timeout came after $secs s"
+  next_ok silent
+  echo "ok: silent: timed out after $secs s; the next client is served"
+}
+run_case silent
 
-# busy: while a silent session holds the server, a client is told so
-raw hold $((DP + 1)) 2 >"$tmp/hold" &
-hold=$!
-for _ in $(seq 100); do grep -q held "$tmp/hold" && break; sleep 0.05; done
-grep -q held "$tmp/hold" || fail "busy: the holding client did not get its test started"
-set +e
-out=$(timeout 20 "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -n 100 -i 0 2>&1)
-rc=$?
-set -e
-wait $hold || true
-[ $rc -eq 1 ] || fail "busy: exit $rc, expected 1 ($out)"
-case "$out" in *"the server is busy"*) ;; *) fail "busy: '$out'" ;; esac
-grep -q "busy (session" "$tmp/srv.log" || fail "busy: not in the server's log"
-next_ok busy
-echo "ok: busy: the second client is told '$(echo "$out" | tail -n1)'; the next one is served"
+busy() {
+  local hold out rc=0
+  # busy: while a silent session holds the server, a client is told so
+  raw hold $DP2 2 >"$tmp/hold" &
+  hold=$!
+  for _ in $(seq 100); do grep -q held "$tmp/hold" && break; sleep 0.05; done
+  grep -q held "$tmp/hold" || fail "busy: the holding client did not get its test started"
+  out=$(timeout 20 "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -n 100 -i 0 2>&1) || rc=$?
+  wait $hold || true
+  [ $rc -eq 1 ] || fail "busy: exit $rc, expected 1 ($out)"
+  case "$out" in *"the server is busy"*) ;; *) fail "busy: '$out'" ;; esac
+  in_log "$tmp/srv.log" "busy (session" || fail "busy: not in the server's log"
+  next_ok busy
+  echo "ok: busy: the second client is told '$(echo "$out" | tail -n1)'; the next one is served"
+}
+run_case busy
 
-# SIGINT: forward, our sender stops and the test still ends with the server's exact counts
-"$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -t 20 -b 10k -J -i 0 >"$tmp/int.json" 2>"$tmp/int.err" &  # bounded by -t
-c=$!
-sleep 1.5
-t0=$SECONDS
-kill -INT $c
-set +e
-wait $c
-rc=$?
-set -e
-[ $rc -eq 0 ] || fail "SIGINT forward: exit $rc ($(cat "$tmp/int.err"))"
-[ $((SECONDS - t0)) -le 10 ] || fail "SIGINT forward: took $((SECONDS - t0)) s to end"
-python3 - "$tmp/int.json" <<'EOF2' || fail "SIGINT forward: $(cat "$tmp/int.json")"
+sigint_forward() {
+  local c n0 t0 rc=0
+  # SIGINT: forward, our sender stops and the test still ends with the server's exact counts
+  n0=$(sessions)
+  "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -t 20 -b 10k -J -i 0 >"$tmp/int.json" 2>"$tmp/int.err" &  # bounded by -t
+  c=$!
+  # the session is under way (the server logged it), then a while of sending
+  wait_for 20 more_sessions "$n0" || fail "SIGINT forward: the server saw no session: $(cat "$tmp/int.err")"
+  sleep 1
+  t0=$SECONDS
+  kill -INT $c
+  wait $c || rc=$?
+  [ $rc -eq 0 ] || fail "SIGINT forward: exit $rc ($(cat "$tmp/int.err"))"
+  [ $((SECONDS - t0)) -le 10 ] || fail "SIGINT forward: took $((SECONDS - t0)) s to end"
+  python3 - "$tmp/int.json" <<'EOF2' || fail "SIGINT forward: $(cat "$tmp/int.json")"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 r = [l for l in lines if l["type"] == "receiver"][-1]
@@ -224,31 +224,37 @@ s = [l for l in lines if l["type"] == "summary"][-1]
 assert 0 < s["packets"] < 200000 and r["lost_exact"] and r["unique"] + r["lost"] == s["packets"], (r, s)
 EOF2
 echo "ok: SIGINT (forward): our sender stopped, the server's exact counts of what was sent are shown, exit 0"
-# SIGINT: reverse, the client leaves and the server stops sending at once
-"$TXS" send -c 127.0.0.1 -R --control-port $CP -p $DP -t 20 -b 10k -i 0 >"$tmp/intr.out" 2>&1 &  # bounded by -t
-c=$!
-sleep 1.5
-kill -INT $c
-set +e
-wait $c
-rc=$?
-set -e
-[ $rc -eq 130 ] || fail "SIGINT reverse: exit $rc ($(cat "$tmp/intr.out"))"
-sleep 0.5
-grep -q "the client left while we sent" "$tmp/srv.log" || fail "SIGINT reverse: the server did not notice"
-left=$( (ps --ppid "$srv" -o pid= || true) | while read -r p; do ps --ppid "$p" -o pid=,args= || true; done)
-[ -z "$left" ] || fail "SIGINT reverse: the server still runs: $left"
-next_ok "SIGINT reverse"
-echo "ok: SIGINT (reverse): exit 130, the server stops its sender at once and serves the next client"
+}
+run_case sigint_forward
 
-# the shared secret, through a relay that records every byte both ways
-secret="txscale-secret-$RANDOM$RANDOM"
-echo "$secret" >"$tmp/key"
-echo "wrong-$secret" >"$tmp/wrong"
-"$TXS" server -B 127.0.0.1 --control-port $CP2 --auth-file "$tmp/key" --ctl-timeout 1 >"$tmp/srv2.log" 2>&1 &
-pids+=($!)
-srv2=$!
-python3 - $RP $CP2 "$tmp/wire" <<'EOF' &
+sigint_reverse() {
+  local c n0 left rc=0
+  # SIGINT: reverse, the client leaves and the server stops sending at once
+  n0=$(sessions)
+  "$TXS" send -c 127.0.0.1 -R --control-port $CP -p $DP -t 20 -b 10k -i 0 >"$tmp/intr.out" 2>&1 &  # bounded by -t
+  c=$!
+  wait_for 20 more_sessions "$n0" || fail "SIGINT reverse: the server saw no session: $(cat "$tmp/intr.out")"
+  sleep 1
+  kill -INT $c
+  wait $c || rc=$?
+  [ $rc -eq 130 ] || fail "SIGINT reverse: exit $rc ($(cat "$tmp/intr.out"))"
+  in_log "$tmp/srv.log" "the client left while we sent" || fail "SIGINT reverse: the server did not notice"
+  left=$( (ps --ppid "$srv" -o pid= || true) | while read -r p; do ps --ppid "$p" -o pid=,args= || true; done)
+  [ -z "$left" ] || fail "SIGINT reverse: the server still runs: $left"
+  next_ok "SIGINT reverse"
+  echo "ok: SIGINT (reverse): exit 130, the server stops its sender at once and serves the next client"
+}
+run_case sigint_reverse
+
+shared_secret() {
+  local secret srv2 out rc
+  # the shared secret, through a relay that records every byte both ways
+  secret="txscale-secret-$RANDOM$RANDOM"
+  echo "$secret" >"$tmp/key"
+  echo "wrong-$secret" >"$tmp/wrong"
+  "$TXS" server -B 127.0.0.1 --control-port $CP2 --auth-file "$tmp/key" --ctl-timeout 1 >"$tmp/srv2.log" 2>&1 &
+  srv2=$!
+  python3 - $RP $CP2 "$tmp/wire" <<'EOF' &
 import socket, sys, threading
 lp, sp, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -275,44 +281,46 @@ while True:
     threading.Thread(target=pipe, args=(c, u), daemon=True).start()
     threading.Thread(target=pipe, args=(u, c), daemon=True).start()
 EOF
-pids+=($!)
-wait_listen $CP2
-wait_listen $RP
-sec() { timeout 30 "$TXS" send -c 127.0.0.1 --server --control-port $RP -p $DP -n 1000 -b 20k -i 0 "$@" 2>&1; }
-set +e
-out=$(sec --auth-file "$tmp/wrong"); rc=$?
-set -e
-[ $rc -eq 1 ] || fail "wrong secret: exit $rc ($out)"
-case "$out" in *"authentication failed: wrong shared secret"*) ;; *) fail "wrong secret: '$out'" ;; esac
-grep -q "error: authentication failed: wrong shared secret" "$tmp/srv2.log" || fail "wrong secret: not in the server's log"
-set +e
-out=$(sec); rc=$?
-set -e
-[ $rc -eq 1 ] || fail "no secret: exit $rc ($out)"
-case "$out" in *"asks for a shared secret: give --auth-file"*) ;; *) fail "no secret: '$out'" ;; esac
-out=$(sec --auth-file "$tmp/key") || fail "right secret: $out"
-case "$out" in *"receiver 127.0.0.1: received "*" exact"*) ;; *) fail "right secret: '$out'" ;; esac
-kill -0 "$srv2" || fail "the server with a secret exited"
-[ -s "$tmp/wire" ] || fail "the relay recorded nothing"
-grep -q '"type":"auth"' "$tmp/wire" || fail "the relay saw no auth message"
-if grep -aqF "$secret" "$tmp/wire"; then fail "the secret crossed the wire"; fi
-echo "ok: shared secret: a wrong one and none are refused, the right one is served, and it never crossed the wire"
+  wait_listen $CP2
+  wait_listen $RP
+  sec() { timeout 30 "$TXS" send -c 127.0.0.1 --server --control-port $RP -p $DP -n 1000 -b 20k -i 0 "$@" 2>&1; }
+  rc=0
+  out=$(sec --auth-file "$tmp/wrong") || rc=$?
+  [ $rc -eq 1 ] || fail "wrong secret: exit $rc ($out)"
+  case "$out" in *"authentication failed: wrong shared secret"*) ;; *) fail "wrong secret: '$out'" ;; esac
+  in_log "$tmp/srv2.log" "error: authentication failed: wrong shared secret" || fail "wrong secret: not in the server's log"
+  rc=0
+  out=$(sec) || rc=$?
+  [ $rc -eq 1 ] || fail "no secret: exit $rc ($out)"
+  case "$out" in *"asks for a shared secret: give --auth-file"*) ;; *) fail "no secret: '$out'" ;; esac
+  out=$(sec --auth-file "$tmp/key") || fail "right secret: $out"
+  case "$out" in *"receiver 127.0.0.1: received "*" exact"*) ;; *) fail "right secret: '$out'" ;; esac
+  kill -0 "$srv2" || fail "the server with a secret exited"
+  [ -s "$tmp/wire" ] || fail "the relay recorded nothing"
+  grep -q '"type":"auth"' "$tmp/wire" || fail "the relay saw no auth message"
+  if grep -aqF "$secret" "$tmp/wire"; then fail "the secret crossed the wire"; fi
+  echo "ok: shared secret: a wrong one and none are refused, the right one is served, and it never crossed the wire"
+}
+run_case shared_secret
 
-# recv -s -1: one session, then the server exits with its status
-"$TXS" recv -s -1 -B 127.0.0.1 --control-port $((base + 4)) >"$tmp/srv3.log" 2>&1 &
-one=$!
-pids+=($one)
-wait_listen $((base + 4))
-out=$(timeout 60 "$TXS" send -c 127.0.0.1 --control-port $((base + 4)) -p $DP -n 1000 -b 20k -i 0 2>&1) || fail "-1: $out"
-case "$out" in *"receiver 127.0.0.1: received "*" exact"*) ;; *) fail "-1: '$out'" ;; esac
-for _ in $(seq 50); do kill -0 $one 2>/dev/null || break; sleep 0.1; done
-set +e
-kill -0 $one 2>/dev/null && fail "-1: the server still runs after its session"
-wait $one
-rc=$?
-set -e
-[ $rc -eq 0 ] || fail "-1: the server exited $rc after a good session"
-echo "ok: recv -s -1 serves one session (the iperf3 form: send -c without --server) and exits 0"
+recv_s_one() {
+  local one out rc=0
+  # recv -s -1: one session, then the server exits with its status
+  "$TXS" recv -s -1 -B 127.0.0.1 --control-port $OP >"$tmp/srv3.log" 2>&1 &
+  one=$!
+  wait_listen $OP
+  out=$(timeout 60 "$TXS" send -c 127.0.0.1 --control-port $OP -p $DP -n 1000 -b 20k -i 0 2>&1) || fail "-1: $out"
+  case "$out" in *"receiver 127.0.0.1: received "*" exact"*) ;; *) fail "-1: '$out'" ;; esac
+  for _ in $(seq 50); do kill -0 $one 2>/dev/null || break; sleep 0.1; done
+  kill -0 $one 2>/dev/null && fail "-1: the server still runs after its session"
+  wait $one || rc=$?
+  [ $rc -eq 0 ] || fail "-1: the server exited $rc after a good session"
+  echo "ok: recv -s -1 serves one session (the iperf3 form: send -c without --server) and exits 0"
+}
+run_case recv_s_one
 
-kill -0 "$srv" || fail "the server exited"
-echo "ctl_security: all passed"
+server_alive() {
+  kill -0 "$srv" || fail "the server exited"
+}
+run_case server_alive
+

@@ -9,64 +9,77 @@
 # Loopback only (127.0.0.1); needs iperf3 for case 2 (skipped without).
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 need_txs
 txs_tmp
-PORT=$((20000 + $$ % 20000))
+listens() { ss -ltn "sport = :$1" | grep -q LISTEN; }
 
-# 1. a txscale server's session dies
-"$TXS" server -B 127.0.0.1 --control-port "$PORT" >"$tmp/srv.log" 2>&1 &
-srv=$!
-for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
-t0=$(date +%s.%N)
-"$TXS" send -c 127.0.0.1 --control-port "$PORT" -p $((PORT + 1)) -t 20 -b 1k -i 0 >"$tmp/c1.out" 2>&1 &
-cl=$!
-sess=
-for _ in $(seq 100); do
-  sess=$(ps --ppid "$srv" -o pid= | head -n1 | tr -d ' ' || true)
-  [ -n "$sess" ] && grep -q 'connected' "$tmp/srv.log" 2>/dev/null && break
-  sleep 0.1
-done
-[ -n "$sess" ] || fail "no session process under the server"
-sleep 1
-kill -9 "$sess"
-rc=0
-wait "$cl" || rc=$?
-t=$(echo "$(date +%s.%N) - $t0" | bc)
-kill "$srv" 2>/dev/null || true
-[ "$rc" = 1 ] || fail "txscale: the client exited $rc after the server's session died: $(cat "$tmp/c1.out")"
-[ "$(echo "$t < 12" | bc)" = 1 ] || fail "txscale: the client took $t s (its -t is 20)"
-grep -q 'txscale send: 127.0.0.1: ' "$tmp/c1.out" || fail "txscale: no line saying why: $(cat "$tmp/c1.out")"
-echo "ok: a txscale server's session died: the client ended after $t s (-t 20): $(grep 'txscale send: 127.0.0.1: ' "$tmp/c1.out" | head -n1)"
+session_dies() {
+  local PORT srv t0 cl sess rc t
+  # 1. a txscale server's session dies
+  PORT=$(free_port)
+  "$TXS" server -B 127.0.0.1 --control-port "$PORT" >"$tmp/srv.log" 2>&1 &
+  srv=$!
+  wait_for 20 listens "$PORT" || fail "the server does not listen on $PORT"
+  t0=$(date +%s.%N)
+  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -p "$(free_port)" -t 20 -b 1k -i 0 >"$tmp/c1.out" 2>&1 &
+  cl=$!
+  sess=
+  for _ in $(seq 100); do
+    sess=$(ps --ppid "$srv" -o pid= | head -n1 | tr -d " ") || true # ps fails while there is no child yet
+    [ -n "$sess" ] && grep -q 'connected' "$tmp/srv.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  [ -n "$sess" ] || fail "no session process under the server"
+  sleep 1
+  kill -9 "$sess"
+  rc=0
+  wait "$cl" || rc=$?
+  t=$(echo "$(date +%s.%N) - $t0" | bc)
+  kill "$srv" 2>/dev/null || true
+  [ "$rc" = 1 ] || fail "txscale: the client exited $rc after the server's session died: $(cat "$tmp/c1.out")"
+  [ "$(echo "$t < 12" | bc)" = 1 ] || fail "txscale: the client took $t s (its -t is 20)"
+  grep -q 'txscale send: 127.0.0.1: ' "$tmp/c1.out" || fail "txscale: no line saying why: $(cat "$tmp/c1.out")"
+  echo "ok: a txscale server's session died: the client ended after $t s (-t 20): $(grep 'txscale send: 127.0.0.1: ' "$tmp/c1.out" | head -n1)"
+}
+run_case session_dies
 
-# 3. a CPU list checked before any process starts
-"$TXS" server -B 127.0.0.1 --control-port "$PORT" -1 >"$tmp/srv3.log" 2>&1 &
-srv=$!
-for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
-rc=0
-"$TXS" send -c 127.0.0.1 --control-port "$PORT" -p $((PORT + 1)) --remote-cpus 0-4095 -n 10 -b 1k -i 0 >"$tmp/c3.out" 2>&1 || rc=$?
-wait "$srv" || true
-[ "$rc" = 1 ] && grep -q "the receiver's CPU list '0-4095'" "$tmp/c3.out" || fail "cpus: exit $rc: $(cat "$tmp/c3.out")"
-if grep -q 'test 1: receive' "$tmp/srv3.log"; then fail "cpus: a receiver was started: $(cat "$tmp/srv3.log")"; fi
-echo "ok: a CPU list the server does not have is refused before any process starts"
+cpus_refused() {
+  local PORT srv rc=0
+  # 3. a CPU list checked before any process starts
+  PORT=$(free_port)
+  "$TXS" server -B 127.0.0.1 --control-port "$PORT" -1 >"$tmp/srv3.log" 2>&1 &
+  srv=$!
+  wait_for 20 listens "$PORT" || fail "the server does not listen on $PORT"
+  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -p "$(free_port)" --remote-cpus 0-4095 -n 10 -b 1k -i 0 >"$tmp/c3.out" 2>&1 || rc=$?
+  wait "$srv" || true
+  [ "$rc" = 1 ] && grep -q "the receiver's CPU list '0-4095'" "$tmp/c3.out" || fail "cpus: exit $rc: $(cat "$tmp/c3.out")"
+  if grep -q 'test 1: receive' "$tmp/srv3.log"; then fail "cpus: a receiver was started: $(cat "$tmp/srv3.log")"; fi
+  echo "ok: a CPU list the server does not have is refused before any process starts"
+}
+run_case cpus_refused
 
-# 2. an iperf3 server dies
-if ! command -v iperf3 >/dev/null; then echo "note: no iperf3: case 2 skipped"; exit 0; fi
-iperf3 -s -1 -B 127.0.0.1 -p "$PORT" >"$tmp/ip3.log" 2>&1 &
-isrv=$!
-for _ in $(seq 50); do ss -ltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
-t0=$(date +%s.%N)
-"$TXS" send -c 127.0.0.1 --control-port "$PORT" -t 20 -l 100 -b 1k >"$tmp/c2.out" 2>&1 &
-cl=$!
-sleep 2.5
-kill -9 "$isrv"
-rc=0
-wait "$cl" || rc=$?
-t=$(echo "$(date +%s.%N) - $t0" | bc)
-[ "$rc" = 1 ] || fail "iperf3: the client exited $rc: $(cat "$tmp/c2.out")"
-[ "$(echo "$t < 6" | bc)" = 1 ] || fail "iperf3: the client took $t s (its -t is 20)"
-grep -q 'the peer closed it' "$tmp/c2.out" || fail "iperf3: no line saying why: $(cat "$tmp/c2.out")"
-echo "ok: an iperf3 server died: the client ended after $t s (-t 20)"
-echo "ctl_vanish: all passed"
+iperf3_dies() {
+  local PORT isrv t0 cl rc t
+  # 2. an iperf3 server dies
+  need_cmd iperf3 "no iperf3: case 2 skipped"
+  PORT=$(free_port)
+  iperf3 -s -1 -B 127.0.0.1 -p "$PORT" >"$tmp/ip3.log" 2>&1 &
+  isrv=$!
+  wait_for 20 listens "$PORT" || fail "iperf3 does not listen on $PORT"
+  t0=$(date +%s.%N)
+  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -t 20 -l 100 -b 1k >"$tmp/c2.out" 2>&1 &
+  cl=$!
+  sleep 2.5
+  kill -9 "$isrv"
+  rc=0
+  wait "$cl" || rc=$?
+  t=$(echo "$(date +%s.%N) - $t0" | bc)
+  [ "$rc" = 1 ] || fail "iperf3: the client exited $rc: $(cat "$tmp/c2.out")"
+  [ "$(echo "$t < 6" | bc)" = 1 ] || fail "iperf3: the client took $t s (its -t is 20)"
+  grep -q 'the peer closed it' "$tmp/c2.out" || fail "iperf3: no line saying why: $(cat "$tmp/c2.out")"
+  echo "ok: an iperf3 server died: the client ended after $t s (-t 20)"
+}
+run_case iperf3_dies
+

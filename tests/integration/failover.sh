@@ -21,7 +21,10 @@
 # A timing check may take up to 3 tries on a loaded box; every measured value
 # is printed. FAILOVER_DEVS="packet xdp" chooses the devices (default both,
 # xdp: skipped without libxdp).
-source "$(dirname "$0")/ring_lib.bash"
+# Each trial, the delay checks and the no-link-left check is a case of its own.
+set -euo pipefail
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 ring_setup fo 2
 MAX_MS=${FAILOVER_MAX_MS:-10}
 N=150000
@@ -51,6 +54,14 @@ links_up() {
 }
 
 now() { date +%s.%N; }
+# on_the_wire A0 A1: wait (at most 5 s) until the sender is on the wire, 1000
+# frames past the peers' counts A0 + A1 (it may start late on a loaded box)
+on_the_wire() {
+  for _ in $(seq 100); do
+    [ $(($(rxp rx0) + $(rxp rx1) - $1 - $2)) -ge 1000 ] && return 0
+    sleep 0.05
+  done
+}
 rxp() { ip netns exec "$B" cat "/sys/class/net/$1/statistics/rx_packets"; }
 
 # trial DEV MODE HOW: one run; HOW = txdown (tx0 set down in the sender),
@@ -70,24 +81,21 @@ trial() {
     sleep 0.1
   done
   local a0 a1 rpid=
-  rm -f "$WORK/sum.json" "$WORK/recv.json"
+  rm -f "$WORK/sum.json" "$WORK/recv.json" "$WORK/recv.ready"
   if [ "$mode" = active-backup ]; then
     # a udp socket: rx0 may go down under it (198.18.0.2 stays local, and
     # arrives over rx1 as well)
     ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p $PORT -i 0 -J --idle 2 -t 60 --outage-min 100us \
-      --sender-summary "$WORK/sum.json" >"$WORK/recv.json" 2>"$WORK/recv.err" &
+      --sender-summary "$WORK/sum.json" --ready-fd 3 >"$WORK/recv.json" 2>"$WORK/recv.err" 3>"$WORK/recv.ready" &
     rpid=$!
-    sleep 0.5
+    wait_ready "$WORK/recv.ready" $rpid
   fi
   a0=$(rxp rx0) a1=$(rxp rx1)
   ip netns exec "$A" "$TXS" send -i 0 --summary-file "$WORK/sum.json" --dev "$dev:tx0+tx1" --bond "$mode" \
     -b $RATE -n $N -p $PORT 198.18.0.2 >"$WORK/send.log" 2>&1 &
   local spid=$!
   # the sender is on the wire (it may start late on a loaded box), then a while more
-  for _ in $(seq 100); do
-    [ $(($(rxp rx0) + $(rxp rx1) - a0 - a1)) -ge 1000 ] && break
-    sleep 0.05
-  done
+  on_the_wire "$a0" "$a1"
   sleep 0.4
   local t_down t_up=0
   t_down=$(now)
@@ -110,10 +118,10 @@ trial() {
   local d0 d1
   d0=$(($(rxp rx0) - a0)) d1=$(($(rxp rx1) - a1))
   if [ "$rc" != 0 ]; then
-    fail "$tag: send exited $rc: $(tail -3 "$WORK/send.log")"
+    fail_later "$tag: send exited $rc: $(tail -3 "$WORK/send.log")"
     return 1
   fi
-  grep -q "link 0 (tx0) down" "$WORK/send.log" || { fail "$tag: send did not report tx0 down: $(cat "$WORK/send.log" | head -5)"; return 1; }
+  grep -q "link 0 (tx0) down" "$WORK/send.log" || { fail_later "$tag: send did not report tx0 down: $(cat "$WORK/send.log" | head -5)"; return 1; }
   # one count per fact (docs/devices.md): the summary's packets, drops and
   # errors are the sums of the link rows, and every datagram is one of them
   local pk dr er lp le ld
@@ -123,13 +131,13 @@ trial() {
   read -r lp le ld < <(grep -o '"link":[0-9]*,"packets":[0-9]*,"bytes":[0-9]*,"drops":[0-9]*,"errors":[0-9]*' "$WORK/sum.json" |
     awk -F'[:,]' '{ p += $4; d += $8; e += $10 } END { print p + 0, e + 0, d + 0 }')
   local bad=0
-  [ $((pk + dr + er)) = $N ] || { fail "$tag: datagrams reported $pk + $dr drops + $er errors != $N"; bad=1; }
-  [ $((d0 + d1)) = "$lp" ] || { fail "$tag: peers' RX $d0 + $d1 != $lp packets on the links"; bad=1; }
+  [ $((pk + dr + er)) = $N ] || { fail_later "$tag: datagrams reported $pk + $dr drops + $er errors != $N"; bad=1; }
+  [ $((d0 + d1)) = "$lp" ] || { fail_later "$tag: peers' RX $d0 + $d1 != $lp packets on the links"; bad=1; }
   if [ "$lp" != "$pk" ] || [ "$ld" != "$dr" ] || [ "$le" != "$er" ]; then
-    fail "$tag: links' packets $lp, drops $ld, errors $le != summary's $pk, $dr, $er"; bad=1
+    fail_later "$tag: links' packets $lp, drops $ld, errors $le != summary's $pk, $dr, $er"; bad=1
   fi
   if [ $((d0 + d1 + le + ld)) != $N ]; then
-    fail "$tag: RX $((d0 + d1)) + drops $((le + ld)) != $N datagrams"; bad=1
+    fail_later "$tag: RX $((d0 + d1)) + drops $((le + ld)) != $N datagrams"; bad=1
   fi
   # the wire: interface (0 = rx0, 1 = rx1) and time of every frame
   tshark -r "$cap" -T fields -e frame.interface_id -e frame.time_epoch 2>/dev/null | sort -k2,2n >"$WORK/fo.txt"
@@ -169,14 +177,14 @@ trial() {
   local short=0
   [ "${n:-0}" -ge $((lp / 8 * 8 / 10)) ] || short=1
   if [ "$mode" = active-backup ]; then
-    [ "$b1" = 0 ] || { fail "$tag: $b1 frames on the backup before the failure"; bad=1; }
-    [ "$b0" -gt 0 ] && [ "$u1" -gt 0 ] || { fail "$tag: traffic not moved from rx0 to rx1"; bad=1; }
-    [ "$how" != peerflap ] || [ "$f0" -gt 0 ] || { fail "$tag: traffic did not return to the primary"; bad=1; }
+    [ "$b1" = 0 ] || { fail_later "$tag: $b1 frames on the backup before the failure"; bad=1; }
+    [ "$b0" -gt 0 ] && [ "$u1" -gt 0 ] || { fail_later "$tag: traffic not moved from rx0 to rx1"; bad=1; }
+    [ "$how" != peerflap ] || [ "$f0" -gt 0 ] || { fail_later "$tag: traffic did not return to the primary"; bad=1; }
   else
-    [ "$b0" -gt 0 ] && [ "$b1" -gt 0 ] || { fail "$tag: balance-rr did not use both links before ($b0/$b1)"; bad=1; }
-    [ "$u1" -gt 0 ] || { fail "$tag: no traffic on the live link during the failure"; bad=1; }
+    [ "$b0" -gt 0 ] && [ "$b1" -gt 0 ] || { fail_later "$tag: balance-rr did not use both links before ($b0/$b1)"; bad=1; }
+    [ "$u1" -gt 0 ] || { fail_later "$tag: no traffic on the live link during the failure"; bad=1; }
     if [ "$how" = peerflap ]; then
-      [ "$f0" -gt 0 ] && [ "$f1" -gt 0 ] || { fail "$tag: traffic did not come back to both links ($f0/$f1)"; bad=1; }
+      [ "$f0" -gt 0 ] && [ "$f1" -gt 0 ] || { fail_later "$tag: traffic did not come back to both links ($f0/$f1)"; bad=1; }
     fi
   fi
   [ $bad = 0 ] || return 1
@@ -185,7 +193,7 @@ trial() {
   local rout=-1 rmiss=0 rholes=0 rslow=0
   if [ -n "$rpid" ]; then
     [ "$rrc" = 0 ] && tail -n1 "$WORK/recv.json" | jq -e '.type == "summary"' >/dev/null ||
-      { fail "$tag: recv exited $rrc: $(tail -3 "$WORK/recv.err")"; return 1; }
+      { fail_later "$tag: recv exited $rrc: $(tail -3 "$WORK/recv.err")"; return 1; }
     # the switch is the run's first outage (a flap's return may make another)
     read -r rout rmiss rholes < <(tail -n1 "$WORK/recv.json" |
       jq -r '[((.outage.events[0].duration_ns // 0) / 1e6), .outage.missing, ([.flows[] | .span - .unique] | add // 0)] | @tsv')
@@ -197,7 +205,7 @@ trial() {
     if [ "$rholes" = 0 ]; then
       # nothing lost: the switch only delayed datagrams, which is no outage
       [ "$(tail -n1 "$WORK/recv.json" | jq -r .outage.count)" = 0 ] ||
-        { fail "$tag: recv reports an outage with nothing missing"; return 1; }
+        { fail_later "$tag: recv reports an outage with nothing missing"; return 1; }
     else
       rslow=$(awk -v r="$rout" -v a="$ab" 'BEGIN { d = r - a; if (d < 0) d = -d; print (d > 1) ? 1 : 0 }')
       if [ "$rslow" = 1 ]; then
@@ -220,11 +228,11 @@ trial() {
     echo "   $tag: over ${MAX_MS} ms (dead-link frames $react ms, switch $ab ms)"
     return 2
   fi
-  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld + dr)) = $N datagrams; switch ${ab} ms, dead-link frames ${react} ms${rpid:+, recv outage $rout ms}"
+  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld)) = $N datagrams; switch ${ab} ms, dead-link frames ${react} ms${rpid:+, recv outage $rout ms}"
   return 0
 }
 
-run() {
+timed_trial() {
   local r
   for try in 1 2 3; do
     r=0
@@ -235,15 +243,17 @@ run() {
   fail "$*: switch over ${MAX_MS} ms, or not measurable, in 3 tries"
 }
 
+no_xdp() { skip "xdp: not in this build"; }
+
 neighs
 settle
 for dev in ${FAILOVER_DEVS:-packet xdp}; do
-  if [ "$dev" = xdp ] && ! "$TXS" send --help 2>&1 | grep 'xdp:IF' >/dev/null; then
-    echo "SKIP: xdp: not in this build"
-    continue
-  fi
   for t in ${FAILOVER_TRIALS:-active-backup/txdown active-backup/peerflap balance-rr/peerflap}; do
-    run "$dev" "${t%/*}" "${t#*/}"
+    if [ "$dev" = xdp ] && ! "$TXS" send --help 2>&1 | grep 'xdp:IF' >/dev/null; then
+      run_case "${dev}_${t%/*}_${t#*/}" no_xdp
+    else
+      run_case "${dev}_${t%/*}_${t#*/}" timed_trial "$dev" "${t%/*}" "${t#*/}"
+    fi
   done
 done
 
@@ -257,10 +267,7 @@ delays() {
   ip netns exec "$A" "$TXS" send -i 0 --summary-file "$WORK/sum.json" --dev packet:tx0+tx1 --bond active-backup \
     "$@" -b $RATE -n 100000 -p $PORT 198.18.0.2 >"$WORK/send.log" 2>&1 &
   local spid=$!
-  for _ in $(seq 100); do
-    [ $(($(rxp rx0) + $(rxp rx1) - a0 - a1)) -ge 1000 ] && break
-    sleep 0.05
-  done
+  on_the_wire "$a0" "$a1"
   sleep 0.3
   ip -n "$B" link set rx0 down
   sleep "$FLAP"
@@ -268,39 +275,52 @@ delays() {
   ip -n "$B" link set rx0 up
   wait $spid || rc=$?
   D0=$(($(rxp rx0) - a0)) D1=$(($(rxp rx1) - a1))
-  [ $rc = 0 ] || fail "delays $*: send exited $rc: $(tail -2 "$WORK/send.log")"
+  [ $rc = 0 ] || fail_later "delays $*: send exited $rc: $(tail -2 "$WORK/send.log")"
 }
-FLAP=0.1 delays --downdelay 400
-if grep -q "link 0 (tx0) down" "$WORK/send.log"; then
-  fail "--downdelay 400: a 100 ms flap switched: $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
-elif [ "$D1" != 0 ] || [ $((D0 + D1)) != 100000 ]; then
-  fail "--downdelay 400: rx0 $D0 rx1 $D1 of 100000"
-else
-  ok "--downdelay 400: a 100 ms carrier flap switches nothing, all 100000 on rx0"
-fi
-FLAP=0.3 delays --updelay 300
-upat=$(grep -o 'link 0 (tx0) up .* at [0-9.]*' "$WORK/send.log" | awk '{ print $NF }' | tail -1)
-late=$(awk -v u="${upat:-0}" -v t="$T_UP" 'BEGIN { printf "%.0f", (u - t) * 1000 }')
-if [ -n "$upat" ] && [ "$late" -ge 300 ] && [ "$late" -lt 1500 ] && [ $((D0 + D1 + $(grep -o '"errors":[0-9]*' "$WORK/sum.json" | awk -F: '{ s += $2 } END { print s + 0 }'))) -ge 100000 ]; then
-  ok "--updelay 300: link 0 taken back ${late} ms after its carrier returned"
-else
-  fail "--updelay 300: link 0 back ${late} ms after the carrier (want 300..1500): $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
-fi
+downdelay() {
+  FLAP=0.1 delays --downdelay 400
+  if grep -q "link 0 (tx0) down" "$WORK/send.log"; then
+    fail "--downdelay 400: a 100 ms flap switched: $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
+  elif [ "$D1" != 0 ] || [ $((D0 + D1)) != 100000 ]; then
+    fail "--downdelay 400: rx0 $D0 rx1 $D1 of 100000"
+  else
+    ok "--downdelay 400: a 100 ms carrier flap switches nothing, all 100000 on rx0"
+  fi
+}
+run_case downdelay
+
+updelay() {
+  local upat late
+  FLAP=0.3 delays --updelay 300
+  upat=$(grep -o 'link 0 (tx0) up .* at [0-9.]*' "$WORK/send.log" | awk '{ print $NF }' | tail -1)
+  late=$(awk -v u="${upat:-0}" -v t="$T_UP" 'BEGIN { printf "%.0f", (u - t) * 1000 }')
+  if [ -n "$upat" ] && [ "$late" -ge 300 ] && [ "$late" -lt 1500 ] && [ $((D0 + D1 + $(grep -o '"errors":[0-9]*' "$WORK/sum.json" | awk -F: '{ s += $2 } END { print s + 0 }'))) -ge 100000 ]; then
+    ok "--updelay 300: link 0 taken back ${late} ms after its carrier returned"
+  else
+    fail "--updelay 300: link 0 back ${late} ms after the carrier (want 300..1500): $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
+  fi
+}
+run_case updelay
 
 # no link left: one line naming the links, exit 1
+no_link_left() {
+  local spid rc=0 a0 a1
+  links_up
+  a0=$(rxp rx0) a1=$(rxp rx1)
+  ip netns exec "$A" "$TXS" send -i 0 --dev packet:tx0+tx1 --bond active-backup -b $RATE -n $N 198.18.0.2 \
+    >"$WORK/none.log" 2>&1 &
+  spid=$!
+  # the sender is on the wire (it may start late on a loaded box), then a while more
+  on_the_wire "$a0" "$a1"
+  sleep 0.3
+  ip -n "$B" link set rx0 down
+  ip -n "$B" link set rx1 down
+  wait $spid || rc=$?
+  if [ $rc = 1 ] && grep -q "no link left: tx0, tx1 are all down" "$WORK/none.log"; then
+    ok "no link left: exit 1, $(grep 'no link left' "$WORK/none.log")"
+  else
+    fail "no link left: exit $rc: $(tail -3 "$WORK/none.log")"
+  fi
+}
+run_case no_link_left
 links_up
-ip netns exec "$A" "$TXS" send -i 0 --dev packet:tx0+tx1 --bond active-backup -b $RATE -n $N 198.18.0.2 \
-  >"$WORK/none.log" 2>&1 &
-spid=$!
-sleep 0.7
-ip -n "$B" link set rx0 down
-ip -n "$B" link set rx1 down
-rc=0
-wait $spid || rc=$?
-if [ $rc = 1 ] && grep -q "no link left: tx0, tx1 are all down" "$WORK/none.log"; then
-  ok "no link left: exit 1, $(grep 'no link left' "$WORK/none.log")"
-else
-  fail "no link left: exit $rc: $(tail -3 "$WORK/none.log")"
-fi
-links_up
-ring_finish

@@ -16,13 +16,15 @@
 #
 # TXS_IDENT_WIRE_OUT=FILE appends the measured table (Markdown) to FILE;
 # docs/results/ident-wire.md was written that way.
-source "$(dirname "$0")/ring_lib.bash"
+# One case per rate (rate_5k, rate_50k, rate_max).
+set -euo pipefail
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 command -v python3 >/dev/null || skip "python3 not installed (reads the capture)"
 ring_setup idw 1
 settle
 
 MIN_GOAL=55000 MED_GOAL=62000
-ROWS=()
 
 # reuse PCAP DST: "captured repeats min p1 median" over IPv4/UDP frames to DST
 reuse() {
@@ -63,9 +65,9 @@ point() {
     grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && break
     sleep 0.1
   done
-  if ! send --dev packet:tx0 -P 2 -n "$n" -b "$rate" --ident "$ident" 198.18.0.2; then
+  if ! ring_send --dev packet:tx0 -P 2 -n "$n" -b "$rate" --ident "$ident" 198.18.0.2; then
     kill "$cap" 2>/dev/null; wait "$cap" 2>/dev/null || true
-    fail "$ident at $rate: send failed: $(tail -2 "$WORK/send.log")"
+    fail_later "$ident at $rate: send failed: $(tail -2 "$WORK/send.log")"
     return 1
   fi
   R_SENT=$(json_field "$WORK/sum.json" packets)
@@ -74,10 +76,11 @@ point() {
   for _ in $(seq 30); do kill -0 "$cap" 2>/dev/null || break; sleep 0.1; done
   kill -INT "$cap" 2>/dev/null || true
   wait "$cap" 2>/dev/null || true
-  read -r R_CAP R_REP R_MIN R_P1 R_MED < <(reuse "$pc" 198.18.0.2) || { fail "cannot read $pc"; return 1; }
+  read -r R_CAP R_REP R_MIN R_P1 R_MED < <(reuse "$pc" 198.18.0.2) || { fail_later "cannot read $pc"; return 1; }
 }
 
-for rate in 5k 50k 0; do
+rate_case() { # RATE
+  local rate=$1 n label ls lc lr lmin lp1 lmed lpps as ac ar amin ap1 amed apps
   n=200000
   [ "$rate" = 5k ] && n=140000 # 28 s per strategy at 5 kpps; still > 2 x 65536
   label=$rate
@@ -96,25 +99,29 @@ for rate in 5k 50k 0; do
   done
   read -r ls lc lr lmin lp1 lmed lpps <<<"${res[lease]:-0 0 0 0 0 0 0}"
   read -r as ac ar amin ap1 amed apps <<<"${res[atomic]:-0 0 0 0 0 0 0}"
-  ROWS+=("| $label | $lpps | $lc / $ls | $lmin / $lp1 / $lmed | $apps | $ac / $as | $amin / $ap1 / $amed |")
+  echo "| $label | $lpps | $lc / $ls | $lmin / $lp1 / $lmed | $apps | $ac / $as | $amin / $ap1 / $amed |" >>"$WORK/rows"
   if [ "$lr" -lt 1000 ]; then
-    fail "lease at $label: only $lr repeated IDs captured ($lc of $ls datagrams)"
+    fail_later "lease at $label: only $lr repeated IDs captured ($lc of $ls datagrams)"
   elif [ "$lmin" -ge $MIN_GOAL ] && [ "$lmed" -ge $MED_GOAL ]; then
     ok "lease at $label: reuse distance min $lmin >= $MIN_GOAL, median $lmed >= $MED_GOAL (atomic: $amin / $amed)"
   else
-    fail "lease at $label: reuse distance min $lmin / median $lmed, goal >= $MIN_GOAL / $MED_GOAL (atomic: $amin / $amed)"
+    fail_later "lease at $label: reuse distance min $lmin / median $lmed, goal >= $MIN_GOAL / $MED_GOAL (atomic: $amin / $amed)"
   fi
   [ "$ar" -ge 1000 ] && [ "$amed" -ge $MED_GOAL ] ||
-    fail "atomic at $label: median $amed over $ar repeats: the capture itself is suspect"
-  unset res
+    fail_later "atomic at $label: median $amed over $ar repeats: the capture itself is suspect"
+}
+for rate in 5k 50k 0; do
+  label=$rate
+  [ "$rate" = 0 ] && label=max
+  run_case "rate_$label" rate_case "$rate"
 done
+touch "$WORK/rows"
 
 if [ -n "${TXS_IDENT_WIRE_OUT:-}" ]; then
   {
     echo "| total rate | lease pps | lease captured / sent | lease min / p1 / median | atomic pps | atomic captured / sent | atomic min / p1 / median |"
     echo "|---|---|---|---|---|---|---|"
-    printf '%s\n' "${ROWS[@]}"
+    cat "$WORK/rows"
   } >>"$TXS_IDENT_WIRE_OUT"
 fi
-printf '%s\n' "${ROWS[@]}"
-ring_finish
+cat "$WORK/rows"

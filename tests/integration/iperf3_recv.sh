@@ -11,10 +11,9 @@
 # Needs root, jq, iperf3, tc; exits 77 with the reason otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=ip3r${TXS_LAB_TAG:-}
+LAB=$(lab_name ip3r)
 A=$LAB-a
 B=$LAB-b
 
@@ -27,43 +26,53 @@ need_cmd tc "needs tc (iproute2)"
 txs_tmp
 lab_up "$LAB"
 
-# case NAME PAYLOAD N [iperf3 options]: recv's summary in $tmp/NAME.json, the server's JSON in NAME.srv.json
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+# case_run NAME PAYLOAD N [iperf3 options]: recv's summary in $tmp/NAME.json, the server's JSON in NAME.srv.json
 case_run() {
   local name=$1 payload=$2 n=$3; shift 3
   ip netns exec "$B" iperf3 -s -1 -J >"$tmp/$name.srv.json" 2>/dev/null &
   local spid=$!
   ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5201 --payload "$payload" --expect "$n" -t 20 --idle 2 -i 0 -J \
-    >"$tmp/$name.json" 2>"$tmp/$name.err" &
+    --ready-fd 3 >"$tmp/$name.json" 2>"$tmp/$name.err" 3>"$tmp/$name.ready" &
   local rpid=$!
-  for _ in $(seq 50); do ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN && break; sleep 0.1; done
-  sleep 0.5 # the ring is open
+  wait_for 20 listens || fail "$name: iperf3 -s does not listen"
+  wait_ready "$tmp/$name.ready" $rpid
   timeout 30 ip netns exec "$A" iperf3 -c 198.18.0.2 -u -k "$n" "$@" >"$tmp/$name.cli" 2>&1 ||
     fail "$name: iperf3 -c: $(cat "$tmp/$name.cli")"
   wait "$spid" || true
   wait "$rpid" || fail "$name: recv exited $?: $(cat "$tmp/$name.err")"
 }
 
-# 1. -P 2, 64-bit counters, tbf loss
-tc -n "$A" qdisc add dev tx0 root tbf rate 2mbit burst 4k limit 8k
-d0=$(tc_drops "$A" tx0)
-case_run loss iperf3-64 1000 -l 200 -b 2M -P 2 --udp-counters-64bit
-drops=$(( $(tc_drops "$A" tx0) - d0 ))
-tc -n "$A" qdisc del dev tx0 root
-s=$(tail -n1 "$tmp/loss.json")
-[ "$drops" -gt 0 ] || fail "loss: tbf dropped nothing (the test did not test)"
-echo "$s" | jq -e --argjson d "$drops" '.lost_exact and .expected == 1000 and .lost == $d and .unique == 1000 - $d and .duplicates == 0' >/dev/null ||
-  fail "loss: tbf dropped $drops; recv: $(echo "$s" | jq -c '{received,unique,lost,lost_exact,expected,duplicates,malformed}')"
-echo "$s" | jq -e '(.flows | length) == 2 and (.malformed_by_kind["bad-magic"] == 2)' >/dev/null ||
-  fail "loss: expected 2 flows and the 2 handshakes as malformed: $(echo "$s" | jq -c '{flows: (.flows | length), malformed_by_kind}')"
-srvb=$(jq .end.sum_received.bytes "$tmp/loss.srv.json")
-tail_n=$(( 1000 - drops - srvb / 200 ))
-[ "$tail_n" -ge 0 ] && [ "$tail_n" -le $((8192 / 242)) ] || fail "loss: the iperf3 server received $srvb bytes, recv $((1000 - drops)) datagrams"
-echo "ok: -P 2 -k 1000 --udp-counters-64bit through tbf: recv lost $drops = tbf drops (exact), 2 flows; the iperf3 server counted $((srvb / 200)) ($tail_n after its TEST_END)"
+loss() {
+  local d0 drops s srvb tail_n
+  # 1. -P 2, 64-bit counters, tbf loss
+  tc -n "$A" qdisc add dev tx0 root tbf rate 2mbit burst 4k limit 8k
+  CLEANUP_HOOKS+=('tc -n "$A" qdisc del dev tx0 root 2>/dev/null')
+  d0=$(tc_drops "$A" tx0)
+  case_run loss iperf3-64 1000 -l 200 -b 2M -P 2 --udp-counters-64bit
+  drops=$(( $(tc_drops "$A" tx0) - d0 ))
+  tc -n "$A" qdisc del dev tx0 root
+  s=$(tail -n1 "$tmp/loss.json")
+  [ "$drops" -gt 0 ] || fail "loss: tbf dropped nothing (the test did not test)"
+  echo "$s" | jq -e --argjson d "$drops" '.lost_exact and .expected == 1000 and .lost == $d and .unique == 1000 - $d and .duplicates == 0' >/dev/null ||
+    fail "loss: tbf dropped $drops; recv: $(echo "$s" | jq -c '{received,unique,lost,lost_exact,expected,duplicates,malformed}')"
+  echo "$s" | jq -e '(.flows | length) == 2 and (.malformed_by_kind["bad-magic"] == 2)' >/dev/null ||
+    fail "loss: expected 2 flows and the 2 handshakes as malformed: $(echo "$s" | jq -c '{flows: (.flows | length), malformed_by_kind}')"
+  srvb=$(jq .end.sum_received.bytes "$tmp/loss.srv.json")
+  tail_n=$(( 1000 - drops - srvb / 200 ))
+  [ "$tail_n" -ge 0 ] && [ "$tail_n" -le $((8192 / 242)) ] || fail "loss: the iperf3 server received $srvb bytes, recv $((1000 - drops)) datagrams"
+  echo "ok: -P 2 -k 1000 --udp-counters-64bit through tbf: recv lost $drops = tbf drops (exact), 2 flows; the iperf3 server counted $((srvb / 200)) ($tail_n after its TEST_END)"
+}
+run_case loss
 
-# 2. 32-bit counters
-case_run c32 iperf3 500 -l 64 -b 500k
-s=$(tail -n1 "$tmp/c32.json")
-echo "$s" | jq -e '.lost_exact and .unique == 500 and .lost == 0 and .latency_ns.count == 0 and (.latency_ns.jitter | type) == "number"' >/dev/null ||
-  fail "c32: $(echo "$s" | jq -c '{received,unique,lost,latency_ns}')"
-echo "ok: 32-bit counters: 500 of 500, jitter $(echo "$s" | jq .latency_ns.jitter) ns"
-echo "iperf3_recv: all passed"
+c32() {
+  local s
+  # 2. 32-bit counters
+  case_run c32 iperf3 500 -l 64 -b 500k
+  s=$(tail -n1 "$tmp/c32.json")
+  echo "$s" | jq -e '.lost_exact and .unique == 500 and .lost == 0 and .latency_ns.count == 0 and (.latency_ns.jitter | type) == "number"' >/dev/null ||
+    fail "c32: $(echo "$s" | jq -c '{received,unique,lost,latency_ns}')"
+  echo "ok: 32-bit counters: 500 of 500, jitter $(echo "$s" | jq .latency_ns.jitter) ns"
+}
+run_case c32
+

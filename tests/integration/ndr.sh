@@ -13,33 +13,34 @@
 # Needs root and jq; exits 77 with the reason otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=ndr${TXS_LAB_TAG:-}
+LAB=$(lab_name ndr)
 A=$LAB-a
 B=$LAB-b
 
 need_txs
 
 # 0. bad input: exit 2, one line naming the value
-bad() {
+refused() {
   local want=$1; shift
-  set +e
-  out=$("$TXS" ndr "$@" 2>&1 >/dev/null)
-  rc=$?
-  set -e
+  local out rc=0
+  out=$("$TXS" ndr "$@" 2>&1 >/dev/null) || rc=$?
   [ $rc -eq 2 ] || fail "ndr $*: exit $rc, expected 2 ($out)"
   case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
 }
-bad "--precision" --precision 0 198.18.0.2
-bad "--hi" --lo 100k --hi 50k 198.18.0.2
-bad "--hi" --hi 1Gbit 198.18.0.2
-bad "--max-trials" --max-trials 2 198.18.0.2
-bad "--loss" --loss 100 198.18.0.2
-bad "destination" --trial 1
-bad "nowhere" nowhere
-echo "ok: bad input exits 2"
+bad_input() {
+  refused "--precision" --precision 0 198.18.0.2
+  refused "--hi" --lo 100k --hi 50k 198.18.0.2
+  refused "--hi" --hi 1Gbit 198.18.0.2
+  refused "--max-trials" --max-trials 2 198.18.0.2
+  refused "--loss" --loss 100 198.18.0.2
+  refused "destination" --trial 1
+  refused "nowhere" nowhere
+  echo "ok: bad input exits 2"
+}
+run_case bad_input
+
 
 need_root
 need_cmd jq "needs jq (scripts/deps test)"
@@ -80,7 +81,8 @@ mkdir -p "$tmp/t"
 # datagrams) a few ms without a CPU for the receiver loses packets, and on 2
 # shared cores the search then chases scheduling noise (seen in CI: a v6 run
 # ran out of trials). The tiny-buffer case below covers loss at the socket.
-for fam in 4 6; do
+family() { # 4|6: the search over IPv4 or IPv6 (the rate goes to $tmp/ndrFAM for the cases after)
+  local fam=$1 dst rate trials last
   if [ $fam = 4 ]; then dst=198.18.0.2; else dst=2001:2::2; fi
   run_ndr "v$fam" "$dst" --recv-args "--rcvbuf 33554432"
   rate=$(res .rate_pps)
@@ -99,37 +101,44 @@ for fam in 4 6; do
   # a fail lies above every reported pass: the result is below the lowest failing rate tried
   jq -e -s --argjson r "$rate" '[.[] | select(.type == "trial" and (.pass | not) and .rate > 0) | .rate] | all(. > $r)' \
     "$F" >/dev/null || fail "v$fam: a failing trial below the result"
-  eval "ndr$fam=$rate"
+  echo "$rate" >"$tmp/ndr$fam"
   echo "ok: IPv$fam NDR $rate pps ($(res .outcome), $trials trials, bracket $(res .bracket_pct)%)"
-done
+}
+run_case v4 family 4
+run_case v6 family 6
 
-# 2. a tiny receive buffer
-run_ndr tiny 198.18.0.2 --recv-args "--rcvbuf 4096"
-tiny=$(res .rate_pps)
-sockfail=$(jq -s '[.[] | select(.type == "trial" and (.pass | not) and .kernel_drops.sockets > 0
-                   and (.kernel_drops.udp.RcvbufErrors + .kernel_drops.udp6.RcvbufErrors) > 0)] | length' "$F")
-fails=$(jq -s '[.[] | select(.type == "trial" and (.pass | not))] | length' "$F")
-if jq -e -n "$tiny < $ndr4" >/dev/null; then
-  echo "ok: --rcvbuf 4096: NDR $tiny < $ndr4 pps ($sockfail of $fails failing trials lost at our socket)"
-elif [ "$sockfail" -gt 0 ]; then
-  echo "ok: --rcvbuf 4096: NDR $tiny (32 MiB buffer $ndr4), $sockfail of $fails failing trials lost at our socket (RcvbufErrors)"
-else
-  fail "--rcvbuf 4096: NDR $tiny not below $ndr4 and no failing trial lost at the socket"
-fi
+tiny_rcvbuf() {
+  local tiny sockfail fails ndr4
+  # 2. a tiny receive buffer
+  ndr4=$(cat "$tmp/ndr4")
+  run_ndr tiny 198.18.0.2 --recv-args "--rcvbuf 4096"
+  tiny=$(res .rate_pps)
+  sockfail=$(jq -s '[.[] | select(.type == "trial" and (.pass | not) and .kernel_drops.sockets > 0
+                     and (.kernel_drops.udp.RcvbufErrors + .kernel_drops.udp6.RcvbufErrors) > 0)] | length' "$F")
+  fails=$(jq -s '[.[] | select(.type == "trial" and (.pass | not))] | length' "$F")
+  if jq -e -n "$tiny < $ndr4" >/dev/null; then
+    echo "ok: --rcvbuf 4096: NDR $tiny < $ndr4 pps ($sockfail of $fails failing trials lost at our socket)"
+  elif [ "$sockfail" -gt 0 ]; then
+    echo "ok: --rcvbuf 4096: NDR $tiny (32 MiB buffer $ndr4), $sockfail of $fails failing trials lost at our socket (RcvbufErrors)"
+  else
+    fail "--rcvbuf 4096: NDR $tiny not below $ndr4 and no failing trial lost at the socket"
+  fi
+}
+run_case --needs v4 tiny_rcvbuf
 
-# 3. SIGINT in the middle of a trial
-TMPDIR=$tmp/t "$TXS" ndr --send-netns "$A" --recv-netns "$B" --trial 3 198.18.0.2 >"$tmp/int.out" 2>&1 &
-pid=$!
-sleep 1.5
-kill -INT $pid
-set +e
-wait $pid
-rc=$?
-set -e
-[ $rc -eq 130 ] || fail "SIGINT: exit $rc, expected 130 ($(cat "$tmp/int.out"))"
-sleep 0.2
-left=$(ip netns pids "$A"; ip netns pids "$B")
-[ -z "$left" ] || fail "SIGINT: processes left in the lab: $left"
-[ -z "$(ls -A "$tmp/t")" ] || fail "SIGINT: temporary files left"
-echo "ok: SIGINT ends the search (exit 130), children and files gone"
-echo "ndr: all passed"
+sigint() {
+  local pid rc=0 left
+  # 3. SIGINT in the middle of a trial
+  TMPDIR=$tmp/t "$TXS" ndr --send-netns "$A" --recv-netns "$B" --trial 3 198.18.0.2 >"$tmp/int.out" 2>&1 &
+  pid=$!
+  sleep 1.5
+  kill -INT $pid
+  wait $pid || rc=$?
+  [ $rc -eq 130 ] || fail "SIGINT: exit $rc, expected 130 ($(cat "$tmp/int.out"))"
+  sleep 0.2
+  left=$(ip netns pids "$A"; ip netns pids "$B")
+  [ -z "$left" ] || fail "SIGINT: processes left in the lab: $left"
+  [ -z "$(ls -A "$tmp/t")" ] || fail "SIGINT: temporary files left"
+  echo "ok: SIGINT ends the search (exit 130), children and files gone"
+}
+run_case sigint

@@ -15,10 +15,9 @@
 # dropped nothing. Needs root (namespaces) and dumpcap; exits 77 otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=pac${TXS_LAB_TAG:-}
+LAB=$(lab_name pac)
 A=$LAB-a
 B=$LAB-b
 PORT=5301
@@ -142,31 +141,39 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
-# 1. ramp
-RT=
-capture ramp --ramp 2k:20k:4 -t 6 -l 32 || capture ramp --ramp 2k:20k:4 -t 6 -l 32 || fail "ramp: the capture lost frames twice"
-python3 "$tmp/pc.py" ramp "$tmp/ramp.pcap" || fail "ramp: per-second rates off the schedule"
-
-# 2. Poisson. On a loaded machine a sleeping sender wakes late by
-# milliseconds now and then (and catches up in a burst), which shows as long
-# and near-zero gaps that no exponential has: the sender runs at a real-time
-# priority (SCHED_FIFO; it sleeps between datagrams) where chrt can set one.
-RT=
-chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
-# Even so a guest whose vCPU the host holds back for milliseconds shows
-# the same (25 stalls in 20000 gaps, once in ~5 quiet runs of 2026-12-01):
-# a failed trial is run once more, and both must fail to fail the test (a
-# schedule that is not exponential at the mean rate fails every trial).
-poisson_trial() {
-  capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 ||
-    capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 || fail "poisson: the capture lost frames twice"
-  python3 "$tmp/pc.py" poisson "$tmp/poisson.pcap"
+ramp() {
+  # 1. ramp
+  RT=
+  capture ramp --ramp 2k:20k:4 -t 6 -l 32 || capture ramp --ramp 2k:20k:4 -t 6 -l 32 || fail "ramp: the capture lost frames twice"
+  python3 "$tmp/pc.py" ramp "$tmp/ramp.pcap" || fail "ramp: per-second rates off the schedule"
 }
-poisson_trial || { echo "poisson: trial failed, once more (host stalls?)"; poisson_trial; } ||
-  fail "poisson: gaps are not exponential at the mean rate (two trials)"
+run_case ramp
 
-# 3. on/off bursts
-capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || fail "bursts: the capture lost frames twice"
-python3 "$tmp/pc.py" bursts "$tmp/bursts.pcap" || fail "bursts: on/off not visible in the capture"
+poisson() {
+  # 2. Poisson. On a loaded machine a sleeping sender wakes late by
+  # milliseconds now and then (and catches up in a burst), which shows as long
+  # and near-zero gaps that no exponential has: the sender runs at a real-time
+  # priority (SCHED_FIFO; it sleeps between datagrams) where chrt can set one.
+  RT=
+  chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
+  # Even so a guest whose vCPU the host holds back for milliseconds shows
+  # the same (25 stalls in 20000 gaps, once in ~5 quiet runs of 2026-12-01):
+  # a failed trial is run once more, and both must fail to fail the test (a
+  # schedule that is not exponential at the mean rate fails every trial).
+  poisson_trial() {
+    capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 ||
+      capture poisson --pace poisson -b 5k -n 20000 --seed 7 -l 32 || fail "poisson: the capture lost frames twice"
+    python3 "$tmp/pc.py" poisson "$tmp/poisson.pcap"
+  }
+  poisson_trial || { echo "poisson: trial failed, once more (host stalls?)"; poisson_trial; } ||
+    fail "poisson: gaps are not exponential at the mean rate (two trials)"
+}
+run_case poisson
 
-echo "PASS: pacing on a veth (ramp per second within 1%, Poisson gaps, on/off bursts)"
+bursts() {
+  # 3. on/off bursts
+  RT=
+  capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || fail "bursts: the capture lost frames twice"
+  python3 "$tmp/pc.py" bursts "$tmp/bursts.pcap" || fail "bursts: on/off not visible in the capture"
+}
+run_case bursts

@@ -5,19 +5,21 @@
 # item (no malformed frame, no bad checksum). A corrupted copy must produce
 # one, so the oracle is shown to work. No root needed.
 set -euo pipefail
-TXS=${TXS_BIN:-${TXS_BUILDDIR:-build}/txscale}
-command -v tshark >/dev/null || { echo "SKIP: tshark not installed"; exit 77; }
-[ -x "$TXS" ] || { echo "FAIL: no txscale binary at $TXS"; exit 1; }
-"$TXS" send --help | grep 'pcap:FILE' >/dev/null || { echo "SKIP: txscale built without the pcap device"; exit 77; }
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
+need_cmd tshark "tshark not installed"
+need_txs
+"$TXS" send --help | grep 'pcap:FILE' >/dev/null || skip "txscale built without the pcap device"
 
-dir=$(mktemp -d /tmp/txs_pcap_it.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+txs_tmp /tmp/txs_pcap_it.XXXXXX
+dir=$tmp
 TS=(tshark -n -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE)
 
 # expert items tshark reports for a file (empty when clean)
 expert() { "${TS[@]}" -r "$1" -q -z expert 2>/dev/null | grep -E '^(Errors|Warnings|Notes|Chats) \(' || true; }
 frames() { "${TS[@]}" -r "$1" -T fields -e frame.number 2>/dev/null | wc -l; }
+
+env_port9() { PORT=9 "$@"; }
 
 check() {
   local name=$1 n=$2; shift 2
@@ -39,19 +41,22 @@ check() {
   echo "ok: $name ($n frames)"
 }
 
-check v4_16 5000 198.18.0.2
-check v4_1472_df_tos 300 -l 1472 --df --tos 0x2e --ttl 7 198.18.0.2
-check v4_nocsum 1000 -l 64 --no-csum 198.18.0.2
-check v4_3threads 9999 -P 3 --no-pin -l 24 198.18.0.2
-check v6_100 2000 -l 100 2001:2::2
-check v6_0 100 -l 0 -P 2 --no-pin 2001:2::2
-PORT=9 check v4_port9_macs 100 -p 9 --src-mac 02:00:00:00:00:01 --dst-mac 02:00:00:00:00:02 198.18.0.2
+run_case v4_16 check v4_16 5000 198.18.0.2
+run_case v4_1472_df_tos check v4_1472_df_tos 300 -l 1472 --df --tos 0x2e --ttl 7 198.18.0.2
+run_case v4_nocsum check v4_nocsum 1000 -l 64 --no-csum 198.18.0.2
+run_case v4_3threads check v4_3threads 9999 -P 3 --no-pin -l 24 198.18.0.2
+run_case v6_100 check v6_100 2000 -l 100 2001:2::2
+run_case v6_0 check v6_0 100 -l 0 -P 2 --no-pin 2001:2::2
+run_case v4_port9_macs env_port9 check v4_port9_macs 100 -p 9 --src-mac 02:00:00:00:00:01 --dst-mac 02:00:00:00:00:02 198.18.0.2
 
 # the oracle: one payload byte changed in the first frame -> a bad UDP checksum
 # (offset: 24 file header + 16 record header + 14 + 20 + 8 + 10 into the payload)
-cp "$dir/v4_16.pcap" "$dir/bad.pcap"
-printf '\xee' | dd of="$dir/bad.pcap" bs=1 seek=$((24 + 16 + 14 + 20 + 8 + 10)) conv=notrunc status=none
-ex=$(expert "$dir/bad.pcap")
-[[ "$ex" == *Errors* || "$ex" == *Warnings* ]] || fail "a corrupted frame went unnoticed by tshark (oracle broken)"
-echo "ok: corrupted copy flagged ($ex)"
-echo "PASS"
+oracle() {
+  local ex
+  cp "$dir/v4_16.pcap" "$dir/bad.pcap"
+  printf '\xee' | dd of="$dir/bad.pcap" bs=1 seek=$((24 + 16 + 14 + 20 + 8 + 10)) conv=notrunc status=none
+  ex=$(expert "$dir/bad.pcap")
+  [[ "$ex" == *Errors* || "$ex" == *Warnings* ]] || fail "a corrupted frame went unnoticed by tshark (oracle broken)"
+  echo "ok: corrupted copy flagged ($ex)"
+}
+run_case --needs v4_16 oracle

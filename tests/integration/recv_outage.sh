@@ -16,10 +16,9 @@
 # loaded box: then the case runs again, at most 5 times).
 set -euo pipefail
 
-TXS=${TXS_BIN:-${TXS:-build/txscale}}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=rout${TXS_LAB_TAG:-}
+LAB=$(lab_name rout)
 A=$LAB-a
 B=$LAB-b
 PORT=5201
@@ -36,7 +35,6 @@ txs_tmp
 lab_up "$LAB"
 ip netns exec "$A" sysctl -qw net.ipv6.conf.tx0.disable_ipv6=1 >/dev/null
 CLEANUP_HOOKS+=('ip -n "$B" link set rx0 up 2>/dev/null')
-ok() { echo "ok: $*"; }
 
 cap_start() {
   ip netns exec "$B" timeout 60 dumpcap -q -B 128 -s 80 -f "udp dst port $PORT" -i any -w "$tmp/$1.pcapng" \
@@ -66,19 +64,25 @@ cap_read() {
     python3 "$SRC/tests/integration/outage_cap.py" "$@" >"$tmp/$name.cap.json"
 }
 
-# run NAME N RATE "RECV ARGS" ACTION: recv in B, capture, send N at RATE in A,
-# ACTION (a shell function) while it runs
-run() {
-  local name=$1 n=$2 rate=$3 rargs=$4 action=$5
+rx0() { ip netns exec "$B" cat /sys/class/net/rx0/statistics/rx_packets; }
+# outage_run NAME N RATE "RECV ARGS" ACTION: recv in B, capture, send N at RATE in A,
+# ACTION (a shell function) while it runs, once 2000 datagrams reached rx0 and 0.6 s more
+outage_run() {
+  local name=$1 n=$2 rate=$3 rargs=$4 action=$5 r0
   # shellcheck disable=SC2086
   ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p $PORT -i 0 -J --idle 2 -t 60 $rargs \
-    --sender-summary "$tmp/$name.send.json" >"$tmp/$name.recv.json" 2>"$tmp/$name.recv.err" &
+    --sender-summary "$tmp/$name.send.json" --ready-fd 3 >"$tmp/$name.recv.json" 2>"$tmp/$name.recv.err" 3>"$tmp/$name.ready" &
   local rpid=$!
+  wait_ready "$tmp/$name.ready" $rpid
   cap_start "$name"
+  r0=$(rx0)
   ip netns exec "$A" timeout 60 "$TXS" send --dev udp -i 0 -b "$rate" -n "$n" -l 32 -p $PORT -B 198.18.0.1 \
     --summary-file "$tmp/$name.send.json" 198.18.0.2 >"$tmp/$name.send.out" 2>&1 &
   local spid=$!
-  sleep 0.8
+  # the sender is under way (it may start late on a loaded box), then a while more
+  under_way() { [ $(($(rx0) - r0)) -ge $((n < 2000 ? n : 2000)) ]; }
+  wait_for 10 under_way || true
+  sleep 0.6
   $action
   wait "$spid" || fail "$name: send: $(cat "$tmp/$name.send.out")"
   wait "$rpid" || fail "$name: recv exited: $(cat "$tmp/$name.recv.err")"
@@ -87,6 +91,7 @@ run() {
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
 rj() { tail -n1 "$R" | jq -r "$1"; }
+nothing() { :; }
 
 flap() { # seconds down, one after another, 0.6 s apart
   for d in "${FLAPS[@]}"; do
@@ -111,7 +116,7 @@ flaps_case() {
   FLAPS=("$@")
   local try
   for try in 1 2 3 4 5; do
-    run "$name" 40000 10k "" flap
+    outage_run "$name" 40000 10k "" flap
     cap_read "$name" --min-ms 20
     if ! cap_complete "$name"; then
       echo "   $name try $try: capture holds $(jq -r .frames "$tmp/$name.cap.json") of $(rj .received) datagrams: again"
@@ -162,52 +167,60 @@ flaps_case() {
   done
   fail "$name: capture incomplete in 5 tries"
 }
-flaps_case flap1 0.2
-flaps_case flap2 0.12 0.3
+run_case flap1 flaps_case flap1 0.2
+run_case flap2 flaps_case flap2 0.12 0.3
 
-# 3: loss bursts from a token bucket: 5.9 Mbit/s of 74-byte frames into 2 Mbit/s
-# with a bucket and queue of ~6 frames
-ip netns exec "$A" tc qdisc add dev tx0 root tbf rate 2mbit burst 500 limit 500
-nothing() { :; }
-done3=0
-for try in 1 2 3 4 5; do
-  run tbf 20000 10k "" nothing
-  N=$(jq -r .packets "$tmp/tbf.send.json")
-  cap_read tbf --from-zero --expect "$N"
-  if ! cap_complete tbf; then
-    echo "   tbf try $try: capture holds $(jq -r .frames "$tmp/tbf.cap.json") of $(rj .received) datagrams: again"
-    continue
-  fi
-  C=$tmp/tbf.cap.json
-  [ "$(jq -r .burst_count "$C")" -ge 100 ] || fail "tbf: only $(jq -r .burst_count "$C") bursts in the capture (tbf dropped too little)"
-  rb=$(rj '[.outage.bursts[] | {key: "\(.min)-\(.max)", value: .count}] | from_entries | to_entries | sort_by(.key) | from_entries')
-  cb=$(jq -c '.bursts | to_entries | sort_by(.key) | from_entries' "$C")
-  [ "$(jq -c . <<<"$rb")" = "$cb" ] || fail "tbf: recv bursts $(jq -c . <<<"$rb") != capture's $cb"
-  [ "$(rj .outage.burst_count)" = "$(jq -r .burst_count "$C")" ] || fail "tbf: burst count"
-  [ "$(rj .outage.burst_lost)" = "$(rj '.flows[0].span - .flows[0].unique + .lost')" ] ||
-    fail "tbf: holes + lost $(rj '.flows[0].span - .flows[0].unique + .lost') != in bursts $(rj .outage.burst_lost)"
-  [ "$(rj .outage.burst_lost)" = "$(jq -r .burst_lost "$C")" ] || fail "tbf: burst_lost vs capture"
-  [ "$(rj .outage.bursts_exact)" = true ] || fail "tbf: bursts not exact"
-  ok "tbf: $(rj .outage.burst_count) loss bursts (longest $(rj .outage.burst_max)), distribution = capture's: $cb"
-  done3=1
-  break
-done
-[ $done3 = 1 ] || fail "tbf: capture incomplete in 5 tries"
-ip netns exec "$A" tc qdisc del dev tx0 root
+tbf() {
+  local done3 N C rb cb
+  # 3: loss bursts from a token bucket: 5.9 Mbit/s of 74-byte frames into 2 Mbit/s
+  # with a bucket and queue of ~6 frames
+  ip netns exec "$A" tc qdisc add dev tx0 root tbf rate 2mbit burst 500 limit 500
+  CLEANUP_HOOKS+=('ip netns exec "$A" tc qdisc del dev tx0 root 2>/dev/null')
+  done3=0
+  for try in 1 2 3 4 5; do
+    outage_run tbf 20000 10k "" nothing
+    N=$(jq -r .packets "$tmp/tbf.send.json")
+    cap_read tbf --from-zero --expect "$N"
+    if ! cap_complete tbf; then
+      echo "   tbf try $try: capture holds $(jq -r .frames "$tmp/tbf.cap.json") of $(rj .received) datagrams: again"
+      continue
+    fi
+    C=$tmp/tbf.cap.json
+    [ "$(jq -r .burst_count "$C")" -ge 100 ] || fail "tbf: only $(jq -r .burst_count "$C") bursts in the capture (tbf dropped too little)"
+    rb=$(rj '[.outage.bursts[] | {key: "\(.min)-\(.max)", value: .count}] | from_entries | to_entries | sort_by(.key) | from_entries')
+    cb=$(jq -c '.bursts | to_entries | sort_by(.key) | from_entries' "$C")
+    [ "$(jq -c . <<<"$rb")" = "$cb" ] || fail "tbf: recv bursts $(jq -c . <<<"$rb") != capture's $cb"
+    [ "$(rj .outage.burst_count)" = "$(jq -r .burst_count "$C")" ] || fail "tbf: burst count"
+    [ "$(rj .outage.burst_lost)" = "$(rj '.flows[0].span - .flows[0].unique + .lost')" ] ||
+      fail "tbf: holes + lost $(rj '.flows[0].span - .flows[0].unique + .lost') != in bursts $(rj .outage.burst_lost)"
+    [ "$(rj .outage.burst_lost)" = "$(jq -r .burst_lost "$C")" ] || fail "tbf: burst_lost vs capture"
+    [ "$(rj .outage.bursts_exact)" = true ] || fail "tbf: bursts not exact"
+    ok "tbf: $(rj .outage.burst_count) loss bursts (longest $(rj .outage.burst_max)), distribution = capture's: $cb"
+    done3=1
+    break
+  done
+  [ $done3 = 1 ] || fail "tbf: capture incomplete in 5 tries"
+}
+run_case tbf
 
-# 4: a known offset: latency corrected (raw + 3 ms: the namespaces share one
-# clock, so the raw one-way latency is the true one), said so
-run clk 3000 1k "--clock-offset -3000000" nothing
-[ "$(rj .clock.corrected)" = true ] && [ "$(rj .clock.offset_ns)" = -3000000 ] && [ "$(rj .clock.source)" = option ] ||
-  fail "clock: $(tail -n1 "$R" | jq -c .clock)"
-raw=$(rj .clock.raw_latency_ns.p50) cor=$(rj .latency_ns.p50)
-awk -v r="$raw" -v c="$cor" 'BEGIN { exit !(r >= 0 && r < 5e6 && c - r >= 3e6 * 0.95 && c - r <= 3e6 * 1.05) }' ||
-  fail "clock: corrected p50 $cor, raw p50 $raw: not 3 ms apart"
-ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p $PORT -i 0 --idle 1 -t 30 --clock-offset -3000000 \
-  >"$tmp/clk.txt" 2>&1 &
-rp=$!
-sleep 0.5
-ip netns exec "$A" "$TXS" send --dev udp -i 0 -b 1k -n 500 -l 32 -p $PORT 198.18.0.2 >/dev/null 2>&1
-wait $rp || fail "clock: text recv: $(cat "$tmp/clk.txt")"
-grep -q "latency CORRECTED by offset -3000000 ns" "$tmp/clk.txt" || fail "clock: the text does not say it corrected: $(cat "$tmp/clk.txt")"
-ok "clock: --clock-offset -3000000: latency p50 $cor ns (raw $raw ns), the text says CORRECTED"
+clock() {
+  local raw cor rp
+  # 4: a known offset: latency corrected (raw + 3 ms: the namespaces share one
+  # clock, so the raw one-way latency is the true one), said so
+  outage_run clk 3000 1k "--clock-offset -3000000" nothing
+  [ "$(rj .clock.corrected)" = true ] && [ "$(rj .clock.offset_ns)" = -3000000 ] && [ "$(rj .clock.source)" = option ] ||
+    fail "clock: $(tail -n1 "$R" | jq -c .clock)"
+  raw=$(rj .clock.raw_latency_ns.p50) cor=$(rj .latency_ns.p50)
+  awk -v r="$raw" -v c="$cor" 'BEGIN { exit !(r >= 0 && r < 5e6 && c - r >= 3e6 * 0.95 && c - r <= 3e6 * 1.05) }' ||
+    fail "clock: corrected p50 $cor, raw p50 $raw: not 3 ms apart"
+  ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p $PORT -i 0 --idle 1 -t 30 --clock-offset -3000000 \
+    --ready-fd 3 >"$tmp/clk.txt" 2>&1 3>"$tmp/clk.ready" &
+  rp=$!
+  wait_ready "$tmp/clk.ready" $rp
+  ip netns exec "$A" "$TXS" send --dev udp -i 0 -b 1k -n 500 -l 32 -p $PORT 198.18.0.2 >/dev/null 2>&1
+  wait $rp || fail "clock: text recv: $(cat "$tmp/clk.txt")"
+  grep -q "latency CORRECTED by offset -3000000 ns" "$tmp/clk.txt" || fail "clock: the text does not say it corrected: $(cat "$tmp/clk.txt")"
+  ok "clock: --clock-offset -3000000: latency p50 $cor ns (raw $raw ns), the text says CORRECTED"
+}
+run_case clock
+

@@ -10,11 +10,9 @@
 # Needs root (namespaces); exits 77 with the reason otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=rxh${TXS_LAB_TAG:-}
-LAB=${LAB:0:12}
+LAB=$(lab_name rxh)
 A=$LAB-a
 B=$LAB-b
 PORT=5201
@@ -30,10 +28,8 @@ lab_up "$LAB"
 refuse() {
   local what=$1 pat=$2
   shift 2
-  set +e
-  ip netns exec "$B" "$TXS" recv -p "$PORT" -t 2 -i 0 "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  set -e
+  local rc=0
+  ip netns exec "$B" "$TXS" recv -p "$PORT" -t 2 -i 0 "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
   [ $rc = 2 ] || fail "$what: exit $rc ($(cat "$tmp/err"))"
   [ "$(wc -l <"$tmp/err")" = 1 ] || fail "$what: not one line: $(cat "$tmp/err")"
   grep -q -- "$pat" "$tmp/err" || fail "$what: '$(cat "$tmp/err")' does not say '$pat'"
@@ -41,24 +37,27 @@ refuse() {
   echo "ok: $what: $(cat "$tmp/err")"
 }
 nohw="interface rx0 has no hardware receive timestamps (Operation not supported"
-refuse "veth named" "--rx-timestamps hardware:rx0: $nohw" -B 198.18.0.2 --rx-timestamps hardware:rx0
-refuse "veth from -B IPv4" "--rx-timestamps hardware: $nohw" -B 198.18.0.2 --rx-timestamps hardware
-refuse "veth from -B IPv6" "--rx-timestamps hardware: $nohw" -B 2001:2:0:0::2 --rx-timestamps hardware
-refuse "-P 2" "--rx-timestamps hardware: $nohw" -B 198.18.0.2 -P 2 --rx-timestamps hardware
+run_case refuse_veth_named refuse "veth named" "--rx-timestamps hardware:rx0: $nohw" -B 198.18.0.2 --rx-timestamps hardware:rx0
+run_case refuse_veth_from_B_v4 refuse "veth from -B IPv4" "--rx-timestamps hardware: $nohw" -B 198.18.0.2 --rx-timestamps hardware
+run_case refuse_veth_from_B_v6 refuse "veth from -B IPv6" "--rx-timestamps hardware: $nohw" -B 2001:2:0:0::2 --rx-timestamps hardware
+run_case refuse_P2 refuse "-P 2" "--rx-timestamps hardware: $nohw" -B 198.18.0.2 -P 2 --rx-timestamps hardware
 # the peer's interface is not in B's namespace
-refuse "interface of another namespace" "no interface 'tx0'" -B 198.18.0.2 --rx-timestamps hardware:tx0
+run_case refuse_other_namespace refuse "interface of another namespace" "no interface 'tx0'" -B 198.18.0.2 --rx-timestamps hardware:tx0
 
-# control: the same link and port, kernel stamps, every datagram timed by them
-ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p "$PORT" -J -i 0 --idle 1 -t 30 >"$tmp/k.json" 2>"$tmp/k.err" &
-rpid=$!
-sleep 0.5
-ip netns exec "$A" timeout 30 "$TXS" send --dev udp -B 198.18.0.1 -p "$PORT" -i 0 -n 2000 -b 20k -l 32 198.18.0.2 \
-  >"$tmp/send.out" 2>&1 || fail "send: $(cat "$tmp/send.out")"
-wait "$rpid" || fail "kernel recv exited $?: $(cat "$tmp/k.err")"
-R=$(tail -n1 "$tmp/k.json")
-j() { printf '%s\n' "$R" | jq -r "$1"; }
-[ "$(j .received)" = 2000 ] || fail "control: received $(j .received) of 2000"
-[ "$(j .input.ts_kernel)" = 2000 ] || fail "control: $(j .input.ts_kernel) kernel stamps of 2000"
-[ "$(j .input.ts_hardware)" = 0 ] || fail "control: $(j .input.ts_hardware) hardware stamps on a veth"
-echo "ok: control: 2000 datagrams over rx0, all timed by the kernel's software stamp"
-echo "PASS: recv --rx-timestamps hardware refused on veth"
+control() {
+  local rpid R
+  # control: the same link and port, kernel stamps, every datagram timed by them
+  ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p "$PORT" -J -i 0 --idle 1 -t 30 --ready-fd 3 >"$tmp/k.json" 2>"$tmp/k.err" 3>"$tmp/k.ready" &
+  rpid=$!
+  wait_ready "$tmp/k.ready" $rpid
+  ip netns exec "$A" timeout 30 "$TXS" send --dev udp -B 198.18.0.1 -p "$PORT" -i 0 -n 2000 -b 20k -l 32 198.18.0.2 \
+    >"$tmp/send.out" 2>&1 || fail "send: $(cat "$tmp/send.out")"
+  wait "$rpid" || fail "kernel recv exited $?: $(cat "$tmp/k.err")"
+  R=$(tail -n1 "$tmp/k.json")
+  j() { printf '%s\n' "$R" | jq -r "$1"; }
+  [ "$(j .received)" = 2000 ] || fail "control: received $(j .received) of 2000"
+  [ "$(j .input.ts_kernel)" = 2000 ] || fail "control: $(j .input.ts_kernel) kernel stamps of 2000"
+  [ "$(j .input.ts_hardware)" = 0 ] || fail "control: $(j .input.ts_hardware) hardware stamps on a veth"
+  echo "ok: control: 2000 datagrams over rx0, all timed by the kernel's software stamp"
+}
+run_case control

@@ -12,11 +12,10 @@
 # Needs root (namespaces) and python3; exits 77 otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-NS=rxw${TXS_LAB_TAG:-}
-PORT=47201
+NS=$(lab_name rxw)
+PORT=$(free_port)
 
 need_root
 need_cmd jq "needs jq (scripts/deps test)"
@@ -57,13 +56,13 @@ elif case == "future":
         dg(3, i, time.time_ns() + (3600 * 10**9 if i % 2 else 0))
 PY
 
-# run_case NAME [recv args]: recv in the namespace until 1 s idle, the case's datagrams
-run_case() {
+# wild_run NAME [recv args]: recv in the namespace until 1 s idle, the case's datagrams
+wild_run() {
   local name=$1; shift
-  ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -i 0 -t 20 --idle 1 "$@" \
-    >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  ip netns exec "$NS" "$TXS" recv -B 127.0.0.1 -p $PORT -i 0 -t 20 --idle 1 "$@" --ready-fd 3 \
+    >"$tmp/$name.out" 2>"$tmp/$name.err" 3>"$tmp/$name.ready" &
   local pid=$!
-  sleep 0.4
+  wait_ready "$tmp/$name.ready" $pid
   ip netns exec "$NS" python3 "$tmp/wild.py" "$WCASE" $PORT "${SEED:-1}"
   wait "$pid" || fail "$name: recv exited $?: $(cat "$tmp/$name.err")"
 }
@@ -72,6 +71,7 @@ rj() { tail -n1 "$tmp/$1.out" | jq -r "$2"; }
 bounded() {
   local name=$1 n=$2
   for k in received unique duplicates reordered late malformed resyncs; do
+    local v
     v=$(rj "$name" ".$k")
     [ "$v" -le "$n" ] || fail "$name: $k $v above the $n datagrams sent"
   done
@@ -83,20 +83,27 @@ bounded() {
     fail "$name: latency above the clock-skew bound: $(rj "$name" '.latency_ns')"
 }
 
-WCASE=wrap run_case wrap -J
-[ "$(rj wrap .received)" = 2 ] || fail "wrap: received $(rj wrap .received), expected 2 (0 and 1)"
-[ "$(rj wrap .lost)" = 0 ] || fail "wrap: lost $(rj wrap .lost)"
-[ "$(rj wrap '.malformed_by_kind["seq-jump"]')" = 1 ] || fail "wrap: seq-jump $(rj wrap '.malformed_by_kind')"
-bounded wrap 3
-echo "ok: 2^64-1, 0, 1: received 2, lost 0, 1 seq-jump"
+wrap() {
+  WCASE=wrap wild_run wrap -J
+  [ "$(rj wrap .received)" = 2 ] || fail "wrap: received $(rj wrap .received), expected 2 (0 and 1)"
+  [ "$(rj wrap .lost)" = 0 ] || fail "wrap: lost $(rj wrap .lost)"
+  [ "$(rj wrap '.malformed_by_kind["seq-jump"]')" = 1 ] || fail "wrap: seq-jump $(rj wrap '.malformed_by_kind')"
+  bounded wrap 3
+  echo "ok: 2^64-1, 0, 1: received 2, lost 0, 1 seq-jump"
+}
+run_case wrap
 
-WCASE=half run_case half -J
-[ "$(rj half .lost)" = 0 ] && [ "$(rj half .received)" = 0 ] && [ "$(rj half .malformed)" = 1 ] ||
-  fail "half: $(tail -n1 "$tmp/half.out" | jq -c '{received, lost, malformed}')"
-echo "ok: 2^63: lost 0, 1 malformed"
+half() {
+  WCASE=half wild_run half -J
+  [ "$(rj half .lost)" = 0 ] && [ "$(rj half .received)" = 0 ] && [ "$(rj half .malformed)" = 1 ] ||
+    fail "half: $(tail -n1 "$tmp/half.out" | jq -c '{received, lost, malformed}')"
+  echo "ok: 2^63: lost 0, 1 malformed"
+}
+run_case half
 
-for seed in 1 2 3; do
-  SEED=$seed WCASE=random run_case "random$seed" -J
+random_flows() { # SEED
+  local seed=$1 n f7 lost
+  SEED=$seed WCASE=random wild_run "random$seed" -J
   n=$((1000 + 200))
   bounded "random$seed" $n
   f7=$(rj "random$seed" '.flows[] | select(.flow == 7) | "\(.unique) \(.lost) \(.duplicates) \(.resyncs)"')
@@ -105,15 +112,19 @@ for seed in 1 2 3; do
   [ "$lost" -lt $((1 << 32)) ] || fail "random$seed: lost $lost"
   echo "ok: 200 random datagrams (seed $seed) beside 1000 real: flow 7 exact, lost $lost," \
     "malformed $(rj "random$seed" .malformed), latency max $(rj "random$seed" .latency_ns.max) ns"
-done
+}
+for seed in 1 2 3; do run_case "random$seed" random_flows $seed; done
 
-WCASE=future run_case future -J
-[ "$(rj future .latency_ns.skew_future)" = 5 ] && [ "$(rj future .latency_ns.count)" = 5 ] ||
-  fail "future: $(rj future '.latency_ns')"
-[ "$(rj future '.latency_ns.max < 1000000000')" = true ] || fail "future: max $(rj future .latency_ns.max)"
-WCASE=future run_case futuretext
-grep -q "clock skew, not in the histogram: 5 packets stamped after they arrived" "$tmp/futuretext.out" ||
-  fail "future (text): no clock-skew line: $(cat "$tmp/futuretext.out")"
-grep -qE "latency  ns p50 .* \(5 samples\)" "$tmp/futuretext.out" ||
-  fail "future (text): histogram line: $(cat "$tmp/futuretext.out")"
-echo "ok: timestamps 1 h in the future: 5 counted as clock skew, 5 samples below 1 s"
+future() {
+  WCASE=future wild_run future -J
+  [ "$(rj future .latency_ns.skew_future)" = 5 ] && [ "$(rj future .latency_ns.count)" = 5 ] ||
+    fail "future: $(rj future '.latency_ns')"
+  [ "$(rj future '.latency_ns.max < 1000000000')" = true ] || fail "future: max $(rj future .latency_ns.max)"
+  WCASE=future wild_run futuretext
+  grep -q "clock skew, not in the histogram: 5 packets stamped after they arrived" "$tmp/futuretext.out" ||
+    fail "future (text): no clock-skew line: $(cat "$tmp/futuretext.out")"
+  grep -qE "latency  ns p50 .* \(5 samples\)" "$tmp/futuretext.out" ||
+    fail "future (text): histogram line: $(cat "$tmp/futuretext.out")"
+  echo "ok: timestamps 1 h in the future: 5 counted as clock skew, 5 samples below 1 s"
+}
+run_case future

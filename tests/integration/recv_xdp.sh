@@ -18,10 +18,9 @@
 # Needs root, AF_XDP and jq; exits 77 with the reason otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=rxdp${TXS_LAB_TAG:-}
+LAB=$(lab_name rxdp)
 A=$LAB-a
 B=$LAB-b
 
@@ -45,9 +44,9 @@ if ! out=$(ip netns exec "$B" timeout 10 "$TXS" recv --dev xdp:rx0 -t 0.2 -i 0 2
 fi
 ! prog_on || fail "probe: rx0 still has an XDP program after recv ended"
 
-# run_case NAME "RECV ARGS" "SEND ARGS": recv in B (JSON), send in A; recv ends
+# xdp_run NAME "RECV ARGS" "SEND ARGS": recv in B (JSON), send in A; recv ends
 # 0.5 s after the last packet (or once the sender's count arrived)
-run_case() {
+xdp_run() {
   local name=$1 rargs=$2 sargs=$3
   # shellcheck disable=SC2086
   rm -f "$tmp/ready"
@@ -88,7 +87,7 @@ exact() {
   case "$(rj .input.xdp.mode)" in native|skb) ;; *) fail "$name: xdp mode '$(rj .input.xdp.mode)'" ;; esac
 }
 
-# exact_case NAME "RECV ARGS" "SEND ARGS": run_case, at most 5 times. On a
+# exact_case NAME "RECV ARGS" "SEND ARGS": xdp_run, at most 5 times. On a
 # shared host a receiver descheduled for longer than its RX ring lasts (or
 # starved by other tenants' softirq work), or a sender CPU whose softirq
 # work is deferred, drops: every try must count such drops exactly where
@@ -103,7 +102,7 @@ exact_case() {
   local name=$1 try tx0 sent got drops tx rx where
   for try in 1 2 3 4 5; do
     tx0=$(txdrop)
-    run_case "$@"
+    xdp_run "$@"
     sent=$(sj .packets) got=$(rj .received) drops=$(rj .input.socket_drops) tx=$(( $(txdrop) - tx0 ))
     rx=$(rj '.kernel_drops.interfaces.rx0.rx_dropped')
     [ "$drops" = "$(( $(rj .input.xdp.rx_ring_full) + $(rj .input.xdp.rx_dropped) ))" ] ||
@@ -118,39 +117,56 @@ exact_case() {
   exact "$name"
 }
 
-# 1. the sender's maximum rate, 1 core each (the ring sized for a shared
-# 2-CPU host: ring=32768 lasts ~60 ms at 550k pps, the default half that)
-exact_case max "--dev xdp:rx0,ring=32768 -p 5201 $RCPU" "--dev xdp:tx0 -p 5201 -n 200000 -l 16 $SCPU 198.18.0.2"
-echo "ok: unpaced: sent $(sj .packets) at $(sj .pps | cut -d. -f1) pps, received all at $(rj .pps | cut -d. -f1) pps" \
-  "($(rj .input.xdp.mode) XDP, zerocopy $(rj .input.xdp.zerocopy), rx_ring_full 0)"
+max() {
+  # 1. the sender's maximum rate, 1 core each (the ring sized for a shared
+  # 2-CPU host: ring=32768 lasts ~60 ms at 550k pps, the default half that)
+  exact_case max "--dev xdp:rx0,ring=32768 -p 5201 $RCPU" "--dev xdp:tx0 -p 5201 -n 200000 -l 16 $SCPU 198.18.0.2"
+  echo "ok: unpaced: sent $(sj .packets) at $(sj .pps | cut -d. -f1) pps, received all at $(rj .pps | cut -d. -f1) pps" \
+    "($(rj .input.xdp.mode) XDP, zerocopy $(rj .input.xdp.zerocopy), rx_ring_full 0)"
+}
+run_case max
 
-# 2. paced, several flows: per flow exact; IPv6 through generic XDP
-exact_case paced "--dev xdp:rx0 -p 5201" "--dev xdp:tx0 -p 5201 -n 100000 -b 100k --flows 4 198.18.0.2"
-[ "$(rj '.flows | length')" = 4 ] || fail "paced: $(rj '.flows | length') flows, expected 4"
-[ "$(rj '[.flows[] | select(.expected != .received or .lost != 0)] | length')" = 0 ] ||
-  fail "paced: a flow not exact: $(rjc '[.flows[] | {id, expected, received, lost}]')"
-echo "ok: 100k/s, 4 flows: each flow received == expected ($(rjc '[.flows[].received]'))"
-exact_case v6 "--dev xdp:rx0,skb -6 -p 5201" "--dev xdp:tx0 -p 5201 -n 50000 -b 100k --flows 2 2001:2::2"
-[ "$(rj .input.xdp.mode)" = skb ] || fail "v6: mode $(rj .input.xdp.mode), asked skb"
-[ "$(rj '[.flows[] | select(.expected != .received)] | length')" = 0 ] || fail "v6: a flow not exact"
-echo "ok: IPv6, generic XDP (skb), 2 flows: exact"
+paced() {
+  # 2. paced, several flows: per flow exact; IPv6 through generic XDP
+  exact_case paced "--dev xdp:rx0 -p 5201" "--dev xdp:tx0 -p 5201 -n 100000 -b 100k --flows 4 198.18.0.2"
+  [ "$(rj '.flows | length')" = 4 ] || fail "paced: $(rj '.flows | length') flows, expected 4"
+  [ "$(rj '[.flows[] | select(.expected != .received or .lost != 0)] | length')" = 0 ] ||
+    fail "paced: a flow not exact: $(rjc '[.flows[] | {id, expected, received, lost}]')"
+  echo "ok: 100k/s, 4 flows: each flow received == expected ($(rjc '[.flows[].received]'))"
+}
+run_case paced
 
-# 3. the stack still gets what the filter does not take
-ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p 6000 -i 0 -J --idle 1 -t 20 --expect 2000 \
-  >"$tmp/other.recv.json" 2>"$tmp/other.recv.err" &
-opid=$!
-ip netns exec "$A" ip neigh flush dev tx0 >/dev/null 2>&1 || true
-# it receives nothing: -t 0, its idle clock runs from the start
-T=0 IDLE=3 run_case stack "--dev xdp:rx0 -p 5201" "--dev udp -p 6000 -n 2000 -b 20k 198.18.0.2"
-wait "$opid" || fail "stack: udp recv on port 6000 exited $?: $(cat "$tmp/other.recv.err")"
-[ "$(jq -r .received "$tmp/other.recv.json" | tail -n1)" = 2000 ] ||
-  fail "stack: the kernel socket on port 6000 got $(tail -n1 "$tmp/other.recv.json" | jq .received) of 2000"
-[ "$(rj .received)" = 0 ] && [ "$(rj .input.xdp.no_socket)" = 0 ] ||
-  fail "stack: the xdp recv on 5201 took $(rj .received) datagrams to port 6000"
-echo "ok: 2000 datagrams to port 6000 (ARP through the stack) reached a kernel socket while xdp:rx0 ran"
+v6() {
+  exact_case v6 "--dev xdp:rx0,skb -6 -p 5201" "--dev xdp:tx0 -p 5201 -n 50000 -b 100k --flows 2 2001:2::2"
+  [ "$(rj .input.xdp.mode)" = skb ] || fail "v6: mode $(rj .input.xdp.mode), asked skb"
+  [ "$(rj '[.flows[] | select(.expected != .received)] | length')" = 0 ] || fail "v6: a flow not exact"
+  echo "ok: IPv6, generic XDP (skb), 2 flows: exact"
+}
+run_case v6
 
-# 4. detached on every exit; one program per interface; bad specs
-for sig in TERM KILL; do
+stack() {
+  local opid
+  # 3. the stack still gets what the filter does not take
+  ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p 6000 -i 0 -J --idle 1 -t 20 --expect 2000 \
+    --ready-fd 3 >"$tmp/other.recv.json" 2>"$tmp/other.recv.err" 3>"$tmp/other.ready" &
+  opid=$!
+  wait_ready "$tmp/other.ready" $opid
+  ip netns exec "$A" ip neigh flush dev tx0 >/dev/null 2>&1 || true
+  # it receives nothing: -t 0, its idle clock runs from the start
+  T=0 IDLE=3 xdp_run stack "--dev xdp:rx0 -p 5201" "--dev udp -p 6000 -n 2000 -b 20k 198.18.0.2"
+  wait "$opid" || fail "stack: udp recv on port 6000 exited $?: $(cat "$tmp/other.recv.err")"
+  [ "$(jq -r .received "$tmp/other.recv.json" | tail -n1)" = 2000 ] ||
+    fail "stack: the kernel socket on port 6000 got $(tail -n1 "$tmp/other.recv.json" | jq .received) of 2000"
+  [ "$(rj .received)" = 0 ] && [ "$(rj .input.xdp.no_socket)" = 0 ] ||
+    fail "stack: the xdp recv on 5201 took $(rj .received) datagrams to port 6000"
+  echo "ok: 2000 datagrams to port 6000 (ARP through the stack) reached a kernel socket while xdp:rx0 ran"
+
+  # 4. detached on every exit; one program per interface; bad specs
+}
+run_case stack
+
+detach() { # TERM|KILL
+  local sig=$1 spid i rc
   ip netns exec "$B" "$TXS" recv --dev xdp:rx0 -p 5201 -i 0 -t 30 >"$tmp/sig.out" 2>&1 &
   spid=$!
   for i in $(seq 50); do prog_on && break; sleep 0.1; done
@@ -162,40 +178,54 @@ for sig in TERM KILL; do
     [ $rc -ne 0 ] && grep -q "rx0 already has an XDP program" "$tmp/two.out" ||
       fail "second recv on rx0: exit $rc: $(cat "$tmp/two.out")"
     prog_on || fail "the refused second recv took the first one's program away"
+    TWO=1
   fi
   kill -$sig "$spid"
   wait "$spid" 2>/dev/null || true
   for i in $(seq 30); do prog_on || break; sleep 0.1; done
   ! prog_on || fail "SIG$sig: rx0 still has an XDP program after recv was killed"
-done
-echo "ok: no program left after SIGTERM or SIGKILL; a second recv on rx0 refused"
-bad() { # PATTERN SPEC [RECV ARGS...]
+  echo "ok: no program left after SIG$sig${TWO:+; a second recv on rx0 refused}"
+}
+run_case detach_term detach TERM
+run_case detach_kill detach KILL
+refused() { # PATTERN SPEC [RECV ARGS...]
   local pat=$1 spec=$2 rc=0
   shift 2
   ip netns exec "$B" "$TXS" recv --dev "$spec" -t 1 -i 0 "$@" >"$tmp/bad.out" 2>&1 || rc=$?
   [ $rc = 2 ] && grep -q -- "$pat" "$tmp/bad.out" || fail "--dev $spec $*: exit $rc: $(cat "$tmp/bad.out")"
 }
-bad "no interface 'nosuch0'" xdp:nosuch0
-bad "unknown xdp option 'bogus'" xdp:rx0,bogus
-bad "bad ring '100'" xdp:rx0,ring=100
-bad "rx0 has 1 RX queue" xdp:rx0 -P 2
-bad "the driver has no AF_XDP zero-copy" xdp:rx0,zc   # veth: copy mode only
-bad "zc needs the driver's XDP" xdp:rx0,skb,zc
-! prog_on || fail "a refused spec left a program on rx0"
-echo "ok: bad specs exit 2 with the reason"
+run_case bad_no_iface refused "no interface 'nosuch0'" xdp:nosuch0
+run_case bad_bad_option refused "unknown xdp option 'bogus'" xdp:rx0,bogus
+run_case bad_bad_ring refused "bad ring '100'" xdp:rx0,ring=100
+run_case bad_one_queue_P2 refused "rx0 has 1 RX queue" xdp:rx0 -P 2
+run_case bad_zc_on_veth refused "the driver has no AF_XDP zero-copy" xdp:rx0,zc   # veth: copy mode only
+run_case bad_zc_skb refused "zc needs the driver's XDP" xdp:rx0,skb,zc
+no_prog_left() { ! prog_on || fail "a refused spec left a program on rx0"; echo "ok: bad specs exit 2 with the reason"; }
+run_case no_prog_after_bad_specs no_prog_left
 
 # 5. two RX queues
 if ip netns exec "$A" ethtool -L tx0 rx 2 tx 2 2>/dev/null && ip netns exec "$B" ethtool -L rx0 rx 2 tx 2 2>/dev/null; then
   sleep 0.5
+  Q=
+else
+  Q="ethtool cannot give the veth pair two queues here"
+fi
+mq() {
+  [ -z "$Q" ] || skip "$Q"
   exact_case mq "--dev xdp:rx0 -P 2 -p 5201" "--dev xdp:tx0 -P 2 -p 5201 -n 100000 -b 100k 198.18.0.2"
   [ "$(rj '[.threads[] | select(.received > 0)] | length')" = 2 ] || fail "mq: not both queues received"
   echo "ok: 2 queues, -P 2: exact ($(rjc '[.threads[].received]') per socket)"
-  run_case mq1 "--dev xdp:rx0 -P 1 -p 5201" "--dev xdp:tx0 -P 2 -p 5201 -n 40000 -b 40k 198.18.0.2"
+}
+run_case mq
+
+mq1() {
+  local sent got miss
+  [ -z "$Q" ] || skip "$Q"
+  xdp_run mq1 "--dev xdp:rx0 -P 1 -p 5201" "--dev xdp:tx0 -P 2 -p 5201 -n 40000 -b 40k 198.18.0.2"
   sent=$(sj .packets) got=$(rj .received) miss=$(rj .input.xdp.no_socket)
   [ "$got" -gt 0 ] && [ "$miss" -gt 0 ] && [ $((got + miss)) = "$sent" ] ||
     fail "mq1: received $got + no_socket $miss != sent $sent"
   echo "ok: 2 queues, -P 1: received $got + no_socket $miss = sent $sent"
-else
-  echo "note: ethtool cannot give the veth pair two queues here: multi-queue checks skipped"
-fi
-echo "recv_xdp: all passed"
+}
+run_case mq1
+

@@ -10,11 +10,10 @@
 # refused with exit 2 and one line. Needs root.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 T="$SRC/tests/integration/replay_tool.py"
-LAB=rpu${TXS_LAB_TAG:-}
+LAB=$(lab_name rpu)
 A=$LAB-a
 B=$LAB-b
 need_root
@@ -29,8 +28,8 @@ lab_up "$LAB"
 python3 "$T" make "$tmp/in.pcap" 200 mixed
 E="$tmp/in.pcap.expect.json"
 
-# run NAME FAMILY DEST ARGS...: a receiver in B, the replay in A
-run() {
+# replay_run NAME FAMILY DEST ARGS...: a receiver in B, the replay in A
+replay_run() {
   local name=$1 fam=$2 dest=$3
   shift 3
   rm -f "$tmp/$name.ready"
@@ -57,35 +56,40 @@ skipped() {
   grep -q "skipped: " "$tmp/$1.out" || fail "$1: no skip count in the text summary: $(cat "$tmp/$1.out")"
 }
 
-# 1. IPv4 at the file's own timing, two passes
-d4=$(jq '.["4"].payloads | length' "$E")
-run v4 4 198.18.0.2 -n $((2 * d4))
-[ "$(jq -r .packets "$tmp/v4.json")" = $((2 * d4)) ] || fail "v4: send counted $(jq -r .packets "$tmp/v4.json")"
-[ "$(jq -r .replay_datagrams "$tmp/v4.json")" = "$d4" ] || fail "v4: replay_datagrams $(jq -r .replay_datagrams "$tmp/v4.json")"
-[ "$(jq -r '.drops + .errors' "$tmp/v4.json")" = 0 ] || fail "v4: drops or errors: $(cat "$tmp/v4.out")"
-skipped v4 4
-python3 "$T" udpsame "$E" 4 "$tmp/v4.got" $((2 * d4)) 1 || fail "v4: payloads or timing at the receiver"
+v4() {
+  local d4
+  # 1. IPv4 at the file's own timing, two passes
+  d4=$(jq '.["4"].payloads | length' "$E")
+  replay_run v4 4 198.18.0.2 -n $((2 * d4))
+  [ "$(jq -r .packets "$tmp/v4.json")" = $((2 * d4)) ] || fail "v4: send counted $(jq -r .packets "$tmp/v4.json")"
+  [ "$(jq -r .replay_datagrams "$tmp/v4.json")" = "$d4" ] || fail "v4: replay_datagrams $(jq -r .replay_datagrams "$tmp/v4.json")"
+  [ "$(jq -r '.drops + .errors' "$tmp/v4.json")" = 0 ] || fail "v4: drops or errors: $(cat "$tmp/v4.out")"
+  skipped v4 4
+  python3 "$T" udpsame "$E" 4 "$tmp/v4.got" $((2 * d4)) 1 || fail "v4: payloads or timing at the receiver"
+}
+run_case v4
 
-# 2. IPv6 at -b, three passes
-d6=$(jq '.["6"].payloads | length' "$E")
-run v6 6 2001:2:0:0::2 -n $((3 * d6)) -b 5k
-[ "$(jq -r .packets "$tmp/v6.json")" = $((3 * d6)) ] || fail "v6: send counted $(jq -r .packets "$tmp/v6.json")"
-skipped v6 6
-python3 "$T" udpsame "$E" 6 "$tmp/v6.got" $((3 * d6)) || fail "v6: the receiver got other datagrams"
+v6() {
+  local d6
+  # 2. IPv6 at -b, three passes
+  d6=$(jq '.["6"].payloads | length' "$E")
+  replay_run v6 6 2001:2:0:0::2 -n $((3 * d6)) -b 5k
+  [ "$(jq -r .packets "$tmp/v6.json")" = $((3 * d6)) ] || fail "v6: send counted $(jq -r .packets "$tmp/v6.json")"
+  skipped v6 6
+  python3 "$T" udpsame "$E" 6 "$tmp/v6.got" $((3 * d6)) || fail "v6: the receiver got other datagrams"
+}
+run_case v6
 
 # 3. refusals: exit 2, one line
 refuse() {
   local why=$1
   shift
-  set +e
-  out=$(ip netns exec "$A" "$TXS" send "$@" -n 1 -i 0 2>&1)
-  rc=$?
-  set -e
+  local out rc=0
+  out=$(ip netns exec "$A" "$TXS" send "$@" -n 1 -i 0 2>&1) || rc=$?
   [ $rc = 2 ] || fail "$why: exit $rc, want 2: $out"
   [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "$why: more than one line: $out"
   echo "refused ($why): $out"
 }
 python3 "$T" make "$tmp/none.pcap" 20
-refuse "--df, a 3000-byte payload over the MTU" --replay "$tmp/in.pcap" --dev udp 198.18.0.2 --df
-refuse "no UDP datagram" --replay "$tmp/none.pcap" --dev udp 198.18.0.2
-echo "PASS: replay through udp: the capture's UDP payloads at the peer, in order, skips counted"
+run_case refuse_df_over_mtu refuse "--df, a 3000-byte payload over the MTU" --replay "$tmp/in.pcap" --dev udp 198.18.0.2 --df
+run_case refuse_no_udp refuse "no UDP datagram" --replay "$tmp/none.pcap" --dev udp 198.18.0.2

@@ -22,10 +22,9 @@
 # Needs root (namespaces) and jq; exits 77 otherwise.
 set -euo pipefail
 
-TXS=${TXS_BIN:-build/txscale}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=shv${TXS_LAB_TAG:-}
+LAB=$(lab_name shv)
 A=$LAB-a
 B=$LAB-b
 
@@ -35,18 +34,21 @@ need_txs
 
 txs_tmp
 
-# 3. refusals need no lab
-set +e
-"$TXS" send --dev udp --vlan 100 -n 1 -i 0 127.0.0.1 >"$tmp/r1" 2>&1; rc1=$?
-"$TXS" send --dev dummy --vlan 100 --qinq 1,2 -n 1 -i 0 198.18.0.2 >"$tmp/r2" 2>&1; rc2=$?
-"$TXS" send --dev dummy --vlan 4095 -n 1 -i 0 198.18.0.2 >"$tmp/r3" 2>&1; rc3=$?
-"$TXS" send -c 198.18.0.2 -R -l imix -n 1 >"$tmp/r4" 2>&1; rc4=$?
-set -e
-[ $rc1 = 2 ] && grep -q "frame device" "$tmp/r1" || fail "--vlan on udp: exit $rc1: $(cat "$tmp/r1")"
-[ $rc2 = 2 ] || fail "--vlan with --qinq: exit $rc2: $(cat "$tmp/r2")"
-[ $rc3 = 2 ] && grep -q -- "--vlan" "$tmp/r3" || fail "--vlan 4095: exit $rc3: $(cat "$tmp/r3")"
-[ $rc4 = 2 ] && grep -q "one way only" "$tmp/r4" || fail "-R with -l imix: exit $rc4: $(cat "$tmp/r4")"
-echo "ok: refusals: --vlan on udp:, --vlan with --qinq, VLAN 4095, -R with a size mix (exit 2)"
+refusals() {
+  local rc1=0 rc2=0 rc3=0 rc4=0
+  # 3. refusals need no lab
+  "$TXS" send --dev udp --vlan 100 -n 1 -i 0 127.0.0.1 >"$tmp/r1" 2>&1 || rc1=$?
+  "$TXS" send --dev dummy --vlan 100 --qinq 1,2 -n 1 -i 0 198.18.0.2 >"$tmp/r2" 2>&1 || rc2=$?
+  "$TXS" send --dev dummy --vlan 4095 -n 1 -i 0 198.18.0.2 >"$tmp/r3" 2>&1 || rc3=$?
+  "$TXS" send -c 198.18.0.2 -R -l imix -n 1 >"$tmp/r4" 2>&1 || rc4=$?
+  [ $rc1 = 2 ] && grep -q "frame device" "$tmp/r1" || fail "--vlan on udp: exit $rc1: $(cat "$tmp/r1")"
+  [ $rc2 = 2 ] || fail "--vlan with --qinq: exit $rc2: $(cat "$tmp/r2")"
+  [ $rc3 = 2 ] && grep -q -- "--vlan" "$tmp/r3" || fail "--vlan 4095: exit $rc3: $(cat "$tmp/r3")"
+  [ $rc4 = 2 ] && grep -q "one way only" "$tmp/r4" || fail "-R with -l imix: exit $rc4: $(cat "$tmp/r4")"
+  echo "ok: refusals: --vlan on udp:, --vlan with --qinq, VLAN 4095, -R with a size mix (exit 2)"
+}
+run_case refusals
+
 
 lab_up "$LAB"
 bmac=$(ip netns exec "$B" cat /sys/class/net/rx0/address)
@@ -63,6 +65,7 @@ capture_case() {
   # shellcheck disable=SC2086
   "$TXS" send --dev "pcap:$tmp/$name.pcap" $tag -n 3000 -i 0 -l 1472 198.18.0.2 >/dev/null
   "$TXS" recv --dev "pcap:$tmp/$name.pcap" -J -i 0 >"$tmp/$name.cap.json"
+  local got
   got=$(tail -n1 "$tmp/$name.cap.json" | jq -r '[.vlans[] | "\(.vlan)\(if .inner then ".\(.inner)" else "" end):\(.packets)"] | join(",")')
   [ "$got" = "$want:3000" ] || fail "$name capture: per-VLAN $got, want $want:3000"
   echo "ok: $name capture: 3000 full-size frames, all under VLAN $want"
@@ -72,9 +75,10 @@ capture_case() {
 # VLAN by recv --dev packet:rx0 (AF_PACKET hands the outer tag over apart)
 raw_case() {
   local name=$1 tag=$2 want=$3 len=$4
-  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 >"$tmp/$name.raw.json" 2>"$tmp/$name.raw.err" &
+  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
+    >"$tmp/$name.raw.json" 2>"$tmp/$name.raw.err" 3>"$tmp/$name.raw.ready" &
   local ppid=$!
-  sleep 0.7
+  wait_ready "$tmp/$name.raw.ready" $ppid
   # shellcheck disable=SC2086
   ip netns exec "$A" timeout 60 "$TXS" send --dev packet:tx0 --dst-mac "$bmac" -B 198.18.0.1 $tag -p 5301 -n 4000 \
     -b 20k -l "$len" -i 0 -J 198.18.0.2 >"$tmp/$name.rs.json" 2>"$tmp/$name.rs.err" ||
@@ -90,26 +94,29 @@ raw_case() {
   echo "ok: $name: $sent tagged frames ($len-byte payloads) over the veth, packet:rx0 counted VLAN $pv"
 }
 
-# QinQ over MTU + 18 on packet: is the kernel's EMSGSIZE: refused up front
-set +e
-ip netns exec "$A" "$TXS" send --dev packet:tx0 --dst-mac "$bmac" --qinq 200,300 -n 1 -i 0 -l 1472 198.18.0.2 \
-  >"$tmp/qq" 2>&1
-rc=$?
-set -e
-[ $rc = 2 ] && grep -q "MTU + 18" "$tmp/qq" || fail "--qinq -l 1472 on packet: exit $rc: $(cat "$tmp/qq")"
-echo "ok: --qinq with a 1472-byte payload on packet: refused (AF_PACKET takes MTU + 18 at most)"
-# the same frame on xdp: over a veth: the veth drops it (the kick says EBUSY,
-# read as a full queue before): refused up front too
-if grep -q -- "xdp:" <<<"$("$TXS" send --help 2>&1)"; then
-  set +e
+qinq_packet_refused() {
+  local rc=0
+  # QinQ over MTU + 18 on packet: is the kernel's EMSGSIZE: refused up front
+  ip netns exec "$A" "$TXS" send --dev packet:tx0 --dst-mac "$bmac" --qinq 200,300 -n 1 -i 0 -l 1472 198.18.0.2 \
+    >"$tmp/qq" 2>&1 || rc=$?
+  [ $rc = 2 ] && grep -q "MTU + 18" "$tmp/qq" || fail "--qinq -l 1472 on packet: exit $rc: $(cat "$tmp/qq")"
+  echo "ok: --qinq with a 1472-byte payload on packet: refused (AF_PACKET takes MTU + 18 at most)"
+}
+run_case qinq_packet_refused
+
+qinq_xdp_refused() {
+  local rc=0
+  # the same frame on xdp: over a veth: the veth drops it (the kick says EBUSY,
+  # read as a full queue before): refused up front too
+  grep -q -- "xdp:" <<<"$("$TXS" send --help 2>&1)" || skip "no xdp: device in this build"
   ip netns exec "$A" "$TXS" send --dev xdp:tx0 --dst-mac "$bmac" --qinq 200,300 -n 1 -i 0 -l 1472 198.18.0.2 \
-    >"$tmp/qx" 2>&1
-  rc=$?
-  set -e
+    >"$tmp/qx" 2>&1 || rc=$?
   [ $rc = 2 ] && grep -q "veth (copy mode) forwards frames of at most MTU + 18" "$tmp/qx" ||
     fail "--qinq -l 1472 on xdp:tx0 (a veth): exit $rc: $(cat "$tmp/qx")"
   echo "ok: --qinq with a 1472-byte payload on xdp: over a veth refused (the veth forwards MTU + 18 at most)"
-fi
+}
+run_case qinq_xdp_refused
+
 # bpf_case NAME "SEND TAGS" "SUB-INTERFACE" LEN VERDICT "TAG COUNTS" "RAW": the
 # BPF sub-interface (txs_vlan_sub) on rx0 with a kernel UDP socket on rx0's
 # address behind it. VERDICT: the program's counter that must equal the
@@ -127,11 +134,14 @@ bpf_case() {
     sleep 0.1
   done
   grep -q '^attached' "$tmp/$name.vs.err" || fail "$name: txs_vlan_sub did not attach: $(cat "$tmp/$name.vs.err")"
-  ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p 5301 -i 0 -J --idle 1.5 -t 60 >"$tmp/$name.udp.json" 2>"$tmp/$name.udp.err" &
+  ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
+    >"$tmp/$name.udp.json" 2>"$tmp/$name.udp.err" 3>"$tmp/$name.udp.ready" &
   local upid=$!
-  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 >"$tmp/$name.pkt.json" 2>"$tmp/$name.pkt.err" &
+  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
+    >"$tmp/$name.pkt.json" 2>"$tmp/$name.pkt.err" 3>"$tmp/$name.pkt.ready" &
   local ppid=$!
-  sleep 0.7
+  wait_ready "$tmp/$name.udp.ready" $upid
+  wait_ready "$tmp/$name.pkt.ready" $ppid
   # shellcheck disable=SC2086
   ip netns exec "$A" timeout 60 "$TXS" send --dev packet:tx0 --dst-mac "$bmac" -B 198.18.0.1 $tag -p 5301 -n 4000 \
     -b 20k -l "$len" -i 0 -J 198.18.0.2 >"$tmp/$name.send.json" 2>"$tmp/$name.send.err" ||
@@ -175,37 +185,35 @@ bpf_case() {
 }
 
 if [ $vlan_devs = no ]; then
-  capture_case vlan "--vlan 100" 100
-  capture_case qinq "--qinq 200,300" 200.300
-  raw_case vlan-raw "--vlan 100" 100 1472
-  raw_case qinq-raw "--qinq 200,300" 200.300 1000
+  run_case vlan_capture capture_case vlan "--vlan 100" 100
+  run_case qinq_capture capture_case qinq "--qinq 200,300" 200.300
+  run_case vlan_raw raw_case vlan-raw "--vlan 100" 100 1472
+  run_case qinq_raw raw_case qinq-raw "--qinq 200,300" 200.300 1000
   VS=${TXS_BUILDDIR:-$(dirname "$TXS")}/txs_vlan_sub
   bpf_sub=no
   if [ ! -x "$VS" ]; then
     why="no txs_vlan_sub helper at $VS (it is built only where libbpf is found)"
   else
-    set +e
-    ip netns exec "$B" "$VS" rx0 --vlan 100 --probe >/dev/null 2>"$tmp/probe.err"
-    rc=$?
-    set -e
+    rc=0
+    ip netns exec "$B" "$VS" rx0 --vlan 100 --probe >/dev/null 2>"$tmp/probe.err" || rc=$?
     case $rc in
       0) bpf_sub=yes ;;
       4) why="tc BPF unusable here: $(tail -n1 "$tmp/probe.err")" ;;
       *) fail "txs_vlan_sub --probe exited $rc: $(cat "$tmp/probe.err")" ;;
     esac
   fi
+  B_CASE=bpf_case
   if [ $bpf_sub = no ]; then
-    echo "note: $why"
-    echo "shapes_vlan: passed without the VLAN sub-interface check (SKIPPED that part: no VLAN devices in this kernel, no BPF sub-interface)"
-    exit 0
+    no_bpf_sub() { skip "no VLAN devices in this kernel, no BPF sub-interface: $why"; }
+    B_CASE=no_bpf_sub
   fi
-  bpf_case vlan-bpf "--vlan 100" "--vlan 100" 1472 delivered "outer:802.1Q:100:N" 100:N
-  bpf_case qinq-bpf "--qinq 200,300" "--qinq 200,300" 1468 delivered "outer:802.1ad:200:N,inner:802.1Q:300:N" 200.300:N
-  bpf_case vlan-bpf-wrong "--vlan 101" "--vlan 100" 1472 wrong_vlan "outer:802.1Q:101:N" 101:N
-  bpf_case qinq-bpf-wrong-outer "--qinq 201,300" "--qinq 200,300" 1000 wrong_vlan "outer:802.1ad:201:N" 201.300:N
-  bpf_case qinq-bpf-wrong-inner "--qinq 200,301" "--qinq 200,300" 1000 wrong_inner "outer:802.1ad:200:N,inner:802.1Q:301:N" 200.301:N
-  bpf_case untagged-bpf "" "--vlan 100" 1472 untagged "" ""
-  echo "shapes_vlan: all passed (VLAN sub-interfaces emulated by a tc BPF program: no VLAN devices in this kernel)"
+  # VLAN sub-interfaces emulated by a tc BPF program: no VLAN devices in this kernel
+  run_case vlan_bpf $B_CASE vlan-bpf "--vlan 100" "--vlan 100" 1472 delivered "outer:802.1Q:100:N" 100:N
+  run_case qinq_bpf $B_CASE qinq-bpf "--qinq 200,300" "--qinq 200,300" 1468 delivered "outer:802.1ad:200:N,inner:802.1Q:300:N" 200.300:N
+  run_case vlan_bpf_wrong $B_CASE vlan-bpf-wrong "--vlan 101" "--vlan 100" 1472 wrong_vlan "outer:802.1Q:101:N" 101:N
+  run_case qinq_bpf_wrong_outer $B_CASE qinq-bpf-wrong-outer "--qinq 201,300" "--qinq 200,300" 1000 wrong_vlan "outer:802.1ad:201:N" 201.300:N
+  run_case qinq_bpf_wrong_inner $B_CASE qinq-bpf-wrong-inner "--qinq 200,301" "--qinq 200,300" 1000 wrong_inner "outer:802.1ad:200:N,inner:802.1Q:301:N" 200.301:N
+  run_case untagged_bpf $B_CASE untagged-bpf "" "--vlan 100" 1472 untagged "" ""
   exit 0
 fi
 
@@ -219,11 +227,14 @@ ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.rx0/10
 # vlan_case NAME "TAG ARGS" DST SUBIF WANT LEN
 vlan_case() {
   local name=$1 tag=$2 dst=$3 subif=$4 want=$5 len=$6
-  ip netns exec "$B" "$TXS" recv -B "$dst" -p 5301 -i 0 -J --idle 1.5 -t 60 >"$tmp/$name.udp.json" 2>"$tmp/$name.udp.err" &
+  ip netns exec "$B" "$TXS" recv -B "$dst" -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
+    >"$tmp/$name.udp.json" 2>"$tmp/$name.udp.err" 3>"$tmp/$name.udp.ready" &
   local upid=$!
-  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 >"$tmp/$name.pkt.json" 2>"$tmp/$name.pkt.err" &
+  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
+    >"$tmp/$name.pkt.json" 2>"$tmp/$name.pkt.err" 3>"$tmp/$name.pkt.ready" &
   local ppid=$!
-  sleep 0.7
+  wait_ready "$tmp/$name.udp.ready" $upid
+  wait_ready "$tmp/$name.pkt.ready" $ppid
   local k0
   k0=$(ip netns exec "$B" cat "/sys/class/net/$subif/statistics/rx_packets")
   # shellcheck disable=SC2086
@@ -248,7 +259,5 @@ vlan_case() {
   echo "ok: $name: $sent datagrams of $len bytes -> $subif: socket $ur, $subif rx_packets +$((k1 - k0)), packet:rx0 saw VLAN $pv"
 }
 
-vlan_case vlan "--vlan 100" 198.18.100.2 rx0.100 100 1472
-vlan_case qinq "--qinq 200,300" 198.18.101.2 rx0.200.300 200.300 1000
-
-echo "shapes_vlan: all passed"
+run_case vlan vlan_case vlan "--vlan 100" 198.18.100.2 rx0.100 100 1472
+run_case qinq vlan_case qinq "--qinq 200,300" 198.18.101.2 rx0.200.300 200.300 1000

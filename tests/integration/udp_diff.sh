@@ -18,7 +18,9 @@
 # DF (and DF over the MTU: both refuse); GSO with -n not a multiple of the
 # segments per send; unconnected; paced (-b) and unpaced; a 64-slot TX ring
 # that fills (ring-full); -n values that are multiples of nothing.
-source "$(dirname "$0")/ring_lib.bash"
+set -euo pipefail
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
 KS=${TXS_BUILDDIR:-$SRC/build}/txs_ksend
 [ -x "$KS" ] || skip "no txs_ksend helper at $KS (build it)"
 command -v ethtool >/dev/null || skip "needs ethtool"
@@ -61,17 +63,18 @@ sink_start() { # ADDR OUT
   for _ in $(seq 50); do grep -q listening "$2" 2>/dev/null && return 0; sleep 0.1; done
 }
 
-# run NAME SRC DST LEN N "KSEND OPTS" "TXSCALE OPTS" [gso]
-run() {
+# diff_run NAME SRC DST LEN N "KSEND OPTS" "TXSCALE OPTS" [gso]
+diff_run() {
   local name=$1 src=$2 dst=$3 len=$4 n=$5 kopt=$6 topt=$7 gso=${8:-}
   local skip=""
   [ -n "$gso" ] && skip=1
   local csum=off
   [ -n "$gso" ] && csum=on # UDP GSO needs checksum offload
+  CSUM=$(cat "$WORK/csum" 2>/dev/null || true) # tx0's checksum offload as the last case left it
   if [ "$csum" != "${CSUM:-}" ]; then
     # the kernel's checksums in full on the wire (offload off), except for GSO
     ip netns exec "$A" ethtool -K tx0 tx $csum >/dev/null 2>&1 || true
-    CSUM=$csum
+    echo "$csum" >"$WORK/csum"
     sleep 1 # a feature change settles before the capture starts
   fi
   # the kernel (a capture that saw nothing on a loaded box, dumpcap not yet
@@ -82,7 +85,7 @@ run() {
     cap_start "$WORK/k.pcap" "$src"
     # shellcheck disable=SC2086
     ip netns exec "$A" "$KS" send "$src" "$dst" 5201 40000 "$len" "$n" $kopt 2>"$WORK/k.err" || {
-      fail "$name: kernel send: $(cat "$WORK/k.err")"; cap_stop; kill "$SINK"; wait "$SINK"; return; }
+      fail_later "$name: kernel send: $(cat "$WORK/k.err")"; cap_stop; kill "$SINK"; wait "$SINK" || true; return; }
     wait "$SINK"
     cap_stop
     [ "$(tshark -r "$WORK/k.pcap" 2>/dev/null | wc -l)" -gt 0 ] && break
@@ -91,12 +94,12 @@ run() {
   # txscale: pcap: and packet:
   # shellcheck disable=SC2086
   ip netns exec "$A" "$TXS" send -i 0 --seed 7 -B "$src" --sport 40000 -p 5201 -l "$len" -n "$n" $topt \
-    --dev "pcap:$WORK/p.pcap" "$dst" >"$WORK/p.log" 2>&1 || { fail "$name: txscale pcap: $(tail -2 "$WORK/p.log")"; return; }
+    --dev "pcap:$WORK/p.pcap" "$dst" >"$WORK/p.log" 2>&1 || { fail_later "$name: txscale pcap: $(tail -2 "$WORK/p.log")"; return; }
   sink_start "$dst" "$WORK/t.sink"
   cap_start "$WORK/t.pcap" "$src"
   # shellcheck disable=SC2086
   ip netns exec "$A" "$TXS" send -i 0 --seed 7 -B "$src" --sport 40000 -p 5201 -l "$len" -n "$n" $topt \
-    --dev "packet:tx0${RING:-}" "$dst" >"$WORK/t.log" 2>&1 || { fail "$name: txscale packet: $(tail -2 "$WORK/t.log")"; kill "$SINK"; wait "$SINK"; cap_stop; return; }
+    --dev "packet:tx0${RING:-}" "$dst" >"$WORK/t.log" 2>&1 || { fail_later "$name: txscale packet: $(tail -2 "$WORK/t.log")"; kill "$SINK"; wait "$SINK" || true; cap_stop; return; }
   wait "$SINK"
   cap_stop
   frames "$WORK/k.pcap" "$skip" >"$WORK/k.frames"
@@ -104,65 +107,63 @@ run() {
   frames "$WORK/t.pcap" "" >"$WORK/t.frames"
   local nf bad=0
   nf=$(wc -l <"$WORK/k.frames")
-  [ "$nf" -gt 0 ] || { fail "$name: the kernel's capture is empty"; return; }
+  [ "$nf" -gt 0 ] || { fail_later "$name: the kernel's capture is empty"; return; }
   for x in p t; do
     local xf="$WORK/$x.frames"
     [ -n "$gso" ] && awk -F, 'BEGIN { OFS = "," } { $15 = "-"; print }' "$xf" >"$xf.cmp" || cp "$xf" "$xf.cmp"
     if ! diff -q "$WORK/k.frames" "$xf.cmp" >/dev/null; then
-      fail "$name: $x frames differ from the kernel's (fields: ${FIELDS[*]}):"
+      fail_later "$name: $x frames differ from the kernel's (fields: ${FIELDS[*]}):"
       diff "$WORK/k.frames" "$xf.cmp" | head -6 >&2
       bad=1
     fi
     # txscale's own checksums: every IPv4 header good, UDP good where checked
-    if awk -F, '$8 == "0" || $15 == "0"' "$xf" | grep -q .; then fail "$name: $x: a bad checksum"; bad=1; fi
+    if awk -F, '$8 == "0" || $15 == "0"' "$xf" | grep -q .; then fail_later "$name: $x: a bad checksum"; bad=1; fi
   done
   dgrams "$WORK/k.pcap" "$skip" >"$WORK/k.dg"
   dgrams "$WORK/p.pcap" "$skip" >"$WORK/p.dg"
   dgrams "$WORK/t.pcap" "$skip" >"$WORK/t.dg"
   local kd
   kd=$(awk '{ s += $1 } END { print s + 0 }' "$WORK/k.dg")
-  [ "$kd" = "$n" ] || { fail "$name: tshark reassembled $kd kernel datagrams, want $n"; bad=1; }
+  [ "$kd" = "$n" ] || { fail_later "$name: tshark reassembled $kd kernel datagrams, want $n"; bad=1; }
   for x in p t; do
-    diff -q "$WORK/k.dg" "$WORK/$x.dg" >/dev/null || { fail "$name: $x datagrams after reassembly: $(tr '\n' ' ' <"$WORK/$x.dg") vs kernel $(tr '\n' ' ' <"$WORK/k.dg")"; bad=1; }
-    if [ -n "$gso" ] && ! dgrams "$WORK/$x.pcap" "" | awk '$3 != "1" { exit 1 }'; then fail "$name: $x: a UDP checksum not good"; bad=1; fi
+    diff -q "$WORK/k.dg" "$WORK/$x.dg" >/dev/null || { fail_later "$name: $x datagrams after reassembly: $(tr '\n' ' ' <"$WORK/$x.dg") vs kernel $(tr '\n' ' ' <"$WORK/k.dg")"; bad=1; }
+    if [ -n "$gso" ] && ! dgrams "$WORK/$x.pcap" "" | awk '$3 != "1" { exit 1 }'; then fail_later "$name: $x: a UDP checksum not good"; bad=1; fi
   done
-  grep -q "^datagrams $n\$" "$WORK/k.sink" || { fail "$name: kernel sink: $(head -1 "$WORK/k.sink"), want $n"; bad=1; }
-  diff -q "$WORK/k.sink" "$WORK/t.sink" >/dev/null || { fail "$name: delivered datagrams differ: kernel $(tr '\n' ' ' <"$WORK/k.sink") txscale $(tr '\n' ' ' <"$WORK/t.sink")"; bad=1; }
-  [ $bad = 0 ] && ok "$name: $nf frames, $n datagrams: kernel = pcap: = packet:"
+  grep -q "^datagrams $n\$" "$WORK/k.sink" || { fail_later "$name: kernel sink: $(head -1 "$WORK/k.sink"), want $n"; bad=1; }
+  diff -q "$WORK/k.sink" "$WORK/t.sink" >/dev/null || { fail_later "$name: delivered datagrams differ: kernel $(tr '\n' ' ' <"$WORK/k.sink") txscale $(tr '\n' ' ' <"$WORK/t.sink")"; bad=1; }
+  [ $bad = 0 ] || return 0
+  ok "$name: $nf frames, $n datagrams: kernel = pcap: = packet:"
 }
 
 S4=198.18.0.1 D4=198.18.0.2 S6=2001:2::1 D6=2001:2::2
-run "v4 runt" $S4 $D4 16 7 "" ""
-run "v4 1472 (MTU edge)" $S4 $D4 1472 5 "" ""
-run "v4 1473 (2 fragments)" $S4 $D4 1473 5 "" ""
-run "v4 3000 tos ttl" $S4 $D4 3000 11 "tos=0x2e ttl=9" "--tos 46 --ttl 9"
-run "v4 8000 paced" $S4 $D4 8000 13 "pps=1000" "-b 1k"
-run "v4 65507" $S4 $D4 65507 3 "" ""
-run "v4 1000 df" $S4 $D4 1000 5 "df" "--df"
-run "v4 3000 unconnected" $S4 $D4 3000 9 "unconnected" "--unconnected"
-run "v4 gso 1000 x 5500, n 17" $S4 $D4 5500 17 "gso=1000" "--gso 1000" gso
-run "v4 gso 1472 x 14720, n 23 paced" $S4 $D4 14720 23 "gso=1472 pps=2000" "--gso 1472 -b 2k" gso
-run "v6 runt" $S6 $D6 0 3 "" ""
-run "v6 1452 (MTU edge)" $S6 $D6 1452 5 "" ""
-run "v6 1453 (2 fragments)" $S6 $D6 1453 5 "" ""
-run "v6 8000 tclass hlim" $S6 $D6 8000 13 "tos=0xb8 ttl=200" "--tos 184 --ttl 200"
-run "v6 3000 paced" $S6 $D6 3000 19 "pps=1000" "-b 1k"
-run "v6 65527" $S6 $D6 65527 3 "" ""
-run "v6 gso 1200 x 6000, n 23" $S6 $D6 6000 23 "gso=1200" "--gso 1200" gso
-RING=,ring=64
-run "v4 8000 unpaced, 64-slot ring (ring full)" $S4 $D4 8000 101 "" ""
-run "v6 8000 unpaced, 64-slot ring (ring full)" $S6 $D6 8000 97 "" ""
-RING=
+run_case v4_runt diff_run "v4 runt" $S4 $D4 16 7 "" ""
+run_case v4_1472_mtu_edge diff_run "v4 1472 (MTU edge)" $S4 $D4 1472 5 "" ""
+run_case v4_1473_2_fragments diff_run "v4 1473 (2 fragments)" $S4 $D4 1473 5 "" ""
+run_case v4_3000_tos_ttl diff_run "v4 3000 tos ttl" $S4 $D4 3000 11 "tos=0x2e ttl=9" "--tos 46 --ttl 9"
+run_case v4_8000_paced diff_run "v4 8000 paced" $S4 $D4 8000 13 "pps=1000" "-b 1k"
+run_case v4_65507 diff_run "v4 65507" $S4 $D4 65507 3 "" ""
+run_case v4_1000_df diff_run "v4 1000 df" $S4 $D4 1000 5 "df" "--df"
+run_case v4_3000_unconnected diff_run "v4 3000 unconnected" $S4 $D4 3000 9 "unconnected" "--unconnected"
+run_case v4_gso_1000_x_5500_n_17 diff_run "v4 gso 1000 x 5500, n 17" $S4 $D4 5500 17 "gso=1000" "--gso 1000" gso
+run_case v4_gso_1472_x_14720_n_23_paced diff_run "v4 gso 1472 x 14720, n 23 paced" $S4 $D4 14720 23 "gso=1472 pps=2000" "--gso 1472 -b 2k" gso
+run_case v6_runt diff_run "v6 runt" $S6 $D6 0 3 "" ""
+run_case v6_1452_mtu_edge diff_run "v6 1452 (MTU edge)" $S6 $D6 1452 5 "" ""
+run_case v6_1453_2_fragments diff_run "v6 1453 (2 fragments)" $S6 $D6 1453 5 "" ""
+run_case v6_8000_tclass_hlim diff_run "v6 8000 tclass hlim" $S6 $D6 8000 13 "tos=0xb8 ttl=200" "--tos 184 --ttl 200"
+run_case v6_3000_paced diff_run "v6 3000 paced" $S6 $D6 3000 19 "pps=1000" "-b 1k"
+run_case v6_65527 diff_run "v6 65527" $S6 $D6 65527 3 "" ""
+run_case v6_gso_1200_x_6000_n_23 diff_run "v6 gso 1200 x 6000, n 23" $S6 $D6 6000 23 "gso=1200" "--gso 1200" gso
+ring64() { RING=,ring=64 diff_run "$@"; }
+run_case v4_8000_ring64_full ring64 "v4 8000 unpaced, 64-slot ring (ring full)" $S4 $D4 8000 101 "" ""
+run_case v6_8000_ring64_full ring64 "v6 8000 unpaced, 64-slot ring (ring full)" $S6 $D6 8000 97 "" ""
 
 # DF over the MTU: the kernel refuses the send (EMSGSIZE), txscale the run (exit 2)
-for c in "$S4 $D4 1473 --df df" "$S6 $D6 1453 --df df"; do
-  set -- $c
-  krc=0 trc=0
+df_over_mtu() { # SRC DST LEN TXSCALE-OPT KSEND-OPT
+  local krc=0 trc=0
   ip netns exec "$A" "$KS" send "$1" "$2" 5201 40000 "$3" 1 "$5" 2>/dev/null || krc=$?
   ip netns exec "$A" "$TXS" send -i 0 -B "$1" -l "$3" -n 1 "$4" --dev packet:tx0 "$2" >"$WORK/e.log" 2>&1 || trc=$?
   if [ $krc = 3 ] && [ $trc = 2 ] && grep -q "MTU 1500" "$WORK/e.log"; then ok "DF over the MTU ($2 -l $3): kernel EMSGSIZE, txscale exit 2"
   else fail "DF over the MTU ($2 -l $3): kernel rc $krc (3 = EMSGSIZE), txscale rc $trc: $(cat "$WORK/e.log")"; fi
-done
-
-[ "$FAILS" = 0 ] || { echo "$FAILS failure(s)"; exit 1; }
-echo "PASS"
+}
+run_case v4_df_over_mtu df_over_mtu $S4 $D4 1473 --df df
+run_case v6_df_over_mtu df_over_mtu $S6 $D6 1453 --df df

@@ -18,11 +18,9 @@
 #      datagrams exact, counted from GRO messages), and recv udp:gro=off
 # Needs root (namespaces) and jq; exits 77 with the reason otherwise.
 set -euo pipefail
-TXS=${TXS_BIN:-${TXS:-build/txscale}}
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=ugso${TXS_LAB_TAG:-}
-LAB=${LAB:0:12}
+LAB=$(lab_name ugso)
 A=$LAB-a B=$LAB-b
 need_root
 need_cmd jq "needs jq (scripts/deps test)"
@@ -36,28 +34,29 @@ refused() { # WANT ARGS...: exit 2 and WANT on stderr
   out=$("$TXS" send --dry-run "$@" 2>&1) || rc=$?
   [ $rc = 2 ] && grep -q -- "$want" <<<"$out" || fail "send $*: exit $rc, want 2 and '$want': $out"
 }
-refused "bad value for --gso: 'x'" --gso x --dev udp 127.0.0.1
-refused "bad value for --gso: '-1'" --gso -1 --dev udp 127.0.0.1
-refused "both set GSO" --gso off --dev udp:gso=4 127.0.0.1
-refused "gso=129" --dev udp:gso=129 127.0.0.1
-"$TXS" send --dry-run --gso off --dev udp 127.0.0.1 >/dev/null || fail "--gso off --dev udp refused"
-"$TXS" send --dry-run --gso auto --dev udp:gso=8 127.0.0.1 >/dev/null || fail "--gso auto --dev udp:gso=8 refused"
-grep -q -- "--gso auto|off|SIZE" <<<"$("$TXS" send --help)" || fail "send --help does not show --gso auto|off|SIZE"
-echo "ok: --gso auto|off|SIZE parsed, bad values refused"
+gso_option() {
+  refused "bad value for --gso: 'x'" --gso x --dev udp 127.0.0.1
+  refused "bad value for --gso: '-1'" --gso -1 --dev udp 127.0.0.1
+  refused "both set GSO" --gso off --dev udp:gso=4 127.0.0.1
+  refused "gso=129" --dev udp:gso=129 127.0.0.1
+  "$TXS" send --dry-run --gso off --dev udp 127.0.0.1 >/dev/null || fail "--gso off --dev udp refused"
+  "$TXS" send --dry-run --gso auto --dev udp:gso=8 127.0.0.1 >/dev/null || fail "--gso auto --dev udp:gso=8 refused"
+  grep -q -- "--gso auto|off|SIZE" <<<"$("$TXS" send --help)" || fail "send --help does not show --gso auto|off|SIZE"
+  echo "ok: --gso auto|off|SIZE parsed, bad values refused"
+}
+run_case gso_option
+
 
 lab_up "$LAB"
 
-# run_case NAME DST "SEND ARGS": recv in B (exact loss from the sender's
+# gso_run NAME DST "SEND ARGS": recv in B (exact loss from the sender's
 # summary), then send in A; R and S name the two JSON summaries
-run_case() {
+gso_run() {
   local name=$1 dst=$2 sargs=$3
   ip netns exec "$B" "$TXS" recv -B "$dst" -p 5201 --rcvbuf 67108864 -i 0 -J --idle 1.5 -t 50 \
-    --sender-summary "$tmp/$name.send.json" >"$tmp/$name.recv.json" 2>"$tmp/$name.recv.err" &
+    --sender-summary "$tmp/$name.send.json" --ready-fd 3 >"$tmp/$name.recv.json" 2>"$tmp/$name.recv.err" 3>"$tmp/$name.ready" &
   local rpid=$!
-  for _ in $(seq 50); do
-    ip netns exec "$B" ss -Hunl "sport = :5201" | grep -q . && break
-    sleep 0.1
-  done
+  wait_ready "$tmp/$name.ready" $rpid
   # shellcheck disable=SC2086
   ip netns exec "$A" timeout 40 "$TXS" send --dev udp -i 0 -p 5201 $sargs --summary-file "$tmp/$name.send.json" \
     "$dst" >"$tmp/$name.send.out" 2>"$tmp/$name.send.err" || fail "$name: send: $(cat "$tmp/$name.send.err")"
@@ -93,42 +92,61 @@ exact() {
   echo "ok: $name: sent $sent = received, $(rj '.flows | length') flows exact; $calls GSO calls carried $segs, $single single"
 }
 
-# 1. the default at three rates
-run_case paced1k 198.18.0.2 "--df -n 2000 -b 1k -P 2 --no-pin"
-exact paced1k 2
-# 1k pps over two threads: 500 per thread, 2 ms apart; a message carries the
-# datagrams due, so nearly all go alone (a preempted thread may catch up with a few)
-[ "$(sj .gso.single)" -ge 1800 ] || fail "paced1k: only $(sj .gso.single) of 2000 datagrams went alone: pacing coalesced"
-secs=$(sj .seconds)
-awk -v s="$secs" 'BEGIN { exit !(s > 1.9 && s < 2.3) }' || fail "paced1k: 2000 datagrams at 1k took $secs s"
-grep -q "gso: .* calls carried" "$tmp/paced1k.send.err" "$tmp/paced1k.send.out" 2>/dev/null ||
-  fail "paced1k: no gso line in the text summary"
+paced1k() {
+  local secs
+  # 1. the default at three rates
+  gso_run paced1k 198.18.0.2 "--df -n 2000 -b 1k -P 2 --no-pin"
+  exact paced1k 2
+  # 1k pps over two threads: 500 per thread, 2 ms apart; a message carries the
+  # datagrams due, so nearly all go alone (a preempted thread may catch up with a few)
+  [ "$(sj .gso.single)" -ge 1800 ] || fail "paced1k: only $(sj .gso.single) of 2000 datagrams went alone: pacing coalesced"
+  secs=$(sj .seconds)
+  awk -v s="$secs" 'BEGIN { exit !(s > 1.9 && s < 2.3) }' || fail "paced1k: 2000 datagrams at 1k took $secs s"
+  grep -q "gso: .* calls carried" "$tmp/paced1k.send.err" "$tmp/paced1k.send.out" 2>/dev/null ||
+    fail "paced1k: no gso line in the text summary"
+}
+run_case paced1k
 
-run_case paced100k 198.18.0.2 "--df -n 100000 -b 100k -P 2 --no-pin"
-exact paced100k 2
-secs=$(sj .seconds)
-awk -v s="$secs" 'BEGIN { exit !(s > 0.95 && s < 1.3) }' || fail "paced100k: 100000 datagrams at 100k took $secs s"
+paced100k() {
+  local secs
+  gso_run paced100k 198.18.0.2 "--df -n 100000 -b 100k -P 2 --no-pin"
+  exact paced100k 2
+  secs=$(sj .seconds)
+  awk -v s="$secs" 'BEGIN { exit !(s > 0.95 && s < 1.3) }' || fail "paced100k: 100000 datagrams at 100k took $secs s"
+}
+run_case paced100k
 
-run_case unpaced 198.18.0.2 "--df -n 60000 -P 2 --no-pin"
-exact unpaced 2
-[ "$(sj .gso.max_segments)" -ge 64 ] || fail "unpaced: at most $(sj .gso.max_segments) segments per call"
-[ "$(sj .gso.segments)" -ge 54000 ] || fail "unpaced: only $(sj .gso.segments) of 60000 in GSO calls"
-[ "$(sj .gso.fallbacks)" = 0 ] || fail "unpaced: a fallback on a route that takes GSO"
+unpaced() {
+  gso_run unpaced 198.18.0.2 "--df -n 60000 -P 2 --no-pin"
+  exact unpaced 2
+  [ "$(sj .gso.max_segments)" -ge 64 ] || fail "unpaced: at most $(sj .gso.max_segments) segments per call"
+  [ "$(sj .gso.segments)" -ge 54000 ] || fail "unpaced: only $(sj .gso.segments) of 60000 in GSO calls"
+  [ "$(sj .gso.fallbacks)" = 0 ] || fail "unpaced: a fallback on a route that takes GSO"
+}
+run_case unpaced
 
-# 2. --gso off
-run_case off 198.18.0.2 "--df -n 30000 --gso off"
-exact off 1
-[ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "off: $(sj .gso.calls) GSO calls with --gso off"
+off() {
+  # 2. --gso off
+  gso_run off 198.18.0.2 "--df -n 30000 --gso off"
+  exact off 1
+  [ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "off: $(sj .gso.calls) GSO calls with --gso off"
+}
+run_case off
 
-# IPv4 without DF: one datagram per message (GSO would repeat the kernel's
-# IPv4 IDs call after call, which only DF datagrams may carry)
-run_case nodf 198.18.0.2 "-n 30000"
-exact nodf 1
-[ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "nodf: $(sj .gso.calls) GSO calls without --df"
+nodf() {
+  # IPv4 without DF: one datagram per message (GSO would repeat the kernel's
+  # IPv4 IDs call after call, which only DF datagrams may carry)
+  gso_run nodf 198.18.0.2 "-n 30000"
+  exact nodf 1
+  [ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "nodf: $(sj .gso.calls) GSO calls without --df"
+}
+run_case nodf
 
-# ... and on the wire every one of its IPv4 IDs is its own (GSO would give
-# the next call the IDs of this one, less one)
-if command -v tshark >/dev/null; then
+nodf_ids() {
+  local cap
+  # ... and on the wire every one of its IPv4 IDs is its own (GSO would give
+  # the next call the IDs of this one, less one)
+  need_cmd tshark "no tshark: the IPv4 ID check is skipped"
   ip netns exec "$B" timeout 20 tshark -n -i rx0 -c 300 -f "udp and dst port 9" -T fields -e ip.id \
     >"$tmp/ids" 2>"$tmp/cap.log" &
   cap=$!
@@ -139,9 +157,10 @@ if command -v tshark >/dev/null; then
   [ "$(wc -l <"$tmp/ids")" = 300 ] && [ "$(sort -u "$tmp/ids" | wc -l)" = 300 ] ||
     fail "ids: $(sort -u "$tmp/ids" | wc -l) distinct IPv4 IDs in $(wc -l <"$tmp/ids") frames without --df"
   echo "ok: nodf: 300 datagrams, 300 distinct IPv4 IDs on the wire"
-else
-  echo "note: no tshark: the IPv4 ID check is skipped"
-fi
+
+}
+run_case nodf_ids
+
 
 # 3. a route that refuses GSO: the refusal the kernel makes where it cannot
 # segment (EIO through an xfrm route, EINVAL without checksums), made by an
@@ -150,47 +169,59 @@ fi
 # GSO message, and after 100 accepted ones (mid-run, with a partial vector):
 # one line on stderr, each socket falls back once, nothing lost or counted twice
 SHIM=${TXS_BUILDDIR:-$(dirname "$TXS")}/txs_gso_refuse_shim.so
-[ -f "$SHIM" ] || fail "no $SHIM (built with the tests)"
-if ldd "$TXS" 2>/dev/null | grep -Eq 'lib(a|t|ub)san'; then
-  echo "note: sanitizer build: the LD_PRELOAD fallback cases are skipped"
-else
-  for after in 0 100; do
-    for errno_ in 5 22; do
-      name=fallback$after.$errno_
-      TXS_SHIM_GSO_AFTER=$after TXS_SHIM_GSO_ERRNO=$errno_ LD_PRELOAD=$SHIM run_case $name 198.18.0.2 "--df -n 40000 -P 2 --no-pin"
-      exact $name 2
-      fb=$(sj .gso.fallbacks) calls=$(sj .gso.calls)
-      [ "$fb" -ge 1 ] && [ "$fb" -le 2 ] || fail "$name: $fb sockets fell back, want 1 or 2 (one per thread)"
-      [ "$calls" -le "$after" ] || fail "$name: $calls GSO calls accepted, the route took $after"
-      [ "$after" = 0 ] || [ "$calls" -gt 0 ] || fail "$name: the first $after GSO calls were not sent as such"
-      [ "$(grep -c "refused UDP GSO" "$tmp/$name.send.err")" = 1 ] ||
-        fail "$name: want one line on stderr, got: $(cat "$tmp/$name.send.err")"
-    done
-  done
-fi
+fallback() { # AFTER ERRNO
+  local after=$1 errno_=$2 name fb calls
+  [ -f "$SHIM" ] || fail "no $SHIM (built with the tests)"
+  if ldd "$TXS" 2>/dev/null | grep -Eq 'lib(a|t|ub)san'; then skip "sanitizer build: the LD_PRELOAD fallback cases are skipped"; fi
+  name=fallback$after.$errno_
+  TXS_SHIM_GSO_AFTER=$after TXS_SHIM_GSO_ERRNO=$errno_ LD_PRELOAD=$SHIM gso_run $name 198.18.0.2 "--df -n 40000 -P 2 --no-pin"
+  exact $name 2
+  fb=$(sj .gso.fallbacks) calls=$(sj .gso.calls)
+  [ "$fb" -ge 1 ] && [ "$fb" -le 2 ] || fail "$name: $fb sockets fell back, want 1 or 2 (one per thread)"
+  [ "$calls" -le "$after" ] || fail "$name: $calls GSO calls accepted, the route took $after"
+  [ "$after" = 0 ] || [ "$calls" -gt 0 ] || fail "$name: the first $after GSO calls were not sent as such"
+  [ "$(grep -c "refused UDP GSO" "$tmp/$name.send.err")" = 1 ] ||
+    fail "$name: want one line on stderr, got: $(cat "$tmp/$name.send.err")"
+}
+for after in 0 100; do
+  for errno_ in 5 22; do run_case "fallback${after}_$errno_" fallback $after $errno_; done
+done
 
-# 4. IPv6
-run_case v6 2001:2:0:0::2 "-n 40000 -l 100"
-exact v6 1
-[ "$(sj .gso.calls)" -gt 0 ] || fail "v6: no GSO call"
+v6() {
+  # 4. IPv6
+  gso_run v6 2001:2:0:0::2 "-n 40000 -l 100"
+  exact v6 1
+  [ "$(sj .gso.calls)" -gt 0 ] || fail "v6: no GSO call"
+}
+run_case v6
 
-# 5. the default sender unpaced into recv's default udp input: UDP GRO on
-# recv's socket takes each GSO packet whole and recv splits it, so it keeps
-# up with full calls of 16-byte datagrams; a GRO message is counted as its
-# datagrams, and recv:gro=off reads one datagram per message
-run_case v6max 2001:2:0:0::2 "-n 1000000 -l 16"
-exact v6max 1
-[ "$(rj .input.gro.on)" = true ] || fail "v6max: recv's UDP GRO is off"
-gd=$(rj .input.gro.datagrams) gm=$(rj .input.gro.messages)
-[ "$gm" -gt 0 ] && [ "$gd" -gt "$gm" ] && [ "$gd" -le "$(rj .received)" ] ||
-  fail "v6max: $gm GRO messages carried $gd of $(rj .received) datagrams"
-echo "ok: v6max: recv took $gd of $(rj .received) datagrams in $gm GRO messages"
-ip netns exec "$B" "$TXS" recv --dev udp:gro=off -B 2001:2:0:0::2 -p 5202 --expect 1000 --idle 1 -J -i 0 -t 20 >"$tmp/nogro.json" 2>&1 &
-rp=$!
-for _ in $(seq 50); do ip netns exec "$B" ss -Hunl "sport = :5202" | grep -q . && break; sleep 0.1; done
-ip netns exec "$A" "$TXS" send --dev udp -n 1000 -b 10k -p 5202 2001:2:0:0::2 >/dev/null 2>&1 || fail "nogro: send failed"
-wait $rp || fail "nogro: recv failed: $(cat "$tmp/nogro.json")"
-[ "$(tail -n1 "$tmp/nogro.json" | jq -r '[.received, .input.gro.on, .input.gro.messages] | @csv')" = '1000,false,0' ] ||
-  fail "nogro: $(tail -n1 "$tmp/nogro.json" | jq -c '{received, gro: .input.gro}')"
-echo "ok: recv --dev udp:gro=off: 1000 received one per message"
-echo PASS
+v6max() {
+  local gd gm
+  # 5. the default sender unpaced into recv's default udp input: UDP GRO on
+  # recv's socket takes each GSO packet whole and recv splits it, so it keeps
+  # up with full calls of 16-byte datagrams; a GRO message is counted as its
+  # datagrams, and recv:gro=off reads one datagram per message
+  gso_run v6max 2001:2:0:0::2 "-n 1000000 -l 16"
+  exact v6max 1
+  [ "$(rj .input.gro.on)" = true ] || fail "v6max: recv's UDP GRO is off"
+  gd=$(rj .input.gro.datagrams) gm=$(rj .input.gro.messages)
+  [ "$gm" -gt 0 ] && [ "$gd" -gt "$gm" ] && [ "$gd" -le "$(rj .received)" ] ||
+    fail "v6max: $gm GRO messages carried $gd of $(rj .received) datagrams"
+  echo "ok: v6max: recv took $gd of $(rj .received) datagrams in $gm GRO messages"
+}
+run_case v6max
+
+nogro() {
+  local rp
+  ip netns exec "$B" "$TXS" recv --dev udp:gro=off -B 2001:2:0:0::2 -p 5202 --expect 1000 --idle 1 -J -i 0 -t 20 \
+    --ready-fd 3 >"$tmp/nogro.json" 2>&1 3>"$tmp/nogro.ready" &
+  rp=$!
+  wait_ready "$tmp/nogro.ready" $rp
+  ip netns exec "$A" "$TXS" send --dev udp -n 1000 -b 10k -p 5202 2001:2:0:0::2 >/dev/null 2>&1 || fail "nogro: send failed"
+  wait $rp || fail "nogro: recv failed: $(cat "$tmp/nogro.json")"
+  [ "$(tail -n1 "$tmp/nogro.json" | jq -r '[.received, .input.gro.on, .input.gro.messages] | @csv')" = '1000,false,0' ] ||
+    fail "nogro: $(tail -n1 "$tmp/nogro.json" | jq -c '{received, gro: .input.gro}')"
+  echo "ok: recv --dev udp:gro=off: 1000 received one per message"
+}
+run_case nogro
+
