@@ -460,8 +460,13 @@ pcap_frames() {
 # check_wire DEV DST N SRC [auto]: the frames on the wire are the generator's:
 # our MACs and addresses, ports 40000/5201, good IP and UDP checksums,
 # compact payload header (magic 0x7853, flow 0) with sequence 0..N-1,
-# IPv4 IDs consecutive; and byte-identical (timestamp and UDP checksum
-# masked) to the pcap: device's output for the same seed when it exists.
+# IPv4 IDs consecutive but for the allocator's random delta after a pause
+# (docs/ident.md: uniform below the clock ticks the bucket sat idle, 0 when
+# it was used every tick; a sender stalled two ticks or more on a loaded
+# host makes one: a step of 1 + delta, delta below the ticks the run has
+# lasted, never a repeat or a step back); and byte-identical
+# (timestamp and UDP checksum masked) to the pcap: device's output for the
+# same seed when it exists.
 check_wire() {
   local dev=$1 dst=$2 n=$3 src=$4 ip=ip
   case $dst in *:*) ip=ipv6 ;; esac
@@ -475,13 +480,16 @@ check_wire() {
     { fail_later "$dev: send failed: $(tail -2 "$WORK/send.log")"; kill "$CAP_PID" 2>/dev/null; return; }
   wait "$CAP_PID" || true
   local fields=(-e eth.src -e eth.dst -e $ip.src -e $ip.dst -e udp.srcport -e udp.dstport -e udp.checksum.status -e data.data)
-  [ $ip = ip ] && fields+=(-e ip.checksum.status -e ip.id)
+  [ $ip = ip ] && fields+=(-e ip.checksum.status -e ip.id -e frame.time_epoch)
+  # the ID allocator's clock tick (CLOCK_MONOTONIC_COARSE's resolution, a jiffy)
+  local tick
+  tick=$(python3 -c 'import time; print(time.clock_getres(6))' 2>/dev/null || echo 0.004)
   tshark -r "$pc" -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -T fields -E separator=' ' "${fields[@]}" \
     2>/dev/null >"$WORK/wire.txt"
   local got
   got=$(wc -l <"$WORK/wire.txt")
   [ "$got" = "$n" ] || { fail_later "$dev: captured $got of $n frames"; return; }
-  if ! awk -v smac="$MAC_TX0" -v dmac="$MAC_RX0" -v src="$src" -v dst="$dst" -v v4=$([ $ip = ip ] && echo 1 || echo 0) '
+  if ! awk -v smac="$MAC_TX0" -v dmac="$MAC_RX0" -v src="$src" -v dst="$dst" -v tick="$tick" -v v4=$([ $ip = ip ] && echo 1 || echo 0) '
     function bad(m) { print "frame " NR ": " m; e = 1; exit 1 }
     function num(s) { return s ~ /^0x/ ? hexv(substr(s, 3)) : s + 0 }
     function hexv(s,   i, v) { v = 0; s = tolower(s); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
@@ -496,7 +504,15 @@ check_wire() {
       if (v4) {
         if ($9 != 1) bad("IPv4 header checksum status " $9)
         id = num($10)
-        if (NR > 1 && id != (prev + 1) % 65536) bad("IPv4 ID " id " after " prev)
+        if (NR == 1) t0 = $11
+        if (NR > 1) {
+          step = (id - prev + 65536) % 65536
+          # a delta d needs more than d ticks of idle bucket, and the bucket
+          # cannot have sat idle longer than the run (plus the tick the first
+          # frame fell in)
+          if (step < 1 || step - 1 >= ($11 - t0) / tick + 1)
+            bad("IPv4 ID " id " after " prev " (" ($11 - t0) * 1000 " ms into the run)")
+        }
         prev = id
       }
     }' "$WORK/wire.txt"; then
