@@ -276,7 +276,7 @@ def exp_ident(lab, prog, idx):
         body.append("\n2048 buckets (spread destinations):\n")
         body.append(md_table(["strategy", "threads", "Mops/s", "ns/op"],
                              [[r["strategy"], r["threads"], fmt(r["mops"]), fmt(r["ns_per_op"])] for r in spread]))
-    # reuse distance on the real clock (paced threads, one destination; issue 11)
+    # reuse distance on the real clock (paced threads, one destination)
     rt = max(2, min(tmax, 2))
     rates = "100k,0" if lab.a.quick else "1k,10k,100k,0"
     prog.step(idx, 3, 3, f"bench ident --reuse at {rates}")

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench timestamps: what per-datagram send timestamps cost (issue 14). The
+/* bench timestamps: what per-datagram send timestamps cost. The
  * send path into the dummy device (as bench path: template patch, ID lease,
  * device burst, stats), one thread, with --timestamps burst (one clock read
  * per burst), packet (one TSC read per datagram) and interp (one TSC read

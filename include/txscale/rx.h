@@ -420,7 +420,7 @@ TXS_API void txs_rx_kstats_text(FILE *f, const struct txs_rx_kstats *d, const ch
  *                            program that redirects the filter's UDP datagrams
  *                            (conf port/port_hi, family, bind) and passes the rest
  *                            to the stack; OPT: native | skb, copy | zc, ring=N */
-/* Arrival time of the udp input (issue 14; recv --rx-timestamps): KERNEL, the
+/* Arrival time of the udp input (recv --rx-timestamps): KERNEL, the
  * default, is the kernel's software receive timestamp of each datagram
  * (SO_TIMESTAMPING, SOF_TIMESTAMPING_RX_SOFTWARE: taken when the packet
  * entered the stack, before any socket queueing), falling back to USER for a

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Writes the seed corpus of fuzz_rxseq (committed under
-tests/fuzz/corpus/fuzz_rxseq/): the wild sequences of issue 13 and the
+tests/fuzz/corpus/fuzz_rxseq/): the wild sequences and the
 patterns around them. Record layout: see tests/fuzz/fuzz_rxseq.c.
 Regenerate with:  python3 tests/fuzz/corpus_rxseq.py tests/fuzz/corpus/fuzz_rxseq"""
 import os
@@ -36,7 +36,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     seeds = {}
-    # issue 13: 2^64-1, 0, 1 -> lost 18446744073709551615 before
+    # 2^64-1, 0, 1 -> lost 18446744073709551615 before
     seeds["wrap-max-0-1"] = bytes([0]) + special(2**64 - 1) + special(0) + special(1)
     # one datagram at 2^63 -> lost 9.2e18 before
     seeds["seq-2pow63"] = bytes([0]) + special(1 << 63)

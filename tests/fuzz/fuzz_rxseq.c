@@ -3,7 +3,7 @@
  * random flow ids, sequence numbers (in order, near, far, wild, the special
  * values 0, 2^32-1, 2^63, 2^64-1, ...), timestamps (fine, future, far past,
  * 0), header kinds and one or two cores. Every input is one run on fresh
- * cores; at its end the counting invariants of issue 13 are asserted:
+ * cores; at its end the counting invariants are asserted:
  *   - received == unique + duplicates + late + unsequenced + overflow, per
  *     flow received == unique + duplicates + late;
  *   - lost <= the flow's plausible sequence span, span - unique on one core,

@@ -49,7 +49,7 @@ run_case err_send_p expect_err "needs a value" send 198.18.0.2 -p
 run_case err_sned expect_err "unknown command 'sned'" sned
 run_case err_send_a_n_9_p_9 expect_err "-P 9" send -A 0 198.18.0.2 -n 9 -P 9
 
-# issue 13: every bad value is exit 2 with one line naming it, before any
+# every bad value is exit 2 with one line naming it, before any
 # packet is sent. Each case sends to a capture file (when the case lets it
 # choose the device), which must then hold no record: a 24-byte pcap file
 # header at most.
@@ -95,14 +95,14 @@ dry_run() {
     fail "send --dry-run sends nothing"
 }
 run_case dry_run
-# issue 13: -b 1 -P 8 -t 1.5 sends what the rate says (due at 0 and 1 s), not one packet per worker at t = 0
+# -b 1 -P 8 -t 1.5 sends what the rate says (due at 0 and 1 s), not one packet per worker at t = 0
 rate_1_P8() {
   "$TXS" send -b 1 -P 8 -t 1.5 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
 import json,sys; s=json.loads(sys.stdin.read()); assert s["packets"] == 2, s["packets"]' ||
     fail "send -b 1 -P 8 -t 1.5 sends 2 packets"
 }
 run_case rate_1_P8
-# issue 12: send is unpinned by default (like iperf3); -A pins, one worker per CPU
+# send is unpinned by default (like iperf3); -A pins, one worker per CPU
 unpinned_default() {
   "$TXS" send -n 100 -P 2 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
 import json,sys; s=json.loads(sys.stdin.read()); assert [t["cpu"] for t in s["threads"]] == [-1, -1], s["threads"]' ||

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Link failover on real veth links (issue 12, "Link failure aborts the run"):
+# Link failover on real veth links ("Link failure aborts the run"):
 # `send --dev DEV:tx0+tx1 --bond MODE -b 50k` while a link goes down mid-run
 # and (some trials) comes back. Each trial checks:
 #   - send exits 0 and says which link went down;

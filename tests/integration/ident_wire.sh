@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# IPv4 ID reuse distance on the wire (issue 11): two pinned workers send to
+# IPv4 ID reuse distance on the wire: two pinned workers send to
 # one destination through --dev packet:tx0 into a veth; dumpcap captures at
 # the peer; for --ident lease and --ident atomic, side by side, at three
 # paced total rates (5k, 50k pps, and unlimited = the veth's maximum here),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 12 item 5, receive side: the defaults hold on one host. `recv` and
+# The receive side: the defaults hold on one host. `recv` and
 # `send --dev udp -b 100k -n 200k` on loopback (a namespace of our own), with
 # no -A and no --rcvbuf: received == 200000, nothing lost. Before, recv
 # pinned its thread to CPU 0 (where send's thread 0 also ran) with the

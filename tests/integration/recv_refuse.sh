@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 13 items 5-7, receive side: recv refuses what it cannot do, with one
+# The receive side: recv refuses what it cannot do, with one
 # line naming the reason, instead of reporting 0 received and exiting 0.
 # In a network namespace of our own:
 #   1. a second recv on a port in use fails (exit 1, "in use", before its -t

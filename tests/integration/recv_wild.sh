@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 13 item 1: hostile sequence numbers and timestamps into `txscale recv`
+# Hostile sequence numbers and timestamps into `txscale recv`
 # give bounded counts. In a network namespace of our own (loopback only):
 #   1. seqs 2^64-1, 0, 1 on one flow: received 2, lost 0, one seq-jump
 #      (before: lost 18446744073709551615)

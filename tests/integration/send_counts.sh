@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Counts nobody can corrupt, the send side (issue 13, items 2-5):
+# Counts nobody can corrupt, the send side:
 #  1. pcap:/dev/full exits 1 with one line naming the device and the reason,
 #     and counts every frame as an error, none as sent;
 #  2. pcap:- keeps stdout a pure capture (text and -J reports go to stderr):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14, per-datagram send timestamps checked by the kernel's clock, over
+# Per-datagram send timestamps checked by the kernel's clock, over
 # loopback (no root): recv --rx-timestamps kernel times each datagram with
 # the kernel's software receive stamp, taken after the datagram was sent.
 #   --timestamps packet and interp, paced (100k/s: bursts of one or two) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14, flows and sizes on a veth (netns lab "shp"):
+# Flows and sizes on a veth (netns lab "shp"):
 #   1. 1000 flows over a source-port range and a destination-address range
 #      (send --dev packet:tx0 -P 2 --flows 500) into `recv -P 2` (two
 #      SO_REUSEPORT sockets): every flow arrives with exactly the count the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14, VLAN/QinQ on a veth (netns lab "shv"):
+# VLAN/QinQ on a veth (netns lab "shv"):
 #   1. send --dev packet:tx0 --vlan 100 into a VLAN sub-interface rx0.100 in
 #      the peer: a kernel UDP socket there (txscale recv) gets every datagram,
 #      full-size ones included (1472-byte payload: a 1518-byte frame, the tag

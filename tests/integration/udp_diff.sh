@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Differential test (issue 12): the same sends through a kernel UDP socket
+# Differential test: the same sends through a kernel UDP socket
 # (txs_ksend) and through `txscale send` -- `pcap:` (written to a file) and
 # `packet:` (into a veth with MTU 1500, captured in the peer namespace) --
 # compared frame by frame with tshark: frame and IP lengths, fragment layout

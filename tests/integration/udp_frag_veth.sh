@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Datagrams over the MTU on real frame devices (issue 12): on a veth with MTU
+# Datagrams over the MTU on real frame devices: on a veth with MTU
 # 1500, `send --dev packet:` and `--dev xdp:` with -l 3000 (IPv4) and -l 8000
 # (IPv6) exit 0, and `recv` in the peer namespace receives exactly -n
 # datagrams (the kernel reassembles the fragments), with nothing lost,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 5 (b): the frames of the sendmsg permutation matrix are injected through
+# The frames of the sendmsg permutation matrix are injected through
 # a plain AF_PACKET socket on the lab's sender veth (netns-lab "usm", or
 # $TXS_UDP_LAB); kernel UDP sockets in the peer namespace (198.18.0.2 and
 # 2001:2::2, port 5300) must receive every datagram, fragments reassembled,

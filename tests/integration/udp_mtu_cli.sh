@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# send and the device MTU (issue 12), no root needed: dummy/pcap: default to
+# send and the device MTU, no root needed: dummy/pcap: default to
 # MTU 1500, take mtu=N, --mtu overrides; datagrams over it are fragmented
 # (frames = datagrams x fragments, packets = -n datagrams), never cut; --df
 # and --gso limits are checked at that MTU and refused with exit 2 naming

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# issue 5 (a): every frame of the sendmsg permutation matrix (tests/unit/udp_matrix.h)
+# Every frame of the sendmsg permutation matrix (tests/unit/udp_matrix.h)
 # written to a pcap file and dissected by tshark with IPv4/UDP checksum
 # validation and IPv4/IPv6 reassembly on. Passes when tshark raises no expert
 # error or warning (malformed packet, bad checksum, ...), sees every frame,

@@ -120,7 +120,7 @@ static void rate_control(void **st)
 
 /* Workers share one schedule at the total rate: worker k of P sends its
  * packet j at (j + k/P) / (rate/P) after the start, so a short run sends
- * what the rate says, not one packet per worker at t = 0 (issue 13:
+ * what the rate says, not one packet per worker at t = 0 (before:
  * -b 1 -P 8 -t 1.5 sent 8). Here 2 pps over 4 workers for 1.45 s: due at 0,
  * 0.5 and 1.0 s, so exactly 3 (the old schedule: 4 at t = 0). A worker may
  * be late by up to 0.45 s (never early: a packet goes when it is due). */

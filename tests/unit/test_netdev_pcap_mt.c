@@ -303,7 +303,7 @@ static void refusals_and_open_errors(void **st)
 	pcap_close(p);
 }
 
-/* Write errors are counted where they happen (issue 13): on a file that
+/* Write errors are counted where they happen: on a file that
  * takes nothing (/dev/full), every frame ends in drop_err, none in packets,
  * alloc stops giving buffers and flush returns the error, so an engine stops.
  * Per queue and per link the counts add up to the frames offered. */

@@ -340,7 +340,7 @@ static void absurd_jump(void **st)
 	txs_rx_core_destroy(c);
 }
 
-/* issue 13: wild sequences never turn into loss of 2^63 */
+/* wild sequences never turn into loss of 2^63 */
 static void wild_sequences(void **st)
 {
 	(void)st;
@@ -613,7 +613,7 @@ static void latency_jitter(void **st)
 	txs_rx_core_destroy(c);
 }
 
-/* ---- a flow split over cores: exact whatever the split (issue 14) ------------------ */
+/* ---- a flow split over cores: exact whatever the split ------------------ */
 /* Random property: sequences 0..N-1 of 3 flows (flow ids from a base, as
  * send --flow-base), each lost, sent once or twice, spread over 1-4 cores at
  * random (a flow the kernel moves between sockets), mildly reordered within
@@ -741,7 +741,7 @@ static void links_jain_merge(void **st)
 	assert_int_equal(r->flows[0].cores, 2);
 	assert_int_equal(r->flows[0].received, 401);
 	/* merged by sequence sets: sequence 1 seen on both cores is one unique
-	 * and one duplicate (issue 14: per-flow exact whatever the split) */
+	 * and one duplicate (per-flow exact whatever the split) */
 	assert_true(r->flows[0].merged_exact);
 	assert_int_equal(r->flows[0].unique, 400);
 	assert_int_equal(r->flows[0].duplicates, 1);
@@ -1234,7 +1234,7 @@ static void raw_port_range_filter(void **st)
 }
 
 /* ---- udp input on loopback ------------------------------------------------------------------ */
-/* issue 13 item 6: a port in use is refused unless every receiver shares it */
+/* a port in use is refused unless every receiver shares it */
 static void udp_input_port_in_use(void **st)
 {
 	(void)st;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/rx udp input, receive timestamps (issue 14): the per-datagram choice of
+/* lib/rx udp input, receive timestamps: the per-datagram choice of
  * arrival time from hand-built SO_TIMESTAMPING control data (the NIC's raw
  * hardware stamp when there and on our clock, else the kernel's software
  * stamp, else our clock), the plausibility bounds of a hardware stamp, that

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Traffic shapes (issue 14): ranges and walks stay in what the user gave,
+/* Traffic shapes: ranges and walks stay in what the user gave,
  * size cycles hold their weights exactly, the template fast path and the
  * sendmsg path make the same datagrams for the same flows and sizes (the
  * one semantic core held against its fast path), the shaped fill's tagged

@@ -892,7 +892,7 @@ static void engine_adapter(void **st)
 	txs_netdev_close(dev);
 }
 
-/* The adapter never cuts a datagram (issue 12): over a device that hands
+/* The adapter never cuts a datagram: over a device that hands
  * out 1..7 buffers per burst and accepts part of some bursts, every frame
  * that reaches the wire belongs to a whole datagram of exactly -l bytes (or
  * a whole GSO segment), sequence numbers run on, and the counts add up. */

@@ -27,7 +27,7 @@
 /* udp: the receive buffer asked for by default (SO_RCVBUFFORCE when
  * permitted, else SO_RCVBUF, which the kernel caps at net.core.rmem_max):
  * at 100 kpps of small datagrams on one host this rides out a stall of the
- * receiving thread of several hundred ms (issue 12 item 5) */
+ * receiving thread of several hundred ms */
 #define RCVBUF_DEFAULT (32u << 20)
 #define POLL_MS 50
 #define SUMMARY_WAIT_S 5.0 /* --idle with --sender-summary: wait this long for the file */
@@ -80,7 +80,7 @@ struct recv_cfg {
 	const char *summary_file;
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
-	const char *rx_ts; /* --rx-timestamps (issue 14) */
+	const char *rx_ts; /* --rx-timestamps */
 	const char *payload; /* --payload */
 	double outage_min;  /* --outage-min, seconds (0 = automatic) */
 	struct opt_offset clock_offset; /* --clock-offset */
@@ -752,7 +752,7 @@ int cmd_recv(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* unpinned unless -A (issue 12: pinning thread 0 to CPU 0 by default put
+	/* unpinned unless -A (pinning thread 0 to CPU 0 by default put
 	 * recv on the sender's CPU on one host) */
 	opt_assign_cpus(&cfg.cpus, cfg.no_pin || !cfg.cpus.n, nthreads, cpus);
 	/* a bad --summary-file is refused before anything starts */

@@ -53,7 +53,7 @@ struct send_cfg {
 	bool dry_run;
 	unsigned mtu;
 	struct ctl_client_opts ctl; /* -c HOST is a txscale server: client.c */
-	/* rate profiles, timestamps, replay (issue 14; docs/design.md "Pacing", docs/replay.md) */
+	/* rate profiles, timestamps, replay (docs/design.md "Pacing", docs/replay.md) */
 	struct send_ramp { struct opt_rate from, to; double secs; } ramp;
 	const char *pace;
 	uint64_t burst_on;
@@ -856,7 +856,7 @@ int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	/* unpinned unless -A names CPUs: a pinned sender on CPU 0 fights a
-	 * receiver or the kernel's softirq work there (issue 12) */
+	 * receiver or the kernel's softirq work there */
 	opt_assign_cpus(&cfg.cpus, cfg.no_pin || !cfg.cpus.n, nthreads, cpus);
 	if (cfg.time == 0 && cfg.count == 0)
 		cfg.time = 10;

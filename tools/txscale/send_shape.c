@@ -191,7 +191,7 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 	if (ss->vlan_len > TXS_VLAN_HLEN && !gso && (pkt || (strncmp(dev->spec, "xdp:", 4) == 0 &&
 							     xdp_on_veth(dev->spec)))) {
 		/* AF_PACKET takes a frame over MTU + 14 only with one 802.1Q outer
-		 * tag; a veth drops one over MTU + 18 (issue 14: 100 of 100 full-size
+		 * tag; a veth drops one over MTU + 18 (100 of 100 full-size
 		 * QinQ frames on xdp: were dropped and read as "full") */
 		uint32_t most = mtu - (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) - TXS_UDP_HLEN - TXS_VLAN_HLEN;
 		if (txs_shape_max_size(sh, ss->len) > most) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale send: flows, address and port ranges, size mixes (issue 14;
+/* txscale send: flows, address and port ranges, size mixes (
  * include/txscale/pkt.h struct txs_shape, docs/udp.md "Flows and sizes"). */
 #ifndef TXS_SEND_SHAPE_H
 #define TXS_SEND_SHAPE_H
