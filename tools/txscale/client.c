@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <txscale/txscale.h>
 #include <txscale/ctl.h>
+#include "common/jsonpath.h"
 #include "ctl_cli.h"
 #include "client_iperf3.h"
 #include "opt.h"
@@ -710,19 +711,10 @@ static int start_own_send(struct client *k, int argc, char **argv)
 
 /* ---- printing the other side ------------------------------------------------------------------ */
 
+/* The number at path (lib/common/jsonpath.h: "a.b"), as text; "?" when absent. */
 static const char *num(json_t *o, const char *path, char *buf, size_t len)
 {
-	json_t *v = o;
-	char key[64];
-	const char *p = path;
-	while (v && *p) {
-		size_t n = strcspn(p, "/");
-		snprintf(key, sizeof(key), "%.*s", (int)n, p);
-		v = json_object_get(v, key);
-		p += n;
-		if (*p == '/')
-			p++;
-	}
+	json_t *v = txs_jpath(o, path);
 	if (json_is_integer(v))
 		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
 	else if (json_is_real(v))
@@ -811,9 +803,9 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)));
 		if (json_is_object(json_object_get(o, "outage")))
 			printf("receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,
-			       num(o, "outage/count", a, sizeof(a)), num(o, "outage/longest_ns", b, sizeof(b)),
-			       num(o, "outage/longest_missing", c, sizeof(c)), num(o, "outage/burst_count", d, sizeof(d)),
-			       num(o, "outage/burst_max", e, sizeof(e)));
+			       num(o, "outage.count", a, sizeof(a)), num(o, "outage.longest_ns", b, sizeof(b)),
+			       num(o, "outage.longest_missing", c, sizeof(c)), num(o, "outage.burst_count", d, sizeof(d)),
+			       num(o, "outage.burst_max", e, sizeof(e)));
 		json_t *kd = json_object_get(o, "kernel_drops");
 		double rcvbuf = dnum(kd, "udp", "RcvbufErrors"), rcvbuf6 = dnum(kd, "udp6", "RcvbufErrors");
 		printf("receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %.0f, softnet %s\n", host,
