@@ -38,6 +38,20 @@ extern "C" {
 	__atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
 #define TXS_STAT_READ(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 
+/* Monotonic and realtime clocks in ns (lib/common/util.c). Any thread. */
+TXS_API uint64_t txs_now_mono_ns(void);
+TXS_API uint64_t txs_now_real_ns(void);
+
+/* splitmix64 step: the workers' RNG, and the seeding of every per-core
+ * generator (ident's xoshiro, the pacers). */
+static inline uint64_t txs_rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* Version string of the library. */
 TXS_API const char *txs_version(void);
 

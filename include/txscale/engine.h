@@ -293,9 +293,6 @@ struct txs_ts_check {
 };
 TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out);
 
-/* Monotonic and realtime clocks in ns. */
-TXS_API uint64_t txs_now_mono_ns(void);
-TXS_API uint64_t txs_now_real_ns(void);
 
 /* CLOCK_REALTIME ns from the worker's calibrated TSC (TXS_TS_PACKET; a
  * clock_gettime where no invariant TSC). With TXS_TS_PACKET the engine

@@ -348,14 +348,7 @@ TXS_API void txs_shape_count(const struct txs_shape *sh, const uint8_t *pat, uin
 /* The RNG state of worker `worker` for random walks: from seed (non-zero:
  * the same walk in every run and on both send paths), else random. */
 TXS_API uint64_t txs_shape_rng_seed(uint64_t seed, unsigned worker);
-/* splitmix64 step: the workers' RNG. */
-static inline uint64_t txs_rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+/* (txs_rng_next, the splitmix64 step, is in txscale/common.h) */
 
 /* ---- parser ------------------------------------------------------------ */
 enum txs_perr {

@@ -1,27 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The shared secret (libsodium) and the server's destination allow-list. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sodium.h>
+#include "common/err.h"
 #include <txscale/ctl.h>
 
 #define SECRET_MAX 4096
 static const char mac_label[] = "txscale-ctl-1 auth";
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static int init(void)
 {
@@ -127,17 +116,17 @@ TXS_API int txs_ctl_allow_parse(struct txs_ctl_allow *a, const char *list, char 
 	memset(a, 0, sizeof(*a));
 	const char *p = list;
 	if (!p || !*p)
-		return fail(err, errlen, -EINVAL, "empty list: expected ADDR[/PREFIX][,...]");
+		return txs_fail(err, errlen, -EINVAL, "empty list: expected ADDR[/PREFIX][,...]");
 	for (;;) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
 		char item[80];
 		if (n == 0 || n >= sizeof(item))
-			return fail(err, errlen, -EINVAL, "bad entry '%.*s': expected ADDR[/PREFIX]", (int)(n < 79 ? n : 79), p);
+			return txs_fail(err, errlen, -EINVAL, "bad entry '%.*s': expected ADDR[/PREFIX]", (int)(n < 79 ? n : 79), p);
 		memcpy(item, p, n);
 		item[n] = 0;
 		if (a->n >= TXS_CTL_ALLOW_MAX)
-			return fail(err, errlen, -E2BIG, "more than %d entries", TXS_CTL_ALLOW_MAX);
+			return txs_fail(err, errlen, -E2BIG, "more than %d entries", TXS_CTL_ALLOW_MAX);
 		char *slash = strchr(item, '/');
 		unsigned prefix = 0;
 		if (slash) {
@@ -145,22 +134,22 @@ TXS_API int txs_ctl_allow_parse(struct txs_ctl_allow *a, const char *list, char 
 			char *e;
 			const char *ps = slash + 1;
 			if (*ps < '0' || *ps > '9')
-				return fail(err, errlen, -EINVAL, "bad prefix in '%.*s'", (int)n, p);
+				return txs_fail(err, errlen, -EINVAL, "bad prefix in '%.*s'", (int)n, p);
 			unsigned long v = strtoul(ps, &e, 10);
 			if (*e || v > 128)
-				return fail(err, errlen, -EINVAL, "bad prefix in '%.*s'", (int)n, p);
+				return txs_fail(err, errlen, -EINVAL, "bad prefix in '%.*s'", (int)n, p);
 			prefix = (unsigned)v;
 		}
 		struct txs_addr ad;
 		if (txs_addr_parse(&ad, item) < 0)
-			return fail(err, errlen, -EINVAL, "bad address in '%.*s': expected an IPv4 or IPv6 address",
+			return txs_fail(err, errlen, -EINVAL, "bad address in '%.*s': expected an IPv4 or IPv6 address",
 				    (int)n, p);
 		ad = unmap(&ad);
 		unsigned max = ad.family == AF_INET ? 32 : 128;
 		if (!slash)
 			prefix = max;
 		if (prefix > max)
-			return fail(err, errlen, -EINVAL, "bad prefix in '%.*s': at most /%u", (int)n, p, max);
+			return txs_fail(err, errlen, -EINVAL, "bad prefix in '%.*s': at most /%u", (int)n, p, max);
 		a->e[a->n].net = ad;
 		a->e[a->n].prefix = prefix;
 		a->n++;

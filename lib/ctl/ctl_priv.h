@@ -8,7 +8,8 @@
 
 int64_t txs_ctl_now_ms(void); /* CLOCK_MONOTONIC */
 /* One line into err (when given); returns rc. */
-int txs_ctl_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#include "common/err.h"
+#define txs_ctl_fail txs_fail
 /* Exactly n bytes before deadline (ms, txs_ctl_now_ms's clock); *got: how
  * many arrived. 0, -ETIMEDOUT, -ECONNRESET (closed), -errno. */
 int txs_ctl_read_full(int fd, uint8_t *b, size_t n, int64_t deadline, size_t *got);

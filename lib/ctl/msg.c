@@ -6,12 +6,12 @@
  * decoder would refuse. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include <txscale/ctl.h>
+#include "common/err.h"
 #include "clock_priv.h"
 #include "ctl_priv.h"
 
@@ -38,17 +38,6 @@ TXS_API void txs_ctl_msg_free(struct txs_ctl_msg *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* ---- field readers: 0 (absent fields keep *out), or -EPROTO with err ----------------------------- */
 
@@ -60,7 +49,7 @@ struct rd {
 
 static int bad(struct rd *r, const char *key, const char *why)
 {
-	return fail(r->err, r->errlen, -EPROTO, "malformed message: %s%s%s %s", r->where, r->where[0] ? "." : "",
+	return txs_fail(r->err, r->errlen, -EPROTO, "malformed message: %s%s%s %s", r->where, r->where[0] ? "." : "",
 		    key, why);
 }
 
@@ -204,7 +193,7 @@ static int rd_summary(struct rd *r, json_t *o, const char *key, const char *kind
 		return rc;
 	*out = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 	if (!*out)
-		return fail(r->err, r->errlen, -ENOMEM, "out of memory");
+		return txs_fail(r->err, r->errlen, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -342,18 +331,18 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 {
 	struct rd r = { "", err, errlen };
 	if (!json_is_object(root))
-		return fail(err, errlen, -EPROTO, "malformed message: not a JSON object");
+		return txs_fail(err, errlen, -EPROTO, "malformed message: not a JSON object");
 	json_t *v = json_object_get(root, "v");
 	if (!v)
-		return fail(err, errlen, -EPROTO, "malformed message: no protocol version \"v\"");
+		return txs_fail(err, errlen, -EPROTO, "malformed message: no protocol version \"v\"");
 	if (!json_is_integer(v))
-		return fail(err, errlen, -EPROTO, "malformed message: protocol version \"v\" is not an integer");
+		return txs_fail(err, errlen, -EPROTO, "malformed message: protocol version \"v\" is not an integer");
 	if (json_integer_value(v) != TXS_CTL_VERSION)
-		return fail(err, errlen, -EPROTONOSUPPORT, "unsupported protocol version %lld (this txscale speaks %d)",
+		return txs_fail(err, errlen, -EPROTONOSUPPORT, "unsupported protocol version %lld (this txscale speaks %d)",
 			    (long long)json_integer_value(v), TXS_CTL_VERSION);
 	json_t *t = json_object_get(root, "type");
 	if (!json_is_string(t))
-		return fail(err, errlen, -EPROTO, "malformed message: no \"type\" string");
+		return txs_fail(err, errlen, -EPROTO, "malformed message: no \"type\" string");
 	const char *ts = json_string_value(t);
 	for (unsigned i = 1; i < TXS_ARRAY_SIZE(type_names); i++)
 		if (strcmp(ts, type_names[i]) == 0)
@@ -364,7 +353,7 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 		for (; ts[i] && i < sizeof(safe) - 1; i++)
 			safe[i] = ts[i] >= 0x20 && ts[i] < 0x7f ? ts[i] : '?';
 		safe[i] = 0;
-		return fail(err, errlen, -EPROTO, "malformed message: unknown type \"%s\"", safe);
+		return txs_fail(err, errlen, -EPROTO, "malformed message: unknown type \"%s\"", safe);
 	}
 	r.where = type_names[m->type];
 	uint64_t test = 0;
@@ -391,7 +380,7 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 			return rc;
 		json_t *rv = json_object_get(root, "recv"), *sd = json_object_get(root, "send");
 		if (!rv && !sd)
-			return fail(err, errlen, -EPROTO, "malformed message: setup asks for neither \"recv\" nor \"send\"");
+			return txs_fail(err, errlen, -EPROTO, "malformed message: setup asks for neither \"recv\" nor \"send\"");
 		if (rv) {
 			r.where = "setup.recv";
 			if ((rc = rd_recv(&r, rv, &m->recv)))
@@ -448,7 +437,7 @@ TXS_API int txs_ctl_decode(struct txs_ctl_msg *m, const char *json, size_t len, 
 		for (; je.text[i] && i < sizeof(safe) - 1; i++)
 			safe[i] = je.text[i] >= 0x20 && je.text[i] < 0x7f ? je.text[i] : '?';
 		safe[i] = 0;
-		return fail(err, errlen, -EPROTO, "malformed message: not JSON (%s at byte %d)", safe, je.position);
+		return txs_fail(err, errlen, -EPROTO, "malformed message: not JSON (%s at byte %d)", safe, je.position);
 	}
 	int rc = decode_obj(m, root, err, errlen);
 	json_decref(root);
@@ -549,7 +538,7 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 	if (err && errlen)
 		err[0] = 0;
 	if ((unsigned)m->type >= TXS_ARRAY_SIZE(type_names) || !type_names[m->type])
-		return fail(err, errlen, -EINVAL, "unknown message type %d", (int)m->type);
+		return txs_fail(err, errlen, -EINVAL, "unknown message type %d", (int)m->type);
 	json_t *o = json_object();
 	if (!o)
 		return -ENOMEM;
@@ -611,7 +600,7 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 	char *s = ok ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!s)
-		return fail(err, errlen, -EINVAL, "cannot encode a %s message (a field is not valid UTF-8 or JSON)",
+		return txs_fail(err, errlen, -EINVAL, "cannot encode a %s message (a field is not valid UTF-8 or JSON)",
 			    type_names[m->type]);
 	size_t n = strlen(s);
 	/* the peer's rules, applied to what we would send */
@@ -621,11 +610,11 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 	txs_ctl_msg_free(&chk);
 	if (rc < 0) {
 		free(s);
-		return fail(err, errlen, -EINVAL, "would send an invalid message: %s", e2);
+		return txs_fail(err, errlen, -EINVAL, "would send an invalid message: %s", e2);
 	}
 	if (n > TXS_CTL_MSG_MAX) {
 		free(s);
-		return fail(err, errlen, -EMSGSIZE, "message of %zu bytes is over the limit %u", n, TXS_CTL_MSG_MAX);
+		return txs_fail(err, errlen, -EMSGSIZE, "message of %zu bytes is over the limit %u", n, TXS_CTL_MSG_MAX);
 	}
 	*json = s;
 	*len = n;

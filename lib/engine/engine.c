@@ -27,20 +27,6 @@ struct txs_engine {
 	int go;                 /* start signal */
 };
 
-TXS_API uint64_t txs_now_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-TXS_API uint64_t txs_now_real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_conf *c)
 {
 	*out = NULL;
@@ -196,14 +182,6 @@ static inline double exp_gap(struct pacer *p)
 	return -log1p(-u) * p->mean;
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void pacer_init(struct pacer *p, const struct txs_worker *w, uint64_t t0)
 {
 	const struct txs_engine_conf *c = &w->eng->conf;
@@ -235,8 +213,8 @@ static void pacer_init(struct pacer *p, const struct txs_worker *w, uint64_t t0)
 		if (!x && getrandom(&x, sizeof(x), 0) != sizeof(x))
 			x = txs_now_mono_ns();
 		x += w->id * 0x632be59bd9b4e019ull;
-		p->rng[0] = splitmix(&x);
-		p->rng[1] = splitmix(&x) | 1;
+		p->rng[0] = txs_rng_next(&x);
+		p->rng[1] = txs_rng_next(&x) | 1;
 		p->mean = 1e9 / w->rate_pps;
 		p->next = (double)t0 + exp_gap(p);
 		break;

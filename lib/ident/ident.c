@@ -136,7 +136,7 @@ TXS_API int txs_ident_create(struct txs_ident **out, const struct txs_ident_conf
 		uint64_t x = id->seed ^ 0x6a09e667f3bcc909ull;
 		uint32_t now = ident_ticks();
 		for (unsigned i = 0; i < ts; i++) {
-			id->buckets[i].counter = (uint32_t)ident_splitmix(&x);
+			id->buckets[i].counter = (uint32_t)txs_rng_next(&x);
 			id->buckets[i].tstamp = now;
 		}
 	}
@@ -189,7 +189,7 @@ TXS_API int txs_ident_core_open(struct txs_ident *id, unsigned core, struct txs_
 	c->reserve = id->ops->reserve;
 	uint64_t x = id->seed + 0x9e3779b97f4a7c15ull * (core + 1);
 	for (int i = 0; i < 4; i++)
-		c->rng.s[i] = ident_splitmix(&x);
+		c->rng.s[i] = txs_rng_next(&x);
 	int rc = id->ops->core_init ? id->ops->core_init(c) : 0;
 	if (rc < 0) {
 		free(c);

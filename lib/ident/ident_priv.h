@@ -14,14 +14,6 @@ struct ident_rng {
 	uint64_t s[4];
 };
 
-static inline uint64_t ident_splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static inline uint64_t ident_rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));

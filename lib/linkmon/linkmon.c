@@ -5,7 +5,6 @@
  * sets. Public contract in include/txscale/linkmon.h. */
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include <txscale/linkmon.h>
+#include "common/err.h"
 #include "netdev/l2.h"
 #include "netdev/linkstate.h"
 #ifdef TXS_HAVE_MNL
@@ -152,7 +152,7 @@ static int lm_dump_request(struct txs_linkmon *m, enum txs_link_why why)
 	if (mnl_socket_sendto(m->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	m->dumping = true;
-	m->dump_ns = txs_l2_now_ns();
+	m->dump_ns = txs_now_mono_ns();
 	m->dump_why = why;
 	return 0;
 }
@@ -224,10 +224,10 @@ static void *lm_main(void *arg)
 {
 	struct txs_linkmon *m = arg;
 	uint64_t miimon = (uint64_t)m->conf.miimon_ms * 1000000ull;
-	m->now = txs_l2_now_ns();
+	m->now = txs_now_mono_ns();
 	uint64_t next_poll = miimon ? m->now + miimon : UINT64_MAX;
 	for (;;) {
-		m->now = txs_l2_now_ns();
+		m->now = txs_now_mono_ns();
 		lm_adopt_errors(m);
 		for (unsigned l = 0; l < m->n; l++)
 			if (m->due[l] && m->now >= m->due[l])
@@ -257,13 +257,13 @@ static void *lm_main(void *arg)
 			uint64_t v;
 			/* a dump unanswered for 10 ms was lost (socket overrun): ask again */
 			if (read(m->s->st.hint_fd, &v, sizeof(v)) > 0 &&
-			    (!m->dumping || txs_l2_now_ns() - m->dump_ns > 10000000ull)) {
+			    (!m->dumping || txs_now_mono_ns() - m->dump_ns > 10000000ull)) {
 				stat_inc(&m->s->st.n_hints);
 				lm_dump_request(m, TXS_LINK_HINT); /* the answer reads each carrier now */
 			}
 		}
 		if (p[0].revents) {
-			m->now = txs_l2_now_ns();
+			m->now = txs_now_mono_ns();
 			int rc = lm_drain(m, false, false);
 			if (rc == -ENOBUFS)
 				next_poll = m->now; /* events lost: re-read now */
@@ -272,17 +272,6 @@ static void *lm_main(void *arg)
 	return NULL;
 }
 
-static int lm_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int lm_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static void lm_free(struct txs_linkmon *m)
 {
@@ -307,19 +296,19 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 		err[0] = 0;
 	struct txs_netdev_link links[TXS_MAX_LINKS];
 	if (dev->n_links > TXS_MAX_LINKS)
-		return lm_fail(err, errlen, -EINVAL, "device %s has %u links, at most %u", dev->spec, dev->n_links,
+		return txs_fail(err, errlen, -EINVAL, "device %s has %u links, at most %u", dev->spec, dev->n_links,
 			       TXS_MAX_LINKS);
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		int rc = txs_netdev_link(dev, l, &links[l]);
 		if (rc == -EOPNOTSUPP)
-			return lm_fail(err, errlen, rc, "device %s has no interface links to watch", dev->spec);
+			return txs_fail(err, errlen, rc, "device %s has no interface links to watch", dev->spec);
 		if (rc)
-			return lm_fail(err, errlen, rc, "device %s: link %u: %s", dev->spec, l, strerror(-rc));
+			return txs_fail(err, errlen, rc, "device %s: link %u: %s", dev->spec, l, strerror(-rc));
 	}
 	if (dev->linkstate)
-		return lm_fail(err, errlen, -EBUSY, "device %s already has a link monitor", dev->spec);
+		return txs_fail(err, errlen, -EBUSY, "device %s already has a link monitor", dev->spec);
 	if (conf->linksel && txs_linksel_n_links(conf->linksel) != dev->n_links)
-		return lm_fail(err, errlen, -EINVAL, "link selection has %u links, device %s has %u",
+		return txs_fail(err, errlen, -EINVAL, "link selection has %u links, device %s has %u",
 			       txs_linksel_n_links(conf->linksel), dev->spec, dev->n_links);
 	struct txs_linkmon *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -349,16 +338,16 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 	int rc;
 	m->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	if (!m->nl) {
-		rc = lm_fail(err, errlen, -errno, "cannot open rtnetlink: %s", strerror(errno));
+		rc = txs_fail(err, errlen, -errno, "cannot open rtnetlink: %s", strerror(errno));
 		goto fail;
 	}
 	if (mnl_socket_bind(m->nl, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
-		rc = lm_fail(err, errlen, -errno, "cannot subscribe to rtnetlink link events: %s", strerror(errno));
+		rc = txs_fail(err, errlen, -errno, "cannot subscribe to rtnetlink link events: %s", strerror(errno));
 		goto fail;
 	}
 	/* subscribed first, then the dump: no change can fall between the two */
 	if ((rc = lm_dump_request(m, TXS_LINK_POLL)) < 0 || (rc = lm_drain(m, true, true)) < 0) {
-		rc = lm_fail(err, errlen, rc, "cannot read the links' state: %s", strerror(-rc));
+		rc = txs_fail(err, errlen, rc, "cannot read the links' state: %s", strerror(-rc));
 		goto fail;
 	}
 	uint32_t mask = 0;
@@ -382,14 +371,14 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 	m->evfd = eventfd(0, EFD_CLOEXEC);
 	s->st.hint_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (m->evfd < 0 || s->st.hint_fd < 0) {
-		rc = lm_fail(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		rc = txs_fail(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
 	dev->linkstate = &s->st; /* before the queues open (the contract) */
 	rc = pthread_create(&m->thread, NULL, lm_main, m);
 	if (rc) {
 		dev->linkstate = NULL;
-		rc = lm_fail(err, errlen, -rc, "cannot start the link monitor thread: %s", strerror(rc));
+		rc = txs_fail(err, errlen, -rc, "cannot start the link monitor thread: %s", strerror(rc));
 		goto fail;
 	}
 	m->started = true;

@@ -3,10 +3,10 @@
  * per-core handles and their cold paths. The per-packet code is inline in
  * include/txscale/linksel.h. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/err.h"
 #include "linksel_priv.h"
 
 static const struct txs_linksel_mode_ops *const modes[TXS_LS_N_MODES] = {
@@ -43,17 +43,8 @@ TXS_API const char *txs_linksel_hash_name(enum txs_xmit_hash h)
 	return (unsigned)h < TXS_LS_N_HASHES ? hash_names[h] : "?";
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* every refusal here is a bad value: -EINVAL */
+#define fail(err, errlen, ...) txs_fail(err, errlen, -EINVAL, __VA_ARGS__)
 
 static int parse_uint(const char *v, unsigned long max, unsigned *out)
 {

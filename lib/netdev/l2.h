@@ -41,11 +41,4 @@ int txs_l2_if_addr(const char *ifname, int family, struct txs_addr *out);
  * -EOPNOTSUPP (built without libmnl) or another -errno. */
 int txs_l2_neigh_mac(int ifindex, const struct txs_addr *dst, uint8_t mac[TXS_ETH_ALEN], char *why, size_t whylen);
 
-/* CLOCK_MONOTONIC ns, for bounded drains at close (netdev sits below engine). */
-static inline uint64_t txs_l2_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 #endif

@@ -449,7 +449,7 @@ static __attribute__((noinline, cold)) void kick_stalled(struct txs_txq *q, stru
 	}
 	if (++r->stalls < TXS_LINKSTATE_HINT_STALLS)
 		return;
-	uint64_t now = txs_l2_now_ns();
+	uint64_t now = txs_now_mono_ns();
 	if (now - r->hint_ns < TXS_LINKSTATE_HINT_NS)
 		return;
 	r->hint_ns = now;
@@ -528,12 +528,12 @@ static void pkt_txq_close(struct txs_txq *q)
 	if (!pq)
 		return;
 	/* let queued frames go out, bounded in time; what remains was not sent */
-	uint64_t t0 = txs_l2_now_ns();
+	uint64_t t0 = txs_now_mono_ns();
 	for (unsigned l = 0; l < pq->n_links; l++) {
 		struct pkt_ring *r = &pq->ring[l];
 		while (!r->dead && r->base) {
 			reclaim(q, r, l);
-			if (r->tail == r->head || txs_l2_now_ns() - t0 > PKT_DRAIN_NS)
+			if (r->tail == r->head || txs_now_mono_ns() - t0 > PKT_DRAIN_NS)
 				break;
 			uint32_t before = r->tail;
 			kick(q, r, l);

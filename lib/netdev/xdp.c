@@ -374,7 +374,7 @@ static __attribute__((noinline, cold)) void kick_stalled(struct xdp_q *xq, struc
 {
 	if (++s->stalls < TXS_LINKSTATE_HINT_STALLS)
 		return;
-	uint64_t now = txs_l2_now_ns();
+	uint64_t now = txs_now_mono_ns();
 	if (now - s->hint_ns < TXS_LINKSTATE_HINT_NS)
 		return;
 	s->hint_ns = now;
@@ -505,12 +505,12 @@ static void xdp_txq_close(struct txs_txq *q)
 	struct xdp_q *xq = q->priv;
 	if (!xq)
 		return;
-	uint64_t t0 = txs_l2_now_ns();
+	uint64_t t0 = txs_now_mono_ns();
 	for (unsigned l = 0; l < xq->n_links; l++) {
 		struct xdp_sock *s = &xq->s[l];
 		while (!s->dead) {
 			drain_cq(s);
-			if (!s->outstanding || txs_l2_now_ns() - t0 > XDP_DRAIN_NS)
+			if (!s->outstanding || txs_now_mono_ns() - t0 > XDP_DRAIN_NS)
 				break;
 			uint32_t before = s->outstanding;
 			kick(q, s, l, 0, true);

@@ -337,9 +337,7 @@ TXS_API uint64_t txs_shape_rng_seed(uint64_t seed, unsigned worker)
 {
 	uint64_t v = seed;
 	if (!v && getrandom(&v, sizeof(v), 0) != sizeof(v)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		v = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		v = txs_now_mono_ns();
 	}
 	v ^= 0x5348415045ull * (worker + 1); /* "SHAPE" */
 	return txs_rng_next(&v);

@@ -18,12 +18,6 @@ struct snap_priv {
 	unsigned cap;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 TXS_API int txs_rx_snap_create(struct txs_rx_snap **out, unsigned max_flows)
 {
@@ -93,7 +87,7 @@ TXS_API void txs_rx_core_publish(const struct txs_rx_core *c, struct txs_rx_snap
 	s->lat = c->lat;
 	s->lat_negative = c->lat_negative;
 	s->lat_past = c->lat_past;
-	s->copied_ns = mono_ns();
+	s->copied_ns = txs_now_mono_ns();
 	p->done = want;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
@@ -103,7 +97,7 @@ TXS_API int txs_rx_snap_request(struct txs_rx_snap *s, int timeout_ms, int fresh
 {
 	struct snap_priv *p = s->priv;
 	pthread_mutex_lock(&p->lock);
-	uint64_t now = mono_ns();
+	uint64_t now = txs_now_mono_ns();
 	if (s->copied_ns && now - s->copied_ns < (uint64_t)fresh_ms * 1000000ull) {
 		pthread_mutex_unlock(&p->lock);
 		return 0;

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* The library's error convention in one place: a function that fails
+ * writes one line naming the bad value into the caller's buffer and returns
+ * the negative errno. Not public. */
+#ifndef TXS_COMMON_ERR_H
+#define TXS_COMMON_ERR_H
+#include <stddef.h>
+
+/* Format fmt into err[0..errlen) (nothing when err is NULL or errlen 0) and
+ * return rc. */
+int txs_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#endif
