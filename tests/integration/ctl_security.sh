@@ -70,7 +70,7 @@ wait_listen() {
   fail "nothing listens on port $1"
 }
 
-"$TXS" server -B 127.0.0.1 --control-port $CP --ctl-timeout 1 >"$tmp/srv.log" 2>&1 &
+"$TXS" server -B 127.0.0.1 --control-port $CP --ctl-timeout 1 --max-sessions 1 >"$tmp/srv.log" 2>&1 &
 pids+=($!)
 srv=$!
 

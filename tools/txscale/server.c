@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +38,8 @@
 #define RECV_EXTRA_S 30.0    /* a receiver's own -t: the client's estimate + this */
 #define CHILD_EXTRA_S 15.0   /* a sender is killed at its -t + this */
 #define IDLE_DEFAULT_S 1.0   /* a receiver ends this long after its last packet */
+#define SESSIONS_MAX 1024    /* --max-sessions' ceiling */
+#define REFUSERS_MAX 32      /* refusals being answered at once; beyond, a connection is closed unanswered */
 
 struct server_cfg {
 	const char *bind;
@@ -46,6 +51,8 @@ struct server_cfg {
 	double ctl_timeout;
 	bool json;
 	bool server_flag; /* -s: recv -s */
+	unsigned max_sessions, max_per_client;
+	struct opt_rate max_rate;
 };
 
 #define O(f) offsetof(struct server_cfg, f)
@@ -56,6 +63,9 @@ static const struct opt server_opts[] = {
 	{ "auth-file", 0, OPT_STR, O(auth_file), "FILE", "shared secret: clients must answer an HMAC challenge keyed by it" },
 	{ "allow-dest", 0, OPT_STR, O(allow_dest), "LIST", "where a client may ask us to send, ADDR[/PREFIX],... (always: the client's own address)" },
 	{ "max-time", 0, OPT_SECONDS, O(max_time), "SEC", "longest test a client may ask for", "300" },
+	{ "max-sessions", 0, OPT_UINT, O(max_sessions), "N", "sessions served at once (default: the number of CPUs); the next client is told the server is busy", NULL, 1, SESSIONS_MAX },
+	{ "max-sessions-per-client", 0, OPT_UINT, O(max_per_client), "N", "sessions at once from one client address (default: --max-sessions)", NULL, 1, SESSIONS_MAX },
+	{ "max-rate", 0, OPT_RATE, O(max_rate), "RATE", "the most a client may ask this server to send: packets/s (10k) or frame bits/s (100Mbit); 0 = no limit", "0" },
 	{ "ctl-timeout", 0, OPT_SECONDS, O(ctl_timeout), "SEC", "longest wait for a client's next message", "10" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "print each test's summaries as JSON lines on stdout (log on stderr)" },
 	{ "server", 's', OPT_FLAG, O(server_flag), NULL, "(txscale recv -s: run as the server)" },
@@ -64,6 +74,13 @@ static const struct opt server_opts[] = {
 #undef O
 
 static volatile sig_atomic_t g_stop;
+
+static const char *fmt_sessions(const struct server_cfg *c)
+{
+	static char b[96];
+	snprintf(b, sizeof(b), "at most %u (%u per client)", c->max_sessions, c->max_per_client);
+	return b;
+}
 
 static void on_signal(int sig)
 {
@@ -113,6 +130,7 @@ struct sess {
 	const struct txs_ctl_allow *allow;
 	const uint8_t *key; /* NULL: no secret */
 	int fd;
+	int stream_lock; /* iperf3 stream handshakes take turns on it (-1: none) */
 	unsigned id;
 	struct txs_addr client, local;
 	struct sockaddr_storage client_sa, local_sa;
@@ -380,6 +398,18 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			return refuse(s, "test %u: destination %s is not allowed: this server sends only to its "
 					 "client (%s) and to --allow-dest", m->test, sd->dest, s->client_s);
 		txs_addr_str(&d, dest, sizeof(dest));
+		if (c->max_rate.value > 0) {
+			/* a frame on the wire: Ethernet, IP, UDP and the payload */
+			double frame = 14 + (d.family == AF_INET ? 20 : 40) + 8 + sd->length;
+			double ask = c->max_rate.bits ? sd->rate * frame * 8 : sd->rate;
+			const char *u = c->max_rate.bits ? "bit/s" : "packets/s";
+			if (!(sd->rate > 0))
+				return refuse(s, "test %u: an unlimited rate asked; this server sends at most %.0f %s "
+						 "(--max-rate)", m->test, c->max_rate.value, u);
+			if (ask > c->max_rate.value * (1 + 1e-9))
+				return refuse(s, "test %u: %.0f %s asked; this server sends at most %.0f %s (--max-rate)",
+					      m->test, ask, u, c->max_rate.value, u);
+		}
 		if (d.family != s->local.family)
 			return refuse(s, "test %u: destination %s is not of the control connection's family", m->test,
 				      dest);
@@ -543,7 +573,8 @@ static int session(struct sess *s)
 		snprintf(pre, sizeof(pre), "txscale server: session %u (%s): ", s->id, s->client_s);
 		struct ip3_srv_ctx ic = { .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
 					  .json = c->json, .max_time = c->max_time, .ctl_timeout_ms = ms(c->ctl_timeout),
-					  .auth = s->key != NULL };
+					  .auth = s->key != NULL, .stream_lock = s->stream_lock >= 0 ? &s->stream_lock : NULL,
+					  .max_rate = c->max_rate.value, .max_rate_bits = c->max_rate.bits };
 		return server_iperf3(&ic);
 	}
 	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL, .clock = true };
@@ -682,12 +713,133 @@ static int listen_on(const struct server_cfg *c, char *err, size_t errlen)
 	return fd;
 }
 
-static void say_busy(int fd, const char *who)
+/* ---- the session table ------------------------------------------------------------------------ */
+
+
+struct slot {
+	pid_t pid; /* 0: free */
+	unsigned id;
+	struct txs_addr client;
+	char who[INET6_ADDRSTRLEN + 8];
+	double deadline;
+	unsigned n_cpu;
+	int cpu[TXS_MAX_CORES];
+};
+
+struct table {
+	struct slot *s;
+	unsigned max, per_client, active;
+	int allowed[CPU_SETSIZE]; /* the CPUs this server may run on */
+	unsigned n_allowed;
+	unsigned load[CPU_SETSIZE]; /* sessions on each CPU */
+	pid_t refusers[REFUSERS_MAX];
+};
+
+static bool addr_eq(const struct txs_addr *a, const struct txs_addr *b)
 {
-	struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
-	snprintf(m.message, sizeof(m.message), "a session from %s runs (one at a time); try again later", who);
-	char e[256];
-	txs_ctl_write(fd, &m, 500, e, sizeof(e));
+	return a->family == b->family && memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+static unsigned from_client(const struct table *t, const struct txs_addr *a)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < t->max; i++)
+		if (t->s[i].pid > 0 && addr_eq(&t->s[i].client, a))
+			n++;
+	return n;
+}
+
+/* A session's share of the CPUs: n_allowed / max of them (at least one),
+ * the least loaded first, so that sessions pin different CPUs while there
+ * are enough. */
+static void cpus_take(struct table *t, struct slot *sl)
+{
+	unsigned want = t->n_allowed / t->max;
+	if (want < 1)
+		want = 1;
+	if (want > TXS_MAX_CORES)
+		want = TXS_MAX_CORES;
+	sl->n_cpu = 0;
+	while (sl->n_cpu < want && sl->n_cpu < t->n_allowed) {
+		int best = -1;
+		for (unsigned k = 0; k < t->n_allowed; k++) {
+			int c = t->allowed[k];
+			bool taken = false;
+			for (unsigned q = 0; q < sl->n_cpu; q++)
+				taken |= sl->cpu[q] == c;
+			if (!taken && (best < 0 || t->load[c] < t->load[best]))
+				best = c;
+		}
+		if (best < 0)
+			break;
+		t->load[best]++;
+		sl->cpu[sl->n_cpu++] = best;
+	}
+}
+
+static void slot_free(struct table *t, struct slot *sl)
+{
+	for (unsigned q = 0; q < sl->n_cpu; q++)
+		t->load[sl->cpu[q]]--;
+	memset(sl, 0, sizeof(*sl));
+	t->active--;
+}
+
+/* Answer a connection the server cannot take, in a short child of its own
+ * (telling iperf3 from txscale waits for the first bytes): txscale's busy
+ * message, iperf3's ACCESS_DENIED. */
+static void refuse_conn(struct table *t, int fd, const char *why)
+{
+	unsigned k = 0;
+	while (k < REFUSERS_MAX && t->refusers[k] > 0)
+		k++;
+	if (k == REFUSERS_MAX)
+		return;
+	pid_t pid = fork();
+	if (pid != 0) {
+		if (pid > 0)
+			t->refusers[k] = pid;
+		return;
+	}
+	if (server_iperf3_first(fd, IP3_FIRST_WAIT_MS)) {
+		server_iperf3_busy(fd);
+	} else {
+		struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
+		snprintf(m.message, sizeof(m.message), "%s; try again later", why);
+		char e[256];
+		txs_ctl_write(fd, &m, 500, e, sizeof(e));
+	}
+	_exit(0);
+}
+
+/* Reap what has ended; 1 when a one-off session ended (*code set). */
+static int reap_all(struct table *t, const struct server_cfg *c, FILE *logf, int *code)
+{
+	int ended = 0, st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (unsigned k = 0; k < REFUSERS_MAX; k++)
+			if (t->refusers[k] == pid)
+				t->refusers[k] = 0;
+		for (unsigned i = 0; i < t->max; i++)
+			if (t->s[i].pid == pid) {
+				slot_free(t, &t->s[i]);
+				if (c->one_off) {
+					*code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+					ended = 1;
+				}
+			}
+	}
+	double now = mono_s();
+	for (unsigned i = 0; i < t->max; i++)
+		if (t->s[i].pid > 0 && now > t->s[i].deadline) {
+			fprintf(logf, "txscale server: session %u (%s) ran past its bound: stopped\n", t->s[i].id,
+				t->s[i].who);
+			fflush(logf);
+			kill(t->s[i].pid, SIGKILL);
+			t->s[i].deadline = now + 3600; /* reaped above once it is gone */
+		}
+	return ended;
 }
 
 int cmd_server(int argc, char **argv)
@@ -710,6 +862,12 @@ int cmd_server(int argc, char **argv)
 			cfg.ctl_timeout);
 		return 2;
 	}
+	if (!cfg.max_sessions) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		cfg.max_sessions = cfg.one_off ? 1 : n < 1 ? 1 : n > SESSIONS_MAX ? SESSIONS_MAX : (unsigned)n;
+	}
+	if (!cfg.max_per_client || cfg.max_per_client > cfg.max_sessions)
+		cfg.max_per_client = cfg.max_sessions;
 	struct txs_ctl_allow allow = { 0 };
 	char err[320];
 	if (cfg.allow_dest && txs_ctl_allow_parse(&allow, cfg.allow_dest, err, sizeof(err)) < 0) {
@@ -750,46 +908,38 @@ int cmd_server(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	FILE *logf = cfg.json ? stderr : stdout;
-	fprintf(logf, "txscale server: listening on %s port %u (TCP control)%s%s, one session at a time%s\n",
-		cfg.bind ? cfg.bind : "*", cfg.control_port, cfg.auth_file ? ", shared secret" : "",
+	fprintf(logf, "txscale server: listening on %s port %u (TCP control)%s%s, %s%s\n", cfg.bind ? cfg.bind : "*",
+		cfg.control_port, cfg.auth_file ? ", shared secret" : "",
 		cfg.allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
-		cfg.one_off ? ", one session" : "");
+		cfg.one_off ? "one session" : "sessions at once: ",
+		cfg.one_off ? "" : fmt_sessions(&cfg));
 	fflush(logf);
 
+	struct table tab = { .max = cfg.max_sessions, .per_client = cfg.max_per_client };
+	tab.s = calloc(tab.max, sizeof(*tab.s));
+	if (!tab.s) {
+		close(lfd);
+		fprintf(stderr, "txscale server: out of memory\n");
+		return 1;
+	}
+	cpu_set_t cset;
+	CPU_ZERO(&cset);
+	if (sched_getaffinity(0, sizeof(cset), &cset) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &cset))
+				tab.allowed[tab.n_allowed++] = c;
+	/* iperf3 tests share the control port number for their UDP streams: they take turns at the handshakes */
+	int ip3_lock = memfd_create("txscale-server-streams", MFD_CLOEXEC);
 	unsigned sessions = 0;
-	pid_t child = -1;
-	int child_pipe = -1; /* EOF once the session's client is gone */
-	char child_who[INET6_ADDRSTRLEN + 8] = "";
-	double child_deadline = 0;
 	int ret = 0;
 	while (!g_stop) {
-		if (child > 0) {
-			int st;
-			if (reaped(child, &st)) {
-				child = -1;
-				if (child_pipe >= 0)
-					close(child_pipe);
-				child_pipe = -1;
-				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-				if (cfg.one_off) {
-					ret = code;
-					break;
-				}
-			} else if (mono_s() > child_deadline) {
-				fprintf(logf, "txscale server: session %u (%s) ran past its bound: stopped\n", sessions,
-					child_who);
-				fflush(logf);
-				stop_child(child, 0, NULL);
-				child = -1;
-				if (child_pipe >= 0)
-					close(child_pipe);
-				child_pipe = -1;
-				if (cfg.one_off) {
-					ret = 1;
-					break;
-				}
-			}
+		int code;
+		if (reap_all(&tab, &cfg, logf, &code) && cfg.one_off) {
+			ret = code;
+			break;
 		}
+		if (cfg.one_off && sessions && tab.active == 0)
+			break;
 		struct pollfd pf = { .fd = lfd, .events = POLLIN };
 		int pr = poll(&pf, 1, 100);
 		if (pr <= 0)
@@ -806,64 +956,55 @@ int cmd_server(int argc, char **argv)
 		sa_to_addr(&me, &la, &lport);
 		char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
 		snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
-		/* a session whose client is gone may still be cleaning up: give it a moment */
-		if (child > 0 && child_pipe >= 0) {
-			/* a session about to end (its client just left) gets 0.3 s to say so */
-			struct pollfd ef = { .fd = child_pipe, .events = POLLIN };
-			char b;
-			if (poll(&ef, 1, 300) > 0 && read(child_pipe, &b, 1) == 0) {
-				close(child_pipe);
-				child_pipe = -1;
-			}
-		}
-		for (double until = mono_s() + 2.0; child > 0 && child_pipe < 0 && mono_s() < until;) {
-			int st;
-			if (reaped(child, &st)) {
-				child = -1;
-				close(child_pipe >= 0 ? child_pipe : -1);
-				child_pipe = -1;
-				if (cfg.one_off)
-					ret = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-				break;
-			}
-			struct timespec ts = { 0, 5 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-		}
-		if (child < 0 && cfg.one_off && sessions) {
-			close(fd);
-			break;
-		}
-		if (child > 0) {
-			fprintf(logf, "txscale server: %s: busy (session %u from %s runs)\n", who, sessions, child_who);
+		reap_all(&tab, &cfg, logf, &code);
+		char why[200] = "";
+		unsigned mine = from_client(&tab, &pa);
+		if ((cfg.one_off && sessions) || tab.active >= tab.max)
+			snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)",
+				 tab.active, tab.active == 1 ? "" : "s", tab.active == 1 ? "s" : "", tab.max);
+		else if (mine >= tab.per_client)
+			snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
+				 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who,
+				 mine == 1 ? "s" : "", tab.per_client);
+		if (why[0]) {
+			fprintf(logf, "txscale server: %s: busy (session %u refused: %s)\n", who, sessions + 1, why);
 			fflush(logf);
-			if (server_iperf3_first(fd, IP3_FIRST_WAIT_MS))
-				server_iperf3_busy(fd);
-			else
-				say_busy(fd, child_who);
+			fflush(NULL);
+			refuse_conn(&tab, fd, why);
 			close(fd);
 			continue;
 		}
+		struct slot *sl = NULL;
+		for (unsigned k = 0; k < tab.max && !sl; k++)
+			if (tab.s[k].pid == 0)
+				sl = &tab.s[k];
 		sessions++;
+		sl->id = sessions;
+		sl->client = pa;
+		snprintf(sl->who, sizeof(sl->who), "%s", who);
+		cpus_take(&tab, sl);
 		fflush(NULL);
-		int ep[2]; /* closed by the child when its session is over */
-		if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
-			ep[0] = ep[1] = -1;
 		pid_t pid = fork();
 		if (pid < 0) {
 			fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
 			close(fd);
-			if (ep[0] >= 0) {
-				close(ep[0]);
-				close(ep[1]);
-			}
+			for (unsigned q = 0; q < sl->n_cpu; q++)
+				tab.load[sl->cpu[q]]--;
+			memset(sl, 0, sizeof(*sl));
 			continue;
 		}
 		if (pid == 0) {
 			close(lfd);
-			if (ep[0] >= 0)
-				close(ep[0]);
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (sl->n_cpu) { /* the session's workers run on its share of the CPUs */
+				cpu_set_t mine_set;
+				CPU_ZERO(&mine_set);
+				for (unsigned q = 0; q < sl->n_cpu; q++)
+					CPU_SET(sl->cpu[q], &mine_set);
+				sched_setaffinity(0, sizeof(mine_set), &mine_set);
+			}
 			struct sess *s = calloc(1, sizeof(*s));
 			if (!s)
 				_exit(1);
@@ -876,19 +1017,24 @@ int cmd_server(int argc, char **argv)
 			s->local = la;
 			s->client_sa = peer;
 			s->local_sa = me;
+			s->stream_lock = -1;
+			if (ip3_lock >= 0) { /* its own open file: flock() then tells sessions apart */
+				char lp[64];
+				snprintf(lp, sizeof(lp), "/proc/self/fd/%d", ip3_lock);
+				s->stream_lock = open(lp, O_RDONLY | O_CLOEXEC);
+				close(ip3_lock);
+			}
 			snprintf(s->client_s, sizeof(s->client_s), "%s", who);
 			txs_addr_str(&la, s->local_s, sizeof(s->local_s));
 			snprintf(s->exe, sizeof(s->exe), "%s", exe);
-			int code = 1;
+			int scode = 1;
 			if (paths_make_named(&s->p, "server") < 0) {
 				refuse(s, "cannot make a temporary directory: %s", strerror(errno));
 			} else {
 				snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
-				code = session(s);
+				scode = session(s);
 				close(fd);
 				fd = -1;
-				if (ep[1] >= 0)
-					close(ep[1]);
 				unlink(s->peer_json);
 				char tmp[PATH_MAX + 8];
 				snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
@@ -898,21 +1044,23 @@ int cmd_server(int argc, char **argv)
 			if (fd >= 0)
 				close(fd);
 			fflush(NULL);
-			_exit(code);
+			_exit(scode);
 		}
 		close(fd);
-		if (ep[1] >= 0)
-			close(ep[1]);
-		if (child_pipe >= 0)
-			close(child_pipe);
-		child_pipe = ep[0];
-		child = pid;
-		snprintf(child_who, sizeof(child_who), "%s", who);
+		sl->pid = pid;
+		tab.active++;
 		/* every wait in a session is bounded; this bounds their sum, in case */
-		child_deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
+		sl->deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
 	}
-	if (child > 0)
-		stop_child(child, g_stop ? 0 : 5, NULL);
+	for (unsigned i = 0; i < tab.max; i++)
+		if (tab.s[i].pid > 0)
+			stop_child(tab.s[i].pid, g_stop ? 0 : 5, NULL);
+	for (unsigned k = 0; k < REFUSERS_MAX; k++)
+		if (tab.refusers[k] > 0)
+			stop_child(tab.refusers[k], 1, NULL);
+	free(tab.s);
+	if (ip3_lock >= 0)
+		close(ip3_lock);
 	close(lfd);
 	if (g_stop)
 		fprintf(logf, "txscale server: stopped after %u session%s\n", sessions, sessions == 1 ? "" : "s");

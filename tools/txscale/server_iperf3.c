@@ -229,6 +229,9 @@ int server_iperf3(const struct ip3_srv_ctx *c)
 		.max_time = (unsigned)c->max_time,
 		.ctl_timeout_ms = c->ctl_timeout_ms,
 		.refuse_auth = c->auth,
+		.max_rate = c->max_rate,
+		.max_rate_bits = c->max_rate_bits,
+		.stream_lock = c->stream_lock,
 	};
 	struct txs_ip3_test t;
 	struct txs_rx_kstats k0, k1, kd;
