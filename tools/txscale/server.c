@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* txscale server (txscale recv -s): the far end of the control channel
- * (docs/control.md). It listens on a TCP control port and serves one
- * session at a time; a client that comes while a session runs is answered
- * "busy". Each session runs in a child process, and each test of a session
+ * (docs/control.md). It listens on a TCP control port and serves up to
+ * --max-sessions sessions at once (--max-sessions-per-client from one
+ * address); a client that comes when either is reached is answered "busy".
+ * Each session runs in a child process on its own share of the CPUs, and each test of a session
  * runs `txscale recv` and/or `txscale send` as bounded children of this
  * very binary (tools/txscale/proc.c), whose summary files go back to the
  * client. Nothing the client sends becomes an argument it did not pass
