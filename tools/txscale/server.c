@@ -34,6 +34,7 @@
 #include "opt.h"
 #include "proc.h"
 #include "server_iperf3.h"
+#include "server_metrics.h"
 
 #define READY_TIMEOUT_S 10.0 /* a receiver: from start to bound socket */
 #define RECV_EXTRA_S 30.0    /* a receiver's own -t: the client's estimate + this */
@@ -54,6 +55,7 @@ struct server_cfg {
 	bool server_flag; /* -s: recv -s */
 	unsigned max_sessions, max_per_client;
 	struct opt_rate max_rate;
+	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 #define O(f) offsetof(struct server_cfg, f)
@@ -68,6 +70,7 @@ static const struct opt server_opts[] = {
 	{ "max-sessions-per-client", 0, OPT_UINT, O(max_per_client), "N", "sessions at once from one client address (default: --max-sessions)", NULL, 1, SESSIONS_MAX },
 	{ "max-rate", 0, OPT_RATE, O(max_rate), "RATE", "the most a client may ask this server to send: packets/s (10k) or frame bits/s (100Mbit); 0 = no limit", "0" },
 	{ "ctl-timeout", 0, OPT_SECONDS, O(ctl_timeout), "SEC", "longest wait for a client's next message", "10" },
+	MCLI_OPTS(O(metrics)),
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "print each test's summaries as JSON lines on stdout (log on stderr)" },
 	{ "server", 's', OPT_FLAG, O(server_flag), NULL, "(txscale recv -s: run as the server)" },
 	OPT_END
@@ -75,6 +78,7 @@ static const struct opt server_opts[] = {
 #undef O
 
 static volatile sig_atomic_t g_stop;
+static struct smet g_sm; /* --metrics: the registry (the parent's), the sessions' files (every process's) */
 
 static const char *fmt_sessions(const struct server_cfg *c)
 {
@@ -268,6 +272,12 @@ static pid_t start_recv(struct sess *s, const struct txs_ctl_recv_spec *r)
 		arg(&a, "--window");
 		arg(&a, fmt_arg(&a, "%.0f", r->window));
 	}
+	char mf[400];
+	smet_path(&g_sm, s->id, "recv", mf, sizeof(mf));
+	if (mf[0]) {
+		arg(&a, "--metrics-file");
+		arg(&a, mf);
+	}
 	if (r->clock.on) { /* measured by the client before this test */
 		arg(&a, "--clock-offset");
 		arg(&a, fmt_arg(&a, "%.0f", (double)r->clock.offset_ns));
@@ -331,6 +341,12 @@ static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, cons
 	arg(&a, "0");
 	arg(&a, "--summary-file");
 	arg(&a, s->p.send_json);
+	char mf[400];
+	smet_path(&g_sm, s->id, "send", mf, sizeof(mf));
+	if (mf[0]) {
+		arg(&a, "--metrics-file");
+		arg(&a, mf);
+	}
 	arg(&a, dest);
 	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.send_err, -1);
 	if (pid < 0) {
@@ -572,7 +588,9 @@ static int session(struct sess *s)
 	if (server_iperf3_first(s->fd, IP3_FIRST_WAIT_MS)) {
 		char pre[sizeof(s->client_s) + 48];
 		snprintf(pre, sizeof(pre), "txscale server: session %u (%s): ", s->id, s->client_s);
-		struct ip3_srv_ctx ic = { .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
+		char mf[400];
+		smet_path(&g_sm, s->id, "iperf3", mf, sizeof(mf));
+		struct ip3_srv_ctx ic = { .metrics_file = mf[0] ? mf : NULL, .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
 					  .json = c->json, .max_time = c->max_time, .ctl_timeout_ms = ms(c->ctl_timeout),
 					  .auth = s->key != NULL, .stream_lock = s->stream_lock >= 0 ? &s->stream_lock : NULL,
 					  .max_rate = c->max_rate.value, .max_rate_bits = c->max_rate.bits };
@@ -824,6 +842,7 @@ static int reap_all(struct table *t, const struct server_cfg *c, FILE *logf, int
 				t->refusers[k] = 0;
 		for (unsigned i = 0; i < t->max; i++)
 			if (t->s[i].pid == pid) {
+				smet_end(&g_sm, t->s[i].id);
 				slot_free(t, &t->s[i]);
 				if (c->one_off) {
 					*code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
@@ -899,8 +918,12 @@ int cmd_server(int argc, char **argv)
 		return 1;
 	}
 	exe[n] = 0;
+	rc = smet_start(&g_sm, &cfg.metrics, cfg.max_sessions);
+	if (rc)
+		return rc;
 	int lfd = listen_on(&cfg, err, sizeof(err));
 	if (lfd < 0) {
+		smet_stop(&g_sm);
 		fprintf(stderr, "txscale server: %s\n", err);
 		return lfd == -EADDRNOTAVAIL ? 2 : 1;
 	}
@@ -920,6 +943,7 @@ int cmd_server(int argc, char **argv)
 	tab.s = calloc(tab.max, sizeof(*tab.s));
 	if (!tab.s) {
 		close(lfd);
+		smet_stop(&g_sm);
 		fprintf(stderr, "txscale server: out of memory\n");
 		return 1;
 	}
@@ -933,8 +957,11 @@ int cmd_server(int argc, char **argv)
 	int ip3_lock = memfd_create("txscale-server-streams", MFD_CLOEXEC);
 	unsigned sessions = 0;
 	int ret = 0;
+	double t_start = mono_s();
+	int code_unused = 0;
 	while (!g_stop) {
 		int code;
+		smet_tick(&g_sm, mono_s() - t_start);
 		if (reap_all(&tab, &cfg, logf, &code) && cfg.one_off) {
 			ret = code;
 			break;
@@ -960,13 +987,16 @@ int cmd_server(int argc, char **argv)
 		reap_all(&tab, &cfg, logf, &code);
 		char why[200] = "";
 		unsigned mine = from_client(&tab, &pa);
-		if ((cfg.one_off && sessions) || tab.active >= tab.max)
+		if ((cfg.one_off && sessions) || tab.active >= tab.max) {
+			smet_refused(&g_sm, SMET_REF_SESSIONS);
 			snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)",
 				 tab.active, tab.active == 1 ? "" : "s", tab.active == 1 ? "s" : "", tab.max);
-		else if (mine >= tab.per_client)
+		} else if (mine >= tab.per_client) {
+			smet_refused(&g_sm, SMET_REF_PER_CLIENT);
 			snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
 				 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who,
 				 mine == 1 ? "s" : "", tab.per_client);
+		}
 		if (why[0]) {
 			fprintf(logf, "txscale server: %s: busy (session %u refused: %s)\n", who, sessions + 1, why);
 			fflush(logf);
@@ -1050,6 +1080,7 @@ int cmd_server(int argc, char **argv)
 		close(fd);
 		sl->pid = pid;
 		tab.active++;
+		smet_begin(&g_sm, sl->id, who);
 		/* every wait in a session is bounded; this bounds their sum, in case */
 		sl->deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
 	}
@@ -1059,6 +1090,8 @@ int cmd_server(int argc, char **argv)
 	for (unsigned k = 0; k < REFUSERS_MAX; k++)
 		if (tab.refusers[k] > 0)
 			stop_child(tab.refusers[k], 1, NULL);
+	reap_all(&tab, &cfg, logf, &code_unused);
+	smet_stop(&g_sm);
 	free(tab.s);
 	if (ip3_lock >= 0)
 		close(ip3_lock);

@@ -18,6 +18,7 @@ struct ip3_srv_ctx {
 	bool auth;                            /* --auth-file: iperf3 clients are refused */
 	const int *stream_lock;               /* see txs_ip3_srv_conf */
 	double max_rate;                      /* --max-rate (0: none) */
+	const char *metrics_file;             /* --metrics: the test's counters written here at its end (NULL: none) */
 	bool max_rate_bits;
 };
 
