@@ -29,32 +29,9 @@ fail() { echo "FAIL: $*" >&2; [ -f "$tmp/srv.log" ] && tail -n 30 "$tmp/srv.log"
 # free ports: UDP for the data (two sessions: DATA and DATA2, TCP otherwise unused), TCP for the rest
 read -r DATA CP MP PP DATA2 < <(python3 "$SRC/tests/integration/metrics_ports.py" 5)
 
-cat >"$tmp/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-scrape_configs:
-  - job_name: txscale_server
-    static_configs: [ { targets: ["127.0.0.1:$MP"] } ]
-EOF
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
-  --web.listen-address="127.0.0.1:$PP" >"$tmp/prom.log" 2>&1 &
-PROM_PID=$!
-CLEANUP_HOOKS+=('kill $PROM_PID 2>/dev/null; wait $PROM_PID 2>/dev/null')
-
-q() { # q PROMQL -> the API's JSON
-  python3 -c 'import sys, urllib.request, urllib.parse
-print(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?" % sys.argv[1] +
-      urllib.parse.urlencode({"query": sys.argv[2]}), timeout=5).read().decode())' "$PP" "$1"
-}
-val() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
+. "$SRC/tests/integration/prom.bash"
+prom_up "$PP" "txscale_server=127.0.0.1:$MP"
 last() { val "last_over_time($1[2m])"; }
-
-for _ in $(seq 100); do
-  python3 -c 'import sys, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/-/ready" % sys.argv[1], timeout=1)' "$PP" 2>/dev/null && break
-  kill -0 $PROM_PID 2>/dev/null || fail "prometheus exited: $(tail -5 "$tmp/prom.log")"
-  sleep 0.2
-done
 
 TMPDIR=$tmp/ts "$TXS" server -B 127.0.0.1 --control-port "$CP" --max-sessions 3 --metrics "127.0.0.1:$MP" -J \
   --ctl-timeout 3 >"$tmp/srv.json" 2>"$tmp/srv.log" &

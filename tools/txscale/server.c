@@ -42,6 +42,8 @@
 #define IDLE_DEFAULT_S 1.0   /* a receiver ends this long after its last packet */
 #define SESSIONS_MAX 1024    /* --max-sessions' ceiling */
 #define REFUSERS_MAX 32      /* refusals being answered at once; beyond, a connection is closed unanswered */
+#define PENDING_MAX 16       /* connections waiting for a session that is ending (one more: refused at once) */
+#define PENDING_S 2.0        /* the longest such a wait */
 
 struct server_cfg {
 	const char *bind;
@@ -735,8 +737,16 @@ static int listen_on(const struct server_cfg *c, char *err, size_t errlen)
 /* ---- the session table ------------------------------------------------------------------------ */
 
 
+struct pending { /* accepted, not yet admitted */
+	int fd;
+	struct sockaddr_storage peer, me;
+	double t;
+};
+
 struct slot {
 	pid_t pid; /* 0: free */
+	int ep;      /* EOF once the session is done with its client (-1: none) */
+	bool ending; /* ... which it is */
 	unsigned id;
 	struct txs_addr client;
 	char who[INET6_ADDRSTRLEN + 8];
@@ -798,6 +808,8 @@ static void cpus_take(struct table *t, struct slot *sl)
 
 static void slot_free(struct table *t, struct slot *sl)
 {
+	if (sl->ep >= 0)
+		close(sl->ep);
 	for (unsigned q = 0; q < sl->n_cpu; q++)
 		t->load[sl->cpu[q]]--;
 	memset(sl, 0, sizeof(*sl));
@@ -807,7 +819,35 @@ static void slot_free(struct table *t, struct slot *sl)
 /* Answer a connection the server cannot take, in a short child of its own
  * (telling iperf3 from txscale waits for the first bytes): txscale's busy
  * message, iperf3's ACCESS_DENIED. */
-static void refuse_conn(struct table *t, int fd, const char *why)
+/* In a child: the parent's descriptors it has no use for (other
+ * connections waiting, other sessions' end pipes), so that a connection
+ * closes when its own process closes it. */
+static void close_others(const struct table *t, const struct pending *pend, unsigned npend)
+{
+	for (unsigned q = 0; q < npend; q++)
+		close(pend[q].fd);
+	for (unsigned q = 0; q < t->max; q++)
+		if (t->s[q].pid > 0 && t->s[q].ep >= 0)
+			close(t->s[q].ep);
+}
+
+/* A session that is done with its client (its end pipe at EOF) is ending. */
+static void check_ending(struct table *t)
+{
+	for (unsigned q = 0; q < t->max; q++) {
+		struct slot *sl = &t->s[q];
+		if (sl->pid <= 0 || sl->ep < 0)
+			continue;
+		char b;
+		if (read(sl->ep, &b, 1) == 0) {
+			close(sl->ep);
+			sl->ep = -1;
+			sl->ending = true;
+		}
+	}
+}
+
+static void refuse_conn(struct table *t, int fd, const char *why, const struct pending *pend, unsigned npend)
 {
 	unsigned k = 0;
 	while (k < REFUSERS_MAX && t->refusers[k] > 0)
@@ -820,6 +860,7 @@ static void refuse_conn(struct table *t, int fd, const char *why)
 			t->refusers[k] = pid;
 		return;
 	}
+	close_others(t, pend, npend);
 	if (server_iperf3_first(fd, IP3_FIRST_WAIT_MS)) {
 		server_iperf3_busy(fd);
 	} else {
@@ -957,6 +998,8 @@ int cmd_server(int argc, char **argv)
 	int ip3_lock = memfd_create("txscale-server-streams", MFD_CLOEXEC);
 	unsigned sessions = 0;
 	int ret = 0;
+	struct pending pend[PENDING_MAX];
+	unsigned npend = 0;
 	double t_start = mono_s();
 	int code_unused = 0;
 	while (!g_stop) {
@@ -968,121 +1011,157 @@ int cmd_server(int argc, char **argv)
 		}
 		if (cfg.one_off && sessions && tab.active == 0)
 			break;
-		struct pollfd pf = { .fd = lfd, .events = POLLIN };
-		int pr = poll(&pf, 1, 100);
-		if (pr <= 0)
-			continue;
-		struct sockaddr_storage peer, me;
-		socklen_t pl = sizeof(peer), ml = sizeof(me);
-		int fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct txs_addr pa, la;
-		uint16_t pport, lport;
-		sa_to_addr(&peer, &pa, &pport);
-		getsockname(fd, (struct sockaddr *)&me, &ml);
-		sa_to_addr(&me, &la, &lport);
-		char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
-		snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
+		check_ending(&tab);
+		struct pollfd pf = { .fd = npend < PENDING_MAX ? lfd : -1, .events = POLLIN };
+		if (poll(&pf, 1, npend ? 10 : 100) > 0 && npend < PENDING_MAX) {
+			struct pending *np = &pend[npend];
+			socklen_t pl = sizeof(np->peer), ml = sizeof(np->me);
+			int afd = accept4(lfd, (struct sockaddr *)&np->peer, &pl, SOCK_CLOEXEC);
+			if (afd >= 0) {
+				getsockname(afd, (struct sockaddr *)&np->me, &ml);
+				np->fd = afd;
+				np->t = mono_s();
+				npend++;
+			}
+		}
 		reap_all(&tab, &cfg, logf, &code);
-		char why[200] = "";
-		unsigned mine = from_client(&tab, &pa);
-		if ((cfg.one_off && sessions) || tab.active >= tab.max) {
-			smet_refused(&g_sm, SMET_REF_SESSIONS);
-			snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)",
-				 tab.active, tab.active == 1 ? "" : "s", tab.active == 1 ? "s" : "", tab.max);
-		} else if (mine >= tab.per_client) {
-			smet_refused(&g_sm, SMET_REF_PER_CLIENT);
-			snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
-				 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who,
-				 mine == 1 ? "s" : "", tab.per_client);
-		}
-		if (why[0]) {
-			fprintf(logf, "txscale server: %s: busy (session %u refused: %s)\n", who, sessions + 1, why);
-			fflush(logf);
+		check_ending(&tab);
+		for (unsigned k = 0; k < npend;) {
+			int fd = pend[k].fd;
+			struct sockaddr_storage peer = pend[k].peer, me = pend[k].me;
+			struct txs_addr pa, la;
+			uint16_t pport, lport;
+			sa_to_addr(&peer, &pa, &pport);
+			sa_to_addr(&me, &la, &lport);
+			char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
+			snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
+			char why[200] = "";
+			unsigned mine = from_client(&tab, &pa), ending = 0, mine_ending = 0;
+			for (unsigned q = 0; q < tab.max; q++)
+				if (tab.s[q].pid > 0 && tab.s[q].ending) {
+					ending++;
+					mine_ending += addr_eq(&tab.s[q].client, &pa);
+				}
+			/* a session whose client has gone ends in a moment: the newcomer waits for it (bounded) */
+			bool soon = !(cfg.one_off && sessions) && tab.active - ending < tab.max && mine - mine_ending < tab.per_client;
+			bool full = (cfg.one_off && sessions) || tab.active >= tab.max, over = mine >= tab.per_client;
+			if ((full || over) && soon && mono_s() - pend[k].t < PENDING_S) {
+				k++;
+				continue;
+			}
+			pend[k] = pend[--npend];
+			if (full) {
+				smet_refused(&g_sm, SMET_REF_SESSIONS);
+				snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)",
+					 tab.active, tab.active == 1 ? "" : "s", tab.active == 1 ? "s" : "", tab.max);
+			} else if (over) {
+				smet_refused(&g_sm, SMET_REF_PER_CLIENT);
+				snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
+					 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who,
+					 mine == 1 ? "s" : "", tab.per_client);
+			}
+			if (why[0]) {
+				fprintf(logf, "txscale server: %s: busy (session %u refused: %s)\n", who, sessions + 1, why);
+				fflush(logf);
+				fflush(NULL);
+				refuse_conn(&tab, fd, why, pend, npend);
+				close(fd);
+				continue;
+			}
+			struct slot *sl = NULL;
+			for (unsigned f = 0; f < tab.max && !sl; f++)
+				if (tab.s[f].pid == 0)
+					sl = &tab.s[f];
+			sessions++;
+			sl->id = sessions;
+			sl->client = pa;
+			snprintf(sl->who, sizeof(sl->who), "%s", who);
+			cpus_take(&tab, sl);
 			fflush(NULL);
-			refuse_conn(&tab, fd, why);
-			close(fd);
-			continue;
-		}
-		struct slot *sl = NULL;
-		for (unsigned k = 0; k < tab.max && !sl; k++)
-			if (tab.s[k].pid == 0)
-				sl = &tab.s[k];
-		sessions++;
-		sl->id = sessions;
-		sl->client = pa;
-		snprintf(sl->who, sizeof(sl->who), "%s", who);
-		cpus_take(&tab, sl);
-		fflush(NULL);
-		pid_t pid = fork();
-		if (pid < 0) {
-			fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
-			close(fd);
-			for (unsigned q = 0; q < sl->n_cpu; q++)
-				tab.load[sl->cpu[q]]--;
-			memset(sl, 0, sizeof(*sl));
-			continue;
-		}
-		if (pid == 0) {
-			close(lfd);
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (sl->n_cpu) { /* the session's workers run on its share of the CPUs */
-				cpu_set_t mine_set;
-				CPU_ZERO(&mine_set);
+			int ep[2]; /* the child closes its end when its session is done with the client */
+			if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
+				ep[0] = ep[1] = -1;
+			pid_t pid = fork();
+			if (pid < 0) {
+				fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
+				close(fd);
+				if (ep[0] >= 0) {
+					close(ep[0]);
+					close(ep[1]);
+				}
 				for (unsigned q = 0; q < sl->n_cpu; q++)
-					CPU_SET(sl->cpu[q], &mine_set);
-				sched_setaffinity(0, sizeof(mine_set), &mine_set);
+					tab.load[sl->cpu[q]]--;
+				memset(sl, 0, sizeof(*sl));
+				continue;
 			}
-			struct sess *s = calloc(1, sizeof(*s));
-			if (!s)
-				_exit(1);
-			s->cfg = &cfg;
-			s->allow = cfg.allow_dest ? &allow : NULL;
-			s->key = cfg.auth_file ? key : NULL;
-			s->fd = fd;
-			s->id = sessions;
-			s->client = pa;
-			s->local = la;
-			s->client_sa = peer;
-			s->local_sa = me;
-			s->stream_lock = -1;
-			if (ip3_lock >= 0) { /* its own open file: flock() then tells sessions apart */
-				char lp[64];
-				snprintf(lp, sizeof(lp), "/proc/self/fd/%d", ip3_lock);
-				s->stream_lock = open(lp, O_RDONLY | O_CLOEXEC);
-				close(ip3_lock);
+			if (pid == 0) {
+				close(lfd);
+				close_others(&tab, pend, npend);
+				if (ep[0] >= 0)
+					close(ep[0]);
+				signal(SIGINT, SIG_DFL);
+				signal(SIGTERM, SIG_DFL);
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (sl->n_cpu) { /* the session's workers run on its share of the CPUs */
+					cpu_set_t mine_set;
+					CPU_ZERO(&mine_set);
+					for (unsigned q = 0; q < sl->n_cpu; q++)
+						CPU_SET(sl->cpu[q], &mine_set);
+					sched_setaffinity(0, sizeof(mine_set), &mine_set);
+				}
+				struct sess *s = calloc(1, sizeof(*s));
+				if (!s)
+					_exit(1);
+				s->cfg = &cfg;
+				s->allow = cfg.allow_dest ? &allow : NULL;
+				s->key = cfg.auth_file ? key : NULL;
+				s->fd = fd;
+				s->id = sessions;
+				s->client = pa;
+				s->local = la;
+				s->client_sa = peer;
+				s->local_sa = me;
+				s->stream_lock = -1;
+				if (ip3_lock >= 0) { /* its own open file: flock() then tells sessions apart */
+					char lp[64];
+					snprintf(lp, sizeof(lp), "/proc/self/fd/%d", ip3_lock);
+					s->stream_lock = open(lp, O_RDONLY | O_CLOEXEC);
+					close(ip3_lock);
+				}
+				snprintf(s->client_s, sizeof(s->client_s), "%s", who);
+				txs_addr_str(&la, s->local_s, sizeof(s->local_s));
+				snprintf(s->exe, sizeof(s->exe), "%s", exe);
+				int scode = 1;
+				if (paths_make_named(&s->p, "server") < 0) {
+					refuse(s, "cannot make a temporary directory: %s", strerror(errno));
+				} else {
+					snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
+					scode = session(s);
+					close(fd);
+					fd = -1;
+					if (ep[1] >= 0)
+						close(ep[1]);
+					unlink(s->peer_json);
+					char tmp[PATH_MAX + 8];
+					snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
+					unlink(tmp);
+					paths_remove(&s->p);
+				}
+				if (fd >= 0)
+					close(fd);
+				fflush(NULL);
+				_exit(scode);
 			}
-			snprintf(s->client_s, sizeof(s->client_s), "%s", who);
-			txs_addr_str(&la, s->local_s, sizeof(s->local_s));
-			snprintf(s->exe, sizeof(s->exe), "%s", exe);
-			int scode = 1;
-			if (paths_make_named(&s->p, "server") < 0) {
-				refuse(s, "cannot make a temporary directory: %s", strerror(errno));
-			} else {
-				snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
-				scode = session(s);
-				close(fd);
-				fd = -1;
-				unlink(s->peer_json);
-				char tmp[PATH_MAX + 8];
-				snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
-				unlink(tmp);
-				paths_remove(&s->p);
-			}
-			if (fd >= 0)
-				close(fd);
-			fflush(NULL);
-			_exit(scode);
+			close(fd);
+			if (ep[1] >= 0)
+				close(ep[1]);
+			sl->ep = ep[0];
+			sl->pid = pid;
+			tab.active++;
+			smet_begin(&g_sm, sl->id, who);
+			/* every wait in a session is bounded; this bounds their sum, in case */
+			sl->deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
 		}
-		close(fd);
-		sl->pid = pid;
-		tab.active++;
-		smet_begin(&g_sm, sl->id, who);
-		/* every wait in a session is bounded; this bounds their sum, in case */
-		sl->deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
 	}
 	for (unsigned i = 0; i < tab.max; i++)
 		if (tab.s[i].pid > 0)
@@ -1090,6 +1169,8 @@ int cmd_server(int argc, char **argv)
 	for (unsigned k = 0; k < REFUSERS_MAX; k++)
 		if (tab.refusers[k] > 0)
 			stop_child(tab.refusers[k], 1, NULL);
+	for (unsigned k = 0; k < npend; k++)
+		close(pend[k].fd);
 	reap_all(&tab, &cfg, logf, &code_unused);
 	smet_stop(&g_sm);
 	free(tab.s);
