@@ -11,7 +11,8 @@
 #      is busy running a test"
 #   2. the per-client limit: two sessions from 198.18.0.1 run, a third from
 #      there is refused naming --max-sessions-per-client 2, and one from
-#      2001:2::1 is served meanwhile
+#      2001:2::1 is served meanwhile, ending before a silent connection
+#      from there (opened before it) times out
 #   3. --max-rate: a txscale -R asking 100k packets/s and an iperf3 -R
 #      asking more than 50k datagrams/s are refused; the server's log names
 #      the limit
@@ -110,7 +111,16 @@ wait_estab 2
 set +e
 out3=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6013 -n 100 -i 0 2>&1); rc3=$?
 set -e
+# a silent client (connects, says nothing) from 2001:2::1 does not hold up the next one from there
+ip netns exec "$A" python3 -c 'import socket, time
+s = socket.create_connection(("2001:2::2", 5201)); time.sleep(5)' & q3=$!
+wait_estab 3
+n0=$(wc -l <"$tmp/srv.log")
 txc v6 -c 2001:2::2 -p 6014 -n 2k -b 10k || fail "per-client: the v6 client was not served: $(cat "$tmp/v6.err")"
+tail -n +"$n0" "$tmp/srv.log" | grep -m1 -E '\(2001:2::1\): (done after 1 test|error)' | grep -q 'done after' ||
+  fail "silent: the v6 client's session ended after the silent one's: $(tail -n +"$n0" "$tmp/srv.log" | grep 2001:2::1)"
+kill $q3 2>/dev/null || true
+wait $q3 2>/dev/null || true
 wait $q1 || fail "per-client: h1 failed: $(cat "$tmp/h1.err")"
 wait $q2 || fail "per-client: h2 failed: $(cat "$tmp/h2.err")"
 [ $rc3 -eq 1 ] || fail "per-client: the third client exited $rc3: $out3"
