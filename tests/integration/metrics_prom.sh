@@ -11,18 +11,13 @@ set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 TXS=${TXS_BIN:-$SRC/build/txscale}
-need_cmd prometheus "needs prometheus (scripts/deps test)"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
-! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
+. "$SRC/tests/integration/prom.bash"
+prom_need
 txs_tmp
 
 # free ports: UDP for the data, TCP for the endpoints and Prometheus
 read -r DATA MR MS PP < <(python3 "$SRC/tests/integration/metrics_ports.py" 4)
 
-. "$SRC/tests/integration/prom.bash"
 prom_up "$PP" "txscale_recv=127.0.0.1:$MR" "txscale_send=127.0.0.1:$MS"
 
 "$TXS" recv -B 127.0.0.1 -p "$DATA" -t 40 --idle 2 --sender-summary "$tmp/send.json" -i 0 -J \

@@ -1,4 +1,6 @@
 # A real Prometheus for the metrics tests (source after common.bash).
+# prom_need: skips (77) without prometheus, python3, jq, or a txscale with
+# --metrics (libmicrohttpd).
 # prom_up PORT TARGET...: starts prometheus on 127.0.0.1:PORT scraping each
 # TARGET ("job=ADDR:PORT") every second, its TSDB in $tmp, and waits until it
 # is ready (bounded); q PROMQL prints the API's JSON, val PROMQL the first
@@ -29,3 +31,12 @@ print(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?" % sys.argv[1] +
       urllib.parse.urlencode({"query": sys.argv[2]}), timeout=5).read().decode())' "$PP" "$1"
 }
 val() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
+prom_need() {
+  need_cmd prometheus "needs prometheus (scripts/deps test)"
+  need_cmd python3 "needs python3"
+  need_cmd jq "needs jq (scripts/deps test)"
+  need_txs
+  local probe
+  probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
+  ! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
+}

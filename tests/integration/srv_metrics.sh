@@ -15,13 +15,9 @@ set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 TXS=${TXS_BIN:-$SRC/build/txscale}
-need_cmd prometheus "needs prometheus (scripts/deps test)"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
+. "$SRC/tests/integration/prom.bash"
+prom_need
 need_cmd iperf3 "needs iperf3 (scripts/deps test)"
-need_txs
-probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
-! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
 txs_tmp
 mkdir -p "$tmp/ts" "$tmp/tc"
 fail() { echo "FAIL: $*" >&2; [ -f "$tmp/srv.log" ] && tail -n 30 "$tmp/srv.log" | sed 's/^/  server: /' >&2; exit 1; }
@@ -29,7 +25,6 @@ fail() { echo "FAIL: $*" >&2; [ -f "$tmp/srv.log" ] && tail -n 30 "$tmp/srv.log"
 # free ports: UDP for the data (two sessions: DATA and DATA2, TCP otherwise unused), TCP for the rest
 read -r DATA CP MP PP DATA2 < <(python3 "$SRC/tests/integration/metrics_ports.py" 5)
 
-. "$SRC/tests/integration/prom.bash"
 prom_up "$PP" "txscale_server=127.0.0.1:$MP"
 last() { val "last_over_time($1[2m])"; }
 
