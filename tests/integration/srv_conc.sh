@@ -9,6 +9,9 @@
 #      while the four run, a fifth txscale client is told the server is busy
 #      naming --max-sessions 4, and a fifth iperf3 client prints "the server
 #      is busy running a test"
+#   1b. two iperf3 -P 16 tests from one address at once (their stream
+#      handshakes arrive on one port number): each exact, with its own 16
+#      streams
 #   2. the per-client limit: two sessions from 198.18.0.1 run, a third from
 #      there is refused naming --max-sessions-per-client 2, and one from
 #      2001:2::1 is served meanwhile, ending before a silent connection
@@ -103,6 +106,20 @@ txs_exact t6 30000
 r3=$(ip3_exact i4)
 r4=$(ip3_exact i6)
 echo "ok: four at once: txscale v4 and v6 30000 of 30000 each (exact), iperf3 v4 sent/received $r3, v6 $r4 (exact); the fifth told: '${out5##*: }' / iperf3: '$(echo "$out6" | tail -n1)'"
+
+# ---- 1b. two iperf3 tests from one address at once: their streams' handshakes share the port ----------
+ip3c j1 -c 198.18.0.2 -u -l 100 -b 200k -t 1 -P 16 & p1=$!
+ip3c j2 -c 198.18.0.2 -u -l 120 -b 150k -t 1 -P 16 & p2=$!
+wait $p1 || fail "same address: iperf3 j1 failed: $(cat "$tmp/j1.err") $(jq -r .error "$tmp/j1.json")"
+wait $p2 || fail "same address: iperf3 j2 failed: $(cat "$tmp/j2.err") $(jq -r .error "$tmp/j2.json")"
+for j in j1 j2; do
+  ip3_exact $j >/dev/null
+  sent=$(jq .end.sum_sent.packets "$tmp/$j.json")
+  jq -c --argjson s "$sent" 'select(.type == "summary" and .kind == "recv" and .device == "iperf3" and .expected == $s)' "$tmp/srv.json" |
+    tail -n1 | jq -e '(.flows | length) == 16 and .handshakes_refused == 0' >/dev/null || fail "same address: $j: not 16 streams of its own"
+done
+[ "$(jq .end.sum_sent.bytes "$tmp/j1.json")" -eq $((100 * $(jq .end.sum_sent.packets "$tmp/j1.json"))) ] || fail "same address: j1's bytes"
+echo "ok: two iperf3 -P 16 tests from 198.18.0.1 at once: each exact with its own 16 streams ($(ip3_exact j1), $(ip3_exact j2))"
 
 # ---- 2. the per-client limit ----------------------------------------------------------------------
 txc h1 -c 198.18.0.2 -p 6011 -n 30k -b 10k & q1=$!
