@@ -15,7 +15,8 @@
 #   2. the per-client limit: two sessions from 198.18.0.1 run, a third from
 #      there is refused naming --max-sessions-per-client 2, and one from
 #      2001:2::1 is served meanwhile, ending before a silent connection
-#      from there (opened before it) times out
+#      from there (opened before it) times out; the two sessions from
+#      198.18.0.1 run on disjoint CPU sets (two CPUs or more)
 #   3. --max-rate: a txscale -R asking 100k packets/s and an iperf3 -R
 #      asking more than 50k datagrams/s are refused; the server's log names
 #      the limit
@@ -125,6 +126,33 @@ echo "ok: two iperf3 -P 16 tests from 198.18.0.1 at once: each exact with its ow
 txc h1 -c 198.18.0.2 -p 6011 -n 30k -b 10k & q1=$!
 txc h2 -c 198.18.0.2 -p 6012 -n 30k -b 10k & q2=$!
 wait_estab 2
+# CPUs shared out: with two sessions running and two CPUs or more, each
+# session's process (and what it starts) may run on CPUs the other may not
+cpus_note="one CPU: not checked"
+if [ "$(nproc)" -ge 2 ]; then
+  sleep 0.3
+  mapfile -t sp < <(ps -o pid= --ppid "$srv")
+  [ "${#sp[@]}" -eq 2 ] || fail "cpus: ${#sp[@]} session processes, expected 2"
+  c1=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/${sp[0]// /}/status")
+  c2=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/${sp[1]// /}/status")
+  python3 - "$c1" "$c2" <<'PY' || fail "cpus: the two sessions share CPUs: $c1 and $c2"
+import sys
+def cpus(s):
+    out = set()
+    for part in s.split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+sys.exit(0 if not (cpus(sys.argv[1]) & cpus(sys.argv[2])) else 1)
+PY
+  for p in "${sp[@]}"; do # the session's receiver inherits its share
+    for g in $(ps -o pid= --ppid "${p// /}"); do
+      [ "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$g/status")" = "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/${p// /}/status")" ] ||
+        fail "cpus: session ${p// /}'s child $g runs outside its share"
+    done
+  done
+  cpus_note="session CPUs $c1 and $c2"
+fi
 set +e
 out3=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6013 -n 100 -i 0 2>&1); rc3=$?
 set -e
@@ -145,7 +173,7 @@ case "$out3" in *"2 sessions from 198.18.0.1 run, the most per client (--max-ses
 txs_exact h1 30000
 txs_exact h2 30000
 txs_exact v6 2000
-echo "ok: per client: a third from 198.18.0.1 told '${out3##*: }' while 2001:2::1 was served (2000 of 2000)"
+echo "ok: per client: a third from 198.18.0.1 told '${out3##*: }' while 2001:2::1 was served (2000 of 2000); $cpus_note"
 
 # ---- 3. --max-rate ---------------------------------------------------------------------------------
 set +e
