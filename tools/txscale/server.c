@@ -908,7 +908,7 @@ int cmd_server(int argc, char **argv)
 	struct server_cfg cfg = { 0 };
 	const char *pos[1];
 	int npos = 0;
-	static const char *syn = "[-B ADDR] [--control-port PORT] [-1] [--auth-file FILE] [--allow-dest LIST]";
+	static const char *syn = "[-B ADDR] [--control-port PORT] [-1] [--max-sessions N] [--auth-file FILE] [--allow-dest LIST] [--metrics ADDR:PORT]";
 	const char *name = strcmp(argv[0], "recv") == 0 ? "recv -s" : "server";
 	int rc = opt_parse(name, syn, server_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
