@@ -44,6 +44,7 @@
 #define REFUSERS_MAX 32      /* refusals being answered at once; beyond, a connection is closed unanswered */
 #define PENDING_MAX 16       /* connections waiting for a session that is ending (one more: refused at once) */
 #define PENDING_S 2.0        /* the longest such a wait */
+#define PENDING_GRACE_S 0.3  /* a full server's newcomer waits this long in any case */
 
 struct server_cfg {
 	const char *bind;
@@ -1042,10 +1043,12 @@ int cmd_server(int argc, char **argv)
 					ending++;
 					mine_ending += addr_eq(&tab.s[q].client, &pa);
 				}
-			/* a session whose client has gone ends in a moment: the newcomer waits for it (bounded) */
+			/* a session whose client has gone ends in a moment: the newcomer waits for it (bounded),
+			 * and any newcomer gives a session whose client has just left time to notice */
 			bool soon = !(cfg.one_off && sessions) && tab.active - ending < tab.max && mine - mine_ending < tab.per_client;
 			bool full = (cfg.one_off && sessions) || tab.active >= tab.max, over = mine >= tab.per_client;
-			if ((full || over) && soon && mono_s() - pend[k].t < PENDING_S) {
+			double waited = mono_s() - pend[k].t;
+			if ((full || over) && (soon || waited < PENDING_GRACE_S) && waited < PENDING_S) {
 				k++;
 				continue;
 			}
