@@ -534,28 +534,26 @@ static int accept_streams_in(int fd, const struct txs_ip3_srv_conf *c, struct tx
 			  size_t errlen)
 {
 	int to = c->ctl_timeout_ms;
-	int lfd = udp_listener(c->local);
 	double t_lock0 = mono();
-	if (lfd >= 0 && c->stream_lock) {
+	/* the turn first: while it is ours, ours is the port's only unconnected socket */
+	if (c->stream_lock) {
 		for (;;) {
 			if (flock(*c->stream_lock, LOCK_EX | LOCK_NB) == 0)
 				break;
 			if (errno != EWOULDBLOCK && errno != EINTR) {
 				int rc = txs_ctl_fail(err, errlen, -errno, "the stream lock: %s", strerror(errno));
-				close(lfd);
 				refuse(fd, TXS_IP3_IESTREAMACCEPT, ip3_err, to);
 				*ip3_err = 0;
 				return rc;
 			}
 			struct pollfd pf = { .fd = fd, .events = POLLIN };
-			if (poll(&pf, 1, 5) > 0 || mono() - t_lock0 > to / 1000.0) {
-				close(lfd);
+			if (poll(&pf, 1, 5) > 0 || mono() - t_lock0 > to / 1000.0)
 				return txs_ctl_fail(err, errlen, -ETIMEDOUT, pf.revents ? "the client spoke while waiting "
 						    "for its turn at the stream handshakes" : "another session's streams were "
 						    "being made for %.1f s", to / 1000.0);
-			}
 		}
 	}
+	int lfd = udp_listener(c->local);
 	if (lfd < 0) {
 		int rc = txs_ctl_fail(err, errlen, lfd, "cannot open the UDP stream listener: %s", strerror(-lfd));
 		refuse(fd, TXS_IP3_IESTREAMACCEPT, ip3_err, to);

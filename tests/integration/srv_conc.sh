@@ -114,6 +114,7 @@ ip3c j2 -c 198.18.0.2 -u -l 120 -b 150k -t 1 -P 16 & p2=$!
 wait $p1 || fail "same address: iperf3 j1 failed: $(cat "$tmp/j1.err") $(jq -r .error "$tmp/j1.json")"
 wait $p2 || fail "same address: iperf3 j2 failed: $(cat "$tmp/j2.err") $(jq -r .error "$tmp/j2.json")"
 for j in j1 j2; do
+  [ "$(jq -r '.end.sum_sent.packets // "none"' "$tmp/$j.json")" != none ] || fail "same address: iperf3 $j: $(jq -r .error "$tmp/$j.json")"
   ip3_exact $j >/dev/null
   sent=$(jq .end.sum_sent.packets "$tmp/$j.json")
   jq -c --argjson s "$sent" 'select(.type == "summary" and .kind == "recv" and .device == "iperf3" and .expected == $s)' "$tmp/srv.json" |
