@@ -223,6 +223,14 @@ struct txs_ip3_srv_conf {
 	unsigned max_time;                    /* s: longest -t served; also bounds -n/-k tests */
 	int ctl_timeout_ms;                   /* longest wait for the client's next step */
 	bool refuse_auth;                     /* the server wants a shared secret an iperf3 client cannot give */
+	double max_rate;                      /* > 0: the most this side may be asked to send (-R, --bidir), in
+					       * bits/s of payload (max_rate_bits) or datagrams/s; an unpaced
+					       * (-b 0) test is over any limit */
+	bool max_rate_bits;
+	const int *stream_lock;               /* non-NULL: a file flock()ed while this test's streams are made,
+					       * so that tests sharing the UDP port take turns at the
+					       * handshakes (each other test's client waits for its own
+					       * CREATE_STREAMS) */
 };
 /* Serve one iperf3 test on the accepted control connection fd, through the
  * client's results message (then txs_ip3_serve_finish). Refusals (what

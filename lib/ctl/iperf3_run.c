@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 #include <txscale/iperf3.h>
@@ -529,10 +530,29 @@ static int refuse(int fd, int code, int *ip3_err, int to)
 
 /* Accept the test's streams on the UDP listener: only from the control
  * peer's address. */
-static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_ip3_test *t, int *ip3_err, char *err,
+static int accept_streams_in(int fd, const struct txs_ip3_srv_conf *c, struct txs_ip3_test *t, int *ip3_err, char *err,
 			  size_t errlen)
 {
 	int to = c->ctl_timeout_ms;
+	double t_lock0 = mono();
+	/* the turn first: while it is ours, ours is the port's only unconnected socket */
+	if (c->stream_lock) {
+		for (;;) {
+			if (flock(*c->stream_lock, LOCK_EX | LOCK_NB) == 0)
+				break;
+			if (errno != EWOULDBLOCK && errno != EINTR) {
+				int rc = txs_ctl_fail(err, errlen, -errno, "the stream lock: %s", strerror(errno));
+				refuse(fd, TXS_IP3_IESTREAMACCEPT, ip3_err, to);
+				*ip3_err = 0;
+				return rc;
+			}
+			struct pollfd pf = { .fd = fd, .events = POLLIN };
+			if (poll(&pf, 1, 5) > 0 || mono() - t_lock0 > to / 1000.0)
+				return txs_ctl_fail(err, errlen, -ETIMEDOUT, pf.revents ? "the client spoke while waiting "
+						    "for its turn at the stream handshakes" : "another session's streams were "
+						    "being made for %.1f s", to / 1000.0);
+		}
+	}
 	int lfd = udp_listener(c->local);
 	if (lfd < 0) {
 		int rc = txs_ctl_fail(err, errlen, lfd, "cannot open the UDP stream listener: %s", strerror(-lfd));
@@ -604,6 +624,33 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	return 0;
 }
 
+static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_ip3_test *t, int *ip3_err, char *err,
+			  size_t errlen)
+{
+	int rc = accept_streams_in(fd, c, t, ip3_err, err, errlen);
+	if (c->stream_lock)
+		flock(*c->stream_lock, LOCK_UN);
+	return rc;
+}
+
+/* What the server would send, against c->max_rate: 0, or an iperf3 error number with err. */
+static int rate_check(const struct txs_ip3_srv_conf *c, const struct txs_ip3_params *p, char *err, size_t errlen)
+{
+	if (!(c->max_rate > 0) || !(p->reverse || p->bidirectional))
+		return 0;
+	if (!p->bandwidth)
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEUNIMP, "an unpaced test (-b 0) asked of this server, which "
+				    "sends at most %.0f %s (--max-rate)", c->max_rate, c->max_rate_bits ? "bit/s" : "datagrams/s");
+	double ask = c->max_rate_bits ? (double)p->bandwidth * p->parallel
+				      : (double)p->bandwidth / (8.0 * (p->len ? p->len : 1)) * p->parallel;
+	if (ask > c->max_rate * (1 + 1e-9))
+		return txs_ctl_fail(err, errlen, TXS_IP3_IEUNIMP, "%.0f %s asked (-b %llu over %u stream%s); this server "
+				    "sends at most %.0f %s (--max-rate)", ask, c->max_rate_bits ? "bit/s" : "datagrams/s",
+				    (unsigned long long)p->bandwidth, p->parallel, p->parallel == 1 ? "" : "s", c->max_rate,
+				    c->max_rate_bits ? "bit/s" : "datagrams/s");
+	return 0;
+}
+
 TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_ip3_test *t, int *ip3_err, char *err,
 			  size_t errlen)
 {
@@ -640,6 +687,8 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 		return refuse(fd, TXS_IP3_IEAUTHTEST, ip3_err, to);
 	}
 	int code = txs_ip3_params_check(&t->p, c->max_time, err, errlen);
+	if (!code)
+		code = rate_check(c, &t->p, err, errlen);
 	if (code)
 		return refuse(fd, code, ip3_err, to);
 	if (streams_new(t, false))

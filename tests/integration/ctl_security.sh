@@ -63,7 +63,7 @@ sessions() { grep -c 'connected' "$tmp/srv.log" || true; }
 # session_started N: the server logged more than N sessions (at most 20 s)
 more_sessions() { [ "$(sessions)" -gt "$1" ]; }
 
-"$TXS" server -B 127.0.0.1 --control-port $CP --ctl-timeout 1 >"$tmp/srv.log" 2>&1 &
+"$TXS" server -B 127.0.0.1 --control-port $CP --ctl-timeout 1 --max-sessions 1 >"$tmp/srv.log" 2>&1 &
 srv=$!
 
 # raw MODE: speak (badly) to the server; prints what it answers

@@ -10,44 +10,14 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-need_cmd prometheus "needs prometheus (scripts/deps test)"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
-! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
+. "$SRC/tests/integration/prom.bash"
+prom_need
 txs_tmp
 
 # free ports: UDP for the data, TCP for the endpoints and Prometheus
 DATA=$(free_port) MR=$(free_port) MS=$(free_port) PP=$(free_port)
 
-cat >"$tmp/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-scrape_configs:
-  - job_name: txscale_recv
-    static_configs: [ { targets: ["127.0.0.1:$MR"] } ]
-  - job_name: txscale_send
-    static_configs: [ { targets: ["127.0.0.1:$MS"] } ]
-EOF
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
-  --web.listen-address="127.0.0.1:$PP" >"$tmp/prom.log" 2>&1 &
-PROM_PID=$!
-CLEANUP_HOOKS+=('kill $PROM_PID 2>/dev/null; wait $PROM_PID 2>/dev/null')
-
-q() { # q PROMQL -> the API's JSON
-  python3 -c 'import sys, urllib.request, urllib.parse
-print(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?" % sys.argv[1] +
-      urllib.parse.urlencode({"query": sys.argv[2]}), timeout=5).read().decode())' "$PP" "$1"
-}
-val() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
-
-for _ in $(seq 100); do
-  python3 -c 'import sys, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/-/ready" % sys.argv[1], timeout=1)' "$PP" 2>/dev/null && break
-  kill -0 $PROM_PID 2>/dev/null || fail "prometheus exited: $(tail -5 "$tmp/prom.log")"
-  sleep 0.2
-done
+prom_up "$PP" "txscale_recv=127.0.0.1:$MR" "txscale_send=127.0.0.1:$MS"
 
 run() {
   local RECV_PID

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* txscale server (txscale recv -s): the far end of the control channel
- * (docs/control.md). It listens on a TCP control port and serves one
- * session at a time; a client that comes while a session runs is answered
- * "busy". Each session runs in a child process, and each test of a session
+ * (docs/control.md). It listens on a TCP control port and serves up to
+ * --max-sessions sessions at once (--max-sessions-per-client from one
+ * address); a client that comes when either is reached is answered "busy".
+ * Each session runs in a child process on its own share of the CPUs, and each test of a session
  * runs `txscale recv` and/or `txscale send` as bounded children of this
  * very binary (tools/txscale/proc.c), whose summary files go back to the
  * client. Nothing the client sends becomes an argument it did not pass
@@ -19,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,11 +34,17 @@
 #include "opt.h"
 #include "proc.h"
 #include "server_iperf3.h"
+#include "server_metrics.h"
 
 #define READY_TIMEOUT_S 10.0 /* a receiver: from start to bound socket */
 #define RECV_EXTRA_S 30.0    /* a receiver's own -t: the client's estimate + this */
 #define CHILD_EXTRA_S 15.0   /* a sender is killed at its -t + this */
 #define IDLE_DEFAULT_S 1.0   /* a receiver ends this long after its last packet */
+#define SESSIONS_MAX 1024    /* --max-sessions' ceiling */
+#define REFUSERS_MAX 32      /* refusals being answered at once; beyond, a connection is closed unanswered */
+#define PENDING_MAX 16       /* connections waiting for a session that is ending (one more: refused at once) */
+#define PENDING_S 2.0        /* the longest such a wait */
+#define PENDING_GRACE_S 0.3  /* a full server's newcomer waits this long in any case */
 
 struct server_cfg {
 	const char *bind;
@@ -46,6 +56,9 @@ struct server_cfg {
 	double ctl_timeout;
 	bool json;
 	bool server_flag; /* -s: recv -s */
+	unsigned max_sessions, max_per_client;
+	struct opt_rate max_rate;
+	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 #define O(f) offsetof(struct server_cfg, f)
@@ -56,7 +69,11 @@ static const struct opt server_opts[] = {
 	{ "auth-file", 0, OPT_STR, O(auth_file), "FILE", "shared secret: clients must answer an HMAC challenge keyed by it" },
 	{ "allow-dest", 0, OPT_STR, O(allow_dest), "LIST", "where a client may ask us to send, ADDR[/PREFIX],... (always: the client's own address)" },
 	{ "max-time", 0, OPT_SECONDS, O(max_time), "SEC", "longest test a client may ask for", "300" },
+	{ "max-sessions", 0, OPT_UINT, O(max_sessions), "N", "sessions served at once (default: the number of CPUs); the next client is told the server is busy", NULL, 1, SESSIONS_MAX },
+	{ "max-sessions-per-client", 0, OPT_UINT, O(max_per_client), "N", "sessions at once from one client address (default: --max-sessions)", NULL, 1, SESSIONS_MAX },
+	{ "max-rate", 0, OPT_RATE, O(max_rate), "RATE", "the most a client may ask this server to send: packets/s (10k) or frame bits/s (100Mbit); 0 = no limit", "0" },
 	{ "ctl-timeout", 0, OPT_SECONDS, O(ctl_timeout), "SEC", "longest wait for a client's next message", "10" },
+	MCLI_OPTS(O(metrics)),
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "print each test's summaries as JSON lines on stdout (log on stderr)" },
 	{ "server", 's', OPT_FLAG, O(server_flag), NULL, "(txscale recv -s: run as the server)" },
 	OPT_END
@@ -64,6 +81,14 @@ static const struct opt server_opts[] = {
 #undef O
 
 static volatile sig_atomic_t g_stop;
+static struct smet g_sm; /* --metrics: the registry (the parent's), the sessions' files (every process's) */
+
+static const char *fmt_sessions(const struct server_cfg *c)
+{
+	static char b[96];
+	snprintf(b, sizeof(b), "at most %u (%u per client)", c->max_sessions, c->max_per_client);
+	return b;
+}
 
 static void on_signal(int sig)
 {
@@ -113,6 +138,7 @@ struct sess {
 	const struct txs_ctl_allow *allow;
 	const uint8_t *key; /* NULL: no secret */
 	int fd;
+	int stream_lock; /* iperf3 stream handshakes take turns on it (-1: none) */
 	unsigned id;
 	struct txs_addr client, local;
 	struct sockaddr_storage client_sa, local_sa;
@@ -249,6 +275,12 @@ static pid_t start_recv(struct sess *s, const struct txs_ctl_recv_spec *r)
 		arg(&a, "--window");
 		arg(&a, fmt_arg(&a, "%.0f", r->window));
 	}
+	char mf[400];
+	smet_path(&g_sm, s->id, "recv", mf, sizeof(mf));
+	if (mf[0]) {
+		arg(&a, "--metrics-file");
+		arg(&a, mf);
+	}
 	if (r->clock.on) { /* measured by the client before this test */
 		arg(&a, "--clock-offset");
 		arg(&a, fmt_arg(&a, "%.0f", (double)r->clock.offset_ns));
@@ -312,6 +344,12 @@ static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, cons
 	arg(&a, "0");
 	arg(&a, "--summary-file");
 	arg(&a, s->p.send_json);
+	char mf[400];
+	smet_path(&g_sm, s->id, "send", mf, sizeof(mf));
+	if (mf[0]) {
+		arg(&a, "--metrics-file");
+		arg(&a, mf);
+	}
 	arg(&a, dest);
 	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.send_err, -1);
 	if (pid < 0) {
@@ -380,6 +418,18 @@ static int run_test(struct sess *s, struct txs_ctl_msg *m)
 			return refuse(s, "test %u: destination %s is not allowed: this server sends only to its "
 					 "client (%s) and to --allow-dest", m->test, sd->dest, s->client_s);
 		txs_addr_str(&d, dest, sizeof(dest));
+		if (c->max_rate.value > 0) {
+			/* a frame on the wire: Ethernet, IP, UDP and the payload */
+			double frame = 14 + (d.family == AF_INET ? 20 : 40) + 8 + sd->length;
+			double ask = c->max_rate.bits ? sd->rate * frame * 8 : sd->rate;
+			const char *u = c->max_rate.bits ? "bit/s" : "packets/s";
+			if (!(sd->rate > 0))
+				return refuse(s, "test %u: an unlimited rate asked; this server sends at most %.0f %s "
+						 "(--max-rate)", m->test, c->max_rate.value, u);
+			if (ask > c->max_rate.value * (1 + 1e-9))
+				return refuse(s, "test %u: %.0f %s asked; this server sends at most %.0f %s (--max-rate)",
+					      m->test, ask, u, c->max_rate.value, u);
+		}
 		if (d.family != s->local.family)
 			return refuse(s, "test %u: destination %s is not of the control connection's family", m->test,
 				      dest);
@@ -541,9 +591,12 @@ static int session(struct sess *s)
 	if (server_iperf3_first(s->fd, IP3_FIRST_WAIT_MS)) {
 		char pre[sizeof(s->client_s) + 48];
 		snprintf(pre, sizeof(pre), "txscale server: session %u (%s): ", s->id, s->client_s);
-		struct ip3_srv_ctx ic = { .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
+		char mf[400];
+		smet_path(&g_sm, s->id, "iperf3", mf, sizeof(mf));
+		struct ip3_srv_ctx ic = { .metrics_file = mf[0] ? mf : NULL, .fd = s->fd, .local = &s->local_sa, .peer = &s->client_sa, .prefix = pre,
 					  .json = c->json, .max_time = c->max_time, .ctl_timeout_ms = ms(c->ctl_timeout),
-					  .auth = s->key != NULL };
+					  .auth = s->key != NULL, .stream_lock = s->stream_lock >= 0 ? &s->stream_lock : NULL,
+					  .max_rate = c->max_rate.value, .max_rate_bits = c->max_rate.bits };
 		return server_iperf3(&ic);
 	}
 	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL, .clock = true };
@@ -682,12 +735,173 @@ static int listen_on(const struct server_cfg *c, char *err, size_t errlen)
 	return fd;
 }
 
-static void say_busy(int fd, const char *who)
+/* ---- the session table ------------------------------------------------------------------------ */
+
+
+struct pending { /* accepted, not yet admitted */
+	int fd;
+	struct sockaddr_storage peer, me;
+	double t;
+};
+
+struct slot {
+	pid_t pid; /* 0: free */
+	int ep;      /* EOF once the session is done with its client (-1: none) */
+	bool ending; /* ... which it is */
+	unsigned id;
+	struct txs_addr client;
+	char who[INET6_ADDRSTRLEN + 8];
+	double deadline;
+	unsigned n_cpu;
+	int cpu[TXS_MAX_CORES];
+};
+
+struct table {
+	struct slot *s;
+	unsigned max, per_client, active;
+	int allowed[CPU_SETSIZE]; /* the CPUs this server may run on */
+	unsigned n_allowed;
+	unsigned load[CPU_SETSIZE]; /* sessions on each CPU */
+	pid_t refusers[REFUSERS_MAX];
+};
+
+static bool addr_eq(const struct txs_addr *a, const struct txs_addr *b)
 {
-	struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
-	snprintf(m.message, sizeof(m.message), "a session from %s runs (one at a time); try again later", who);
-	char e[256];
-	txs_ctl_write(fd, &m, 500, e, sizeof(e));
+	return a->family == b->family && memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+static unsigned from_client(const struct table *t, const struct txs_addr *a)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < t->max; i++)
+		if (t->s[i].pid > 0 && addr_eq(&t->s[i].client, a))
+			n++;
+	return n;
+}
+
+/* A session's share of the CPUs: n_allowed / max of them (at least one),
+ * the least loaded first, so that sessions pin different CPUs while there
+ * are enough. */
+static void cpus_take(struct table *t, struct slot *sl)
+{
+	unsigned want = t->n_allowed / t->max;
+	if (want < 1)
+		want = 1;
+	if (want > TXS_MAX_CORES)
+		want = TXS_MAX_CORES;
+	sl->n_cpu = 0;
+	while (sl->n_cpu < want && sl->n_cpu < t->n_allowed) {
+		int best = -1;
+		for (unsigned k = 0; k < t->n_allowed; k++) {
+			int c = t->allowed[k];
+			bool taken = false;
+			for (unsigned q = 0; q < sl->n_cpu; q++)
+				taken |= sl->cpu[q] == c;
+			if (!taken && (best < 0 || t->load[c] < t->load[best]))
+				best = c;
+		}
+		if (best < 0)
+			break;
+		t->load[best]++;
+		sl->cpu[sl->n_cpu++] = best;
+	}
+}
+
+static void slot_free(struct table *t, struct slot *sl)
+{
+	if (sl->ep >= 0)
+		close(sl->ep);
+	for (unsigned q = 0; q < sl->n_cpu; q++)
+		t->load[sl->cpu[q]]--;
+	memset(sl, 0, sizeof(*sl));
+	t->active--;
+}
+
+/* Answer a connection the server cannot take, in a short child of its own
+ * (telling iperf3 from txscale waits for the first bytes): txscale's busy
+ * message, iperf3's ACCESS_DENIED. */
+/* In a child: the parent's descriptors it has no use for (other
+ * connections waiting, other sessions' end pipes), so that a connection
+ * closes when its own process closes it. */
+static void close_others(const struct table *t, const struct pending *pend, unsigned npend)
+{
+	for (unsigned q = 0; q < npend; q++)
+		close(pend[q].fd);
+	for (unsigned q = 0; q < t->max; q++)
+		if (t->s[q].pid > 0 && t->s[q].ep >= 0)
+			close(t->s[q].ep);
+}
+
+/* A session that is done with its client (its end pipe at EOF) is ending. */
+static void check_ending(struct table *t)
+{
+	for (unsigned q = 0; q < t->max; q++) {
+		struct slot *sl = &t->s[q];
+		if (sl->pid <= 0 || sl->ep < 0)
+			continue;
+		char b;
+		if (read(sl->ep, &b, 1) == 0) {
+			close(sl->ep);
+			sl->ep = -1;
+			sl->ending = true;
+		}
+	}
+}
+
+static void refuse_conn(struct table *t, int fd, const char *why, const struct pending *pend, unsigned npend)
+{
+	unsigned k = 0;
+	while (k < REFUSERS_MAX && t->refusers[k] > 0)
+		k++;
+	if (k == REFUSERS_MAX)
+		return;
+	pid_t pid = fork();
+	if (pid != 0) {
+		if (pid > 0)
+			t->refusers[k] = pid;
+		return;
+	}
+	close_others(t, pend, npend);
+	if (server_iperf3_first(fd, IP3_FIRST_WAIT_MS)) {
+		server_iperf3_busy(fd);
+	} else {
+		struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
+		snprintf(m.message, sizeof(m.message), "%s; try again later", why);
+		char e[256];
+		txs_ctl_write(fd, &m, 500, e, sizeof(e));
+	}
+	_exit(0);
+}
+
+/* Reap what has ended; 1 when a one-off session ended (*code set). */
+static int reap_all(struct table *t, const struct server_cfg *c, FILE *logf, int *code)
+{
+	int ended = 0, st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (unsigned k = 0; k < REFUSERS_MAX; k++)
+			if (t->refusers[k] == pid)
+				t->refusers[k] = 0;
+		for (unsigned i = 0; i < t->max; i++)
+			if (t->s[i].pid == pid) {
+				smet_end(&g_sm, t->s[i].id);
+				slot_free(t, &t->s[i]);
+				if (c->one_off) {
+					*code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+					ended = 1;
+				}
+			}
+	}
+	double now = mono_s();
+	for (unsigned i = 0; i < t->max; i++)
+		if (t->s[i].pid > 0 && now > t->s[i].deadline) {
+			fprintf(logf, "txscale server: session %u (%s) ran past its bound: stopped\n", t->s[i].id,
+				t->s[i].who);
+			fflush(logf);
+			kill(t->s[i].pid, SIGKILL);
+			t->s[i].deadline = now + 3600; /* reaped above once it is gone */
+		}
+	return ended;
 }
 
 int cmd_server(int argc, char **argv)
@@ -695,7 +909,7 @@ int cmd_server(int argc, char **argv)
 	struct server_cfg cfg = { 0 };
 	const char *pos[1];
 	int npos = 0;
-	static const char *syn = "[-B ADDR] [--control-port PORT] [-1] [--auth-file FILE] [--allow-dest LIST]";
+	static const char *syn = "[-B ADDR] [--control-port PORT] [-1] [--max-sessions N] [--auth-file FILE] [--allow-dest LIST] [--metrics ADDR:PORT]";
 	const char *name = strcmp(argv[0], "recv") == 0 ? "recv -s" : "server";
 	int rc = opt_parse(name, syn, server_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
@@ -710,6 +924,12 @@ int cmd_server(int argc, char **argv)
 			cfg.ctl_timeout);
 		return 2;
 	}
+	if (!cfg.max_sessions) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		cfg.max_sessions = cfg.one_off ? 1 : n < 1 ? 1 : n > SESSIONS_MAX ? SESSIONS_MAX : (unsigned)n;
+	}
+	if (!cfg.max_per_client || cfg.max_per_client > cfg.max_sessions)
+		cfg.max_per_client = cfg.max_sessions;
 	struct txs_ctl_allow allow = { 0 };
 	char err[320];
 	if (cfg.allow_dest && txs_ctl_allow_parse(&allow, cfg.allow_dest, err, sizeof(err)) < 0) {
@@ -740,8 +960,12 @@ int cmd_server(int argc, char **argv)
 		return 1;
 	}
 	exe[n] = 0;
+	rc = smet_start(&g_sm, &cfg.metrics, cfg.max_sessions);
+	if (rc)
+		return rc;
 	int lfd = listen_on(&cfg, err, sizeof(err));
 	if (lfd < 0) {
+		smet_stop(&g_sm);
 		fprintf(stderr, "txscale server: %s\n", err);
 		return lfd == -EADDRNOTAVAIL ? 2 : 1;
 	}
@@ -750,169 +974,211 @@ int cmd_server(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	FILE *logf = cfg.json ? stderr : stdout;
-	fprintf(logf, "txscale server: listening on %s port %u (TCP control)%s%s, one session at a time%s\n",
-		cfg.bind ? cfg.bind : "*", cfg.control_port, cfg.auth_file ? ", shared secret" : "",
+	fprintf(logf, "txscale server: listening on %s port %u (TCP control)%s%s, %s%s\n", cfg.bind ? cfg.bind : "*",
+		cfg.control_port, cfg.auth_file ? ", shared secret" : "",
 		cfg.allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
-		cfg.one_off ? ", one session" : "");
+		cfg.one_off ? "one session" : "sessions at once: ",
+		cfg.one_off ? "" : fmt_sessions(&cfg));
 	fflush(logf);
 
+	struct table tab = { .max = cfg.max_sessions, .per_client = cfg.max_per_client };
+	tab.s = calloc(tab.max, sizeof(*tab.s));
+	if (!tab.s) {
+		close(lfd);
+		smet_stop(&g_sm);
+		fprintf(stderr, "txscale server: out of memory\n");
+		return 1;
+	}
+	cpu_set_t cset;
+	CPU_ZERO(&cset);
+	if (sched_getaffinity(0, sizeof(cset), &cset) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &cset))
+				tab.allowed[tab.n_allowed++] = c;
+	/* iperf3 tests share the control port number for their UDP streams: they take turns at the handshakes */
+	int ip3_lock = memfd_create("txscale-server-streams", MFD_CLOEXEC);
 	unsigned sessions = 0;
-	pid_t child = -1;
-	int child_pipe = -1; /* EOF once the session's client is gone */
-	char child_who[INET6_ADDRSTRLEN + 8] = "";
-	double child_deadline = 0;
 	int ret = 0;
+	struct pending pend[PENDING_MAX];
+	unsigned npend = 0;
+	double t_start = mono_s();
+	int code_unused = 0;
 	while (!g_stop) {
-		if (child > 0) {
-			int st;
-			if (reaped(child, &st)) {
-				child = -1;
-				if (child_pipe >= 0)
-					close(child_pipe);
-				child_pipe = -1;
-				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-				if (cfg.one_off) {
-					ret = code;
-					break;
-				}
-			} else if (mono_s() > child_deadline) {
-				fprintf(logf, "txscale server: session %u (%s) ran past its bound: stopped\n", sessions,
-					child_who);
-				fflush(logf);
-				stop_child(child, 0, NULL);
-				child = -1;
-				if (child_pipe >= 0)
-					close(child_pipe);
-				child_pipe = -1;
-				if (cfg.one_off) {
-					ret = 1;
-					break;
-				}
-			}
-		}
-		struct pollfd pf = { .fd = lfd, .events = POLLIN };
-		int pr = poll(&pf, 1, 100);
-		if (pr <= 0)
-			continue;
-		struct sockaddr_storage peer, me;
-		socklen_t pl = sizeof(peer), ml = sizeof(me);
-		int fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct txs_addr pa, la;
-		uint16_t pport, lport;
-		sa_to_addr(&peer, &pa, &pport);
-		getsockname(fd, (struct sockaddr *)&me, &ml);
-		sa_to_addr(&me, &la, &lport);
-		char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
-		snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
-		/* a session whose client is gone may still be cleaning up: give it a moment */
-		if (child > 0 && child_pipe >= 0) {
-			/* a session about to end (its client just left) gets 0.3 s to say so */
-			struct pollfd ef = { .fd = child_pipe, .events = POLLIN };
-			char b;
-			if (poll(&ef, 1, 300) > 0 && read(child_pipe, &b, 1) == 0) {
-				close(child_pipe);
-				child_pipe = -1;
-			}
-		}
-		for (double until = mono_s() + 2.0; child > 0 && child_pipe < 0 && mono_s() < until;) {
-			int st;
-			if (reaped(child, &st)) {
-				child = -1;
-				close(child_pipe >= 0 ? child_pipe : -1);
-				child_pipe = -1;
-				if (cfg.one_off)
-					ret = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-				break;
-			}
-			struct timespec ts = { 0, 5 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-		}
-		if (child < 0 && cfg.one_off && sessions) {
-			close(fd);
+		int code;
+		smet_tick(&g_sm, mono_s() - t_start);
+		if (reap_all(&tab, &cfg, logf, &code) && cfg.one_off) {
+			ret = code;
 			break;
 		}
-		if (child > 0) {
-			fprintf(logf, "txscale server: %s: busy (session %u from %s runs)\n", who, sessions, child_who);
-			fflush(logf);
-			if (server_iperf3_first(fd, IP3_FIRST_WAIT_MS))
-				server_iperf3_busy(fd);
-			else
-				say_busy(fd, child_who);
-			close(fd);
-			continue;
-		}
-		sessions++;
-		fflush(NULL);
-		int ep[2]; /* closed by the child when its session is over */
-		if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
-			ep[0] = ep[1] = -1;
-		pid_t pid = fork();
-		if (pid < 0) {
-			fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
-			close(fd);
-			if (ep[0] >= 0) {
-				close(ep[0]);
-				close(ep[1]);
+		if (cfg.one_off && sessions && tab.active == 0)
+			break;
+		check_ending(&tab);
+		struct pollfd pf = { .fd = npend < PENDING_MAX ? lfd : -1, .events = POLLIN };
+		if (poll(&pf, 1, npend ? 10 : 100) > 0 && npend < PENDING_MAX) {
+			struct pending *np = &pend[npend];
+			socklen_t pl = sizeof(np->peer), ml = sizeof(np->me);
+			int afd = accept4(lfd, (struct sockaddr *)&np->peer, &pl, SOCK_CLOEXEC);
+			if (afd >= 0) {
+				getsockname(afd, (struct sockaddr *)&np->me, &ml);
+				np->fd = afd;
+				np->t = mono_s();
+				npend++;
 			}
-			continue;
 		}
-		if (pid == 0) {
-			close(lfd);
-			if (ep[0] >= 0)
-				close(ep[0]);
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			struct sess *s = calloc(1, sizeof(*s));
-			if (!s)
-				_exit(1);
-			s->cfg = &cfg;
-			s->allow = cfg.allow_dest ? &allow : NULL;
-			s->key = cfg.auth_file ? key : NULL;
-			s->fd = fd;
-			s->id = sessions;
-			s->client = pa;
-			s->local = la;
-			s->client_sa = peer;
-			s->local_sa = me;
-			snprintf(s->client_s, sizeof(s->client_s), "%s", who);
-			txs_addr_str(&la, s->local_s, sizeof(s->local_s));
-			snprintf(s->exe, sizeof(s->exe), "%s", exe);
-			int code = 1;
-			if (paths_make_named(&s->p, "server") < 0) {
-				refuse(s, "cannot make a temporary directory: %s", strerror(errno));
-			} else {
-				snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
-				code = session(s);
-				close(fd);
-				fd = -1;
-				if (ep[1] >= 0)
-					close(ep[1]);
-				unlink(s->peer_json);
-				char tmp[PATH_MAX + 8];
-				snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
-				unlink(tmp);
-				paths_remove(&s->p);
+		reap_all(&tab, &cfg, logf, &code);
+		check_ending(&tab);
+		for (unsigned k = 0; k < npend;) {
+			int fd = pend[k].fd;
+			struct sockaddr_storage peer = pend[k].peer, me = pend[k].me;
+			struct txs_addr pa, la;
+			uint16_t pport, lport;
+			sa_to_addr(&peer, &pa, &pport);
+			sa_to_addr(&me, &la, &lport);
+			char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
+			snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
+			char why[200] = "";
+			unsigned mine = from_client(&tab, &pa), ending = 0, mine_ending = 0;
+			for (unsigned q = 0; q < tab.max; q++)
+				if (tab.s[q].pid > 0 && tab.s[q].ending) {
+					ending++;
+					mine_ending += addr_eq(&tab.s[q].client, &pa);
+				}
+			/* a session whose client has gone ends in a moment: the newcomer waits for it (bounded),
+			 * and any newcomer gives a session whose client has just left time to notice */
+			bool soon = !(cfg.one_off && sessions) && tab.active - ending < tab.max && mine - mine_ending < tab.per_client;
+			bool full = (cfg.one_off && sessions) || tab.active >= tab.max, over = mine >= tab.per_client;
+			double waited = mono_s() - pend[k].t;
+			if ((full || over) && (soon || waited < PENDING_GRACE_S) && waited < PENDING_S) {
+				k++;
+				continue;
 			}
-			if (fd >= 0)
+			pend[k] = pend[--npend];
+			if (full) {
+				smet_refused(&g_sm, SMET_REF_SESSIONS);
+				snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)",
+					 tab.active, tab.active == 1 ? "" : "s", tab.active == 1 ? "s" : "", tab.max);
+			} else if (over) {
+				smet_refused(&g_sm, SMET_REF_PER_CLIENT);
+				snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
+					 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who,
+					 mine == 1 ? "s" : "", tab.per_client);
+			}
+			if (why[0]) {
+				fprintf(logf, "txscale server: %s: busy (session %u refused: %s)\n", who, sessions + 1, why);
+				fflush(logf);
+				fflush(NULL);
+				refuse_conn(&tab, fd, why, pend, npend);
 				close(fd);
+				continue;
+			}
+			struct slot *sl = NULL;
+			for (unsigned f = 0; f < tab.max && !sl; f++)
+				if (tab.s[f].pid == 0)
+					sl = &tab.s[f];
+			sessions++;
+			sl->id = sessions;
+			sl->client = pa;
+			snprintf(sl->who, sizeof(sl->who), "%s", who);
+			cpus_take(&tab, sl);
 			fflush(NULL);
-			_exit(code);
+			int ep[2]; /* the child closes its end when its session is done with the client */
+			if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
+				ep[0] = ep[1] = -1;
+			pid_t pid = fork();
+			if (pid < 0) {
+				fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
+				close(fd);
+				if (ep[0] >= 0) {
+					close(ep[0]);
+					close(ep[1]);
+				}
+				for (unsigned q = 0; q < sl->n_cpu; q++)
+					tab.load[sl->cpu[q]]--;
+				memset(sl, 0, sizeof(*sl));
+				continue;
+			}
+			if (pid == 0) {
+				close(lfd);
+				close_others(&tab, pend, npend);
+				if (ep[0] >= 0)
+					close(ep[0]);
+				signal(SIGINT, SIG_DFL);
+				signal(SIGTERM, SIG_DFL);
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (sl->n_cpu) { /* the session's workers run on its share of the CPUs */
+					cpu_set_t mine_set;
+					CPU_ZERO(&mine_set);
+					for (unsigned q = 0; q < sl->n_cpu; q++)
+						CPU_SET(sl->cpu[q], &mine_set);
+					sched_setaffinity(0, sizeof(mine_set), &mine_set);
+				}
+				struct sess *s = calloc(1, sizeof(*s));
+				if (!s)
+					_exit(1);
+				s->cfg = &cfg;
+				s->allow = cfg.allow_dest ? &allow : NULL;
+				s->key = cfg.auth_file ? key : NULL;
+				s->fd = fd;
+				s->id = sessions;
+				s->client = pa;
+				s->local = la;
+				s->client_sa = peer;
+				s->local_sa = me;
+				s->stream_lock = -1;
+				if (ip3_lock >= 0) { /* its own open file: flock() then tells sessions apart */
+					char lp[64];
+					snprintf(lp, sizeof(lp), "/proc/self/fd/%d", ip3_lock);
+					s->stream_lock = open(lp, O_RDONLY | O_CLOEXEC);
+					close(ip3_lock);
+				}
+				snprintf(s->client_s, sizeof(s->client_s), "%s", who);
+				txs_addr_str(&la, s->local_s, sizeof(s->local_s));
+				snprintf(s->exe, sizeof(s->exe), "%s", exe);
+				int scode = 1;
+				if (paths_make_named(&s->p, "server") < 0) {
+					refuse(s, "cannot make a temporary directory: %s", strerror(errno));
+				} else {
+					snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
+					scode = session(s);
+					close(fd);
+					fd = -1;
+					if (ep[1] >= 0)
+						close(ep[1]);
+					unlink(s->peer_json);
+					char tmp[PATH_MAX + 8];
+					snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
+					unlink(tmp);
+					paths_remove(&s->p);
+				}
+				if (fd >= 0)
+					close(fd);
+				fflush(NULL);
+				_exit(scode);
+			}
+			close(fd);
+			if (ep[1] >= 0)
+				close(ep[1]);
+			sl->ep = ep[0];
+			sl->pid = pid;
+			tab.active++;
+			smet_begin(&g_sm, sl->id, who);
+			/* every wait in a session is bounded; this bounds their sum, in case */
+			sl->deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
 		}
-		close(fd);
-		if (ep[1] >= 0)
-			close(ep[1]);
-		if (child_pipe >= 0)
-			close(child_pipe);
-		child_pipe = ep[0];
-		child = pid;
-		snprintf(child_who, sizeof(child_who), "%s", who);
-		/* every wait in a session is bounded; this bounds their sum, in case */
-		child_deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
 	}
-	if (child > 0)
-		stop_child(child, g_stop ? 0 : 5, NULL);
+	for (unsigned i = 0; i < tab.max; i++)
+		if (tab.s[i].pid > 0)
+			stop_child(tab.s[i].pid, g_stop ? 0 : 5, NULL);
+	for (unsigned k = 0; k < REFUSERS_MAX; k++)
+		if (tab.refusers[k] > 0)
+			stop_child(tab.refusers[k], 1, NULL);
+	for (unsigned k = 0; k < npend; k++)
+		close(pend[k].fd);
+	reap_all(&tab, &cfg, logf, &code_unused);
+	smet_stop(&g_sm);
+	free(tab.s);
+	if (ip3_lock >= 0)
+		close(ip3_lock);
 	close(lfd);
 	if (g_stop)
 		fprintf(logf, "txscale server: stopped after %u session%s\n", sessions, sessions == 1 ? "" : "s");

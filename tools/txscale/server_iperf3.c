@@ -14,6 +14,8 @@
 #include <txscale/iperf3.h>
 #include <txscale/rx.h>
 #include <txscale/stats.h>
+#include <txscale/metrics.h>
+#include "proc.h"
 #include "server_iperf3.h"
 
 bool server_iperf3_first(int fd, int wait_ms)
@@ -187,6 +189,52 @@ char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u)
 	return line_close(&l);
 }
 
+/* The test's counters in the names recv and send use (docs/metrics.md),
+ * for the server's per-session collector. */
+static void metrics_file(const char *path, const struct txs_ip3_test *t, const struct ip3_sums *u)
+{
+	struct txs_prom *p;
+	if (txs_prom_create(&p) < 0)
+		return;
+	double secs = t->t_end - t->t_start;
+	static const struct { const char *name; enum txs_prom_type t; } f[] = {
+		{ "txscale_recv_datagrams_total", TXS_PROM_COUNTER }, { "txscale_recv_bytes_total", TXS_PROM_COUNTER },
+		{ "txscale_recv_unique_total", TXS_PROM_COUNTER },    { "txscale_recv_duplicates_total", TXS_PROM_COUNTER },
+		{ "txscale_recv_reordered_total", TXS_PROM_COUNTER }, { "txscale_recv_late_total", TXS_PROM_COUNTER },
+		{ "txscale_recv_malformed_total", TXS_PROM_COUNTER }, { "txscale_recv_lost", TXS_PROM_GAUGE },
+		{ "txscale_recv_expected", TXS_PROM_GAUGE },          { "txscale_send_datagrams_total", TXS_PROM_COUNTER },
+		{ "txscale_send_bytes_total", TXS_PROM_COUNTER },     { "txscale_run_seconds", TXS_PROM_GAUGE },
+	};
+	for (unsigned i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		txs_prom_family(p, f[i].name, f[i].t, "an iperf3 test's (docs/metrics.md)");
+	const struct txs_prom_label kr = { "kind", "recv" }, ks = { "kind", "send" };
+	if (u->rx_streams) {
+		txs_prom_u64(p, "txscale_recv_datagrams_total", NULL, 0, u->received);
+		txs_prom_u64(p, "txscale_recv_bytes_total", NULL, 0, u->bytes);
+		txs_prom_u64(p, "txscale_recv_unique_total", NULL, 0, u->unique);
+		txs_prom_u64(p, "txscale_recv_duplicates_total", NULL, 0, u->duplicates);
+		txs_prom_u64(p, "txscale_recv_reordered_total", NULL, 0, u->reordered);
+		txs_prom_u64(p, "txscale_recv_late_total", NULL, 0, u->late);
+		txs_prom_u64(p, "txscale_recv_malformed_total", NULL, 0, u->malformed);
+		txs_prom_u64(p, "txscale_recv_lost", NULL, 0, u->lost);
+		if (u->exact)
+			txs_prom_u64(p, "txscale_recv_expected", NULL, 0, u->expected);
+		txs_prom_dbl(p, "txscale_run_seconds", &kr, 1, secs);
+	}
+	if (u->tx_streams) {
+		txs_prom_u64(p, "txscale_send_datagrams_total", NULL, 0, u->sent);
+		txs_prom_u64(p, "txscale_send_bytes_total", NULL, 0, u->sent_bytes);
+		txs_prom_dbl(p, "txscale_run_seconds", &ks, 1, secs);
+	}
+	char *text;
+	size_t n;
+	if (txs_prom_text(p, &text, &n) == 0) {
+		write_atomic(path, text);
+		free(text);
+	}
+	txs_prom_destroy(p);
+}
+
 /* The text report: the log's lines and --get-server-output's text. */
 static char *text_report(const struct ip3_srv_ctx *c, const struct txs_ip3_test *t, const struct ip3_sums *u,
 			 const struct txs_rx_kstats *kd)
@@ -229,6 +277,9 @@ int server_iperf3(const struct ip3_srv_ctx *c)
 		.max_time = (unsigned)c->max_time,
 		.ctl_timeout_ms = c->ctl_timeout_ms,
 		.refuse_auth = c->auth,
+		.max_rate = c->max_rate,
+		.max_rate_bits = c->max_rate_bits,
+		.stream_lock = c->stream_lock,
 	};
 	struct txs_ip3_test t;
 	struct txs_rx_kstats k0, k1, kd;
@@ -253,6 +304,8 @@ int server_iperf3(const struct ip3_srv_ctx *c)
 	}
 	struct ip3_sums u;
 	ip3_add_up(&t, &u);
+	if (c->metrics_file)
+		metrics_file(c->metrics_file, &t, &u);
 	char *text = text_report(c, &t, &u, &kd);
 	fprintf(logf, "%siperf3 %s client: -l %u, -P %u%s%s%s, %s\n", c->prefix,
 		t.p.client_version[0] ? t.p.client_version : "(unknown version)", t.p.len, t.p.parallel,

@@ -16,6 +16,10 @@ struct ip3_srv_ctx {
 	double max_time;
 	int ctl_timeout_ms;
 	bool auth;                            /* --auth-file: iperf3 clients are refused */
+	const int *stream_lock;               /* see txs_ip3_srv_conf */
+	double max_rate;                      /* --max-rate (0: none) */
+	const char *metrics_file;             /* --metrics: the test's counters written here at its end (NULL: none) */
+	bool max_rate_bits;
 };
 
 struct txs_ip3_test;

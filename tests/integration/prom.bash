@@ -1,0 +1,42 @@
+# A real Prometheus for the metrics tests (source after common.bash).
+# prom_need: skips (77) without prometheus, python3, jq, or a txscale with
+# --metrics (libmicrohttpd).
+# prom_up PORT TARGET...: starts prometheus on 127.0.0.1:PORT scraping each
+# TARGET ("job=ADDR:PORT") every second, its TSDB in $tmp, and waits until it
+# is ready (bounded); q PROMQL prints the API's JSON, val PROMQL the first
+# result's value ("none" without one).
+prom_up() {
+  PP=$1; shift
+  {
+    printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n'
+    local t
+    for t in "$@"; do
+      printf '  - job_name: %s\n    static_configs: [ { targets: ["%s"] } ]\n' "${t%%=*}" "${t#*=}"
+    done
+  } >"$tmp/prometheus.yml"
+  prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
+    --web.listen-address="127.0.0.1:$PP" >"$tmp/prom.log" 2>&1 &
+  PROM_PID=$!
+  CLEANUP_HOOKS+=('kill $PROM_PID 2>/dev/null; wait $PROM_PID 2>/dev/null')
+  for _ in $(seq 100); do
+    python3 -c 'import sys, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/-/ready" % sys.argv[1], timeout=1)' "$PP" 2>/dev/null && return 0
+    kill -0 $PROM_PID 2>/dev/null || fail "prometheus exited: $(tail -5 "$tmp/prom.log")"
+    sleep 0.2
+  done
+  fail "prometheus was not ready within 20 s: $(tail -5 "$tmp/prom.log")"
+}
+q() {
+  python3 -c 'import sys, urllib.request, urllib.parse
+print(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?" % sys.argv[1] +
+      urllib.parse.urlencode({"query": sys.argv[2]}), timeout=5).read().decode())' "$PP" "$1"
+}
+val() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
+prom_need() {
+  need_cmd prometheus "needs prometheus (scripts/deps test)"
+  need_cmd python3 "needs python3"
+  need_cmd jq "needs jq (scripts/deps test)"
+  need_txs
+  local probe
+  probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
+  ! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"
+}

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# Concurrent sessions in `txscale server` (netns lab "conc"): the server in
+# LAB-b (198.18.0.2 / 2001:2::2) with --max-sessions 4
+# --max-sessions-per-client 2 --max-rate 50k; clients in LAB-a, which is two
+# client addresses (198.18.0.1 and 2001:2::1).
+#   1. four at once: `txscale send -c` and a stock `iperf3 -c -u` from each
+#      address; each exact (txscale: received + lost = sent, exact, lost 0;
+#      iperf3: the server's count against what the client says it sent);
+#      while the four run, a fifth txscale client is told the server is busy
+#      naming --max-sessions 4, and a fifth iperf3 client prints "the server
+#      is busy running a test"
+#   1b. two iperf3 -P 16 tests from one address at once (their stream
+#      handshakes arrive on one port number): each exact, with its own 16
+#      streams
+#   2. the per-client limit: two sessions from 198.18.0.1 run, a third from
+#      there is refused naming --max-sessions-per-client 2, and one from
+#      2001:2::1 is served meanwhile, ending before a silent connection
+#      from there (opened before it) times out; the two sessions from
+#      198.18.0.1 run on disjoint CPU sets (two CPUs or more)
+#   3. --max-rate: a txscale -R asking 100k packets/s and an iperf3 -R
+#      asking more than 50k datagrams/s are refused; the server's log names
+#      the limit
+#   4. two txscale clients asking the same data port at once: the second is
+#      refused (the port is in use), the first stays exact
+#   5. 100 short sessions, four at a time, of which every tenth client is
+#      killed (SIGKILL) mid-test: afterwards the server's open files and
+#      child processes are back at their idle values, its VmRSS within
+#      idle + 25 %
+# Needs root, jq, iperf3; exits 77 with the reason otherwise.
+set -euo pipefail
+
+SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/integration/common.bash"
+LAB=$(lab_name conc)
+A=$LAB-a
+B=$LAB-b
+
+# a failing case shows the end of the server's log
+FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && tail -n 40 "$tmp/srv.log" | sed "s/^/  server: /"')
+
+need_txs
+need_root
+need_cmd jq "needs jq (scripts/deps test)"
+need_cmd iperf3 "needs iperf3 (scripts/deps test)"
+
+txs_tmp
+lab_up "$LAB"
+mkdir -p "$tmp/ts" "$tmp/tc"
+
+TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --max-sessions 4 --max-sessions-per-client 2 --max-rate 50k \
+  --ctl-timeout 3 --max-time 30 >"$tmp/srv.json" 2>"$tmp/srv.log" &
+srv=$!
+for _ in $(seq 50); do
+  ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN && break
+  sleep 0.1
+done
+ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN || fail "the server does not listen"
+grep -q "sessions at once: at most 4 (2 per client)" "$tmp/srv.log" || fail "the server's first line does not say its limits"
+
+# the server's established control connections
+estab() { ip netns exec "$B" ss -Htn state established '( sport = :5201 )' | wc -l; }
+wait_estab() { # N: until N control connections are up (5 s)
+  for _ in $(seq 100); do [ "$(estab)" -ge "$1" ] && return 0; sleep 0.05; done
+  fail "$1 control connections expected, $(estab) up"
+}
+txc() { # NAME [send options...]: a txscale client in the background, JSON into NAME.json
+  local name=$1; shift
+  TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$TXS" send -J -i 0 "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
+}
+ip3c() { # NAME [iperf3 options...]
+  local name=$1; shift
+  timeout 60 ip netns exec "$A" iperf3 -J "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
+}
+txs_exact() { # NAME PACKETS: the client's receiver line is exact with no loss
+  local r
+  r=$(jq -c 'select(.type == "receiver")' "$tmp/$1.json" | tail -n1)
+  echo "$r" | jq -e --argjson s "$2" '.lost_exact and .expected == $s and .unique + .lost == $s and .unique == $s' >/dev/null ||
+    fail "$1: not exact against $2 sent: $r $(cat "$tmp/$1.err")"
+}
+ip3_exact() { # NAME: the server's iperf3 summary for this client is exact against what it sent
+  local sent own
+  sent=$(jq .end.sum_sent.packets "$tmp/$1.json")
+  own=$(jq -c --argjson s "$sent" 'select(.type == "summary" and .kind == "recv" and .device == "iperf3" and .expected == $s)' "$tmp/srv.json" | tail -n1)
+  echo "$own" | jq -e --argjson s "$sent" '.lost_exact and .unique + .lost == $s and .lost == .kernel_drops.sockets' >/dev/null ||
+    fail "$1: the client sent $sent, the server says: $own"
+  echo "$sent $(echo "$own" | jq .unique)"
+}
+
+# ---- 1. four at once, a fifth refused -------------------------------------------------------------
+four() {
+txc t4 -c 198.18.0.2 -p 6001 -n 30k -b 10k & p1=$!
+txc t6 -c 2001:2::2 -p 6002 -n 30k -b 10k & p2=$!
+ip3c i4 -c 198.18.0.2 -u -l 100 -b 1M -t 3 & p3=$!
+ip3c i6 -c 2001:2::2 -u -l 200 -b 2M -t 3 & p4=$!
+wait_estab 4
+set +e
+out5=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6003 -n 100 -i 0 2>&1); rc5=$?
+out6=$(timeout 20 ip netns exec "$A" iperf3 -c 2001:2::2 -u -t 1 2>&1); rc6=$?
+set -e
+[ "$(estab)" -ge 4 ] || fail "busy: the four sessions were not all running when the fifth came"
+for p in $p1 $p2 $p3 $p4; do wait $p || fail "four: a client failed: $(tail -n 3 "$tmp"/*.err)"; done
+[ $rc5 -eq 1 ] || fail "busy: the fifth txscale client exited $rc5: $out5"
+case "$out5" in *"the server is busy: 4 sessions run, this server's most (--max-sessions 4)"*) ;; *) fail "busy: '$out5'" ;; esac
+[ $rc6 -ne 0 ] || fail "busy: the fifth iperf3 client exited 0"
+case "$out6" in *"the server is busy running a test"*) ;; *) fail "busy: iperf3 says '$out6'" ;; esac
+txs_exact t4 30000
+txs_exact t6 30000
+r3=$(ip3_exact i4)
+r4=$(ip3_exact i6)
+echo "ok: four at once: txscale v4 and v6 30000 of 30000 each (exact), iperf3 v4 sent/received $r3, v6 $r4 (exact); the fifth told: '${out5##*: }' / iperf3: '$(echo "$out6" | tail -n1)'"
+
+}
+
+# ---- 1b. two iperf3 tests from one address at once: their streams' handshakes share the port ----------
+same_address() {
+ip3c j1 -c 198.18.0.2 -u -l 100 -b 200k -t 1 -P 16 & p1=$!
+ip3c j2 -c 198.18.0.2 -u -l 120 -b 150k -t 1 -P 16 & p2=$!
+wait $p1 || fail "same address: iperf3 j1 failed: $(cat "$tmp/j1.err") $(jq -r .error "$tmp/j1.json")"
+wait $p2 || fail "same address: iperf3 j2 failed: $(cat "$tmp/j2.err") $(jq -r .error "$tmp/j2.json")"
+for j in j1 j2; do
+  [ "$(jq -r '.end.sum_sent.packets // "none"' "$tmp/$j.json")" != none ] || fail "same address: iperf3 $j: $(jq -r .error "$tmp/$j.json")"
+  ip3_exact $j >/dev/null
+  sent=$(jq .end.sum_sent.packets "$tmp/$j.json")
+  jq -c --argjson s "$sent" 'select(.type == "summary" and .kind == "recv" and .device == "iperf3" and .expected == $s)' "$tmp/srv.json" |
+    tail -n1 | jq -e '(.flows | length) == 16 and .handshakes_refused == 0' >/dev/null || fail "same address: $j: not 16 streams of its own"
+done
+[ "$(jq .end.sum_sent.bytes "$tmp/j1.json")" -eq $((100 * $(jq .end.sum_sent.packets "$tmp/j1.json"))) ] || fail "same address: j1's bytes"
+echo "ok: two iperf3 -P 16 tests from 198.18.0.1 at once: each exact with its own 16 streams ($(ip3_exact j1), $(ip3_exact j2))"
+
+}
+
+# ---- 2. the per-client limit ----------------------------------------------------------------------
+per_client() {
+txc h1 -c 198.18.0.2 -p 6011 -n 30k -b 10k & q1=$!
+txc h2 -c 198.18.0.2 -p 6012 -n 30k -b 10k & q2=$!
+wait_estab 2
+# CPUs shared out: with two sessions running and two CPUs or more, each
+# session's process (and what it starts) may run on CPUs the other may not
+cpus_note="one CPU: not checked"
+if [ "$(nproc)" -ge 2 ]; then
+  sleep 0.3
+  mapfile -t sp < <(ps -o pid= --ppid "$srv")
+  [ "${#sp[@]}" -eq 2 ] || fail "cpus: ${#sp[@]} session processes, expected 2"
+  c1=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/${sp[0]// /}/status")
+  c2=$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/${sp[1]// /}/status")
+  python3 - "$c1" "$c2" <<'PY' || fail "cpus: the two sessions share CPUs: $c1 and $c2"
+import sys
+def cpus(s):
+    out = set()
+    for part in s.split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+sys.exit(0 if not (cpus(sys.argv[1]) & cpus(sys.argv[2])) else 1)
+PY
+  for p in "${sp[@]}"; do # the session's receiver inherits its share
+    for g in $(ps -o pid= --ppid "${p// /}"); do
+      [ "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$g/status")" = "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/${p// /}/status")" ] ||
+        fail "cpus: session ${p// /}'s child $g runs outside its share"
+    done
+  done
+  cpus_note="session CPUs $c1 and $c2"
+fi
+set +e
+out3=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6013 -n 100 -i 0 2>&1); rc3=$?
+set -e
+# a silent client (connects, says nothing) from 2001:2::1 does not hold up the next one from there
+ip netns exec "$A" python3 -c 'import socket, time
+s = socket.create_connection(("2001:2::2", 5201)); time.sleep(5)' & q3=$!
+wait_estab 3
+n0=$(wc -l <"$tmp/srv.log")
+txc v6 -c 2001:2::2 -p 6014 -n 2k -b 10k || fail "per-client: the v6 client was not served: $(cat "$tmp/v6.err")"
+tail -n +"$n0" "$tmp/srv.log" | grep -m1 -E '\(2001:2::1\): (done after 1 test|error)' | grep -q 'done after' ||
+  fail "silent: the v6 client's session ended after the silent one's: $(tail -n +"$n0" "$tmp/srv.log" | grep 2001:2::1)"
+kill $q3 2>/dev/null || true
+wait $q3 2>/dev/null || true
+wait $q1 || fail "per-client: h1 failed: $(cat "$tmp/h1.err")"
+wait $q2 || fail "per-client: h2 failed: $(cat "$tmp/h2.err")"
+[ $rc3 -eq 1 ] || fail "per-client: the third client exited $rc3: $out3"
+case "$out3" in *"2 sessions from 198.18.0.1 run, the most per client (--max-sessions-per-client 2)"*) ;; *) fail "per-client: '$out3'" ;; esac
+txs_exact h1 30000
+txs_exact h2 30000
+txs_exact v6 2000
+echo "ok: per client: a third from 198.18.0.1 told '${out3##*: }' while 2001:2::1 was served (2000 of 2000); $cpus_note"
+
+}
+
+# ---- 3. --max-rate ---------------------------------------------------------------------------------
+max_rate() {
+set +e
+outr=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6021 -R -n 1000 -b 100k -i 0 2>&1); rcr=$?
+outi=$(timeout 20 ip netns exec "$A" iperf3 -c 198.18.0.2 -u -R -l 100 -b 80M -t 1 2>&1); rci=$?
+set -e
+[ $rcr -ne 0 ] || fail "max-rate: -R -b 100k was served"
+case "$outr" in *"100000 packets/s asked; this server sends at most 50000 packets/s (--max-rate)"*) ;; *) fail "max-rate: '$outr'" ;; esac
+[ $rci -ne 0 ] || fail "max-rate: iperf3 -R -b 80M was served"
+grep -q "100000 datagrams/s asked (-b 80000000 over 1 stream); this server sends at most 50000 datagrams/s (--max-rate)" "$tmp/srv.log" ||
+  fail "max-rate: the server's log does not name the limit for iperf3"
+txc rok -c 198.18.0.2 -p 6022 -R -n 2k -b 20k || fail "max-rate: -R -b 20k was refused: $(cat "$tmp/rok.err")"
+echo "ok: max-rate: -R -b 100k refused ('${outr##*: }'), iperf3 -R -b 80M refused ($(echo "$outi" | tail -n1)), -R -b 20k served"
+
+}
+
+# ---- 4. one data port per session ------------------------------------------------------------------
+data_port() {
+txc d1 -c 198.18.0.2 -p 6031 -n 30k -b 10k & d1=$!
+wait_estab 1
+sleep 0.5
+set +e
+outd=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6031 -n 100 -i 0 2>&1); rcd=$?
+set -e
+wait $d1 || fail "port: the first client failed: $(cat "$tmp/d1.err")"
+[ $rcd -ne 0 ] || fail "port: a second session on data port 6031 was served"
+case "$outd" in *"port 6031"*"in use"*) ;; *) fail "port: '$outd'" ;; esac
+txs_exact d1 30000
+echo "ok: data port: a second session asking port 6031 is refused ('${outd##*: }'), the first exact"
+
+}
+
+# ---- 5. 100 sessions, some killed: back to idle -----------------------------------------------------
+hundred() {
+kids() { ps -o pid= --ppid "$srv" | wc -l; }
+nfd() { ls "/proc/$srv/fd" | wc -l; }
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$srv/status"; }
+[ "$(cat /proc/$srv/comm)" = txscale ] || fail "the server's pid $srv is not txscale's ($(cat /proc/$srv/comm))"
+for _ in $(seq 100); do [ "$(kids)" -eq 0 ] && break; sleep 0.05; done
+kids0=$(kids) fd0=$(nfd) rss0=$(rss)
+[ "$kids0" -eq 0 ] || fail "idle: the server has $kids0 children before the run"
+one() { # K: session K, retried while the server is still busy with the last batch
+  local k=$1 dst=198.18.0.2 try out
+  [ $((k % 2)) -eq 0 ] || dst=2001:2::2
+  if [ $((k % 10)) -eq 3 ]; then # killed mid-test
+    if [ $((k % 20)) -eq 3 ]; then
+      TMPDIR=$tmp/tc ip netns exec "$A" "$TXS" send -c $dst -p $((7000 + k)) -n 100k -b 10k -i 0 >/dev/null 2>&1 &
+    else
+      ip netns exec "$A" iperf3 -c $dst -u -l 100 -b 1M -t 10 >/dev/null 2>&1 &
+    fi
+    local p=$!
+    sleep 0.6
+    kill -9 $p 2>/dev/null || true
+    wait $p 2>/dev/null || true
+    return 0
+  fi
+  for try in 1 2 3 4 5 6 7 8 9 10; do
+    if [ $((k % 4)) -eq 1 ]; then
+      out=$(timeout 20 ip netns exec "$A" iperf3 -c $dst -u -l 100 -b 1M -n 20k 2>&1) && return 0
+      case "$out" in *busy*) sleep 0.2; continue ;; esac
+    else
+      out=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c $dst -p $((7000 + k)) -n 200 -b 20k -i 0 2>&1) && return 0
+      case "$out" in *busy*) sleep 0.2; continue ;; esac
+    fi
+    echo "session $k: $out" >>"$tmp/many.err"
+    return 1
+  done
+  echo "session $k: busy 10 times: $out" >>"$tmp/many.err"
+  return 1
+}
+t0=$(date +%s)
+for b in $(seq 0 24); do
+  pids=()
+  for i in 0 1 2 3; do one $((b * 4 + i)) & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || fail "many: $(cat "$tmp/many.err")"; done
+done
+# the killed clients' sessions end at their control timeout (3 s) or sooner
+for _ in $(seq 200); do
+  [ "$(kids)" -eq "$kids0" ] && [ "$(nfd)" -eq "$fd0" ] && break
+  sleep 0.05
+done
+kids1=$(kids) fd1=$(nfd) rss1=$(rss)
+[ "$kids1" -eq "$kids0" ] || fail "many: $kids1 children left (idle: $kids0): $(ps -o pid,args --ppid "$srv")"
+[ "$fd1" -eq "$fd0" ] || fail "many: $fd1 open files (idle: $fd0): $(ls -l /proc/$srv/fd)"
+[ "$rss1" -le $((rss0 + rss0 / 4)) ] || fail "many: VmRSS $rss1 kB (idle: $rss0 kB)"
+served=$(grep -c "session [0-9]* (.*): \(done after\|ended by\)\|iperf3 .* client: -l" "$tmp/srv.log" || true)
+[ -z "$(ls -A "$tmp/ts")" ] || fail "many: temporary files left: $(ls "$tmp/ts")"
+kill -0 $srv || fail "the server died"
+echo "ok: 100 sessions ($served ended well, 10 clients killed) in $(( $(date +%s) - t0 )) s: children $kids1 (idle $kids0), open files $fd1 (idle $fd0), VmRSS $rss1 kB (idle $rss0 kB), no temporary file left"
+}
+
+run_case four
+run_case same_address
+run_case per_client
+run_case max_rate
+run_case data_port
+run_case hundred
+kill $srv
+wait $srv 2>/dev/null || true
