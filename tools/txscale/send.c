@@ -168,7 +168,7 @@ static const struct opt send_opts[] = {
 	{ "src-mac", 0, OPT_STR, O(src_mac), "MAC", "source MAC for frame devices" },
 	{ "dst-mac", 0, OPT_STR, O(dst_mac), "MAC", "destination MAC for frame devices" },
 	{ "seed", 0, OPT_U64, O(seed), "N", "seed for IDs (0 = random)", "0" },
-	{ "burst", 0, OPT_UINT, O(burst), "N", "frames per device call (default 32; the sendmsg path raises it to fit one datagram's frames)", NULL, 1, 256 },
+	{ "burst", 0, OPT_UINT, O(burst), "N", "frames per device call (default 32, or what the device does best with: packet: 64 per kick, udp: with GSO the kernel's segment limit; the sendmsg path raises it to fit one datagram's frames)", NULL, 1, 256 },
 	{ "gso", 0, OPT_CUSTOM, O(gso), "auto|off|SIZE", "UDP_SEGMENT. auto: --dev udp coalesces the datagrams due "
 	  "together into GSO sends where the wire stays the same (one flow, one size, within the MTU); off: one datagram "
 	  "per message; SIZE: cut each -l payload into SIZE-byte datagrams (sendmsg path)", "auto", 0, 0,
