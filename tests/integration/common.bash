@@ -154,6 +154,7 @@ txs_tmp() { tmp=$(mktemp -d "$@"); }
 
 # tc_drops NS DEV: the root qdisc's drop counter on DEV in namespace NS
 tc_drops() { tc -n "$1" -s qdisc show dev "$2" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1; }
+tc_pkts() { tc -n "$1" -s qdisc show dev "$2" | sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p' | head -n1; }
 
 lab_name() {
   local n=$1$TXS_LAB_TAG
