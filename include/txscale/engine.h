@@ -245,6 +245,15 @@ struct txs_worker {
 
 struct txs_engine;
 
+/* The schedule a run of conf follows, without running it: due_ns[j] = the
+ * time (ns after the run's start) at which worker `worker`'s datagram j is
+ * due, j < n, as the worker loop sees it when every send takes no time (a
+ * late worker sends what came due at once, then keeps to this schedule:
+ * it never moves). Only the rate fields are read (rate_pps, n_workers,
+ * pace). Unlimited: all 0. Returns how many were filled (fewer than n where
+ * the schedule ends: a ramp to 0) or -EINVAL. */
+TXS_API int64_t txs_pace_schedule(const struct txs_engine_conf *conf, unsigned worker, uint64_t *due_ns, uint64_t n);
+
 /* Validate conf and allocate. Returns 0 or -EINVAL/-ENOMEM. */
 TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_conf *conf);
 /* Start the workers. Returns 0 or -errno (pinning to an absent CPU: -EINVAL). */

@@ -27,15 +27,11 @@ struct txs_engine {
 	int go;                 /* start signal */
 };
 
-TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_conf *c)
+/* The rate profile's own rules (txs_engine_create, txs_pace_schedule) */
+static int pace_check(const struct txs_engine_conf *c)
 {
-	*out = NULL;
-	if (!c->n_workers || c->n_workers > TXS_MAX_CORES || !c->dev || !c->gen || !c->gen->fill ||
-	    !(c->rate_pps >= 0) || !isfinite(c->rate_pps) || !(c->duration >= 0) || c->burst > TXS_MAX_BURST ||
-	    c->n_workers > c->dev->conf.max_queues)
+	if (!(c->rate_pps >= 0) || !isfinite(c->rate_pps))
 		return -EINVAL;
-	if (c->profile_every && !TXS_PROF_SUPPORTED)
-		return -ENOTSUP; /* no cycle counter we know how to read */
 	const struct txs_pace_conf *pc = &c->pace;
 	switch (pc->kind) {
 	case TXS_PACE_CONST:
@@ -61,6 +57,20 @@ TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_c
 		return -EINVAL;
 	}
 	if (pc->burst_on && pc->kind != TXS_PACE_CONST)
+		return -EINVAL;
+	return 0;
+}
+
+TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_conf *c)
+{
+	*out = NULL;
+	if (!c->n_workers || c->n_workers > TXS_MAX_CORES || !c->dev || !c->gen || !c->gen->fill ||
+	    !(c->rate_pps >= 0) || !isfinite(c->rate_pps) || !(c->duration >= 0) || c->burst > TXS_MAX_BURST ||
+	    c->n_workers > c->dev->conf.max_queues)
+		return -EINVAL;
+	if (c->profile_every && !TXS_PROF_SUPPORTED)
+		return -ENOTSUP; /* no cycle counter we know how to read */
+	if (pace_check(c) < 0)
 		return -EINVAL;
 	if (c->timestamps != TXS_TS_BURST && c->timestamps != TXS_TS_PACKET && c->timestamps != TXS_TS_INTERP)
 		return -EINVAL;
@@ -182,20 +192,20 @@ static inline double exp_gap(struct pacer *p)
 	return -log1p(-u) * p->mean;
 }
 
-static void pacer_init(struct pacer *p, const struct txs_worker *w, uint64_t t0)
+/* worker `id` of c->n_workers, sending rate_pps of the total */
+static void pacer_init(struct pacer *p, const struct txs_engine_conf *c, unsigned id, double rate_pps, uint64_t t0)
 {
-	const struct txs_engine_conf *c = &w->eng->conf;
 	const struct txs_pace_conf *pc = &c->pace;
 	memset(p, 0, sizeof(*p));
 	p->kind = pc->kind;
 	p->t0 = t0;
 	p->P = c->n_workers;
-	p->k = w->id;
-	p->ns = w->rate_pps > 0 ? 1e9 / w->rate_pps : 0;
+	p->k = id;
+	p->ns = rate_pps > 0 ? 1e9 / rate_pps : 0;
 	/* worker k of P sends its datagram j at t0 + (j + k/P) * ns_per_pkt:
 	 * the workers interleave on the grid of the total rate instead of all
 	 * sending their first datagram at t0 (-b 1 -P 8 -t 1.5 sends 2, not 8) */
-	p->off = p->ns * w->id / c->n_workers;
+	p->off = p->ns * id / c->n_workers;
 	p->on = p->ns > 0 || pc->burst_on || pc->kind != TXS_PACE_CONST;
 	p->bon = pc->burst_on;
 	p->boff = (double)pc->burst_off_ns;
@@ -212,10 +222,10 @@ static void pacer_init(struct pacer *p, const struct txs_worker *w, uint64_t t0)
 		uint64_t x = pc->seed;
 		if (!x && getrandom(&x, sizeof(x), 0) != sizeof(x))
 			x = txs_now_mono_ns();
-		x += w->id * 0x632be59bd9b4e019ull;
+		x += id * 0x632be59bd9b4e019ull;
 		p->rng[0] = txs_rng_next(&x);
 		p->rng[1] = txs_rng_next(&x) | 1;
-		p->mean = 1e9 / w->rate_pps;
+		p->mean = 1e9 / rate_pps;
 		p->next = (double)t0 + exp_gap(p);
 		break;
 	}
@@ -329,6 +339,28 @@ static inline uint64_t pacer_due(const struct pacer *p, uint64_t j)
 	if (!(d < PACE_NS_MAX - (double)p->t0))
 		return UINT64_MAX;
 	return p->t0 + (uint64_t)d;
+}
+
+TXS_API int64_t txs_pace_schedule(const struct txs_engine_conf *c, unsigned worker, uint64_t *due_ns, uint64_t n)
+{
+	if (!c || (!due_ns && n) || !c->n_workers || c->n_workers > TXS_MAX_CORES || worker >= c->n_workers ||
+	    n > INT64_MAX || pace_check(c) < 0)
+		return -EINVAL;
+	struct pacer p;
+	pacer_init(&p, c, worker, c->rate_pps / c->n_workers, 0);
+	/* the worker loop with sends that take no time: datagram j leaves at
+	 * the first `now` where the schedule allows it, asked as the loop asks */
+	uint64_t now = 0;
+	for (uint64_t j = 0; j < n; j++) {
+		while (p.on && pacer_allowed(&p, now, j, j + 1) < j + 1) {
+			uint64_t d = pacer_due(&p, j);
+			if (d == UINT64_MAX)
+				return (int64_t)j; /* the schedule ends (a ramp to 0) */
+			now = d > now ? d : now + 1;
+		}
+		due_ns[j] = now;
+	}
+	return (int64_t)n;
 }
 
 #if defined(__x86_64__)

@@ -12,7 +12,7 @@ static int WL_NAME(struct txs_worker *w)
 	uint64_t deadline = c->duration > 0 ? t0 + (uint64_t)(c->duration * 1e9) : UINT64_MAX;
 	/* the worker's schedule (rate profiles: engine.c, struct pacer) */
 	struct pacer pc;
-	pacer_init(&pc, w, t0);
+	pacer_init(&pc, c, w->id, w->rate_pps, t0);
 	uint64_t done = 0; /* datagrams built (sent or dropped) */
 	struct txs_txq *q = w->txq;
 	int rc = 0;

@@ -201,6 +201,141 @@ static void poisson_never_ahead(void **st)
 	}
 }
 
+/* txs_pace_schedule: the schedule itself, without a clock. POISSON gaps
+ * are exponential at the mean (mean, coefficient of variation, median at
+ * mean x ln 2, P(gap < mean) = 1 - 1/e) for several seeds, each worker's
+ * own and their union at the total rate; the same seed gives the same
+ * schedule, another seed another one. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void check_exponential(const uint64_t *t, size_t n, double mean_ns)
+{
+	double *g = malloc((n - 1) * sizeof(*g)), s = 0, s2 = 0;
+	assert_non_null(g);
+	for (size_t i = 1; i < n; i++) {
+		assert_true(t[i] >= t[i - 1]);
+		g[i - 1] = (double)(t[i] - t[i - 1]);
+		s += g[i - 1];
+	}
+	double m = s / (double)(n - 1);
+	size_t below = 0;
+	for (size_t i = 0; i < n - 1; i++) {
+		s2 += (g[i] - m) * (g[i] - m);
+		below += g[i] < m;
+	}
+	double cv = sqrt(s2 / (double)(n - 2)) / m;
+	/* n = 20000: the standard errors are 0.7% (mean), 1% (cv), 1.4% (median), 0.0034 (P) */
+	assert_true(fabs(m - mean_ns) / mean_ns < 0.03);
+	assert_true(cv > 0.95 && cv < 1.05);
+	assert_true(fabs((double)below / (double)(n - 1) - (1 - exp(-1))) < 0.015);
+	uint64_t *sg = malloc((n - 1) * sizeof(*sg));
+	assert_non_null(sg);
+	for (size_t i = 0; i < n - 1; i++)
+		sg[i] = (uint64_t)g[i];
+	qsort(sg, n - 1, sizeof(*sg), cmp_u64);
+	double med = (double)sg[(n - 1) / 2];
+	assert_true(fabs(med - m * log(2)) / (m * log(2)) < 0.06);
+	free(sg);
+	free(g);
+}
+
+static void schedule_poisson_exponential(void **st)
+{
+	(void)st;
+	enum { N = 20000 };
+	uint64_t *a = malloc(2 * N * sizeof(*a)), *b = malloc(N * sizeof(*b));
+	assert_non_null(a);
+	assert_non_null(b);
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct txs_engine_conf ec = { .n_workers = 1, .rate_pps = 5000,
+					      .pace = { .kind = TXS_PACE_POISSON, .seed = seed } };
+		assert_int_equal(txs_pace_schedule(&ec, 0, a, N), N);
+		check_exponential(a, N, 200000);
+		assert_int_equal(txs_pace_schedule(&ec, 0, b, N), N);
+		assert_memory_equal(a, b, N * sizeof(*a)); /* one seed, one schedule */
+		ec.pace.seed = seed + 100;
+		assert_int_equal(txs_pace_schedule(&ec, 0, b, N), N);
+		assert_memory_not_equal(a, b, N * sizeof(*a));
+		/* two workers at 5000/s in total: each is Poisson at 2500/s, the
+		 * union (merged: the first N of 2N cover the same span) at 5000/s */
+		ec.n_workers = 2;
+		ec.pace.seed = seed;
+		assert_int_equal(txs_pace_schedule(&ec, 0, a, N), N);
+		check_exponential(a, N, 400000);
+		assert_int_equal(txs_pace_schedule(&ec, 1, a + N, N), N);
+		check_exponential(a + N, N, 400000);
+		assert_memory_not_equal(a, a + N, N * sizeof(*a)); /* the workers' streams differ */
+		qsort(a, 2 * N, sizeof(*a), cmp_u64);
+		check_exponential(a, N, 200000);
+	}
+	free(a);
+	free(b);
+}
+
+/* CONST: evenly spaced, worker k of P offset by k/P of its period;
+ * unlimited: all due at once; RAMP: N(t) = f t + a t^2 / 2; bursts: the
+ * silence between groups; a ramp to 0 ends; bad input */
+static void schedule_shapes(void **st)
+{
+	(void)st;
+	uint64_t d[64];
+	struct txs_engine_conf ec = { .n_workers = 2, .rate_pps = 1000 };
+	assert_int_equal(txs_pace_schedule(&ec, 1, d, 4), 4);
+	for (unsigned j = 0; j < 4; j++)
+		assert_true(llabs((long long)d[j] - (long long)(j * 2000000 + 1000000)) <= 1);
+	ec.rate_pps = 0;
+	assert_int_equal(txs_pace_schedule(&ec, 0, d, 4), 4);
+	for (unsigned j = 0; j < 4; j++)
+		assert_int_equal(d[j], 0);
+	ec = (struct txs_engine_conf){ .n_workers = 1,
+				       .pace = { .kind = TXS_PACE_RAMP, .ramp_from = 0, .ramp_to = 1000, .ramp_secs = 1 } };
+	assert_int_equal(txs_pace_schedule(&ec, 0, d, 64), 64);
+	for (unsigned j = 1; j < 64; j++) /* N(t) = 500 t^2: datagram j at sqrt(j / 500) s */
+		assert_true(fabs((double)d[j] - sqrt(j / 500.0) * 1e9) < 2);
+	ec.pace = (struct txs_pace_conf){ .kind = TXS_PACE_RAMP, .ramp_from = 1000, .ramp_to = 0, .ramp_secs = 0.01 };
+	/* 1000/s to 0 over 10 ms: N(10 ms) = 5, datagrams 0 (at the start) to 5 */
+	assert_int_equal(txs_pace_schedule(&ec, 0, d, 64), 6);
+	ec = (struct txs_engine_conf){ .n_workers = 1, .rate_pps = 10000,
+				       .pace = { .burst_on = 10, .burst_off_ns = 5000000 } };
+	assert_int_equal(txs_pace_schedule(&ec, 0, d, 30), 30);
+	for (unsigned j = 1; j < 30; j++) {
+		uint64_t gap = d[j] - d[j - 1];
+		if (j % 10)
+			assert_true(gap >= 99999 && gap <= 100001);
+		else
+			assert_true(gap >= 5000000); /* the silence after the group's last datagram */
+	}
+	assert_int_equal(txs_pace_schedule(&ec, 1, d, 1), -EINVAL); /* no worker 1 */
+	assert_int_equal(txs_pace_schedule(&ec, 0, NULL, 1), -EINVAL);
+	assert_int_equal(txs_pace_schedule(&ec, 0, NULL, 0), 0);
+	ec.pace = (struct txs_pace_conf){ .kind = TXS_PACE_POISSON };
+	ec.rate_pps = 0;
+	assert_int_equal(txs_pace_schedule(&ec, 0, d, 1), -EINVAL); /* Poisson without a mean rate */
+	ec.rate_pps = NAN;
+	assert_int_equal(txs_pace_schedule(&ec, 0, d, 1), -EINVAL);
+}
+
+/* The engine keeps to the schedule txs_pace_schedule() gives: on the dummy
+ * device (sends take ~no time) a run of 400 Poisson datagrams at 4000/s
+ * ends no earlier than the last one's due time, and not much later */
+static void engine_keeps_schedule(void **st)
+{
+	(void)st;
+	struct txs_pace_conf p = { .kind = TXS_PACE_POISSON, .seed = 9 };
+	struct txs_engine_conf ec = { .n_workers = 1, .rate_pps = 4000, .pace = p };
+	uint64_t d[400];
+	assert_int_equal(txs_pace_schedule(&ec, 0, d, 400), 400);
+	struct run r = run_engine_pace("dummy", 1, 400, 0, 4000, false, 16, &p);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.packets, 400);
+	assert_true(r.secs >= (double)d[399] / 1e9 - 1e-6);
+	assert_true(r.secs < (double)d[399] / 1e9 + 2);
+}
+
 static void bursts_keep_silence(void **st)
 {
 	(void)st;
@@ -541,6 +676,9 @@ int main(void)
 		cmocka_unit_test(tiny_rate_waits),
 		cmocka_unit_test(ramp_never_ahead),
 		cmocka_unit_test(poisson_never_ahead),
+		cmocka_unit_test(schedule_poisson_exponential),
+		cmocka_unit_test(schedule_shapes),
+		cmocka_unit_test(engine_keeps_schedule),
 		cmocka_unit_test(bursts_keep_silence),
 		cmocka_unit_test(table_schedule),
 		cmocka_unit_test(timestamps_per_packet),

@@ -51,6 +51,7 @@ struct send_cfg {
 	unsigned miimon, updelay, downdelay;
 	unsigned profile;
 	bool dry_run;
+	const char *schedule_file;
 	unsigned mtu;
 	struct ctl_client_opts ctl; /* -c HOST is a txscale server: client.c */
 	/* rate profiles, timestamps, replay (docs/design.md "Pacing", docs/replay.md) */
@@ -117,6 +118,7 @@ static int parse_speed(const char *val, void *dst, char *err, size_t errlen)
  * sane length sends at most one packet per thread, and the schedule's
  * nanosecond arithmetic leaves the clock's range. */
 #define SEND_MIN_PPS 0.001
+#define SEND_SCHEDULE_MAX 10000000u /* --schedule-file lines */
 
 /* --dev help: the registered backends' usage lines, filled before parsing */
 static char dev_help[2048];
@@ -179,6 +181,10 @@ static const struct opt send_opts[] = {
 	{ "unconnected", 0, OPT_FLAG, O(unconnected), NULL, "name the destination per datagram (sendmsg path)" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "dry-run", 0, OPT_FLAG, O(dry_run), NULL, "check the options and open the device, then exit without sending (0 = the run would start, 2 = bad input)" },
+	{ "schedule-file", 0, OPT_STR, O(schedule_file), "FILE",
+	  "write the schedule the run keeps to FILE (needs -n): one line per datagram, 'THREAD DATAGRAM NS', "
+	  "NS = when it is due after the start (a late thread sends what came due at once and keeps to it); "
+	  "with --dry-run nothing is sent" },
 	{ "ident", 0, OPT_STR, O(ident), "NAME", "IPv4 ID allocator: lease, atomic, cas-loop, percpu-segment, flow", "lease" },
 	{ "ident-df-zero", 0, OPT_FLAG, O(ident_df_zero), NULL, "with --df, send IPv4 ID 0 (RFC 6864)" },
 	{ "links", 0, OPT_UINT, O(links), "N", "dummy device: expose N links (adds links=N to --dev)", NULL, 1,
@@ -526,6 +532,40 @@ static int send_pace_check(const struct send_cfg *c)
 	if (c->burst_on && (poisson || ramp)) {
 		fprintf(stderr, "txscale send: --burst-on/--burst-off combine with -b only, not with --%s\n",
 			poisson ? "pace poisson" : "ramp");
+		return -1;
+	}
+	if (c->schedule_file && (!c->count || c->count > SEND_SCHEDULE_MAX)) {
+		fprintf(stderr, "txscale send: --schedule-file needs -n N (at most %u datagrams), got %s\n",
+			SEND_SCHEDULE_MAX, c->count ? "more" : "none");
+		return -1;
+	}
+	return 0;
+}
+
+/* --schedule-file: every thread's due times (txs_pace_schedule), the
+ * run's -n split as the engine splits it. 0, or -1 with one line. */
+static int send_write_schedule(const char *path, const struct txs_engine_conf *ec)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "txscale send: bad value for --schedule-file: '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	uint64_t base = ec->count / ec->n_workers, rem = ec->count % ec->n_workers;
+	uint64_t *due = malloc((base + 1) * sizeof(*due));
+	int rc = due ? 0 : -ENOMEM;
+	for (unsigned w = 0; !rc && w < ec->n_workers; w++) {
+		int64_t n = txs_pace_schedule(ec, w, due, base + (w < rem));
+		if (n < 0)
+			rc = (int)n;
+		for (int64_t j = 0; j < n; j++)
+			fprintf(f, "%u %lld %llu\n", w, (long long)j, (unsigned long long)due[j]);
+	}
+	free(due);
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	if (rc) {
+		fprintf(stderr, "txscale send: --schedule-file '%s': %s\n", path, txs_strerror(rc));
 		return -1;
 	}
 	return 0;
@@ -1085,13 +1125,15 @@ int cmd_send(int argc, char **argv)
 	/* --replay: the capture's own timing (at --replay-speed) unless a rate or profile is given */
 	if (rpl && !(cfg.rate.value > 0) && ec.pace.kind == TXS_PACE_CONST && !ec.pace.burst_on)
 		ec.pace = rpace;
-	if (cfg.dry_run) {
+	bool sched_bad = cfg.schedule_file && send_write_schedule(cfg.schedule_file, &ec) < 0;
+	if (cfg.dry_run || sched_bad) {
 		if (sumf)
 			fclose(sumf);
 		txs_ident_destroy(gc.ident_inst);
+		txs_linkmon_stop(mon);
 		txs_netdev_close(dev);
 		txs_linksel_destroy(ls);
-		return 0;
+		return sched_bad ? 1 : 0;
 	}
 	struct txs_engine *eng;
 	struct mcli mcl;
