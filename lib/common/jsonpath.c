@@ -103,3 +103,21 @@ int txs_jget_bool(const json_t *root, const char *path, bool *out)
 	*out = json_is_true(v);
 	return 0;
 }
+
+int txs_jsum_members(const json_t *root, const char *path, const char *field, uint64_t *out)
+{
+	const json_t *o = txs_jpath(root, path);
+	if (!o)
+		return -ENOENT;
+	if (!json_is_object(o))
+		return -EINVAL;
+	uint64_t sum = 0, x;
+	const char *k;
+	json_t *m;
+	json_object_foreach((json_t *)o, k, m) {
+		if (json_is_object(m) && txs_jget_u64(m, field, &x) == 0)
+			sum += x;
+	}
+	*out = sum;
+	return 0;
+}

@@ -32,4 +32,8 @@ json_t *txs_jpath(const json_t *root, const char *path);
 int txs_jget_u64(const json_t *root, const char *path, uint64_t *out);
 int txs_jget_dbl(const json_t *root, const char *path, double *out);
 int txs_jget_bool(const json_t *root, const char *path, bool *out);
+/* Sum of the unsigned field `field` over every member of the object at
+ * `path` (e.g. kernel_drops.interfaces, rx_dropped); members that are not
+ * objects or lack the field are skipped. 0, -ENOENT, -EINVAL (not an object). */
+int txs_jsum_members(const json_t *root, const char *path, const char *field, uint64_t *out);
 #endif

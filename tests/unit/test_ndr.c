@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale ndr, the pure parts (tools/txscale/ndr_search.c): the search
- * against fake receivers (a threshold oracle, a noisy one, one that fails a
- * confirmation) and the reader of send/recv summary lines. The CLI's source
- * is compiled in here: it is not part of the library. */
+/* The no-drop-rate search (lib/session/ndr.c, <txscale/ndr.h>) against fake
+ * receivers (a threshold oracle, a noisy one, one that fails a
+ * confirmation) and the reader of send/recv summary lines. */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 #include <txscale/common.h>
-#include "../../tools/txscale/ndr_search.c"
+#include <txscale/ndr.h>
+#include "common/jsonpath.h"
 #include "test_util.h"
 
 /* A fake path: no loss up to T packets/s; the unlimited trial (rate 0)
@@ -21,23 +21,23 @@ struct oracle {
 	double flip;
 	uint64_t seed;
 	/* record */
-	double rates[NDR_MAX_TRIALS + 1];
-	enum ndr_phase phases[NDR_MAX_TRIALS + 1];
-	bool passes[NDR_MAX_TRIALS + 1];
+	double rates[TXS_NDR_MAX_TRIALS + 1];
+	enum txs_ndr_phase phases[TXS_NDR_MAX_TRIALS + 1];
+	bool passes[TXS_NDR_MAX_TRIALS + 1];
 };
 
-static bool oracle_trial(struct oracle *o, double rate, enum ndr_phase ph, double *achieved)
+static bool oracle_trial(struct oracle *o, double rate, enum txs_ndr_phase ph, double *achieved)
 {
 	double r = rate > 0 ? rate : o->sender;
 	*achieved = r;
 	bool pass = r <= o->T;
-	if (ph == NDR_CONFIRM && o->fail_confirms) {
+	if (ph == TXS_NDR_CONFIRM && o->fail_confirms) {
 		o->fail_confirms--;
 		pass = false;
 	}
 	if (o->flip > 0 && (double)(t_rand(&o->seed) >> 11) / 9007199254740992.0 < o->flip)
 		pass = !pass;
-	if (o->calls <= NDR_MAX_TRIALS) {
+	if (o->calls <= TXS_NDR_MAX_TRIALS) {
 		o->rates[o->calls] = rate;
 		o->phases[o->calls] = ph;
 		o->passes[o->calls] = pass;
@@ -47,21 +47,21 @@ static bool oracle_trial(struct oracle *o, double rate, enum ndr_phase ph, doubl
 }
 
 /* Drive a whole search; returns the number of trials run. */
-static unsigned run_search(struct ndr_search *s, struct oracle *o)
+static unsigned run_search(struct txs_ndr_search *s, struct oracle *o)
 {
 	double rate, ach;
-	enum ndr_phase ph;
+	enum txs_ndr_phase ph;
 	unsigned guard = 0;
-	while (ndr_next(s, &rate, &ph)) {
+	while (txs_ndr_next(s, &rate, &ph)) {
 		bool pass = oracle_trial(o, rate, ph, &ach);
-		ndr_report(s, pass, ach);
-		assert_true(++guard <= NDR_MAX_TRIALS); /* never more than the budget allows */
+		txs_ndr_report(s, pass, ach);
+		assert_true(++guard <= TXS_NDR_MAX_TRIALS); /* never more than the budget allows */
 	}
-	assert_int_equal(s->phase, NDR_DONE);
+	assert_int_equal(s->phase, TXS_NDR_DONE);
 	assert_int_equal(s->trials, o->calls);
 	assert_true(s->trials <= s->max_trials);
 	/* asking again after the end changes nothing */
-	assert_false(ndr_next(s, &rate, &ph));
+	assert_false(txs_ndr_next(s, &rate, &ph));
 	return o->calls;
 }
 
@@ -74,11 +74,11 @@ static void ndr_converges(void **st)
 	for (unsigned pi = 0; pi < TXS_ARRAY_SIZE(precisions); pi++) {
 		double p = precisions[pi];
 		for (double T = 10500; T < 1e6; T *= 1.037) {
-			struct ndr_search s;
-			assert_int_equal(ndr_init(&s, 10000, 1e6, p, 40), 0);
+			struct txs_ndr_search s;
+			assert_int_equal(txs_ndr_init(&s, 10000, 1e6, p, 40), 0);
 			struct oracle o = { .T = T };
 			run_search(&s, &o);
-			assert_int_equal(s.outcome, NDR_FOUND);
+			assert_int_equal(s.outcome, TXS_NDR_FOUND);
 			assert_true(s.confirmed);
 			assert_true(s.converged);
 			assert_true(s.result <= T);
@@ -91,9 +91,9 @@ static void ndr_converges(void **st)
 			assert_true(s.trials <= bound);
 			for (unsigned i = 0; i < o.calls; i++)
 				assert_true(o.rates[i] >= 10000 && o.rates[i] <= 1e6);
-			assert_int_equal(o.phases[0], NDR_HI);
-			assert_int_equal(o.phases[1], NDR_LO);
-			assert_int_equal(o.phases[o.calls - 1], NDR_CONFIRM);
+			assert_int_equal(o.phases[0], TXS_NDR_HI);
+			assert_int_equal(o.phases[1], TXS_NDR_LO);
+			assert_int_equal(o.phases[o.calls - 1], TXS_NDR_CONFIRM);
 			assert_true(o.rates[o.calls - 1] == s.result);
 			assert_true(o.passes[o.calls - 1]);
 		}
@@ -106,8 +106,8 @@ static void ndr_monotone(void **st)
 	(void)st;
 	double prev = 0;
 	for (double T = 5000; T < 300000; T += 777) {
-		struct ndr_search s;
-		assert_int_equal(ndr_init(&s, 10000, 250000, 0.01, 20), 0);
+		struct txs_ndr_search s;
+		assert_int_equal(txs_ndr_init(&s, 10000, 250000, 0.01, 20), 0);
 		struct oracle o = { .T = T };
 		run_search(&s, &o);
 		assert_true(s.result >= prev);
@@ -120,29 +120,29 @@ static void ndr_monotone(void **st)
 static void ndr_edges(void **st)
 {
 	(void)st;
-	struct ndr_search s;
+	struct txs_ndr_search s;
 	struct oracle o = { .T = 5000 };
-	assert_int_equal(ndr_init(&s, 10000, 1e6, 0.01, 20), 0);
+	assert_int_equal(txs_ndr_init(&s, 10000, 1e6, 0.01, 20), 0);
 	assert_int_equal(run_search(&s, &o), 2);
-	assert_int_equal(s.outcome, NDR_LO_FAILS);
+	assert_int_equal(s.outcome, TXS_NDR_LO_FAILS);
 	assert_true(s.result == 0);
 	assert_false(s.confirmed);
 
 	o = (struct oracle){ .T = 2e6 };
-	assert_int_equal(ndr_init(&s, 10000, 1e6, 0.01, 20), 0);
+	assert_int_equal(txs_ndr_init(&s, 10000, 1e6, 0.01, 20), 0);
 	assert_int_equal(run_search(&s, &o), 1);
-	assert_int_equal(s.outcome, NDR_HI_PASSES);
+	assert_int_equal(s.outcome, TXS_NDR_HI_PASSES);
 	assert_true(s.result == 1e6);
 	assert_true(s.confirmed);
 
 	/* no --hi: the unlimited trial comes first and its rate becomes hi */
 	o = (struct oracle){ .T = 123456, .sender = 400000 };
-	assert_int_equal(ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
 	run_search(&s, &o);
-	assert_int_equal(o.phases[0], NDR_MEASURE);
+	assert_int_equal(o.phases[0], TXS_NDR_MEASURE);
 	assert_true(o.rates[0] == 0);
 	assert_true(s.measured);
-	assert_int_equal(s.outcome, NDR_FOUND);
+	assert_int_equal(s.outcome, TXS_NDR_FOUND);
 	assert_true(s.result <= 123456 && s.result > 123456 * 0.99 - 2);
 	for (unsigned i = 1; i < o.calls; i++)
 		assert_true(o.rates[i] >= 10000 && o.rates[i] <= 400000);
@@ -150,43 +150,43 @@ static void ndr_edges(void **st)
 	/* the sender itself is the limit: the probe passes, then a whole
 	 * trial paced at the probe's rate */
 	o = (struct oracle){ .T = 1e6, .sender = 300000.7 };
-	assert_int_equal(ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
 	assert_int_equal(run_search(&s, &o), 2);
-	assert_int_equal(o.phases[1], NDR_HI);
+	assert_int_equal(o.phases[1], TXS_NDR_HI);
 	assert_true(o.rates[1] == 300000);
-	assert_int_equal(s.outcome, NDR_HI_PASSES);
+	assert_int_equal(s.outcome, TXS_NDR_HI_PASSES);
 	assert_true(s.result == 300000);
 	assert_true(s.confirmed);
 
 	/* the probe passes (a short trial) but the whole trial at its rate
 	 * does not: the search goes on below */
 	struct oracle o2 = { .T = 250000, .sender = 240000 };
-	assert_int_equal(ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
 	double rate, ach;
-	enum ndr_phase ph;
-	assert_true(ndr_next(&s, &rate, &ph));
-	ndr_report(&s, true, 240000);
-	assert_true(ndr_next(&s, &rate, &ph));
-	assert_int_equal(ph, NDR_HI);
-	ndr_report(&s, false, 240000);
-	while (ndr_next(&s, &rate, &ph)) {
+	enum txs_ndr_phase ph;
+	assert_true(txs_ndr_next(&s, &rate, &ph));
+	txs_ndr_report(&s, true, 240000);
+	assert_true(txs_ndr_next(&s, &rate, &ph));
+	assert_int_equal(ph, TXS_NDR_HI);
+	txs_ndr_report(&s, false, 240000);
+	while (txs_ndr_next(&s, &rate, &ph)) {
 		bool pass = oracle_trial(&o2, rate, ph, &ach) && rate < 200000;
-		ndr_report(&s, pass, ach);
+		txs_ndr_report(&s, pass, ach);
 	}
-	assert_int_equal(s.outcome, NDR_FOUND);
+	assert_int_equal(s.outcome, TXS_NDR_FOUND);
 	assert_true(s.result < 200000 && s.result > 200000 * 0.99 - 2);
 
 	/* a sender slower than lo, losing: lo decides alone */
 	o = (struct oracle){ .T = 3000, .sender = 8000 };
-	assert_int_equal(ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
 	assert_int_equal(run_search(&s, &o), 2);
-	assert_int_equal(s.outcome, NDR_LO_FAILS);
+	assert_int_equal(s.outcome, TXS_NDR_LO_FAILS);
 
 	/* the bracket cannot narrow below one packet/s */
 	o = (struct oracle){ .T = 10 };
-	assert_int_equal(ndr_init(&s, 9, 12, 0.0001, 100), 0);
+	assert_int_equal(txs_ndr_init(&s, 9, 12, 0.0001, 100), 0);
 	run_search(&s, &o);
-	assert_int_equal(s.outcome, NDR_FOUND);
+	assert_int_equal(s.outcome, TXS_NDR_FOUND);
 	assert_true(s.result == 10);
 	assert_true(s.trials <= 6);
 }
@@ -197,15 +197,15 @@ static void ndr_bounded(void **st)
 {
 	(void)st;
 	for (unsigned max = 3; max <= 12; max++) {
-		struct ndr_search s;
+		struct txs_ndr_search s;
 		struct oracle o = { .T = 543210 };
-		assert_int_equal(ndr_init(&s, 1000, 1e7, 0.0001, max), 0);
+		assert_int_equal(txs_ndr_init(&s, 1000, 1e7, 0.0001, max), 0);
 		assert_true(run_search(&s, &o) <= max);
-		assert_int_equal(s.outcome, NDR_OUT_OF_TRIALS);
+		assert_int_equal(s.outcome, TXS_NDR_OUT_OF_TRIALS);
 		assert_true(s.result <= 543210);
 		assert_true(s.result >= 1000);
 		assert_false(s.converged);
-		assert_int_equal(o.phases[o.calls - 1], NDR_CONFIRM);
+		assert_int_equal(o.phases[o.calls - 1], TXS_NDR_CONFIRM);
 		assert_true(s.confirmed);
 	}
 }
@@ -216,31 +216,31 @@ static void ndr_confirm_fails(void **st)
 {
 	(void)st;
 	for (unsigned fails = 1; fails <= 3; fails++) {
-		struct ndr_search s;
+		struct txs_ndr_search s;
 		struct oracle o = { .T = 200000, .fail_confirms = fails };
-		assert_int_equal(ndr_init(&s, 10000, 1e6, 0.01, 40), 0);
+		assert_int_equal(txs_ndr_init(&s, 10000, 1e6, 0.01, 40), 0);
 		run_search(&s, &o);
 		unsigned confirms = 0;
 		double first = 0;
 		for (unsigned i = 0; i < o.calls; i++)
-			if (o.phases[i] == NDR_CONFIRM) {
+			if (o.phases[i] == TXS_NDR_CONFIRM) {
 				if (!confirms)
 					first = o.rates[i];
 				confirms++;
 			}
 		assert_int_equal(confirms, fails + 1);
-		assert_int_equal(s.outcome, NDR_FOUND);
+		assert_int_equal(s.outcome, TXS_NDR_FOUND);
 		assert_true(s.confirmed);
 		assert_true(s.result < first); /* what failed is not reported */
 		assert_true(s.result <= 200000);
 		assert_true(s.hi <= first);
 	}
 	/* the confirmation of lo itself fails: nothing stands */
-	struct ndr_search s;
+	struct txs_ndr_search s;
 	struct oracle o = { .T = 10000, .fail_confirms = 1 };
-	assert_int_equal(ndr_init(&s, 10000, 20000, 0.01, 20), 0);
+	assert_int_equal(txs_ndr_init(&s, 10000, 20000, 0.01, 20), 0);
 	run_search(&s, &o);
-	assert_int_equal(s.outcome, NDR_LO_FAILS);
+	assert_int_equal(s.outcome, TXS_NDR_LO_FAILS);
 	assert_true(s.result == 0);
 }
 
@@ -250,10 +250,10 @@ static void ndr_noisy(void **st)
 {
 	(void)st;
 	for (uint64_t seed = 1; seed <= 2000; seed++) {
-		struct ndr_search s;
+		struct txs_ndr_search s;
 		struct oracle o = { .T = 77777, .flip = 0.2, .seed = seed, .sender = 150000 };
 		unsigned max = 3 + (unsigned)(seed % 20);
-		assert_int_equal(ndr_init(&s, 10000, seed % 3 ? 0 : 120000, 0.02, max), 0);
+		assert_int_equal(txs_ndr_init(&s, 10000, seed % 3 ? 0 : 120000, 0.02, max), 0);
 		run_search(&s, &o);
 		if (s.result > 0) {
 			bool seen = false;
@@ -271,18 +271,18 @@ static void ndr_noisy(void **st)
 static void ndr_init_checks(void **st)
 {
 	(void)st;
-	struct ndr_search s;
-	assert_int_equal(ndr_init(&s, 0, 0, 0.01, 20), -EINVAL);
-	assert_int_equal(ndr_init(&s, 100, 100, 0.01, 20), -EINVAL);
-	assert_int_equal(ndr_init(&s, 100, 50, 0.01, 20), -EINVAL);
-	assert_int_equal(ndr_init(&s, 100, 0, 0, 20), -EINVAL);
-	assert_int_equal(ndr_init(&s, 100, 0, 1, 20), -EINVAL);
-	assert_int_equal(ndr_init(&s, 100, 0, 0.01, 2), -EINVAL);
-	assert_int_equal(ndr_init(&s, 100, 0, 0.01, NDR_MAX_TRIALS + 1), -EINVAL);
-	assert_int_equal(ndr_init(&s, NAN, 0, 0.01, 20), -EINVAL);
-	assert_int_equal(ndr_init(&s, 100, 0, 0.01, 3), 0);
-	assert_string_equal(ndr_phase_str(NDR_CONFIRM), "confirm");
-	assert_string_equal(ndr_outcome_str(NDR_LO_FAILS), "lo-fails");
+	struct txs_ndr_search s;
+	assert_int_equal(txs_ndr_init(&s, 0, 0, 0.01, 20), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, 100, 100, 0.01, 20), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, 100, 50, 0.01, 20), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, 100, 0, 0, 20), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, 100, 0, 1, 20), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, 100, 0, 0.01, 2), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, 100, 0, 0.01, TXS_NDR_MAX_TRIALS + 1), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, NAN, 0, 0.01, 20), -EINVAL);
+	assert_int_equal(txs_ndr_init(&s, 100, 0, 0.01, 3), 0);
+	assert_string_equal(txs_ndr_phase_str(TXS_NDR_CONFIRM), "confirm");
+	assert_string_equal(txs_ndr_outcome_str(TXS_NDR_LO_FAILS), "lo-fails");
 }
 
 /* ---- summaries ------------------------------------------------------------------ */
@@ -328,10 +328,10 @@ static void json_reader(void **st)
 	assert_int_equal(txs_jget_u64(o, "kernel_drops.udp.NoPorts", &u), -ENOENT);
 	assert_int_equal(txs_jget_u64(o, "received.x", &u), -ENOENT);
 	assert_int_equal(txs_jget_u64(o, "weird \"key\".1.a", &u), -EINVAL); /* an array */
-	assert_int_equal(ndr_json_sum_members(o, "kernel_drops.interfaces", "rx_dropped", &u), 0);
+	assert_int_equal(txs_jsum_members(o, "kernel_drops.interfaces", "rx_dropped", &u), 0);
 	assert_int_equal(u, 7);
-	assert_int_equal(ndr_json_sum_members(o, "received", "rx_dropped", &u), -EINVAL);
-	assert_int_equal(ndr_json_sum_members(o, "kernel_drops.nothing", "rx_dropped", &u), -ENOENT);
+	assert_int_equal(txs_jsum_members(o, "received", "rx_dropped", &u), -EINVAL);
+	assert_int_equal(txs_jsum_members(o, "kernel_drops.nothing", "rx_dropped", &u), -ENOENT);
 	json_decref(o);
 	/* broken input: every prefix of the line is refused, never read past */
 	for (size_t cut = 0; cut < n; cut++) {
@@ -345,8 +345,8 @@ static void json_reader(void **st)
 static void trial_verdict(void **st)
 {
 	(void)st;
-	struct ndr_trial t;
-	assert_int_equal(ndr_trial_parse(&t, send_line, strlen(send_line), recv_line, strlen(recv_line)), 0);
+	struct txs_ndr_trial t;
+	assert_int_equal(txs_ndr_trial_parse(&t, send_line, strlen(send_line), recv_line, strlen(recv_line)), 0);
 	assert_int_equal(t.sent, 200000);
 	assert_int_equal(t.sender_drops, 3);
 	assert_true(t.sent_pps == 99994);
@@ -366,28 +366,28 @@ static void trial_verdict(void **st)
 			    "\"udp6\":{\"InErrors\":0,\"RcvbufErrors\":0},\"softnet\":{\"dropped\":4,\"time_squeeze\":1},"
 			    "\"interfaces\":{\"lo\":{\"rx_packets\":0,\"rx_dropped\":0},\"rx0\":{\"rx_packets\":200000,"
 			    "\"rx_dropped\":6},\"rx1\":{\"rx_dropped\":1}}}");
-	ndr_trial_release(&t);
+	txs_ndr_trial_release(&t);
 	assert_null(t.kernel_drops);
 	double pct;
 	/* offered 200003, lost 1003 */
-	assert_false(ndr_trial_pass(&t, 0, &pct));
+	assert_false(txs_ndr_trial_pass(&t, 0, &pct));
 	assert_true(fabs(pct - 1003 * 100.0 / 200003) < 1e-9);
-	assert_false(ndr_trial_pass(&t, 0.5, &pct));
-	assert_true(ndr_trial_pass(&t, 0.6, &pct));
+	assert_false(txs_ndr_trial_pass(&t, 0.5, &pct));
+	assert_true(txs_ndr_trial_pass(&t, 0.6, &pct));
 	t.lost = 0;
-	assert_false(ndr_trial_pass(&t, 0, &pct)); /* the sender's drops are loss too */
+	assert_false(txs_ndr_trial_pass(&t, 0, &pct)); /* the sender's drops are loss too */
 	t.sender_drops = 0;
-	assert_true(ndr_trial_pass(&t, 0, &pct));
+	assert_true(txs_ndr_trial_pass(&t, 0, &pct));
 	assert_true(pct == 0);
 	t.lost_exact = false;
-	assert_false(ndr_trial_pass(&t, 50, &pct));
+	assert_false(txs_ndr_trial_pass(&t, 50, &pct));
 	t.lost_exact = true;
 	t.sent = 0;
-	assert_false(ndr_trial_pass(&t, 50, &pct)); /* nothing offered proves nothing */
+	assert_false(txs_ndr_trial_pass(&t, 50, &pct)); /* nothing offered proves nothing */
 	/* a missing field is an error */
 	static const char no_lost[] = "{\"received\":1,\"lost_exact\":true}";
-	assert_int_equal(ndr_trial_parse(&t, send_line, strlen(send_line), no_lost, strlen(no_lost)), -EINVAL);
-	assert_int_equal(ndr_trial_parse(&t, recv_line, strlen(recv_line), recv_line, strlen(recv_line)), -EINVAL);
+	assert_int_equal(txs_ndr_trial_parse(&t, send_line, strlen(send_line), no_lost, strlen(no_lost)), -EINVAL);
+	assert_int_equal(txs_ndr_trial_parse(&t, recv_line, strlen(recv_line), recv_line, strlen(recv_line)), -EINVAL);
 }
 
 int main(void)

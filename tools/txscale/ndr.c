@@ -3,7 +3,7 @@
  * (docs/ndr.md). Each trial runs this very binary twice as child processes,
  * a receiver and then a sender (optionally each in a network namespace via
  * `ip netns exec`), reads both JSON summaries and feeds the verdict to the
- * search in ndr_search.c. Every child is bounded in time and killed on a
+ * search in lib/session/ndr.c. Every child is bounded in time and killed on a
  * timeout or SIGINT; the temporary directory is removed on every exit. */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include "cli.h"
-#include "ndr_search.h"
+#include <txscale/ndr.h>
 #include "opt.h"
 #include "proc.h"
 #include "ctl_cli.h"
@@ -83,7 +83,7 @@ static const struct opt ndr_opts[] = {
 	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "stop when (hi - lo) / hi <= PCT percent", "1", 0, 0, parse_pct },
 	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lower bound, packets/s", "10k" },
 	{ "hi", 0, OPT_RATE, O(hi), "RATE", "upper bound, packets/s (default: the sender's unlimited rate, measured first)" },
-	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials, the confirmation included", "20", 3, NDR_MAX_TRIALS },
+	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials, the confirmation included", "20", 3, TXS_NDR_MAX_TRIALS },
 	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent (0: zero loss)", "0", 0, 0, parse_pct },
 	{ "send-netns", 0, OPT_STR, O(send_netns), "NS", "run the sender in network namespace NS (ip netns exec)" },
 	{ "recv-netns", 0, OPT_STR, O(recv_netns), "NS", "run the receiver in network namespace NS (ip netns exec)" },
@@ -270,7 +270,7 @@ static int precheck(struct run *r)
 
 /* Run one trial at rate pps (0 = unlimited) for secs. 0 and *t filled;
  * -EINTR on SIGINT/SIGTERM; other -errno with r->err set. */
-static int run_trial(struct run *r, double rate, double secs, struct ndr_trial *t, char **sbuf, char **rbuf)
+static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_trial *t, char **sbuf, char **rbuf)
 {
 	const struct ndr_cfg *c = r->cfg;
 	pid_t rp = -1, sp = -1;
@@ -432,7 +432,7 @@ sender:;
 	}
 	sn = trim(*sbuf, sn);
 	rn = trim(*rbuf, rn);
-	if (ndr_trial_parse(t, *sbuf, sn, *rbuf, rn) < 0) {
+	if (txs_ndr_trial_parse(t, *sbuf, sn, *rbuf, rn) < 0) {
 		snprintf(r->err, sizeof(r->err), "cannot read the summaries (sender: %.120s; receiver: %.120s)", *sbuf,
 			 *rbuf);
 		return -EIO;
@@ -446,14 +446,14 @@ sender:;
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static void trial_json(unsigned k, enum ndr_phase ph, double rate, double secs, const struct ndr_trial *t,
+static void trial_json(unsigned k, enum txs_ndr_phase ph, double rate, double secs, const struct txs_ndr_trial *t,
 		       double pct, bool pass)
 {
 	struct txs_json j;
 	txs_json_begin(&j, stdout);
 	txs_json_str(&j, "type", "trial");
 	txs_json_u64(&j, "trial", k);
-	txs_json_str(&j, "phase", ndr_phase_str(ph));
+	txs_json_str(&j, "phase", txs_ndr_phase_str(ph));
 	txs_json_dbl(&j, "rate", rate);
 	txs_json_dbl(&j, "seconds", secs);
 	txs_json_u64(&j, "sent", t->sent);
@@ -471,7 +471,7 @@ static void trial_json(unsigned k, enum ndr_phase ph, double rate, double secs, 
 	txs_json_end(&j);
 }
 
-static void trial_text(unsigned k, enum ndr_phase ph, double rate, const struct ndr_trial *t, double pct,
+static void trial_text(unsigned k, enum txs_ndr_phase ph, double rate, const struct txs_ndr_trial *t, double pct,
 		       bool pass)
 {
 	char rb[32], sb[32], sock[32] = "?";
@@ -479,7 +479,7 @@ static void trial_text(unsigned k, enum ndr_phase ph, double rate, const struct 
 		snprintf(sock, sizeof(sock), "%llu", (unsigned long long)t->sockets);
 	printf("%3u %-7s %9s pps: sent %llu (%s pps), received %llu, lost %llu (%.4g%%) %s  drops: socket %s "
 	       "(RcvbufErrors %llu), if rx %llu, softnet %llu%s\n",
-	       k, ndr_phase_str(ph), rate > 0 ? txs_fmt_si(rate, rb, sizeof(rb)) : "unlimited",
+	       k, txs_ndr_phase_str(ph), rate > 0 ? txs_fmt_si(rate, rb, sizeof(rb)) : "unlimited",
 	       (unsigned long long)t->sent, txs_fmt_si(t->sent_pps, sb, sizeof(sb)),
 	       (unsigned long long)t->received, (unsigned long long)(t->lost + t->sender_drops), pct,
 	       pass ? "PASS" : "FAIL", sock, (unsigned long long)t->rcvbuf_errors, (unsigned long long)t->if_dropped,
@@ -487,25 +487,25 @@ static void trial_text(unsigned k, enum ndr_phase ph, double rate, const struct 
 	fflush(stdout);
 }
 
-static const char *limited_by(const struct ndr_search *s)
+static const char *limited_by(const struct txs_ndr_search *s)
 {
 	switch (s->outcome) {
-	case NDR_FOUND:
+	case TXS_NDR_FOUND:
 		return "loss";
-	case NDR_HI_PASSES:
+	case TXS_NDR_HI_PASSES:
 		return s->hi0 > 0 ? "hi" : "sender";
-	case NDR_LO_FAILS:
+	case TXS_NDR_LO_FAILS:
 		return "lo";
-	case NDR_OUT_OF_TRIALS:
+	case TXS_NDR_OUT_OF_TRIALS:
 		return "trials";
 	}
 	return "?";
 }
 
-static void result_out(const struct run *r, const struct ndr_search *s, double last_sent_pps, double seconds)
+static void result_out(const struct run *r, const struct txs_ndr_search *s, double last_sent_pps, double seconds)
 {
 	const struct ndr_cfg *c = r->cfg;
-	bool hi_known = s->outcome != NDR_HI_PASSES;
+	bool hi_known = s->outcome != TXS_NDR_HI_PASSES;
 	double lo = s->n_pass ? s->lo : 0;
 	double rate = s->result;
 	const char *lim = limited_by(s);
@@ -524,7 +524,7 @@ static void result_out(const struct run *r, const struct ndr_search *s, double l
 		txs_json_dbl(&j, "precision_pct", c->precision.v);
 		txs_json_dbl(&j, "trial_s", c->trial);
 		txs_json_u64(&j, "trials", s->trials);
-		txs_json_str(&j, "outcome", ndr_outcome_str(s->outcome));
+		txs_json_str(&j, "outcome", txs_ndr_outcome_str(s->outcome));
 		txs_json_str(&j, "limited_by", lim);
 		txs_json_bool(&j, "confirmed", s->confirmed);
 		txs_json_dbl(&j, "lo_pps", lo);
@@ -532,7 +532,7 @@ static void result_out(const struct run *r, const struct ndr_search *s, double l
 			txs_json_dbl(&j, "hi_pps", s->hi);
 		else
 			txs_json_dbl(&j, "hi_pps", NAN);
-		txs_json_dbl(&j, "bracket_pct", hi_known && s->n_pass ? ndr_bracket(s) * 100 : NAN);
+		txs_json_dbl(&j, "bracket_pct", hi_known && s->n_pass ? txs_ndr_bracket(s) * 100 : NAN);
 		txs_json_dbl(&j, "sent_pps", last_sent_pps);
 		txs_json_dbl(&j, "loss_pct_max", c->loss.v);
 		txs_json_str(&j, "dest", r->dest);
@@ -546,32 +546,32 @@ static void result_out(const struct run *r, const struct ndr_search *s, double l
 	}
 	char a[32], b[32], l[32];
 	switch (s->outcome) {
-	case NDR_FOUND:
+	case TXS_NDR_FOUND:
 		if (short_send)
 			printf("ndr: note: the sender reached only %s pps of the %s pps asked for\n",
 			       txs_fmt_si(last_sent_pps, a, sizeof(a)), txs_fmt_si(s->result, b, sizeof(b)));
 		printf("ndr: %s pps with %s loss (bracket %s..%s pps, %.2g%% <= %.2g%%), confirmed; %u trials of %.3g s, "
 		       "%.1f s\n",
 		       txs_fmt_si(rate, a, sizeof(a)), c->loss.v > 0 ? "acceptable" : "zero",
-		       txs_fmt_si(lo, l, sizeof(l)), txs_fmt_si(s->hi, b, sizeof(b)), ndr_bracket(s) * 100, c->precision.v,
+		       txs_fmt_si(lo, l, sizeof(l)), txs_fmt_si(s->hi, b, sizeof(b)), txs_ndr_bracket(s) * 100, c->precision.v,
 		       s->trials, c->trial, seconds);
 		break;
-	case NDR_HI_PASSES:
+	case TXS_NDR_HI_PASSES:
 		printf("ndr: no loss at the upper bound: %s pps (%s); the path takes at least that; %u trial%s, %.1f s\n",
 		       txs_fmt_si(rate, a, sizeof(a)),
 		       short_send ? "what the sender reached: the sender is the limit"
 		       : s->hi0 > 0 ? "--hi" : "the sender's unlimited rate: the sender is the limit",
 		       s->trials, s->trials > 1 ? "s" : "", seconds);
 		break;
-	case NDR_LO_FAILS:
+	case TXS_NDR_LO_FAILS:
 		printf("ndr: loss even at the lower bound %s pps: the NDR is below --lo; %u trials, %.1f s\n",
 		       txs_fmt_si(s->lo0, a, sizeof(a)), s->trials, seconds);
 		break;
-	case NDR_OUT_OF_TRIALS:
+	case TXS_NDR_OUT_OF_TRIALS:
 		printf("ndr: --max-trials %u reached: highest pass %s pps, %s (bracket %.2g%%, wanted %.2g%%); "
 		       "%.1f s\n",
 		       c->max_trials, txs_fmt_si(s->result, a, sizeof(a)), s->confirmed ? "confirmed" : "not confirmed",
-		       ndr_bracket(s) * 100, c->precision.v, seconds);
+		       txs_ndr_bracket(s) * 100, c->precision.v, seconds);
 		break;
 	}
 	fflush(stdout);
@@ -645,8 +645,8 @@ int cmd_ndr(int argc, char **argv)
 		fprintf(stderr, "txscale ndr: --recv-args is too long (at most 1023 characters)\n");
 		return 2;
 	}
-	struct ndr_search s;
-	if (ndr_init(&s, cfg.lo.value, cfg.hi.value, cfg.precision.v / 100.0, cfg.max_trials) < 0) {
+	struct txs_ndr_search s;
+	if (txs_ndr_init(&s, cfg.lo.value, cfg.hi.value, cfg.precision.v / 100.0, cfg.max_trials) < 0) {
 		fprintf(stderr, "txscale ndr: bad search bounds (--lo %.0f, --hi %.0f, --precision %g)\n", cfg.lo.value,
 			cfg.hi.value, cfg.precision.v);
 		return 2;
@@ -696,24 +696,24 @@ int cmd_ndr(int argc, char **argv)
 	}
 	double t0 = mono_s(), rate, last_sent_pps = 0;
 	char rb_[32];
-	enum ndr_phase ph;
+	enum txs_ndr_phase ph;
 	int ret = 0;
-	while (ndr_next(&s, &rate, &ph)) {
-		double secs = ph == NDR_MEASURE && cfg.trial > MEASURE_MAX_S ? MEASURE_MAX_S : cfg.trial;
-		struct ndr_trial t = { 0 };
+	while (txs_ndr_next(&s, &rate, &ph)) {
+		double secs = ph == TXS_NDR_MEASURE && cfg.trial > MEASURE_MAX_S ? MEASURE_MAX_S : cfg.trial;
+		struct txs_ndr_trial t = { 0 };
 		char *sb, *rb;
 		e = run_trial(r, rate, secs, &t, &sb, &rb);
 		if (e == 0) {
 			double pct;
-			bool pass = ndr_trial_pass(&t, cfg.loss.v, &pct);
+			bool pass = txs_ndr_trial_pass(&t, cfg.loss.v, &pct);
 			if (cfg.json)
 				trial_json(s.trials + 1, ph, rate, secs, &t, pct, pass);
 			else
 				trial_text(s.trials + 1, ph, rate, &t, pct, pass);
-			ndr_report(&s, pass, t.sent_pps);
+			txs_ndr_report(&s, pass, t.sent_pps);
 			last_sent_pps = t.sent_pps;
 		}
-		ndr_trial_release(&t);
+		txs_ndr_trial_release(&t);
 		free(sb);
 		free(rb);
 		if (e == -EINTR) {
@@ -722,7 +722,7 @@ int cmd_ndr(int argc, char **argv)
 			break;
 		}
 		if (e < 0) {
-			fprintf(stderr, "txscale ndr: trial %u (%s, %s): %s\n", s.trials + 1, ndr_phase_str(ph),
+			fprintf(stderr, "txscale ndr: trial %u (%s, %s): %s\n", s.trials + 1, txs_ndr_phase_str(ph),
 				rate > 0 ? txs_fmt_si(rate, rb_, sizeof(rb_)) : "unlimited", r->err);
 			ret = 1;
 			break;

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale ndr: the search and the summary reader (ndr_search.h). */
+/* The no-drop-rate search and a trial's verdict (<txscale/ndr.h>). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/jsonpath.h"
-#include "ndr_search.h"
+#include <txscale/ndr.h>
 
 /* ---- search --------------------------------------------------------------- */
 
-int ndr_init(struct ndr_search *s, double lo, double hi, double precision, unsigned max_trials)
+int txs_ndr_init(struct txs_ndr_search *s, double lo, double hi, double precision, unsigned max_trials)
 {
 	if (!(lo > 0) || !isfinite(lo) || hi < 0 || !isfinite(hi) || (hi > 0 && hi <= lo) || !(precision > 0) ||
-	    !(precision < 1) || max_trials < 3 || max_trials > NDR_MAX_TRIALS)
+	    !(precision < 1) || max_trials < 3 || max_trials > TXS_NDR_MAX_TRIALS)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
 	s->lo0 = lo;
@@ -21,11 +21,11 @@ int ndr_init(struct ndr_search *s, double lo, double hi, double precision, unsig
 	s->max_trials = max_trials;
 	s->lo = lo;
 	s->hi = hi;
-	s->phase = hi > 0 ? NDR_HI : NDR_MEASURE;
+	s->phase = hi > 0 ? TXS_NDR_HI : TXS_NDR_MEASURE;
 	return 0;
 }
 
-double ndr_bracket(const struct ndr_search *s)
+double txs_ndr_bracket(const struct txs_ndr_search *s)
 {
 	if (!(s->hi > 0) || s->n_pass == 0)
 		return 1;
@@ -33,53 +33,53 @@ double ndr_bracket(const struct ndr_search *s)
 	return b > 0 ? b : 0;
 }
 
-static bool converged(const struct ndr_search *s)
+static bool converged(const struct txs_ndr_search *s)
 {
-	return ndr_bracket(s) <= s->precision;
+	return txs_ndr_bracket(s) <= s->precision;
 }
 
-static void finish(struct ndr_search *s, enum ndr_outcome o, double result, bool confirmed)
+static void finish(struct txs_ndr_search *s, enum txs_ndr_outcome o, double result, bool confirmed)
 {
-	s->phase = NDR_DONE;
+	s->phase = TXS_NDR_DONE;
 	s->outcome = o;
 	s->result = result;
 	s->confirmed = confirmed;
 }
 
-bool ndr_next(struct ndr_search *s, double *rate, enum ndr_phase *phase)
+bool txs_ndr_next(struct txs_ndr_search *s, double *rate, enum txs_ndr_phase *phase)
 {
-	if (s->phase == NDR_DONE)
+	if (s->phase == TXS_NDR_DONE)
 		return false;
 	if (s->trials >= s->max_trials) {
 		/* the highest pass stands, unconfirmed */
-		finish(s, NDR_OUT_OF_TRIALS, s->n_pass ? s->pass[s->n_pass - 1] : 0, false);
+		finish(s, TXS_NDR_OUT_OF_TRIALS, s->n_pass ? s->pass[s->n_pass - 1] : 0, false);
 		return false;
 	}
 	/* keep the last trial for the confirmation; a bracket too narrow for a
 	 * whole packet/s between its ends is as good as converged */
-	if (s->phase == NDR_SEARCH) {
+	if (s->phase == TXS_NDR_SEARCH) {
 		if (floor((s->lo + s->hi) / 2) <= s->lo) {
 			s->converged = true;
-			s->phase = NDR_CONFIRM;
+			s->phase = TXS_NDR_CONFIRM;
 		} else if (s->trials + 1 >= s->max_trials) {
-			s->phase = NDR_CONFIRM; /* not converged: the outcome says so */
+			s->phase = TXS_NDR_CONFIRM; /* not converged: the outcome says so */
 		}
 	}
 	switch (s->phase) {
-	case NDR_MEASURE:
+	case TXS_NDR_MEASURE:
 		s->rate = 0;
 		break;
-	case NDR_HI:
+	case TXS_NDR_HI:
 		s->rate = s->hi;
 		break;
-	case NDR_LO:
-	case NDR_CONFIRM:
+	case TXS_NDR_LO:
+	case TXS_NDR_CONFIRM:
 		s->rate = s->lo;
 		break;
-	case NDR_SEARCH:
+	case TXS_NDR_SEARCH:
 		s->rate = floor((s->lo + s->hi) / 2); /* whole packets/s: what the sender is given */
 		break;
-	case NDR_DONE:
+	case TXS_NDR_DONE:
 		return false;
 	}
 	*rate = s->rate;
@@ -87,66 +87,66 @@ bool ndr_next(struct ndr_search *s, double *rate, enum ndr_phase *phase)
 	return true;
 }
 
-static void push_pass(struct ndr_search *s, double r)
+static void push_pass(struct txs_ndr_search *s, double r)
 {
-	if (s->n_pass < NDR_MAX_TRIALS)
+	if (s->n_pass < TXS_NDR_MAX_TRIALS)
 		s->pass[s->n_pass++] = r;
 	s->lo = r;
 }
 
 /* after a pass at lo or a search step: confirm once converged */
-static void search_or_confirm(struct ndr_search *s)
+static void search_or_confirm(struct txs_ndr_search *s)
 {
 	s->converged = converged(s);
-	s->phase = s->converged ? NDR_CONFIRM : NDR_SEARCH;
+	s->phase = s->converged ? TXS_NDR_CONFIRM : TXS_NDR_SEARCH;
 }
 
-void ndr_report(struct ndr_search *s, bool pass, double achieved_pps)
+void txs_ndr_report(struct txs_ndr_search *s, bool pass, double achieved_pps)
 {
-	if (s->phase == NDR_DONE)
+	if (s->phase == TXS_NDR_DONE)
 		return;
 	s->trials++;
 	switch (s->phase) {
-	case NDR_MEASURE:
+	case TXS_NDR_MEASURE:
 		s->measured = true;
 		if (pass) {
 			/* no loss at the sender's full rate, in a probe that may be
 			 * shorter than a trial: a whole trial paced at that rate
 			 * decides (a pass there ends the search) */
 			s->hi = floor(achieved_pps) > s->lo ? floor(achieved_pps) : s->lo + 1;
-			s->phase = NDR_HI;
+			s->phase = TXS_NDR_HI;
 			return;
 		}
 		/* a sender slower than lo: the bracket is empty, lo decides */
 		s->hi = floor(achieved_pps) > s->lo ? floor(achieved_pps) : s->lo;
-		s->phase = NDR_LO;
+		s->phase = TXS_NDR_LO;
 		return;
-	case NDR_HI:
+	case TXS_NDR_HI:
 		if (pass) {
-			finish(s, NDR_HI_PASSES, s->hi, true);
+			finish(s, TXS_NDR_HI_PASSES, s->hi, true);
 			return;
 		}
-		s->phase = NDR_LO;
+		s->phase = TXS_NDR_LO;
 		return;
-	case NDR_LO:
+	case TXS_NDR_LO:
 		if (!pass) {
 			s->hi = s->lo;
-			finish(s, NDR_LO_FAILS, 0, false);
+			finish(s, TXS_NDR_LO_FAILS, 0, false);
 			return;
 		}
 		push_pass(s, s->lo);
 		search_or_confirm(s);
 		return;
-	case NDR_SEARCH:
+	case TXS_NDR_SEARCH:
 		if (pass)
 			push_pass(s, s->rate);
 		else
 			s->hi = s->rate;
 		search_or_confirm(s);
 		return;
-	case NDR_CONFIRM:
+	case TXS_NDR_CONFIRM:
 		if (pass) {
-			finish(s, s->converged ? NDR_FOUND : NDR_OUT_OF_TRIALS, s->lo, true);
+			finish(s, s->converged ? TXS_NDR_FOUND : TXS_NDR_OUT_OF_TRIALS, s->lo, true);
 			return;
 		}
 		/* the result did not hold: it becomes the upper bound, and the
@@ -154,48 +154,30 @@ void ndr_report(struct ndr_search *s, bool pass, double achieved_pps)
 		s->hi = s->lo;
 		s->n_pass--;
 		if (s->n_pass == 0) {
-			finish(s, NDR_LO_FAILS, 0, false);
+			finish(s, TXS_NDR_LO_FAILS, 0, false);
 			return;
 		}
 		s->lo = s->pass[s->n_pass - 1];
 		search_or_confirm(s);
 		return;
-	case NDR_DONE:
+	case TXS_NDR_DONE:
 		return;
 	}
 }
 
-const char *ndr_phase_str(enum ndr_phase p)
+const char *txs_ndr_phase_str(enum txs_ndr_phase p)
 {
 	static const char *const n[] = { "measure", "hi", "lo", "search", "confirm", "done" };
 	return (unsigned)p < sizeof(n) / sizeof(n[0]) ? n[p] : "?";
 }
 
-const char *ndr_outcome_str(enum ndr_outcome o)
+const char *txs_ndr_outcome_str(enum txs_ndr_outcome o)
 {
 	static const char *const n[] = { "found", "hi-passes", "lo-fails", "out-of-trials" };
 	return (unsigned)o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
 }
 
 /* ---- summary lines (read with jansson, lib/common/jsonpath.h) ------------------ */
-
-int ndr_json_sum_members(const json_t *root, const char *path, const char *field, uint64_t *out)
-{
-	const json_t *o = txs_jpath(root, path);
-	if (!o)
-		return -ENOENT;
-	if (!json_is_object(o))
-		return -EINVAL;
-	uint64_t sum = 0, x;
-	const char *k;
-	json_t *m;
-	json_object_foreach((json_t *)o, k, m) {
-		if (json_is_object(m) && txs_jget_u64(m, field, &x) == 0)
-			sum += x;
-	}
-	*out = sum;
-	return 0;
-}
 
 static uint64_t opt_u64(const json_t *o, const char *path)
 {
@@ -205,7 +187,7 @@ static uint64_t opt_u64(const json_t *o, const char *path)
 	return v;
 }
 
-static int trial_read(struct ndr_trial *t, const json_t *s, const json_t *r)
+static int trial_read(struct txs_ndr_trial *t, const json_t *s, const json_t *r)
 {
 	if (txs_jget_u64(s, "packets", &t->sent) < 0 || txs_jget_u64(s, "drops", &t->sender_drops) < 0)
 		return -EINVAL;
@@ -222,7 +204,7 @@ static int trial_read(struct ndr_trial *t, const json_t *s, const json_t *r)
 	t->in_errors = opt_u64(r, "kernel_drops.udp.InErrors") + opt_u64(r, "kernel_drops.udp6.InErrors");
 	t->softnet = opt_u64(r, "kernel_drops.softnet.dropped");
 	uint64_t d = 0;
-	if (ndr_json_sum_members(r, "kernel_drops.interfaces", "rx_dropped", &d) == 0)
+	if (txs_jsum_members(r, "kernel_drops.interfaces", "rx_dropped", &d) == 0)
 		t->if_dropped = d;
 	const json_t *kd = json_object_get(r, "kernel_drops");
 	if (json_is_object(kd) && !(t->kernel_drops = json_dumps(kd, JSON_COMPACT | JSON_PRESERVE_ORDER)))
@@ -230,7 +212,7 @@ static int trial_read(struct ndr_trial *t, const json_t *s, const json_t *r)
 	return 0;
 }
 
-int ndr_trial_parse(struct ndr_trial *t, const char *sj, size_t sn, const char *rj, size_t rn)
+int txs_ndr_trial_parse(struct txs_ndr_trial *t, const char *sj, size_t sn, const char *rj, size_t rn)
 {
 	memset(t, 0, sizeof(*t));
 	json_t *s = txs_jload(sj, sn), *r = txs_jload(rj, rn);
@@ -238,17 +220,17 @@ int ndr_trial_parse(struct ndr_trial *t, const char *sj, size_t sn, const char *
 	json_decref(s);
 	json_decref(r);
 	if (rc < 0)
-		ndr_trial_release(t);
+		txs_ndr_trial_release(t);
 	return rc;
 }
 
-void ndr_trial_release(struct ndr_trial *t)
+void txs_ndr_trial_release(struct txs_ndr_trial *t)
 {
 	free(t->kernel_drops);
 	t->kernel_drops = NULL;
 }
 
-bool ndr_trial_pass(const struct ndr_trial *t, double loss_pct, double *pct)
+bool txs_ndr_trial_pass(const struct txs_ndr_trial *t, double loss_pct, double *pct)
 {
 	uint64_t offered = t->sent + t->sender_drops;
 	uint64_t lost = t->lost + t->sender_drops;
