@@ -154,16 +154,22 @@ struct txs_netdev_conf {
 };
 #define TXS_NETDEV_UDP_FLOWS_MAX 65536u
 
+/* A device's public part. txs_netdev_open() allocates it inside the
+ * library's own state for the device (the backend's data, the opened
+ * queues, the reason of a failed open, the link monitor's word: private to
+ * lib/netdev), so a caller never allocates, copies or frees one itself.
+ * Every field is set at open and read-only for callers, except the two
+ * marked writable. */
 struct txs_netdev {
 	const struct txs_netdev_ops *ops;
 	char spec[256];
 	unsigned n_links;
 	bool l2_needed;           /* backend sends whole frames (MACs matter) */
 	uint8_t src_mac[6], dst_mac[6]; /* resolved by the backend when it can */
+	/* The open-time configuration as the device keeps it (defaults
+	 * applied). Writable: conf.frame_size, before any queue opens (the
+	 * largest frame the caller will build, read at txq open). */
 	struct txs_netdev_conf conf;
-	void *priv;
-	struct txs_txq **queues;  /* opened queues, for stats */
-	char err[160];            /* backend's reason for a failed open */
 	/* Set at open when conf.src was not given: the source address this
 	 * device uses towards conf.dst; udp: the one the kernel picks, frame
 	 * devices: the interface's first address of dst's family (family 0 =
@@ -171,19 +177,13 @@ struct txs_netdev {
 	struct txs_addr src_addr;
 	bool uses_stdout;         /* the device writes to standard output (pcap:-):
 				   * reports must go elsewhere */
-	/* Link state shared with a link monitor (txscale/linkmon.h), set by
-	 * txs_linkmon_start() before the queues open; NULL when none runs,
-	 * and then a hard error on any link (interface down or gone) ends the
-	 * worker. With a monitor, such an error marks that link down and the
-	 * queue goes on with the others. */
-	struct txs_linkstate *linkstate;
 	/* L3 MTU (IP bytes) of the device, set at open: packet:/xdp: the
 	 * interface's own (the smallest over the links), udp: the route's
 	 * (IP_MTU / IPV6_MTU towards conf.dst, else the interface's, else 1500),
 	 * pcap: and dummy: 1500 or their mtu=N argument (576..65535). Frames of
 	 * a datagram sent whole are at most mtu + 14 bytes on a frame device;
-	 * lib/udp fragments above it. The caller may lower or raise it after
-	 * open (txscale send --mtu) before any queue sends. */
+	 * lib/udp fragments above it. Writable: the caller may lower or raise
+	 * it after open (txscale send --mtu) before any queue sends. */
 	uint32_t mtu;
 	/* The device hands UDP payloads to the kernel's stack (udp:), which
 	 * builds the IP headers and fragments; frame devices write frames as

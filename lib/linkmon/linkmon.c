@@ -305,7 +305,7 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 		if (rc)
 			return txs_fail(err, errlen, rc, "device %s: link %u: %s", dev->spec, l, strerror(-rc));
 	}
-	if (dev->linkstate)
+	if (txs_netdev_linkstate(dev))
 		return txs_fail(err, errlen, -EBUSY, "device %s already has a link monitor", dev->spec);
 	if (conf->linksel && txs_linksel_n_links(conf->linksel) != dev->n_links)
 		return txs_fail(err, errlen, -EINVAL, "link selection has %u links, device %s has %u",
@@ -374,10 +374,10 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 		rc = txs_fail(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
-	dev->linkstate = &s->st; /* before the queues open (the contract) */
+	txs_netdev_set_linkstate(dev, &s->st); /* before the queues open (the contract) */
 	rc = pthread_create(&m->thread, NULL, lm_main, m);
 	if (rc) {
-		dev->linkstate = NULL;
+		txs_netdev_set_linkstate(dev, NULL);
 		rc = txs_fail(err, errlen, -rc, "cannot start the link monitor thread: %s", strerror(rc));
 		goto fail;
 	}
@@ -400,8 +400,8 @@ TXS_API void txs_linkmon_stop(struct txs_linkmon *m)
 		}
 		pthread_join(m->thread, NULL);
 	}
-	if (m->dev->linkstate == &m->s->st)
-		m->dev->linkstate = NULL;
+	if (txs_netdev_linkstate(m->dev) == &m->s->st)
+		txs_netdev_set_linkstate(m->dev, NULL);
 	lm_free(m);
 }
 

@@ -52,14 +52,14 @@ static int dummy_open(struct txs_netdev *dev, const char *args)
 		free(d);
 		return rc;
 	}
-	dev->priv = d;
+	TXS_ND(dev)->priv = d;
 	dev->l2_needed = false;
 	return 0;
 }
 
 static void dummy_close(struct txs_netdev *dev)
 {
-	free(dev->priv);
+	free(TXS_ND(dev)->priv);
 }
 
 static int dummy_txq_open(struct txs_netdev *dev, struct txs_txq *q)
@@ -105,7 +105,7 @@ static unsigned dummy_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	const struct txs_netdev *dev = q->dev;
-	const struct dummy_dev *d = dev->priv;
+	const struct dummy_dev *d = TXS_ND(dev)->priv;
 	if (TXS_LIKELY(dev->n_links == 1 && !d->verify)) {
 		uint64_t pk = 0, by = 0;
 		for (unsigned i = 0; i < n; i++) {

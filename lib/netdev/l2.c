@@ -320,7 +320,7 @@ int txs_l2_resolve(struct txs_netdev *dev, struct txs_l2link *links, unsigned n)
 					   l->ifname);
 			rc = -EINVAL;
 		} else {
-			char why[sizeof(dev->err) - IF_NAMESIZE - 4];
+			char why[sizeof(TXS_ND(dev)->err) - IF_NAMESIZE - 4];
 			rc = txs_l2_neigh_mac(l->ifindex, &c->dst, l->dst_mac, why, sizeof(why));
 			if (rc)
 				txs_netdev_set_err(dev, "%s: %s", l->ifname, why);

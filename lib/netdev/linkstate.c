@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "linkstate.h"
+#include "netdev_priv.h"
 
 static void stat_inc(uint64_t *c)
 {
@@ -76,3 +77,13 @@ void txs_linkstate_hint(struct txs_linkstate *st)
 	}
 }
 
+
+struct txs_linkstate *txs_netdev_linkstate(const struct txs_netdev *dev)
+{
+	return TXS_ND(dev)->linkstate;
+}
+
+void txs_netdev_set_linkstate(struct txs_netdev *dev, struct txs_linkstate *st)
+{
+	TXS_ND(dev)->linkstate = st;
+}

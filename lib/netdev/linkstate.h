@@ -78,6 +78,11 @@ void txs_linkstate_fail(struct txs_linkstate *st, unsigned l, int err);
  * change can lag by up to a second (linkwatch batches non-urgent events);
  * a read does not. Any thread; the caller rate-limits (one syscall). */
 void txs_linkstate_hint(struct txs_linkstate *st);
+/* The link state dev's queues read (NULL: no monitor), and the monitor's
+ * way to set it: before any queue opens, and back to NULL after the last
+ * one closed. Controlling thread only. */
+struct txs_linkstate *txs_netdev_linkstate(const struct txs_netdev *dev);
+void txs_netdev_set_linkstate(struct txs_netdev *dev, struct txs_linkstate *st);
 /* How long a queue waits between two hints for one link. */
 #define TXS_LINKSTATE_HINT_NS 1000000ull
 /* Kicks in a row that must find the same frame refused before a hint. */

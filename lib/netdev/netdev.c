@@ -46,7 +46,7 @@ void txs_netdev_set_err(struct txs_netdev *dev, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(dev->err, sizeof(dev->err), fmt, ap);
+	vsnprintf(TXS_ND(dev)->err, sizeof(TXS_ND(dev)->err), fmt, ap);
 	va_end(ap);
 }
 
@@ -78,9 +78,10 @@ TXS_API int txs_netdev_open(struct txs_netdev **out, const char *spec, const str
 			snprintf(err_msg, err_len, "unknown device '%s'", name);
 		return -ENODEV;
 	}
-	struct txs_netdev *dev = calloc(1, sizeof(*dev));
-	if (!dev)
+	struct txs_nd *nd = calloc(1, sizeof(*nd));
+	if (!nd)
 		return -ENOMEM;
+	struct txs_netdev *dev = &nd->pub;
 	dev->ops = ops;
 	snprintf(dev->spec, sizeof(dev->spec), "%s", spec);
 	dev->n_links = 1;
@@ -90,17 +91,17 @@ TXS_API int txs_netdev_open(struct txs_netdev **out, const char *spec, const str
 		dev->conf.max_queues = 1;
 	if (dev->conf.frame_size == 0)
 		dev->conf.frame_size = 2048;
-	dev->queues = calloc(dev->conf.max_queues, sizeof(*dev->queues));
-	if (!dev->queues) {
-		free(dev);
+	nd->queues = calloc(dev->conf.max_queues, sizeof(*nd->queues));
+	if (!nd->queues) {
+		free(nd);
 		return -ENOMEM;
 	}
 	int rc = ops->open(dev, colon ? colon + 1 : "");
 	if (rc < 0) {
 		if (err_msg)
-			snprintf(err_msg, err_len, "%s: %s", dev->spec, dev->err[0] ? dev->err : strerror(-rc));
-		free(dev->queues);
-		free(dev);
+			snprintf(err_msg, err_len, "%s: %s", dev->spec, nd->err[0] ? nd->err : strerror(-rc));
+		free(nd->queues);
+		free(nd);
 		return rc;
 	}
 	if (dev->mtu == 0)
@@ -113,19 +114,21 @@ TXS_API void txs_netdev_close(struct txs_netdev *dev)
 {
 	if (!dev)
 		return;
+	struct txs_nd *nd = TXS_ND(dev);
 	for (unsigned i = 0; i < dev->conf.max_queues; i++) {
-		txs_txq_close(dev->queues[i]);
-		free(dev->queues[i]);
+		txs_txq_close(nd->queues[i]);
+		free(nd->queues[i]);
 	}
 	dev->ops->close(dev);
-	free(dev->queues);
-	free(dev);
+	free(nd->queues);
+	free(nd);
 }
 
 TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **out)
 {
 	*out = NULL;
-	if (id >= dev->conf.max_queues || dev->queues[id])
+	struct txs_nd *nd = TXS_ND(dev);
+	if (id >= dev->conf.max_queues || nd->queues[id])
 		return -EINVAL;
 	struct txs_txq *q = aligned_alloc(TXS_CACHE_LINE, sizeof(*q));
 	if (!q)
@@ -138,7 +141,7 @@ TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **o
 		free(q);
 		return rc;
 	}
-	__atomic_store_n(&dev->queues[id], q, __ATOMIC_RELEASE);
+	__atomic_store_n(&nd->queues[id], q, __ATOMIC_RELEASE);
 	*out = q;
 	return 0;
 }
@@ -179,7 +182,7 @@ TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, 
 	if (link >= TXS_MAX_LINKS)
 		return;
 	for (unsigned i = 0; i < dev->conf.max_queues; i++) {
-		const struct txs_txq *q = __atomic_load_n(&dev->queues[i], __ATOMIC_ACQUIRE);
+		const struct txs_txq *q = __atomic_load_n(&TXS_ND(dev)->queues[i], __ATOMIC_ACQUIRE);
 		if (q)
 			counters_add(out, &q->link[link]);
 	}
@@ -190,7 +193,7 @@ TXS_API void txs_netdev_queue_stats(const struct txs_netdev *dev, unsigned queue
 	memset(out, 0, sizeof(*out));
 	if (queue >= dev->conf.max_queues)
 		return;
-	const struct txs_txq *q = __atomic_load_n(&dev->queues[queue], __ATOMIC_ACQUIRE);
+	const struct txs_txq *q = __atomic_load_n(&TXS_ND(dev)->queues[queue], __ATOMIC_ACQUIRE);
 	for (unsigned l = 0; q && l < TXS_MAX_LINKS; l++)
 		counters_add(out, &q->link[l]);
 }

@@ -5,14 +5,31 @@
 #include <stdarg.h>
 #include <txscale/netdev.h>
 
+/* A device as lib/netdev keeps it: the public part first (a pointer to one
+ * is a pointer to the other), then the state only netdev and its backends
+ * touch. txs_netdev_open() allocates it; TXS_ND(dev) finds it from the
+ * public pointer, keeping its constness. */
+struct txs_nd {
+	struct txs_netdev pub;
+	void *priv;               /* the backend's state */
+	struct txs_txq **queues;  /* opened queues (conf.max_queues slots), for stats */
+	char err[160];            /* backend's reason for a failed open */
+	/* Link state shared with a link monitor (lib/linkmon, through
+	 * linkstate.h), set by txs_linkmon_start() before the queues open;
+	 * NULL when none runs, and then a hard error on any link (interface
+	 * down or gone) ends the worker. With a monitor, such an error marks
+	 * that link down and the queue goes on with the others. */
+	struct txs_linkstate *linkstate;
+};
+#define TXS_ND(dev)                                                                    \
+	_Generic((dev), const struct txs_netdev *: (const struct txs_nd *)(const void *)(dev), \
+		 struct txs_netdev *: (struct txs_nd *)(void *)(dev))
+
 /* Each backend defines one of these; add it to backends[] in netdev.c. */
 extern const struct txs_netdev_ops txs_netdev_dummy_ops;
 extern const struct txs_netdev_ops txs_netdev_udp_ops;
 #ifdef TXS_HAVE_PCAP
 extern const struct txs_netdev_ops txs_netdev_pcap_ops;
-/* "key=N" with N a power of two in lo..hi; sets a one-line error naming it. */
-int txs_netdev_arg_pow2(struct txs_netdev *dev, const char *key, const char *val, unsigned lo, unsigned hi,
-			unsigned *out);
 #endif
 extern const struct txs_netdev_ops txs_netdev_packet_ops;
 extern const struct txs_netdev_ops txs_netdev_xdp_ops;

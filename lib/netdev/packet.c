@@ -178,7 +178,7 @@ static int pkt_open(struct txs_netdev *dev, const char *args)
 		goto fail;
 	}
 	close(fd);
-	dev->priv = d;
+	TXS_ND(dev)->priv = d;
 	/* a kick hands the kernel every frame marked since the last one: 64
 	 * per kick costs less per frame than 32 (the TX_RING limit loop's kick) */
 	dev->tx_burst = PKT_KICK_FRAMES;
@@ -190,12 +190,12 @@ fail:
 
 static void pkt_close(struct txs_netdev *dev)
 {
-	free(dev->priv);
+	free(TXS_ND(dev)->priv);
 }
 
 static int pkt_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out)
 {
-	const struct pkt_dev *d = dev->priv;
+	const struct pkt_dev *d = TXS_ND(dev)->priv;
 	if (!d)
 		return -EINVAL;
 	snprintf(out->ifname, sizeof(out->ifname), "%s", d->links[l].ifname);
@@ -316,7 +316,7 @@ static __attribute__((noinline, cold)) void ring_reset(struct txs_txq *q, unsign
 	const struct txs_l2link *link = r->link;
 	ring_teardown(r);
 	r->link = link;
-	int rc = ring_setup(q, q->dev->priv, r);
+	int rc = ring_setup(q, TXS_ND(q->dev)->priv, r);
 	if (rc < 0)
 		r->dead = rc;
 }
@@ -385,7 +385,7 @@ static __attribute__((noinline, cold)) int link_up(struct txs_txq *q, unsigned l
 	struct pkt_ring *r = &pq->ring[l];
 	if (!r->base) {
 		const struct txs_l2link *link = r->link;
-		int rc = ring_setup(q, q->dev->priv, r);
+		int rc = ring_setup(q, TXS_ND(q->dev)->priv, r);
 		r->link = link;
 		if (rc < 0) {
 			r->dead = rc;
@@ -497,7 +497,7 @@ static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 
 static int pkt_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
-	struct pkt_dev *d = dev->priv;
+	struct pkt_dev *d = TXS_ND(dev)->priv;
 	struct pkt_q *pq = aligned_alloc(TXS_CACHE_LINE, sizeof(*pq));
 	if (!pq)
 		return -ENOMEM;
@@ -506,7 +506,7 @@ static int pkt_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	pq->deflink = q->id % dev->n_links;
 	pq->alink = pq->deflink;
 	pq->up = dev->n_links == 32 ? UINT32_MAX : (1u << dev->n_links) - 1;
-	pq->lst = dev->linkstate;
+	pq->lst = TXS_ND(dev)->linkstate;
 	pq->lseen = 0; /* generations start at 1: the first burst takes the view */
 	for (unsigned l = 0; l < pq->n_links; l++) {
 		pq->ring[l].fd = -1;

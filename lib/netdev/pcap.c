@@ -94,14 +94,14 @@ static int pcap_dev_open(struct txs_netdev *dev, const char *args)
 	}
 	pthread_mutex_init(&d->lock, NULL);
 	dev->uses_stdout = strcmp(args, "-") == 0;
-	dev->priv = d;
+	TXS_ND(dev)->priv = d;
 	dev->l2_needed = false;
 	return 0;
 }
 
 static void pcap_dev_close(struct txs_netdev *dev)
 {
-	struct pcap_dev *d = dev->priv;
+	struct pcap_dev *d = TXS_ND(dev)->priv;
 	pcap_dump_close(d->d);
 	pcap_close(d->p);
 	pthread_mutex_destroy(&d->lock);
@@ -133,7 +133,7 @@ static int pcap_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 /* Append the staged records to the file (queue's thread). */
 static int stage_write(struct txs_txq *q)
 {
-	struct pcap_dev *d = q->dev->priv;
+	struct pcap_dev *d = TXS_ND(q->dev)->priv;
 	struct pcap_q *pq = q->priv;
 	if (!pq->stage_len)
 		return 0;
@@ -254,7 +254,7 @@ static void pcap_txq_close(struct txs_txq *q)
 static unsigned pcap_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct pcap_q *pq = q->priv;
-	const struct pcap_dev *d = q->dev->priv;
+	const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 	if (TXS_UNLIKELY(__atomic_load_n(&d->werr, __ATOMIC_RELAXED)))
 		return 0; /* the file failed for good: tx_flush returns the error, the worker stops */
 	if (n > PCAP_POOL)
@@ -275,7 +275,7 @@ static unsigned pcap_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
  * drop_err when released. */
 static unsigned pcap_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	const struct pcap_dev *d = q->dev->priv;
+	const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 	unsigned i = 0;
 	if (TXS_LIKELY(!__atomic_load_n(&d->werr, __ATOMIC_RELAXED))) {
 		for (; i < n; i++) {
@@ -309,7 +309,7 @@ static void pcap_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			continue;
 		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
 		TXS_STAT_ADD(q->link[l].drop_err, b[i].priv);
-		const struct pcap_dev *d = q->dev->priv;
+		const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 		int e = __atomic_load_n(&d->werr, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->link[l].last_err, e ? e : EINVAL, __ATOMIC_RELAXED);
 		b[i].priv = 0;
@@ -318,7 +318,7 @@ static void pcap_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 static int pcap_flush(struct txs_txq *q)
 {
-	const struct pcap_dev *d = q->dev->priv;
+	const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 	int rc = stage_write(q);
 	int e = __atomic_load_n(&d->werr, __ATOMIC_RELAXED);
 	return rc ? rc : -e; /* another queue's write error fails this one too */

@@ -454,7 +454,7 @@ static void sock_gso_setup(struct udp_sock *s, const struct udp_flow *f, unsigne
 static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, struct udp_sock *s, unsigned link,
 							   const struct txs_pktbuf *b)
 {
-	const struct udp_dev *d = q->dev->priv;
+	const struct udp_dev *d = TXS_ND(q->dev)->priv;
 	struct udp_q *u = q->priv;
 	struct txs_pkt_info pi;
 	if (txs_parse(b->data, b->len, TXS_L2_ETH, &pi) != TXS_PERR_OK)
@@ -545,18 +545,18 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 	dev->n_links = d->n_links;
 	dev->l2_needed = false;
 	dev->kernel_ip = true;
-	dev->priv = d;
+	TXS_ND(dev)->priv = d;
 	return 0;
 }
 
 static void udp_close(struct txs_netdev *dev)
 {
-	free(dev->priv);
+	free(TXS_ND(dev)->priv);
 }
 
 static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
-	const struct udp_dev *d = dev->priv;
+	const struct udp_dev *d = TXS_ND(dev)->priv;
 	struct udp_q *u = aligned_alloc(TXS_CACHE_LINE, sizeof(*u));
 	if (!u)
 		return -ENOMEM;

@@ -196,7 +196,7 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 		goto fail;
 	}
 	close(fd);
-	dev->priv = d;
+	TXS_ND(dev)->priv = d;
 	/* bind queue 0's sockets now: privileges, the mode and the queue fail
 	 * here with their reason rather than in a worker. Queue 0 takes them
 	 * (an AF_XDP queue is released lazily, so a probe could not be redone). */
@@ -209,7 +209,7 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 		if ((rc = sock_setup(&probe, d, &d->first[l])) < 0) {
 			for (unsigned k = 0; k < l; k++)
 				sock_teardown(&d->first[k]);
-			dev->priv = NULL;
+			TXS_ND(dev)->priv = NULL;
 			goto fail;
 		}
 	}
@@ -223,7 +223,7 @@ fail:
 
 static void xdp_close(struct txs_netdev *dev)
 {
-	struct xdp_dev *d = dev->priv;
+	struct xdp_dev *d = TXS_ND(dev)->priv;
 	if (d->have_first)
 		for (unsigned l = 0; l < dev->n_links; l++)
 			sock_teardown(&d->first[l]);
@@ -465,7 +465,7 @@ static inline void link_check(struct xdp_q *xq)
 
 static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
-	struct xdp_dev *d = dev->priv;
+	struct xdp_dev *d = TXS_ND(dev)->priv;
 	struct xdp_q *xq = aligned_alloc(TXS_CACHE_LINE, sizeof(*xq));
 	if (!xq)
 		return -ENOMEM;
@@ -474,7 +474,7 @@ static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	xq->deflink = q->id % dev->n_links;
 	xq->alink = xq->deflink;
 	xq->up = dev->n_links == 32 ? UINT32_MAX : (1u << dev->n_links) - 1;
-	xq->lst = dev->linkstate;
+	xq->lst = TXS_ND(dev)->linkstate;
 	xq->lseen = 0; /* generations start at 1: the first burst takes the view */
 	for (unsigned l = 0; l < xq->n_links; l++) {
 		xq->s[l].fd = -1;
@@ -669,7 +669,7 @@ static int xdp_flush(struct txs_txq *q)
 
 static int xdp_link(const struct txs_netdev *dev, unsigned l, struct txs_netdev_link *out)
 {
-	const struct xdp_dev *d = dev->priv;
+	const struct xdp_dev *d = TXS_ND(dev)->priv;
 	if (!d)
 		return -EINVAL;
 	snprintf(out->ifname, sizeof(out->ifname), "%s", d->links[l].ifname);

@@ -9,6 +9,7 @@
 #include <txscale/gen.h>
 #include <txscale/udp.h>
 #include "test_util.h"
+#include "netdev/netdev_priv.h"
 #include "udp_matrix.h"
 
 /* ---- capture --------------------------------------------------------------- */
@@ -1063,7 +1064,7 @@ static void fast_equals_core(void **st)
  * took (IPv4 MF clear) and every frame; the engine's packets, drops and
  * frames must agree, and packets + drops = -n. */
 struct stingy {
-	struct txs_netdev dev;
+	struct txs_nd dev; /* a device made here, not by txs_netdev_open: the library's whole struct */
 	struct txs_txq *qs[1];
 	uint8_t pool[8][2048];
 	unsigned allocs, sends;
@@ -1073,7 +1074,7 @@ struct stingy {
 
 static int st_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
-	q->priv = dev->priv;
+	q->priv = TXS_ND(dev)->priv;
 	return 0;
 }
 static void st_txq_close(struct txs_txq *q)
@@ -1122,11 +1123,11 @@ static void engine_counts_datagrams(void **st)
 {
 	(void)st;
 	struct stingy *s = calloc(1, sizeof(*s));
-	s->dev.ops = &stingy_ops;
-	s->dev.n_links = 1;
-	s->dev.mtu = 1500;
-	s->dev.conf.max_queues = 1;
-	s->dev.conf.frame_size = 1514;
+	s->dev.pub.ops = &stingy_ops;
+	s->dev.pub.n_links = 1;
+	s->dev.pub.mtu = 1500;
+	s->dev.pub.conf.max_queues = 1;
+	s->dev.pub.conf.frame_size = 1514;
 	s->dev.queues = s->qs;
 	s->dev.priv = s;
 	struct txs_udp_gen_conf gc = { .connected = true };
@@ -1136,7 +1137,7 @@ static void engine_counts_datagrams(void **st)
 	gc.spec.dport = 5201;
 	gc.spec.payload_len = 3000; /* 3 fragments */
 	const uint64_t count = 1009;
-	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = &s->dev, .gen = &txs_udp_sock_gen_ops,
+	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = &s->dev.pub, .gen = &txs_udp_sock_gen_ops,
 				      .gen_conf = &gc, .burst = 7 };
 	struct txs_engine *e;
 	assert_int_equal(txs_engine_create(&e, &ec), 0);
