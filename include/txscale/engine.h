@@ -46,22 +46,17 @@ enum txs_prof_stage {
 	TXS_PROF_STAGES
 };
 
-/* One worker's profile counters, in its struct txs_worker, written by that
- * worker only (on sampled bursts and at start and end of its run). Read them
- * after txs_engine_wait(). */
+/* A worker's stage cycles, in its struct txs_worker: what a generator's
+ * fill_prof adds to on a sampled burst (the engine adds the device stage and
+ * keeps the rest of the run's samples, pkts and loop cycles to itself).
+ * Written by that worker only; txs_engine_prof() sums them after
+ * txs_engine_wait(). */
 struct txs_prof {
-	uint64_t samples;  /* sampled bursts kept */
-	uint64_t discarded;/* sampled bursts dropped as preempted (see docs/profile.md) */
-	uint64_t pkts;     /* frames filled in sampled bursts */
-	uint64_t stamps;   /* counter reads in sampled bursts, engine + generator */
-	uint64_t loop;     /* raw cycles of the sampled loop iterations, first to last read */
 	int64_t cyc[TXS_PROF_STAGES]; /* net cycles per stage; OTHER stays 0 here:
-				       * txs_engine_prof() derives it from loop */
-	uint64_t stamp_cost; /* cycles one counter read adds to an interval
-			      * (median of back-to-back reads, at worker start) */
-	uint64_t tsc, ns;  /* cycle-counter ticks and CLOCK_MONOTONIC ns over the run */
-	bool split;        /* the generator timed ident / linksel / header apart
-			    * (fill_prof); false: its whole fill is in header */
+				       * txs_engine_prof() derives it from the loop */
+	uint64_t stamps;   /* counter reads in sampled bursts, engine + generator */
+	uint64_t stamp_cost; /* read-only: cycles one counter read adds to an
+			      * interval (median of back-to-back reads, at worker start) */
 };
 
 #if defined(__x86_64__)
@@ -198,50 +193,41 @@ struct txs_engine_conf {
 	int64_t stamp_shift_ns;
 };
 
+/* The part of an engine worker its generator sees, passed to every
+ * txs_gen_ops call. The engine allocates it inside its own per-worker state
+ * (counters, thread, quota, rate, pacing and clock bookkeeping: private to
+ * lib/engine), so nobody else allocates or copies one. Fields are the
+ * engine's and read-only for the generator unless marked as the
+ * generator's. */
 struct txs_worker {
-	struct txs_core_stats stats;   /* own cache line(s), first */
-	unsigned id;
-	int cpu;
-	struct txs_txq *txq;
-	void *gen;                     /* generator's per-worker state */
-	uint64_t quota;                /* packets to send, UINT64_MAX = no limit */
-	double rate_pps;               /* 0 = unlimited */
-	int error;                     /* -errno if the worker failed */
-	int fill_err;                  /* set by a generator whose fill() returns 0 (-ENETDOWN, ...) */
-	bool gen_ready;
-	struct txs_engine *eng;
-	pthread_t thread;
-	struct txs_prof prof;          /* conf.profile_every: this worker's samples */
-	/* Set by the generator's init (the engine sets both to 1 before it):
+	unsigned id;                   /* 0 .. n_workers - 1 */
+	struct txs_txq *txq;           /* the worker's queue, open before init */
+	void *gen;                     /* the generator's: its per-worker state */
+	int fill_err;                  /* the generator's: set by a fill() that returns 0 (-ENETDOWN, ...) */
+	/* The generator's, set by its init (the engine sets both to 1 before it):
 	 * one datagram is frames_per_dgram frames (IP fragments), and fill()
 	 * can make progress only with at least min_frames buffers (a whole
 	 * datagram, or a whole GSO call), a multiple of frames_per_dgram and at
 	 * most conf.burst (else txs_engine_start fails with -EINVAL). The engine
 	 * counts, paces and stops on datagrams: a frame's segs count towards
-	 * frames, segs / frames_per_dgram towards packets. */
+	 * frames, segs / frames_per_dgram towards packets. Callers may read
+	 * them once the engine started. */
 	unsigned frames_per_dgram;
 	unsigned min_frames;
 	uint64_t left;                 /* datagrams still due (quota - sent - dropped),
 					* set before each fill() when min_frames covers
 					* more than one datagram (GSO); huge: no count */
-	/* conf.timestamps == TXS_TS_PACKET: set by the engine, read by
-	 * txs_worker_clock() on the worker's own thread (ts_mult 0: no usable TSC) */
+	/* conf.timestamps != TXS_TS_BURST: set by the engine, read on the
+	 * worker's own thread by txs_worker_clock() and the stamper below
+	 * (ts_mult 0: no usable TSC) */
 	bool ts_packet;
+	uint8_t ts_cur;                /* this burst: TXS_TS_PACKET (a read per datagram) or TXS_TS_INTERP */
 	uint64_t ts_tsc0, ts_ns0;      /* TSC and CLOCK_REALTIME ns at this burst's clock read */
 	uint64_t ts_mult;              /* ns per TSC tick, 32.32 fixed point */
-	uint64_t ts_rebase_ticks;      /* re-read CLOCK_REALTIME once the TSC is this far past ts_tsc0 */
-	/* TXS_TS_INTERP (engine-owned; generators read ts_cur, ts_t0, ts_step) */
-	uint8_t ts_cur;                /* this burst: TXS_TS_PACKET (a read per datagram) or TXS_TS_INTERP */
-	uint32_t ts_bursts;            /* bursts filled (sampling) */
-	uint64_t ts_t0;                /* this burst's base, CLOCK_REALTIME ns */
-	uint64_t ts_step;              /* fill ns per datagram, 32.32 fixed point:
-					* the least of ts_meas */
-	uint64_t ts_meas[TXS_TS_STEP_WINDOW]; /* the last checked bursts' steps (ring) */
-	uint8_t ts_meas_i;             /* next slot of ts_meas */
-	uint64_t ts_err_n, ts_err_sum, ts_err_max; /* checked bursts, |error| ns summed, largest */
-	uint64_t ts_err_hist[TXS_TS_ERR_BUCKETS];  /* checked bursts by |error|: bucket k < 2^k ns */
-	TXS_CACHE_GUARD;
-} TXS_CACHE_ALIGNED;
+	uint64_t ts_t0;                /* TXS_TS_INTERP: this burst's base, CLOCK_REALTIME ns */
+	uint64_t ts_step;              /* TXS_TS_INTERP: fill ns per datagram, 32.32 fixed point */
+	struct txs_prof prof;          /* conf.profile_every: this worker's stage cycles */
+};
 
 struct txs_engine;
 
@@ -267,6 +253,7 @@ TXS_API void txs_engine_destroy(struct txs_engine *e);
 /* Current per-worker counters (n_workers rows) and seconds since start. */
 TXS_API double txs_engine_read(struct txs_engine *e, struct txs_stat_row *rows);
 TXS_API unsigned txs_engine_workers(const struct txs_engine *e);
+/* Worker i's generator-facing part (NULL past the last): read-only here. */
 TXS_API struct txs_worker *txs_engine_worker(struct txs_engine *e, unsigned i);
 
 /* The profile summed over the workers, after txs_engine_wait(): other =

@@ -11,12 +11,13 @@
 #include <cpuid.h>
 #endif
 #include <txscale/engine.h>
+#include "worker.h"
 
 #define TXS_MAX_BURST 256
 
 struct txs_engine {
 	struct txs_engine_conf conf;
-	struct txs_worker *w;   /* n_workers, cache aligned */
+	struct txs_wk *w;   /* n_workers, cache aligned */
 	int stop;               /* relaxed flag */
 	int running;            /* workers still running */
 	uint64_t t_start;       /* mono ns */
@@ -90,8 +91,8 @@ TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_c
 	memset(e->w, 0, sizeof(*e->w) * c->n_workers);
 	uint64_t base = c->count / c->n_workers, rem = c->count % c->n_workers;
 	for (unsigned i = 0; i < c->n_workers; i++) {
-		struct txs_worker *w = &e->w[i];
-		w->id = i;
+		struct txs_wk *w = &e->w[i];
+		w->pub.id = i;
 		w->cpu = c->cpus ? c->cpus[i] : -1;
 		w->eng = e;
 		w->quota = c->count ? base + (i < rem) : UINT64_MAX;
@@ -435,56 +436,56 @@ static inline uint64_t rd_tsc(void)
  * while one clock_gettime per burst would cost more than the reads per
  * datagram it corrects (0.8 ns a datagram at 32 per burst). The base
  * realtime read is paired with the middle of the two TSC reads around it. */
-static inline uint64_t ts_rebase(struct txs_worker *w)
+static inline uint64_t ts_rebase(struct txs_wk *w)
 {
-	if (!w->ts_mult)
+	if (!w->pub.ts_mult)
 		return 0; /* no invariant TSC: every stamp is a clock_gettime */
 	uint64_t c0 = rd_tsc();
-	if (TXS_LIKELY(c0 - w->ts_tsc0 < w->ts_rebase_ticks))
+	if (TXS_LIKELY(c0 - w->pub.ts_tsc0 < w->ts_rebase_ticks))
 		return c0;
 #if defined(__x86_64__)
 	/* a pair whose TSC reads are more than ~1 us apart (preempted) is not
 	 * taken: the old base goes on (its drift over another 100 us is ns) */
-	uint64_t tsc = c0, ns = w->ts_ns0;
-	if (tsc_pair(&tsc, &ns, 2) < w->ts_rebase_ticks / 100 || !w->ts_tsc0) {
-		w->ts_ns0 = ns;
-		w->ts_tsc0 = tsc;
+	uint64_t tsc = c0, ns = w->pub.ts_ns0;
+	if (tsc_pair(&tsc, &ns, 2) < w->ts_rebase_ticks / 100 || !w->pub.ts_tsc0) {
+		w->pub.ts_ns0 = ns;
+		w->pub.ts_tsc0 = tsc;
 	}
 #endif
 	return rd_tsc();
 }
 
 /* CLOCK_REALTIME ns of a TSC read, from the worker's base */
-static inline uint64_t ts_conv(const struct txs_worker *w, uint64_t c)
+static inline uint64_t ts_conv(const struct txs_wk *w, uint64_t c)
 {
-	uint64_t d = c - w->ts_tsc0;
+	uint64_t d = c - w->pub.ts_tsc0;
 	if ((int64_t)d < 0)
 		d = 0;
 	__extension__ typedef unsigned __int128 u128;
-	return w->ts_ns0 + (uint64_t)(((u128)d * w->ts_mult) >> 32);
+	return w->pub.ts_ns0 + (uint64_t)(((u128)d * w->pub.ts_mult) >> 32);
 }
 
 /* TXS_TS_PACKET: fill the burst one unit (datagram, its fragments, a GSO
  * call: min_frames buffers) at a time, each with its own clock read. Same
  * contract as one fill() of n buffers. */
-static unsigned fill_each(struct txs_worker *w, unsigned (*fill)(struct txs_worker *, struct txs_pktbuf *, unsigned,
+static unsigned fill_each(struct txs_wk *w, unsigned (*fill)(struct txs_worker *, struct txs_pktbuf *, unsigned,
 								 uint64_t), struct txs_pktbuf *b, unsigned n)
 {
-	const unsigned step = w->min_frames, fpd = w->frames_per_dgram;
-	const bool multi = step > fpd; /* GSO: the generator reads w->left */
+	const unsigned step = w->pub.min_frames, fpd = w->pub.frames_per_dgram;
+	const bool multi = step > fpd; /* GSO: the generator reads w->pub.left */
 	unsigned done = 0;
 	while (done < n) {
 		unsigned k = n - done < step ? n - done : step;
-		unsigned f = fill(w, b + done, k, txs_worker_clock(w));
+		unsigned f = fill(&w->pub, b + done, k, txs_worker_clock(&w->pub));
 		if (multi && f) {
 			uint64_t dg = 0;
 			for (unsigned i = done; i < done + f; i++)
 				dg += b[i].segs;
 			dg /= fpd;
-			w->left = w->left > dg ? w->left - dg : 0;
+			w->pub.left = w->pub.left > dg ? w->pub.left - dg : 0;
 		}
 		done += f;
-		if (f < k || (multi && !w->left))
+		if (f < k || (multi && !w->pub.left))
 			break;
 	}
 	return done;
@@ -492,28 +493,28 @@ static unsigned fill_each(struct txs_worker *w, unsigned (*fill)(struct txs_work
 
 /* A burst's fill with per-datagram stamps (TXS_TS_PACKET, TXS_TS_INTERP;
  * enum txs_ts_mode). */
-static unsigned fill_stamped(struct txs_worker *w, const struct txs_gen_ops *g, struct txs_pktbuf *b, unsigned n)
+static unsigned fill_stamped(struct txs_wk *w, const struct txs_gen_ops *g, struct txs_pktbuf *b, unsigned n)
 {
 	uint64_t c0 = ts_rebase(w);
 	if (!g->stamps_each)
 		return fill_each(w, g->fill, b, n);
-	if (w->eng->conf.timestamps != TXS_TS_INTERP || !w->ts_mult) {
-		w->ts_cur = TXS_TS_PACKET;
-		return g->fill(w, b, n, w->ts_mult ? ts_conv(w, c0) : txs_now_real_ns());
+	if (w->eng->conf.timestamps != TXS_TS_INTERP || !w->pub.ts_mult) {
+		w->pub.ts_cur = TXS_TS_PACKET;
+		return g->fill(&w->pub, b, n, w->pub.ts_mult ? ts_conv(w, c0) : txs_now_real_ns());
 	}
 	__extension__ typedef unsigned __int128 u128;
 	const uint64_t t0 = ts_conv(w, c0);
 	if (TXS_UNLIKELY(w->ts_bursts == 0)) {
 		/* the first burst: a read per datagram, and the step it took */
-		w->ts_cur = TXS_TS_PACKET;
-		unsigned f = g->fill(w, b, n, t0);
+		w->pub.ts_cur = TXS_TS_PACKET;
+		unsigned f = g->fill(&w->pub, b, n, t0);
 		uint64_t t1 = ts_conv(w, rd_tsc());
 		if (f) {
-			w->ts_step = (uint64_t)(((u128)(t1 - t0) << 32) / f);
-			if (!w->ts_step)
-				w->ts_step = 1;
+			w->pub.ts_step = (uint64_t)(((u128)(t1 - t0) << 32) / f);
+			if (!w->pub.ts_step)
+				w->pub.ts_step = 1;
 			for (unsigned i = 0; i < TXS_TS_STEP_WINDOW; i++)
-				w->ts_meas[i] = w->ts_step;
+				w->ts_meas[i] = w->pub.ts_step;
 			w->ts_bursts = 1;
 		}
 		return f;
@@ -521,12 +522,12 @@ static unsigned fill_stamped(struct txs_worker *w, const struct txs_gen_ops *g, 
 	/* the first 16 bursts all checked: the first burst's step may hold page faults */
 	const bool check = w->ts_bursts < 16 || w->ts_bursts % TXS_TS_CHECK_EVERY == 0;
 	w->ts_bursts++;
-	w->ts_cur = TXS_TS_INTERP;
-	w->ts_t0 = t0;
-	unsigned f = g->fill(w, b, n, t0);
+	w->pub.ts_cur = TXS_TS_INTERP;
+	w->pub.ts_t0 = t0;
+	unsigned f = g->fill(&w->pub, b, n, t0);
 	if (check && f) {
 		uint64_t t1 = ts_conv(w, rd_tsc());
-		uint64_t pred = t0 + (uint64_t)(((u128)w->ts_step * f) >> 32);
+		uint64_t pred = t0 + (uint64_t)(((u128)w->pub.ts_step * f) >> 32);
 		uint64_t err = pred > t1 ? pred - t1 : t1 - pred;
 		w->ts_err_n++;
 		w->ts_err_sum += err;
@@ -548,12 +549,12 @@ static unsigned fill_stamped(struct txs_worker *w, const struct txs_gen_ops *g, 
 		for (unsigned i = 1; i < TXS_TS_STEP_WINDOW; i++)
 			if (w->ts_meas[i] < st)
 				st = w->ts_meas[i];
-		w->ts_step = st;
+		w->pub.ts_step = st;
 	}
 	return f;
 }
 
-static int worker_setup(struct txs_worker *w)
+static int worker_setup(struct txs_wk *w)
 {
 	const struct txs_engine_conf *c = &w->eng->conf;
 	if (w->cpu >= 0) {
@@ -564,18 +565,18 @@ static int worker_setup(struct txs_worker *w)
 		if (rc)
 			return -rc;
 	}
-	int rc = txs_txq_open(c->dev, w->id, &w->txq);
+	int rc = txs_txq_open(c->dev, w->pub.id, &w->pub.txq);
 	if (rc < 0)
 		return rc;
-	w->frames_per_dgram = w->min_frames = 1;
+	w->pub.frames_per_dgram = w->pub.min_frames = 1;
 	if (c->gen->init) {
-		rc = c->gen->init(w, c->gen_conf);
+		rc = c->gen->init(&w->pub, c->gen_conf);
 		if (rc < 0)
 			return rc;
 		w->gen_ready = true;
 	}
-	if (!w->frames_per_dgram || !w->min_frames || w->min_frames % w->frames_per_dgram ||
-	    (c->burst && w->min_frames > c->burst))
+	if (!w->pub.frames_per_dgram || !w->pub.min_frames || w->pub.min_frames % w->pub.frames_per_dgram ||
+	    (c->burst && w->pub.min_frames > c->burst))
 		return -EINVAL; /* a burst must hold the smallest whole unit */
 	return 0;
 }
@@ -591,7 +592,7 @@ static int worker_setup(struct txs_worker *w)
  * interrupted: its cycles belong to another thread, not to a stage. Kept:
  * anything under 16x the mean of the samples kept so far (after 16 of them),
  * and under 2^21 cycles (about 1 ms) before that. */
-static inline bool prof_preempted(const struct txs_prof *pf, uint64_t loop)
+static inline bool prof_preempted(const struct txs_prof_run *pf, uint64_t loop)
 {
 	if (pf->samples < 16)
 		return loop > (1u << 21);
@@ -624,11 +625,11 @@ static uint64_t prof_stamp_cost(void)
 	return d[TXS_ARRAY_SIZE(d) / 2];
 }
 
-static __attribute__((noinline)) int worker_run_prof(struct txs_worker *w)
+static __attribute__((noinline)) int worker_run_prof(struct txs_wk *w)
 {
-	struct txs_prof *pf = &w->prof;
-	pf->split = w->eng->conf.gen->fill_prof != NULL && !w->ts_packet;
-	pf->stamp_cost = prof_stamp_cost();
+	struct txs_prof_run *pf = &w->run;
+	pf->split = w->eng->conf.gen->fill_prof != NULL && !w->pub.ts_packet;
+	w->pub.prof.stamp_cost = prof_stamp_cost();
 	uint64_t ns0 = txs_now_mono_ns(), tsc0 = txs_prof_stamp();
 	int rc = worker_loop_prof(w);
 	pf->tsc = txs_prof_stamp() - tsc0;
@@ -638,7 +639,7 @@ static __attribute__((noinline)) int worker_run_prof(struct txs_worker *w)
 
 static void *worker_main(void *arg)
 {
-	struct txs_worker *w = arg;
+	struct txs_wk *w = arg;
 	struct txs_engine *e = w->eng;
 	int rc = worker_setup(w);
 	if (rc < 0)
@@ -649,8 +650,8 @@ static void *worker_main(void *arg)
 	if (rc == 0)
 		rc = e->conf.profile_every ? worker_run_prof(w) : worker_run(w);
 	if (w->gen_ready && e->conf.gen->fini)
-		e->conf.gen->fini(w);
-	txs_txq_close(w->txq);
+		e->conf.gen->fini(&w->pub);
+	txs_txq_close(w->pub.txq);
 	w->error = rc;
 	if (__atomic_sub_fetch(&e->running, 1, __ATOMIC_ACQ_REL) == 0)
 		__atomic_store_n(&e->t_end, txs_now_mono_ns(), __ATOMIC_RELEASE);
@@ -683,14 +684,14 @@ TXS_API int txs_engine_start(struct txs_engine *e)
 		/* ticks in 100 us: 1e5 ns * 2^32 / mult */
 		uint64_t rb = mult ? (uint64_t)((100000.0 * 4294967296.0) / (double)mult) : 0;
 		for (unsigned i = 0; i < n; i++) {
-			e->w[i].ts_packet = true;
+			e->w[i].pub.ts_packet = true;
 			e->w[i].ts_bursts = 0;
-			e->w[i].ts_step = 0;
+			e->w[i].pub.ts_step = 0;
 			e->w[i].ts_err_n = e->w[i].ts_err_sum = e->w[i].ts_err_max = 0;
 			memset(e->w[i].ts_err_hist, 0, sizeof(e->w[i].ts_err_hist));
-			e->w[i].ts_mult = mult;
+			e->w[i].pub.ts_mult = mult;
 			e->w[i].ts_rebase_ticks = rb;
-			e->w[i].ts_tsc0 = 0; /* the first burst takes a base */
+			e->w[i].pub.ts_tsc0 = 0; /* the first burst takes a base */
 		}
 	}
 	e->t_start = txs_now_mono_ns();
@@ -751,7 +752,7 @@ TXS_API unsigned txs_engine_workers(const struct txs_engine *e)
 
 TXS_API struct txs_worker *txs_engine_worker(struct txs_engine *e, unsigned i)
 {
-	return i < e->conf.n_workers ? &e->w[i] : NULL;
+	return i < e->conf.n_workers ? &e->w[i].pub : NULL;
 }
 
 static const char *const prof_names[TXS_PROF_STAGES] = { "ident", "linksel", "header", "device", "other" };
@@ -771,21 +772,22 @@ TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out)
 	int64_t cyc[TXS_PROF_STAGES] = { 0 };
 	uint64_t tsc = 0, ns = 0;
 	for (unsigned i = 0; i < e->conf.n_workers; i++) {
-		const struct txs_prof *p = &e->w[i].prof;
-		out->samples += p->samples;
-		out->discarded += p->discarded;
-		out->pkts += p->pkts;
-		tsc += p->tsc;
-		ns += p->ns;
+		const struct txs_prof *p = &e->w[i].pub.prof;
+		const struct txs_prof_run *r = &e->w[i].run;
+		out->samples += r->samples;
+		out->discarded += r->discarded;
+		out->pkts += r->pkts;
+		tsc += r->tsc;
+		ns += r->ns;
 		out->stamp_cycles += (double)p->stamp_cost / e->conf.n_workers;
 		/* every interval between two reads carries one read's cost */
-		int64_t loop = (int64_t)p->loop - (int64_t)(p->stamps - p->samples) * (int64_t)p->stamp_cost;
+		int64_t loop = (int64_t)r->loop - (int64_t)(p->stamps - r->samples) * (int64_t)p->stamp_cost;
 		int64_t staged = 0;
 		for (unsigned s = 0; s < TXS_PROF_OTHER; s++) {
 			cyc[s] += p->cyc[s];
 			staged += p->cyc[s];
 		}
-		if (p->samples)
+		if (r->samples)
 			cyc[TXS_PROF_OTHER] += loop - staged;
 	}
 	out->tsc_hz = ns ? (double)tsc * 1e9 / (double)ns : 0;
@@ -811,15 +813,15 @@ TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out)
 	double step = 0;
 	unsigned ws = 0;
 	for (unsigned i = 0; i < e->conf.n_workers; i++) {
-		const struct txs_worker *w = &e->w[i];
+		const struct txs_wk *w = &e->w[i];
 		for (unsigned k = 0; k < TXS_TS_ERR_BUCKETS; k++)
 			hist[k] += w->ts_err_hist[k];
 		n += w->ts_err_n;
 		sum += w->ts_err_sum;
 		if (w->ts_err_max > max)
 			max = w->ts_err_max;
-		if (w->ts_step) {
-			step += (double)w->ts_step / 4294967296.0;
+		if (w->pub.ts_step) {
+			step += (double)w->pub.ts_step / 4294967296.0;
 			ws++;
 		}
 	}

@@ -2,7 +2,7 @@
 /* Private to lib/engine/engine.c, included once per instance of the worker
  * loop: define WL_NAME (the function) and WL_PROF (0: plain, 1: profiled)
  * first. No include guard, on purpose. */
-static int WL_NAME(struct txs_worker *w)
+static int WL_NAME(struct txs_wk *w)
 {
 	struct txs_engine *e = w->eng;
 	const struct txs_engine_conf *c = &e->conf;
@@ -12,16 +12,17 @@ static int WL_NAME(struct txs_worker *w)
 	uint64_t deadline = c->duration > 0 ? t0 + (uint64_t)(c->duration * 1e9) : UINT64_MAX;
 	/* the worker's schedule (rate profiles: engine.c, struct pacer) */
 	struct pacer pc;
-	pacer_init(&pc, c, w->id, w->rate_pps, t0);
+	pacer_init(&pc, c, w->pub.id, w->rate_pps, t0);
 	uint64_t done = 0; /* datagrams built (sent or dropped) */
-	struct txs_txq *q = w->txq;
+	struct txs_txq *q = w->pub.txq;
 	int rc = 0;
 	/* a datagram is fpd frames (IP fragments); fill() needs min_frames
 	 * buffers for a whole datagram or GSO call (min_dg datagrams) */
-	const unsigned fpd = w->frames_per_dgram, min_dg = w->min_frames / fpd;
+	const unsigned fpd = w->pub.frames_per_dgram, min_dg = w->pub.min_frames / fpd;
 	unsigned no_room = 0;
 	/* profile: countdown to the next sampled burst (the first one is) */
-	struct txs_prof *pf = &w->prof;
+	struct txs_prof *pf = &w->pub.prof;
+	struct txs_prof_run *pr = &w->run;
 	unsigned cd = 1;
 	if (pc.bon && min_dg > 1 && pc.bon % min_dg)
 		return -EINVAL; /* a group must hold whole GSO calls */
@@ -61,7 +62,7 @@ static int WL_NAME(struct txs_worker *w)
 		if (TXS_UNLIKELY(fpd > 1))
 			want = want * fpd < c->burst ? want * fpd : c->burst;
 		if (TXS_UNLIKELY(min_dg > 1))
-			w->left = left; /* a GSO call may need to end early */
+			w->pub.left = left; /* a GSO call may need to end early */
 		if (sample) {
 			now_ns = txs_now_real_ns() + (uint64_t)c->stamp_shift_ns; /* before the device stage, not inside it */
 			s1 = txs_prof_stamp();
@@ -78,20 +79,20 @@ static int WL_NAME(struct txs_worker *w)
 		}
 		unsigned filled;
 		if (sample) {
-			if (w->ts_packet)
+			if (w->pub.ts_packet)
 				filled = fill_stamped(w, c->gen, bufs, n);
 			else
-				filled = c->gen->fill_prof ? c->gen->fill_prof(w, bufs, n, now_ns)
-							   : c->gen->fill(w, bufs, n, now_ns);
+				filled = c->gen->fill_prof ? c->gen->fill_prof(&w->pub, bufs, n, now_ns)
+							   : c->gen->fill(&w->pub, bufs, n, now_ns);
 			s3 = txs_prof_stamp();
-		} else if (TXS_UNLIKELY(w->ts_packet)) {
+		} else if (TXS_UNLIKELY(w->pub.ts_packet)) {
 			filled = fill_stamped(w, c->gen, bufs, n);
 		} else {
-			filled = c->gen->fill(w, bufs, n, txs_now_real_ns() + (uint64_t)c->stamp_shift_ns);
+			filled = c->gen->fill(&w->pub, bufs, n, txs_now_real_ns() + (uint64_t)c->stamp_shift_ns);
 		}
 		if (filled < n)
 			txs_txq_release(q, bufs + filled, n - filled);
-		if (TXS_UNLIKELY(filled == 0) && !w->fill_err && n < w->min_frames && ++no_room < (1u << 20)) {
+		if (TXS_UNLIKELY(filled == 0) && !w->pub.fill_err && n < w->pub.min_frames && ++no_room < (1u << 20)) {
 			/* no room for a whole datagram: let the device drain, never cut it */
 			rc = txs_txq_flush(q);
 			if (rc < 0)
@@ -101,7 +102,7 @@ static int WL_NAME(struct txs_worker *w)
 		no_room = 0;
 		if (filled == 0) {
 			TXS_STAT_ADD(w->stats.errors, 1);
-			rc = w->fill_err ? w->fill_err : -EIO;
+			rc = w->pub.fill_err ? w->pub.fill_err : -EIO;
 			break;
 		}
 		unsigned sent = 0, tries = 0;
@@ -148,19 +149,19 @@ static int WL_NAME(struct txs_worker *w)
 				uint64_t s5 = txs_prof_stamp();
 				int64_t cost = (int64_t)pf->stamp_cost;
 				cd = c->profile_every;
-				if (prof_preempted(pf, s5 - s0)) {
+				if (prof_preempted(pr, s5 - s0)) {
 					memcpy(pf->cyc, cyc0, sizeof(cyc0));
 					pf->stamps = stamps0;
-					pf->discarded++;
+					pr->discarded++;
 					continue;
 				}
-				pf->samples++;
-				pf->pkts += pk + dr;
+				pr->samples++;
+				pr->pkts += pk + dr;
 				pf->stamps += 6; /* s0..s5 */
-				pf->loop += s5 - s0;
+				pr->loop += s5 - s0;
 				/* device: alloc, and send with its retries (refused frames' release above) */
 				pf->cyc[TXS_PROF_DEVICE] += (int64_t)(s2 - s1) + (int64_t)(s4 - s3) - 2 * cost;
-				if (!c->gen->fill_prof || w->ts_packet)
+				if (!c->gen->fill_prof || w->pub.ts_packet)
 					pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
 			} else {
 				cd--;

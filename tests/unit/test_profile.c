@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <txscale/txscale.h>
+#include "engine/worker.h"
 #include "ident/ident_priv.h"
 #include "test_util.h"
 
@@ -71,11 +72,11 @@ static struct prun run(const char *strategy, unsigned workers, uint64_t count, u
 	struct txs_stat_row rows[4];
 	txs_engine_read(e, rows);
 	for (unsigned i = 0; i < workers; i++) {
-		const struct txs_worker *w = txs_engine_worker(e, i);
+		const struct txs_wk *w = txs_wk_of(txs_engine_worker(e, i)); /* the engine's own counts */
 		r.packets += rows[i].packets;
 		r.bursts[i] = w->stats.bursts;
-		r.samples[i] = w->prof.samples;
-		r.discarded[i] = w->prof.discarded;
+		r.samples[i] = w->run.samples;
+		r.discarded[i] = w->run.discarded;
 		r.quota[i] = w->quota;
 	}
 	r.prof_rc = txs_engine_prof(e, &r.ps);
