@@ -79,14 +79,14 @@ struct txs_link_counters {
 
 struct txs_netdev;
 
+/* A queue's public part: txs_txq_open() allocates it inside the library's
+ * state for the queue (the backend's data, its link counters: private to
+ * lib/netdev, on cache lines of their own), so a caller never allocates or
+ * copies one. Read-only. */
 struct txs_txq {
 	struct txs_netdev *dev;
 	unsigned id;
-	bool closed;
-	void *priv;
-	struct txs_link_counters link[TXS_MAX_LINKS];
-	TXS_CACHE_GUARD;
-} TXS_CACHE_ALIGNED;
+};
 
 /* Why a link changed (a link monitor's on_change, txscale/linkmon.h). */
 enum txs_link_why {

@@ -73,21 +73,21 @@ static int dummy_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 		free(dq);
 		return -ENOMEM;
 	}
-	q->priv = dq;
+	TXS_NQ(q)->priv = dq;
 	return 0;
 }
 
 static void dummy_txq_close(struct txs_txq *q)
 {
-	struct dummy_q *dq = q->priv;
+	struct dummy_q *dq = TXS_NQ(q)->priv;
 	free(dq->pool);
 	free(dq);
-	q->priv = NULL;
+	TXS_NQ(q)->priv = NULL;
 }
 
 static unsigned dummy_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct dummy_q *dq = q->priv;
+	struct dummy_q *dq = TXS_NQ(q)->priv;
 	if (n > DUMMY_POOL)
 		n = DUMMY_POOL;
 	for (unsigned i = 0; i < n; i++) {
@@ -112,8 +112,8 @@ static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			pk += b[i].segs;
 			by += b[i].len;
 		}
-		TXS_STAT_ADD(q->link[0].packets, pk);
-		TXS_STAT_ADD(q->link[0].bytes, by);
+		TXS_STAT_ADD(TXS_NQ(q)->link[0].packets, pk);
+		TXS_STAT_ADD(TXS_NQ(q)->link[0].bytes, by);
 		return n;
 	}
 	uint64_t pk[TXS_MAX_LINKS] = { 0 }, by[TXS_MAX_LINKS] = { 0 }, bad[TXS_MAX_LINKS] = { 0 };
@@ -132,11 +132,11 @@ static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	}
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		if (pk[l]) {
-			TXS_STAT_ADD(q->link[l].packets, pk[l]);
-			TXS_STAT_ADD(q->link[l].bytes, by[l]);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk[l]);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
 		}
 		if (bad[l])
-			TXS_STAT_ADD(q->link[l].verify_err, bad[l]);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].verify_err, bad[l]);
 	}
 	return n;
 }

@@ -130,15 +130,16 @@ TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **o
 	struct txs_nd *nd = TXS_ND(dev);
 	if (id >= dev->conf.max_queues || nd->queues[id])
 		return -EINVAL;
-	struct txs_txq *q = aligned_alloc(TXS_CACHE_LINE, sizeof(*q));
-	if (!q)
+	struct txs_nq *nq = aligned_alloc(TXS_CACHE_LINE, sizeof(*nq));
+	if (!nq)
 		return -ENOMEM;
-	memset(q, 0, sizeof(*q));
+	memset(nq, 0, sizeof(*nq));
+	struct txs_txq *q = &nq->pub;
 	q->dev = dev;
 	q->id = id;
 	int rc = dev->ops->txq_open(dev, q);
 	if (rc < 0) {
-		free(q);
+		free(nq);
 		return rc;
 	}
 	__atomic_store_n(&nd->queues[id], q, __ATOMIC_RELEASE);
@@ -150,9 +151,9 @@ TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **o
  * counters until the device closes, so stats stay readable after workers exit. */
 TXS_API void txs_txq_close(struct txs_txq *q)
 {
-	if (!q || q->closed)
+	if (!q || TXS_NQ(q)->closed)
 		return;
-	q->closed = true;
+	TXS_NQ(q)->closed = true;
 	if (q->dev->ops->txq_close)
 		q->dev->ops->txq_close(q);
 }
@@ -184,7 +185,7 @@ TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, 
 	for (unsigned i = 0; i < dev->conf.max_queues; i++) {
 		const struct txs_txq *q = __atomic_load_n(&TXS_ND(dev)->queues[i], __ATOMIC_ACQUIRE);
 		if (q)
-			counters_add(out, &q->link[link]);
+			counters_add(out, &TXS_NQ(q)->link[link]);
 	}
 }
 
@@ -195,5 +196,5 @@ TXS_API void txs_netdev_queue_stats(const struct txs_netdev *dev, unsigned queue
 		return;
 	const struct txs_txq *q = __atomic_load_n(&TXS_ND(dev)->queues[queue], __ATOMIC_ACQUIRE);
 	for (unsigned l = 0; q && l < TXS_MAX_LINKS; l++)
-		counters_add(out, &q->link[l]);
+		counters_add(out, &TXS_NQ(q)->link[l]);
 }

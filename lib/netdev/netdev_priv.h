@@ -21,6 +21,18 @@ struct txs_nd {
 	 * that link down and the queue goes on with the others. */
 	struct txs_linkstate *linkstate;
 };
+/* A queue as lib/netdev keeps it, the public part first; written by the
+ * queue's own thread only (link counters read by anyone, relaxed). */
+struct txs_nq {
+	struct txs_txq pub;
+	bool closed;
+	void *priv;               /* the backend's per-queue state */
+	struct txs_link_counters link[TXS_MAX_LINKS];
+	TXS_CACHE_GUARD;
+} TXS_CACHE_ALIGNED;
+#define TXS_NQ(q)                                                                    \
+	_Generic((q), const struct txs_txq *: (const struct txs_nq *)(const void *)(q), \
+		 struct txs_txq *: (struct txs_nq *)(void *)(q))
 #define TXS_ND(dev)                                                                    \
 	_Generic((dev), const struct txs_netdev *: (const struct txs_nd *)(const void *)(dev), \
 		 struct txs_netdev *: (struct txs_nd *)(void *)(dev))

@@ -300,9 +300,9 @@ static void uncount(struct txs_txq *q, struct pkt_ring *r, unsigned l, uint32_t 
 	}
 	if (!pk)
 		return;
-	TXS_STAT_ADD(q->link[l].packets, -pk);
-	TXS_STAT_ADD(q->link[l].bytes, -by);
-	TXS_STAT_ADD(q->link[l].drop_err, pk);
+	TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
+	TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
+	TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
 }
 
 /* The kernel stopped at a frame it calls malformed (TP_STATUS_WRONG_FORMAT):
@@ -310,7 +310,7 @@ static void uncount(struct txs_txq *q, struct pkt_ring *r, unsigned l, uint32_t 
  * errors and start over with a fresh socket and ring (cold). */
 static __attribute__((noinline, cold)) void ring_reset(struct txs_txq *q, unsigned l)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	struct pkt_ring *r = &pq->ring[l];
 	uncount(q, r, l, r->tail, r->head);
 	const struct txs_l2link *link = r->link;
@@ -345,7 +345,7 @@ static inline void reclaim(struct txs_txq *q, struct pkt_ring *r, unsigned l)
  * socket, so no frame changes hands while we look (cold). */
 static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigned l, int err)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	struct pkt_ring *r = &pq->ring[l];
 	pq->up &= ~(1u << l);
 	if (!r->base) {
@@ -371,9 +371,9 @@ static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigne
 	r->unkicked = 0;
 	r->dead = err;
 	if (pk) {
-		TXS_STAT_ADD(q->link[l].packets, -pk);
-		TXS_STAT_ADD(q->link[l].bytes, -by);
-		TXS_STAT_ADD(q->link[l].drop_err, pk);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
 	}
 }
 
@@ -381,7 +381,7 @@ static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigne
  * one that was torn down is set up anew (cold). */
 static __attribute__((noinline, cold)) int link_up(struct txs_txq *q, unsigned l)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	struct pkt_ring *r = &pq->ring[l];
 	if (!r->base) {
 		const struct txs_l2link *link = r->link;
@@ -418,7 +418,7 @@ static bool pick_alink(struct pkt_q *pq)
 /* The device's link-state word moved: bring this queue's view to it (cold). */
 static __attribute__((noinline, cold)) void link_sync(struct txs_txq *q)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	uint64_t w = txs_linkstate_load(pq->lst);
 	for (unsigned l = 0; l < pq->n_links; l++) {
 		bool want = (uint32_t)w & 1u << l, have = pq->up & 1u << l;
@@ -444,7 +444,7 @@ static inline void link_check(struct txs_txq *q, struct pkt_q *pq)
  * TXS_LINKSTATE_HINT_NS (cold). */
 static __attribute__((noinline, cold)) void kick_stalled(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	reclaim(q, r, l);
 	if (r->tail != r->stall_at) {
 		r->stall_at = r->tail;
@@ -468,7 +468,7 @@ static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 	if (sendto(r->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 		return 0;
 	int e = errno;
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	if (e == EAGAIN || e == ENOBUFS || e == EINTR || e == ENOMEM || e == EBUSY) {
 		if (e == ENOBUFS && pq->lst)
 			kick_stalled(q, r, l);
@@ -512,14 +512,14 @@ static int pkt_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 		pq->ring[l].fd = -1;
 		pq->ring[l].link = &d->links[l];
 	}
-	q->priv = pq;
+	TXS_NQ(q)->priv = pq;
 	for (unsigned l = 0; l < pq->n_links; l++) {
 		int rc = ring_setup(q, d, &pq->ring[l]);
 		if (rc < 0) {
 			for (unsigned k = 0; k < l; k++)
 				ring_teardown(&pq->ring[k]);
 			free(pq);
-			q->priv = NULL;
+			TXS_NQ(q)->priv = NULL;
 			return rc;
 		}
 	}
@@ -528,7 +528,7 @@ static int pkt_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 
 static void pkt_txq_close(struct txs_txq *q)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	if (!pq)
 		return;
 	/* let queued frames go out, bounded in time; what remains was not sent */
@@ -552,14 +552,14 @@ static void pkt_txq_close(struct txs_txq *q)
 		ring_teardown(r);
 	}
 	free(pq);
-	q->priv = NULL;
+	TXS_NQ(q)->priv = NULL;
 }
 
 /* ---- hot path ------------------------------------------------------------ */
 
 static unsigned pkt_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	link_check(q, pq);
 	unsigned l = pq->alink;
 	struct pkt_ring *r = &pq->ring[l];
@@ -608,7 +608,7 @@ static __attribute__((noinline)) uint8_t *copy_in(struct txs_txq *q, struct pkt_
 
 static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	uint32_t touched = 0;
 	uint64_t pk[TXS_MAX_LINKS], by[TXS_MAX_LINKS];
 	unsigned i;
@@ -651,8 +651,8 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	for (unsigned l = 0; touched; l++, touched >>= 1) {
 		if (!(touched & 1))
 			continue;
-		TXS_STAT_ADD(q->link[l].packets, pk[l]);
-		TXS_STAT_ADD(q->link[l].bytes, by[l]);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk[l]);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
 		kick(q, &pq->ring[l], l); /* once per burst and link */
 	}
 	return i;
@@ -665,7 +665,7 @@ static void pkt_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 static int pkt_flush(struct txs_txq *q)
 {
-	struct pkt_q *pq = q->priv;
+	struct pkt_q *pq = TXS_NQ(q)->priv;
 	int rc = 0;
 	link_check(q, pq);
 	for (unsigned l = 0; l < pq->n_links; l++) {

@@ -126,7 +126,7 @@ static int pcap_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 		free(pq);
 		return -ENOMEM;
 	}
-	q->priv = pq;
+	TXS_NQ(q)->priv = pq;
 	return 0;
 }
 
@@ -134,7 +134,7 @@ static int pcap_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 static int stage_write(struct txs_txq *q)
 {
 	struct pcap_dev *d = TXS_ND(q->dev)->priv;
-	struct pcap_q *pq = q->priv;
+	struct pcap_q *pq = TXS_NQ(q)->priv;
 	if (!pq->stage_len)
 		return 0;
 	pthread_mutex_lock(&d->lock);
@@ -158,10 +158,10 @@ static int stage_write(struct txs_txq *q)
 	pthread_mutex_unlock(&d->lock);
 	for (unsigned l = 0; l < TXS_MAX_LINKS; l++) {
 		if (e && pq->staged_pk[l]) {
-			TXS_STAT_ADD(q->link[l].packets, -pq->staged_pk[l]);
-			TXS_STAT_ADD(q->link[l].bytes, -pq->staged_by[l]);
-			TXS_STAT_ADD(q->link[l].drop_err, pq->staged_pk[l]);
-			__atomic_store_n(&q->link[l].last_err, e, __ATOMIC_RELAXED);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pq->staged_pk[l]);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -pq->staged_by[l]);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pq->staged_pk[l]);
+			__atomic_store_n(&TXS_NQ(q)->link[l].last_err, e, __ATOMIC_RELAXED);
 		}
 		pq->staged_pk[l] = pq->staged_by[l] = 0;
 	}
@@ -172,7 +172,7 @@ static int stage_write(struct txs_txq *q)
 /* Room for one record of `len` bytes; returns where its bytes go. */
 static uint8_t *stage_reserve(struct txs_txq *q, unsigned link, uint32_t len)
 {
-	struct pcap_q *pq = q->priv;
+	struct pcap_q *pq = TXS_NQ(q)->priv;
 	if (pq->stage_len + REC_SIZE(len) > pq->stage_cap && stage_write(q) < 0)
 		return NULL;
 	struct pcap_pkthdr *h = (void *)(pq->stage + pq->stage_len);
@@ -184,8 +184,8 @@ static uint8_t *stage_reserve(struct txs_txq *q, unsigned link, uint32_t len)
 	pq->stage_len += REC_SIZE(len);
 	pq->staged_pk[link]++;
 	pq->staged_by[link] += len;
-	TXS_STAT_ADD(q->link[link].packets, 1);
-	TXS_STAT_ADD(q->link[link].bytes, len);
+	TXS_STAT_ADD(TXS_NQ(q)->link[link].packets, 1);
+	TXS_STAT_ADD(TXS_NQ(q)->link[link].bytes, len);
 	return (uint8_t *)h + REC_HDR;
 }
 
@@ -243,17 +243,17 @@ static int put_gso(struct txs_txq *q, unsigned link, const struct txs_pktbuf *b,
 
 static void pcap_txq_close(struct txs_txq *q)
 {
-	struct pcap_q *pq = q->priv;
+	struct pcap_q *pq = TXS_NQ(q)->priv;
 	stage_write(q);
 	free(pq->pool);
 	free(pq->stage);
 	free(pq);
-	q->priv = NULL;
+	TXS_NQ(q)->priv = NULL;
 }
 
 static unsigned pcap_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct pcap_q *pq = q->priv;
+	struct pcap_q *pq = TXS_NQ(q)->priv;
 	const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 	if (TXS_UNLIKELY(__atomic_load_n(&d->werr, __ATOMIC_RELAXED)))
 		return 0; /* the file failed for good: tx_flush returns the error, the worker stops */
@@ -308,10 +308,10 @@ static void pcap_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		if (!b[i].priv)
 			continue;
 		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
-		TXS_STAT_ADD(q->link[l].drop_err, b[i].priv);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, b[i].priv);
 		const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 		int e = __atomic_load_n(&d->werr, __ATOMIC_RELAXED);
-		__atomic_store_n(&q->link[l].last_err, e ? e : EINVAL, __ATOMIC_RELAXED);
+		__atomic_store_n(&TXS_NQ(q)->link[l].last_err, e ? e : EINVAL, __ATOMIC_RELAXED);
 		b[i].priv = 0;
 	}
 }

@@ -6,7 +6,7 @@
  * there was no room, drop_err with the errno otherwise. Private to netdev. */
 #ifndef TXS_NETDEV_REFUSED_H
 #define TXS_NETDEV_REFUSED_H
-#include <txscale/netdev.h>
+#include "netdev_priv.h"
 
 #define REFUSED_FULL (1ull << 63)
 #define REFUSED_ERR (1ull << 62)
@@ -18,7 +18,7 @@ static __attribute__((noinline, cold, unused)) void refuse_rest(struct txs_txq *
 	for (unsigned k = 0; k < n; k++)
 		b[k].priv = (b[k].priv & ~(REFUSED_FULL | REFUSED_ERR)) | (err ? REFUSED_ERR : REFUSED_FULL);
 	if (err)
-		__atomic_store_n(&q->link[b[0].link < q->dev->n_links ? b[0].link : 0].last_err, err, __ATOMIC_RELAXED);
+		__atomic_store_n(&TXS_NQ(q)->link[b[0].link < q->dev->n_links ? b[0].link : 0].last_err, err, __ATOMIC_RELAXED);
 }
 
 /* Count the marked ones of b[0..n) as drops on their link and clear the
@@ -31,9 +31,9 @@ static inline void release_refused(struct txs_txq *q, struct txs_pktbuf *b, unsi
 			continue;
 		unsigned l = b[i].link < q->dev->n_links ? b[i].link : 0;
 		if (m & REFUSED_ERR)
-			TXS_STAT_ADD(q->link[l].drop_err, b[i].segs);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, b[i].segs);
 		else
-			TXS_STAT_ADD(q->link[l].drop_full, b[i].segs);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_full, b[i].segs);
 		b[i].priv &= ~(REFUSED_FULL | REFUSED_ERR);
 	}
 }

@@ -455,7 +455,7 @@ static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, st
 							   const struct txs_pktbuf *b)
 {
 	const struct udp_dev *d = TXS_ND(q->dev)->priv;
-	struct udp_q *u = q->priv;
+	struct udp_q *u = TXS_NQ(q)->priv;
 	struct txs_pkt_info pi;
 	if (txs_parse(b->data, b->len, TXS_L2_ETH, &pi) != TXS_PERR_OK)
 		return -EINVAL;
@@ -592,13 +592,13 @@ static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 		}
 		*u->ft = (struct udp_ftab){ .mask = sz - 1, .max = max, .e = e };
 	}
-	q->priv = u;
+	TXS_NQ(q)->priv = u;
 	return 0;
 }
 
 static void udp_txq_close(struct txs_txq *q)
 {
-	struct udp_q *u = q->priv;
+	struct udp_q *u = TXS_NQ(q)->priv;
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
 		if (u->s[i].fd >= 0) {
 			drain_icmp(q, u->s[i].fd, i); /* reports that came after the last send */
@@ -617,12 +617,12 @@ static void udp_txq_close(struct txs_txq *q)
 	}
 	free(u->pool);
 	free(u);
-	q->priv = NULL;
+	TXS_NQ(q)->priv = NULL;
 }
 
 static unsigned udp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct udp_q *u = q->priv;
+	struct udp_q *u = TXS_NQ(q)->priv;
 	if (n > UDP_POOL)
 		n = UDP_POOL;
 	for (unsigned i = 0; i < n; i++) {
@@ -765,8 +765,8 @@ static __attribute__((noinline, cold)) void drain_icmp(struct txs_txq *q, int fd
 		}
 	}
 	if (n) {
-		TXS_STAT_ADD(q->link[l].icmp_err, n);
-		__atomic_store_n(&q->link[l].last_err, last, __ATOMIC_RELAXED);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].icmp_err, n);
+		__atomic_store_n(&TXS_NQ(q)->link[l].last_err, last, __ATOMIC_RELAXED);
 	}
 }
 
@@ -804,12 +804,12 @@ static void refuse(struct txs_txq *q, struct udp_q *u, struct txs_pktbuf *b, uns
 	if (full)
 		u->last_refusal = e;
 	else if (n)
-		__atomic_store_n(&q->link[link_of(u, b)].last_err, e, __ATOMIC_RELAXED);
+		__atomic_store_n(&TXS_NQ(q)->link[link_of(u, b)].last_err, e, __ATOMIC_RELAXED);
 }
 
 static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct udp_q *u = q->priv;
+	struct udp_q *u = TXS_NQ(q)->priv;
 	unsigned done = 0;
 	while (done < n) {
 		unsigned l = link_of(u, &b[done]);
@@ -909,12 +909,12 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 				gs += b[done + i].segs;
 		}
 		if (acc) {
-			TXS_STAT_ADD(q->link[l].packets, pk);
-			TXS_STAT_ADD(q->link[l].bytes, by);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by);
 		}
 		if (gc) {
-			TXS_STAT_ADD(q->link[l].gso_calls, gc);
-			TXS_STAT_ADD(q->link[l].gso_segs, gs);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].gso_calls, gc);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].gso_segs, gs);
 		}
 		done += acc;
 		if (TXS_UNLIKELY(e)) {
@@ -922,8 +922,8 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 				/* the route refuses UDP GSO: the refused message was not
 				 * sent; it and the rest go one datagram per message */
 				s->gso_limit = 0;
-				TXS_STAT_ADD(q->link[l].gso_fallback, 1);
-				__atomic_store_n(&q->link[l].gso_err, e, __ATOMIC_RELAXED);
+				TXS_STAT_ADD(TXS_NQ(q)->link[l].gso_fallback, 1);
+				__atomic_store_n(&TXS_NQ(q)->link[l].gso_err, e, __ATOMIC_RELAXED);
 				continue;
 			}
 			refuse(q, u, b + done, n - done, e);
@@ -940,15 +940,15 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 static void udp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct udp_q *u = q->priv;
+	struct udp_q *u = TXS_NQ(q)->priv;
 	for (unsigned i = 0; i < n; i++) {
 		if (b[i].priv == MARK_NONE)
 			continue; /* never offered to the kernel (e.g. not filled) */
 		unsigned l = link_of(u, &b[i]);
 		if (b[i].priv == MARK_FULL)
-			TXS_STAT_ADD(q->link[l].drop_full, b[i].segs);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_full, b[i].segs);
 		else
-			TXS_STAT_ADD(q->link[l].drop_err, b[i].segs);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, b[i].segs);
 		b[i].priv = MARK_NONE;
 	}
 }
@@ -957,7 +957,7 @@ static void udp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
  * chance to drain. */
 static int udp_flush(struct txs_txq *q)
 {
-	struct udp_q *u = q->priv;
+	struct udp_q *u = TXS_NQ(q)->priv;
 	int e = u->last_refusal;
 	if (!e)
 		return 0;

@@ -360,11 +360,11 @@ static void uncount(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t to_full
 {
 	if (!pk)
 		return;
-	TXS_STAT_ADD(q->link[l].packets, -pk);
+	TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
 	if (to_full)
-		TXS_STAT_ADD(q->link[l].drop_full, pk);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_full, pk);
 	else
-		TXS_STAT_ADD(q->link[l].drop_err, pk);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
 }
 
 /* Frames dropped kick after kick (EBUSY): what a lost carrier looks like in
@@ -384,7 +384,7 @@ static __attribute__((noinline, cold)) void kick_stalled(struct xdp_q *xq, struc
 /* Kick the kernel if it asks for it (or `force`). */
 static int kick(struct txs_txq *q, struct xdp_sock *s, unsigned l, uint32_t last_len, bool force)
 {
-	struct xdp_q *xq = q->priv;
+	struct xdp_q *xq = TXS_NQ(q)->priv;
 	uint32_t pending = s->unkicked;
 	s->unkicked = 0;
 	if (!force && !xsk_ring_prod__needs_wakeup(&s->tx))
@@ -397,7 +397,7 @@ static int kick(struct txs_txq *q, struct xdp_sock *s, unsigned l, uint32_t last
 		int e = errno;
 		if (e == EBUSY) { /* the driver dropped one frame; the rest wait */
 			uncount(q, l, 1, 1);
-			TXS_STAT_ADD(q->link[l].bytes, -(uint64_t)last_len);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -(uint64_t)last_len);
 			if (xq->lst)
 				kick_stalled(xq, s);
 			continue;
@@ -480,7 +480,7 @@ static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 		xq->s[l].fd = -1;
 		xq->s[l].link = &d->links[l];
 	}
-	q->priv = xq;
+	TXS_NQ(q)->priv = xq;
 	if (q->id == 0 && d->have_first) {
 		for (unsigned l = 0; l < xq->n_links; l++)
 			xq->s[l] = d->first[l];
@@ -493,7 +493,7 @@ static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 			for (unsigned k = 0; k < l; k++)
 				sock_teardown(&xq->s[k]);
 			free(xq);
-			q->priv = NULL;
+			TXS_NQ(q)->priv = NULL;
 			return rc;
 		}
 	}
@@ -502,7 +502,7 @@ static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 
 static void xdp_txq_close(struct txs_txq *q)
 {
-	struct xdp_q *xq = q->priv;
+	struct xdp_q *xq = TXS_NQ(q)->priv;
 	if (!xq)
 		return;
 	uint64_t t0 = txs_now_mono_ns();
@@ -535,17 +535,17 @@ static void xdp_txq_close(struct txs_txq *q)
 				free(isfree);
 			}
 			uncount(q, l, s->outstanding, 0);
-			TXS_STAT_ADD(q->link[l].bytes, -by);
+			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
 		}
 		sock_teardown(s);
 	}
 	free(xq);
-	q->priv = NULL;
+	TXS_NQ(q)->priv = NULL;
 }
 
 static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct xdp_q *xq = q->priv;
+	struct xdp_q *xq = TXS_NQ(q)->priv;
 	link_check(xq);
 	unsigned l = xq->alink;
 	struct xdp_sock *s = &xq->s[l];
@@ -578,7 +578,7 @@ static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct xdp_q *xq = q->priv;
+	struct xdp_q *xq = TXS_NQ(q)->priv;
 	uint32_t touched = 0, cnt[TXS_MAX_LINKS], last[TXS_MAX_LINKS];
 	uint64_t by[TXS_MAX_LINKS];
 	unsigned i;
@@ -631,8 +631,8 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		xsk_ring_prod__submit(&s->tx, cnt[l]);
 		s->outstanding += cnt[l];
 		s->unkicked += cnt[l];
-		TXS_STAT_ADD(q->link[l].packets, cnt[l]);
-		TXS_STAT_ADD(q->link[l].bytes, by[l]);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, cnt[l]);
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
 		kick(q, s, l, last[l], false);
 	}
 	return i;
@@ -645,7 +645,7 @@ static void xdp_release(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 
 static int xdp_flush(struct txs_txq *q)
 {
-	struct xdp_q *xq = q->priv;
+	struct xdp_q *xq = TXS_NQ(q)->priv;
 	int rc = 0;
 	link_check(xq);
 	for (unsigned l = 0; l < xq->n_links; l++) {

@@ -9,12 +9,14 @@
 #include <txscale/txscale.h>
 #include "test_util.h"
 #include "engine/worker.h"
+#include "netdev/netdev_priv.h"
 
 _Static_assert(sizeof(struct txs_core_stats) % TXS_CACHE_LINE == 0, "stats pad to cache lines");
 _Static_assert(_Alignof(struct txs_core_stats) >= TXS_CACHE_LINE, "stats aligned");
 _Static_assert(sizeof(struct txs_wk) % TXS_CACHE_LINE == 0, "worker pads to cache lines");
 _Static_assert(_Alignof(struct txs_wk) >= TXS_CACHE_LINE, "worker aligned");
-_Static_assert(sizeof(struct txs_txq) % TXS_CACHE_LINE == 0, "queue pads to cache lines");
+_Static_assert(sizeof(struct txs_nq) % TXS_CACHE_LINE == 0, "queue pads to cache lines");
+_Static_assert(_Alignof(struct txs_nq) >= TXS_CACHE_LINE, "queue aligned");
 
 static struct txs_gen_conf gen_conf(bool v6, uint32_t len)
 {

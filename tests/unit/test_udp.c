@@ -1074,7 +1074,7 @@ struct stingy {
 
 static int st_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
-	q->priv = TXS_ND(dev)->priv;
+	TXS_NQ(q)->priv = TXS_ND(dev)->priv;
 	return 0;
 }
 static void st_txq_close(struct txs_txq *q)
@@ -1083,7 +1083,7 @@ static void st_txq_close(struct txs_txq *q)
 }
 static unsigned st_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct stingy *s = q->priv;
+	struct stingy *s = TXS_NQ(q)->priv;
 	unsigned k = 1 + s->allocs++ % 7;
 	if (n > k)
 		n = k;
@@ -1095,7 +1095,7 @@ static unsigned st_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 }
 static unsigned st_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct stingy *s = q->priv;
+	struct stingy *s = TXS_NQ(q)->priv;
 	if (s->refuse) {
 		n = s->first ? (n < 1 + s->sends % 4 ? n : 1 + s->sends % 4) : 0;
 		s->first = false;

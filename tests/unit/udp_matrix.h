@@ -20,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <txscale/udp.h>
@@ -209,9 +210,16 @@ struct mx_dev {
 	uint64_t sent_frames;
 };
 
+/* the test device of a queue: the one whose q it is (the queue is made here,
+ * not by txs_txq_open, and has no backend data of the library's) */
+static inline struct mx_dev *mx_dev_of(struct txs_txq *q)
+{
+	return (struct mx_dev *)(void *)((char *)q - offsetof(struct mx_dev, q));
+}
+
 static inline unsigned mx_dev_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct mx_dev *d = q->priv;
+	struct mx_dev *d = mx_dev_of(q);
 	if (n > d->pool_n)
 		n = d->pool_n;
 	for (unsigned i = 0; i < n; i++) {
@@ -224,7 +232,7 @@ static inline unsigned mx_dev_alloc(struct txs_txq *q, struct txs_pktbuf *b, uns
 
 static inline unsigned mx_dev_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct mx_dev *d = q->priv;
+	struct mx_dev *d = mx_dev_of(q);
 	if (d->accept_max && n > d->accept_max)
 		n = d->accept_max;
 	for (unsigned i = 0; i < n; i++) {
@@ -260,7 +268,6 @@ static inline int mx_dev_init(struct mx_dev *d, void (*sink)(void *, const uint8
 	d->dev.conf.frame_size = d->buf_size;
 	d->dev.conf.max_queues = 1;
 	d->q.dev = &d->dev;
-	d->q.priv = d;
 	d->sink = sink;
 	d->arg = arg;
 	return 0;
