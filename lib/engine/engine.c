@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Per-core workers: pinned, each owning its queue, generator state and stats. */
+/* Workers (each pinned to its CPU when conf.cpus gives one), each owning its
+ * queue, generator state and stats. */
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
