@@ -45,31 +45,16 @@ static int parse_offset(const char *val, void *dst, char *err, size_t errlen)
 	return 0;
 }
 
+/* The options: the session's config (c) and what the CLI keeps for itself. */
 struct recv_cfg {
-	const char *bind;
-	const char *port_s;
-	uint16_t port, port_hi; /* from port_s; port_hi 0: one port */
-	bool v4, v6;
-	unsigned threads;
+	struct txs_recv_conf c;
 	struct opt_cpus cpus;
 	bool no_pin;
-	bool reuseport;
-	const char *dev;
 	struct opt_time time;
-	double idle;
-	uint64_t expect;
-	const char *sender_summary;
-	double interval;
 	bool json;
-	uint64_t rcvbuf;
-	unsigned window, max_flows, batch;
-	bool verify;
 	const char *summary_file;
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
-	const char *rx_ts; /* --rx-timestamps */
-	const char *payload; /* --payload */
-	double outage_min;  /* --outage-min, seconds (0 = automatic) */
 	struct opt_offset clock_offset; /* --clock-offset */
 	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
@@ -86,34 +71,35 @@ static int parse_time(const char *val, void *dst, char *err, size_t errlen)
 }
 
 #define O(f) offsetof(struct recv_cfg, f)
+#define C(f) offsetof(struct recv_cfg, c.f)
 static const struct opt recv_opts[] = {
-	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "local address (udp); raw inputs: analyse only packets to ADDR" },
-	{ "port", 'p', OPT_STR, O(port_s), "PORT[-HI]", "UDP port, or a range of at most 1024 ports (udp: a socket per port and thread) (default 5201; pcap: any port unless given)" },
-	{ "ipv4", '4', OPT_FLAG, O(v4), NULL, "IPv4 only" },
-	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (udp without -B: dual-stack unless -4/-6)" },
-	{ "parallel", 'P', OPT_UINT, O(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
+	{ "bind", 'B', OPT_STR, C(bind), "ADDR", "local address (udp); raw inputs: analyse only packets to ADDR" },
+	{ "port", 'p', OPT_STR, C(port), "PORT[-HI]", "UDP port, or a range of at most 1024 ports (udp: a socket per port and thread) (default 5201; pcap: any port unless given)" },
+	{ "ipv4", '4', OPT_FLAG, C(v4), NULL, "IPv4 only" },
+	{ "ipv6", '6', OPT_FLAG, C(v6), NULL, "IPv6 only (udp without -B: dual-stack unless -4/-6)" },
+	{ "parallel", 'P', OPT_UINT, C(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: not pinned, like iperf3)" },
 	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads, even with -A (the default without -A)" },
-	{ "dev", 0, OPT_STR, O(dev), "DEV", "input: udp[:gro=off] | packet:IFNAME[,IFNAME...] | xdp:IFNAME[,native|skb][,copy|zc][,ring=N] | pcap:FILE", "udp" },
+	{ "dev", 0, OPT_STR, C(dev), "DEV", "input: udp[:gro=off] | packet:IFNAME[,IFNAME...] | xdp:IFNAME[,native|skb][,copy|zc][,ring=N] | pcap:FILE", "udp" },
 	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
-	{ "idle", 0, OPT_SECONDS, O(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
-	{ "expect", 0, OPT_U64, O(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
-	{ "sender-summary", 0, OPT_STR, O(sender_summary), "FILE", "JSON summary of txscale send (--summary-file, or its -J output), read at the end: exact loss per flow" },
-	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
+	{ "idle", 0, OPT_SECONDS, C(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
+	{ "expect", 0, OPT_U64, C(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
+	{ "sender-summary", 0, OPT_STR, C(sender_summary), "FILE", "JSON summary of txscale send (--summary-file, or its -J output), read at the end: exact loss per flow" },
+	{ "interval", 'i', OPT_SECONDS, C(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
-	{ "rcvbuf", 0, OPT_U64, O(rcvbuf), "BYTES", "udp: socket receive buffer, default 33554432 (SO_RCVBUFFORCE if permitted, else up to net.core.rmem_max)", NULL, 1, 0x7fffffff },
-	{ "reuseport", 0, OPT_FLAG, O(reuseport), NULL, "udp: share the port with other receivers (SO_REUSEPORT: the kernel splits the traffic; each counts the others' share as lost)" },
-	{ "window", 0, OPT_UINT, O(window), "PKTS", "duplicate/reorder window per flow, power of two", "4096", 64, TXS_RX_WINDOW_MAX },
-	{ "max-flows", 0, OPT_UINT, O(max_flows), "N", "flows tracked per thread", "4096", 1, 1u << 22 },
-	{ "batch", 0, OPT_UINT, O(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
-	{ "rx-timestamps", 0, OPT_STR, O(rx_ts), "MODE", "udp: arrival time for latency: kernel (each datagram's "
+	{ "rcvbuf", 0, OPT_U64, C(rcvbuf), "BYTES", "udp: socket receive buffer, default 33554432 (SO_RCVBUFFORCE if permitted, else up to net.core.rmem_max)", NULL, 1, 0x7fffffff },
+	{ "reuseport", 0, OPT_FLAG, C(reuseport), NULL, "udp: share the port with other receivers (SO_REUSEPORT: the kernel splits the traffic; each counts the others' share as lost)" },
+	{ "window", 0, OPT_UINT, C(window), "PKTS", "duplicate/reorder window per flow, power of two", "4096", 64, TXS_RX_WINDOW_MAX },
+	{ "max-flows", 0, OPT_UINT, C(max_flows), "N", "flows tracked per thread", "4096", 1, 1u << 22 },
+	{ "batch", 0, OPT_UINT, C(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
+	{ "rx-timestamps", 0, OPT_STR, C(rx_ts), "MODE", "udp: arrival time for latency: kernel (each datagram's "
 	  "software receive timestamp, SO_TIMESTAMPING), user (one clock read per recvmmsg batch), or "
 	  "hardware[:IFACE] (the NIC's own stamp, else kernel, per datagram; IFACE, default the one holding "
 	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
 	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
-	{ "verify", 0, OPT_FLAG, O(verify), NULL, "check the payload fill pattern of every packet" },
-	{ "payload", 0, OPT_STR, O(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence; flows by 5-tuple; docs/iperf3.md)", "txscale" },
-	{ "outage-min", 0, OPT_SECONDS, O(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
+	{ "verify", 0, OPT_FLAG, C(verify), NULL, "check the payload fill pattern of every packet" },
+	{ "payload", 0, OPT_STR, C(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence; flows by 5-tuple; docs/iperf3.md)", "txscale" },
+	{ "outage-min", 0, OPT_SECONDS, C(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
 	{ "clock-offset", 0, OPT_CUSTOM, O(clock_offset), "NS", "correct one-way latency by this known clock offset (receiver's clock minus sender's, ns); the report says so and gives the raw figures beside", NULL, 0, 0, parse_offset },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
@@ -123,6 +109,7 @@ static const struct opt recv_opts[] = {
 	OPT_END
 };
 #undef O
+#undef C
 
 static struct txs_recv *g_sess;
 
@@ -133,32 +120,13 @@ static void on_signal(int sig)
 		txs_recv_stop(g_sess);
 }
 
-/* The options into a session's config. */
-static void fill_conf(struct txs_recv_conf *c, const struct recv_cfg *cfg)
+/* The options the session's config does not hold as they are, into it. */
+static void fill_conf(struct recv_cfg *cfg)
 {
-	txs_recv_conf_init(c);
-	c->dev = cfg->dev;
-	c->bind = cfg->bind;
-	c->port = cfg->port_s;
-	c->v4 = cfg->v4;
-	c->v6 = cfg->v6;
-	c->threads = cfg->threads;
+	struct txs_recv_conf *c = &cfg->c;
 	c->n_affinity = cfg->cpus.n;
 	c->time_set = cfg->time.set;
 	c->time = cfg->time.v;
-	c->idle = cfg->idle;
-	c->expect = cfg->expect;
-	c->sender_summary = cfg->sender_summary;
-	c->interval = cfg->interval;
-	c->rcvbuf = cfg->rcvbuf;
-	c->reuseport = cfg->reuseport;
-	c->window = cfg->window;
-	c->max_flows = cfg->max_flows;
-	c->batch = cfg->batch;
-	c->verify = cfg->verify;
-	c->rx_ts = cfg->rx_ts;
-	c->payload = cfg->payload;
-	c->outage_min = cfg->outage_min;
 	c->clock_offset_set = cfg->clock_offset.set;
 	c->clock_offset_ns = cfg->clock_offset.ns;
 	c->snaps = cfg->metrics.addr || cfg->metrics.file;
@@ -222,7 +190,7 @@ static void on_msg(void *user, const char *line)
 /* --metrics: a collector over the session's cores. Returns 0 or the exit status. */
 static int metrics_start(struct cli *k, struct txs_recv *s)
 {
-	int rc = mcli_start(&k->mc, "recv", &k->cfg->metrics, k->cfg->interval);
+	int rc = mcli_start(&k->mc, "recv", &k->cfg->metrics, k->cfg->c.interval);
 	if (rc || !mcli_on(&k->mc))
 		return rc;
 	struct txs_metrics_rx_conf mconf = { .cores = txs_recv_cores(s), .n_cores = txs_recv_threads(s),
@@ -265,11 +233,11 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 }
 
 /* Open, run, report. Returns the exit status; summary_f is closed. */
-static int session(const struct recv_cfg *cfg, const struct txs_recv_conf *conf, FILE *summary_f)
+static int session(const struct recv_cfg *cfg, FILE *summary_f)
 {
 	struct txs_recv *s;
 	char err[512];
-	int rc = txs_recv_open(&s, conf, err, sizeof(err));
+	int rc = txs_recv_open(&s, &cfg->c, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "txscale recv: %s\n", err);
 		if (summary_f)
@@ -277,9 +245,9 @@ static int session(const struct recv_cfg *cfg, const struct txs_recv_conf *conf,
 		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT || rc == -EOPNOTSUPP ? 2 : 1;
 	}
 	bool udp = strcmp(txs_recv_input(s)->ops->name, "udp") == 0;
-	if (cfg->reuseport && !udp)
+	if (cfg->c.reuseport && !udp)
 		fprintf(stderr, "txscale recv: note: --reuseport applies to --dev udp only\n");
-	if (cfg->rcvbuf && !udp)
+	if (cfg->c.rcvbuf && !udp)
 		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
 	struct cli k = { .cfg = cfg };
 	int ret = metrics_start(&k, s);
@@ -313,6 +281,7 @@ int cmd_recv(int argc, char **argv)
 	if (ctl_recv_wants_server(argc, argv)) /* recv -s: the control channel (server.c) */
 		return cmd_server(argc, argv);
 	struct recv_cfg cfg = { 0 };
+	txs_recv_conf_init(&cfg.c);
 	const char *pos[1];
 	int npos = 0;
 	static const char *syn =
@@ -321,10 +290,9 @@ int cmd_recv(int argc, char **argv)
 	int rc = opt_parse("recv", syn, recv_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	struct txs_recv_conf conf;
-	fill_conf(&conf, &cfg);
+	fill_conf(&cfg);
 	char err[512];
-	if (txs_recv_conf_check(&conf, err, sizeof(err)) < 0) {
+	if (txs_recv_conf_check(&cfg.c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "txscale recv: %s\n", err);
 		return 2;
 	}
@@ -338,5 +306,5 @@ int cmd_recv(int argc, char **argv)
 			return 2;
 		}
 	}
-	return session(&cfg, &conf, summary_f);
+	return session(&cfg, summary_f);
 }
