@@ -4,7 +4,6 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <txscale/pkt.h>
 #include "recv_priv.h"
@@ -24,21 +23,6 @@ TXS_API unsigned txs_recv_conf_threads(const struct txs_recv_conf *c)
 static bool is_udp_dev(const char *dev)
 {
 	return strcmp(dev, "udp") == 0 || strncmp(dev, "udp:", 4) == 0;
-}
-
-/* Room for `need` open files: the soft RLIMIT_NOFILE raised to need (at
- * most the hard limit). 0, or -1 with *limit = the most there can be. */
-static int nofile_raise(unsigned long long need, unsigned long long *limit)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
-		return 0;
-	struct rlimit up = rl;
-	up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &up) == 0 && up.rlim_cur >= need)
-		return 0;
-	*limit = rl.rlim_max;
-	return -1;
 }
 
 static int check_payload(struct txs_recv_plan *p, const struct txs_recv_conf *c, char *err, size_t errlen)
@@ -79,7 +63,7 @@ static int check_port(struct txs_recv_plan *p, const struct txs_recv_conf *c, ch
 	p->port_hi = hi > lo ? (uint16_t)hi : 0;
 	unsigned long long need = p->port_hi ? (unsigned long long)(p->port_hi - p->port + 1) * p->threads + 64 : 0,
 			   lim;
-	if (need && p->is_udp && nofile_raise(need, &lim) < 0)
+	if (need && p->is_udp && txs_nofile_raise(need, &lim) < 0)
 		return txs_fail(err, errlen, -EMFILE,
 				"bad value for -p/--port: '%s': a socket per port and thread needs %llu open files, "
 				"the limit is %llu (ulimit -n)", c->port, need, lim);
