@@ -157,8 +157,9 @@ struct txs_recv_result {
 /* Start the threads, run until a stop condition, stop and join them, read
  * the sender summary once more, merge. Once only. Returns 0, or -errno when
  * the run failed (a thread, a link that went down, the sender summary not
- * read: each said through hooks->msg); the result exists (txs_recv_result)
- * whenever the merge succeeded, failed run or not. hooks may be NULL. */
+ * read: each said through hooks->msg; -EALREADY: run before); the result
+ * exists (txs_recv_result) whenever the merge succeeded, failed run or
+ * not. hooks may be NULL. */
 TXS_API int txs_recv_run(struct txs_recv *s, const struct txs_recv_hooks *hooks);
 /* After txs_recv_run: the result, or NULL (not run, or the merge failed). */
 TXS_API struct txs_recv_result *txs_recv_result(struct txs_recv *s);
