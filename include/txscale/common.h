@@ -42,6 +42,11 @@ extern "C" {
 TXS_API uint64_t txs_now_mono_ns(void);
 TXS_API uint64_t txs_now_real_ns(void);
 
+/* Room for `need` open files: the soft RLIMIT_NOFILE raised to need (at
+ * most the hard limit; lib/common/util.c). 0, or -1 with *limit = the most
+ * there can be. Any thread (the limit is the process's). */
+TXS_API int txs_nofile_raise(unsigned long long need, unsigned long long *limit);
+
 /* splitmix64 step: the workers' RNG, and the seeding of every per-core
  * generator (ident's xoshiro, the pacers). */
 static inline uint64_t txs_rng_next(uint64_t *s)

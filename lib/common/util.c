@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers every module uses: the clocks (txscale/common.h) and the one-line
- * error formatter (common/err.h). */
+/* Helpers every module uses: the clocks and the open-file limit
+ * (txscale/common.h), and the one-line error formatter (common/err.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <txscale/common.h>
 #include "err.h"
@@ -19,6 +20,19 @@ TXS_API uint64_t txs_now_real_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+TXS_API int txs_nofile_raise(unsigned long long need, unsigned long long *limit)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return 0;
+	struct rlimit up = rl;
+	up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &up) == 0 && up.rlim_cur >= need)
+		return 0;
+	*limit = rl.rlim_max;
+	return -1;
 }
 
 int txs_fail(char *err, size_t errlen, int rc, const char *fmt, ...)

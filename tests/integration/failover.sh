@@ -11,11 +11,13 @@
 #     time the sender kept feeding a dead link);
 #   - active-backup: the first outage txscale recv reports (a udp socket on
 #     198.18.0.2 in the peer, reached over either link; --outage-min 100us:
-#     5 datagrams' time at 50k pps) equals the switch time read from the
-#     capture within 1 ms; a loss in a silence shorter than --outage-min
-#     (a frame the dead link refused, the next one on the backup at once)
-#     is no outage, and then recv's silence (< 0.1 ms) is what the capture's
-#     switch is held to; a switch that lost nothing is a delay, no outage;
+#     5 datagrams' time at 50k pps) is the switch time where datagrams were
+#     lost (recv sees every one; the capture samples): a complete capture
+#     agrees with it within 1 ms, one that dumpcap dropped frames from is no
+#     shorter; a loss in a silence shorter than --outage-min (a frame the
+#     dead link refused, the next one on the backup at once) is no outage,
+#     recv's silence is then < 0.1 ms; a switch that lost nothing is a
+#     delay, no outage, timed by the capture;
 #   - traffic where the mode puts it before, during and after the failure;
 #   - counts: the peers' RX counters (veth rx_packets, IPv6 off on the sender
 #     side so that nothing else crosses) equal the links' "packets", and
@@ -190,9 +192,16 @@ trial() {
     fi
   fi
   [ $bad = 0 ] || return 1
-  # recv's outage against the capture's switch (a capture that dropped frames
-  # can only lengthen its figure: then the trial runs again)
-  local rout=-1 rmiss=0 rholes=0 rslow=0
+  # recv's outage against the capture's switch. recv sees every datagram
+  # (sequence numbers, the kernel's receive stamps): where it lost some, its
+  # first outage is the switch, exact. The capture samples 1 frame in 8 and
+  # dumpcap drops runs of frames on a loaded box, which can only lengthen its
+  # figure (the last frame seen on the dead link is no later, the first seen
+  # on the backup no earlier, than the real ones): a complete capture must
+  # agree with recv within 1 ms, a lossy one must not be shorter than recv's
+  # by more than that (CI saw 12.8 to 27.5 ms captured against recv's 0.2 to
+  # 2.4 ms with 20% of the samples dropped).
+  local rout=-1 rmiss=0 rholes=0 judged=$ab what="the capture's switch"
   if [ -n "$rpid" ]; then
     [ "$rrc" = 0 ] && tail -n1 "$WORK/recv.json" | jq -e '.type == "summary"' >/dev/null ||
       { fail_later "$tag: recv exited $rrc: $(tail -3 "$WORK/recv.err")"; return 1; }
@@ -205,40 +214,43 @@ trial() {
     if [ "$rholes" != 0 ] && [ "$rcount" = 0 ]; then
       # lost, but in a silence shorter than --outage-min (100 us), which is
       # no outage by definition (a frame the dead link refused, the next one
-      # sent on the backup at once): recv's silence is below 0.1 ms, and that
-      # is what the capture's switch is held to
+      # sent on the backup at once): recv's silence is below 0.1 ms
       echo "   $tag: recv: $rholes sequences missing in a silence under --outage-min (no outage)"
       rout=0.1
     elif [ "$rmiss" != "$rholes" ]; then
       echo "   $tag: recv: $rholes sequences missing, $rmiss of them in outages"
     fi
     if [ "$rholes" = 0 ]; then
-      # nothing lost: the switch only delayed datagrams, which is no outage
-      [ "$(tail -n1 "$WORK/recv.json" | jq -r .outage.count)" = 0 ] ||
-        { fail_later "$tag: recv reports an outage with nothing missing"; return 1; }
+      # nothing lost: the switch only delayed datagrams, which is no outage;
+      # the timing is the capture's
+      [ "$rcount" = 0 ] || { fail_later "$tag: recv reports an outage with nothing missing"; return 1; }
     else
-      rslow=$(awk -v r="$rout" -v a="$ab" 'BEGIN { d = r - a; if (d < 0) d = -d; print (d > 1) ? 1 : 0 }')
-      if [ "$rslow" = 1 ]; then
-        echo "   $tag: recv's outage $rout ms and the capture's switch $ab ms are more than 1 ms apart"
+      judged=$rout what="recv's outage"
+      local apart
+      if [ "$cdrop" = 0 ] && [ $short = 0 ]; then
+        apart=$(awk -v r="$rout" -v a="$ab" 'BEGIN { d = r - a; if (d < 0) d = -d; print (d > 1) ? 1 : 0 }')
+      else
+        apart=$(awk -v r="$rout" -v a="$ab" 'BEGIN { print (a < r - 1) ? 1 : 0 }')
+      fi
+      if [ "$apart" = 1 ]; then
+        echo "   $tag: recv's outage $rout ms and the capture's switch $ab ms disagree (capture dropped $cdrop)"
         return 2
       fi
     fi
   fi
-  # A capture that dropped frames can only lengthen the measured switch (the
-  # last frame seen on the dead link is no later, the first seen on the
-  # backup no earlier, than the real ones): a switch within the bound is
-  # evidence even then; over the bound with a short capture, try again.
+  # Over the bound with a short capture (and no figure from recv): not
+  # measurable, try again
   local slow
-  slow=$(awk -v r="$react" -v a="$ab" -v m="$MAX_MS" 'BEGIN { print (r > m || a > m) ? 1 : 0 }')
-  if [ "$slow" = 1 ] && [ $short = 1 ]; then
+  slow=$(awk -v r="$react" -v a="$judged" -v m="$MAX_MS" 'BEGIN { print (r > m || a > m) ? 1 : 0 }')
+  if [ "$slow" = 1 ] && [ $short = 1 ] && [ "$what" != "recv's outage" ]; then
     echo "   $tag: capture holds ${n:-0} of ~$((lp / 8)) sampled frames: timing not measurable: $(tail -1 "$WORK/dumpcap.log")"
     return 2
   fi
   if [ "$slow" = 1 ]; then
-    echo "   $tag: over ${MAX_MS} ms (dead-link frames $react ms, switch $ab ms)"
+    echo "   $tag: over ${MAX_MS} ms (dead-link frames $react ms, $what $judged ms)"
     return 2
   fi
-  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld)) = $N datagrams; switch ${ab} ms, dead-link frames ${react} ms${rpid:+, recv outage $rout ms}"
+  ok "$tag: exit 0, RX $((d0 + d1)) + drops $((le + ld)) = $N datagrams; switch ${judged} ms ($what; the capture's ${ab} ms, dumpcap dropped $cdrop), dead-link frames ${react} ms"
   return 0
 }
 

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include "opt.h"
 
@@ -384,13 +383,5 @@ out:
 
 int opt_nofile(unsigned long long need, unsigned long long *limit)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
-		return 0;
-	struct rlimit up = rl;
-	up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &up) == 0 && up.rlim_cur >= need)
-		return 0;
-	*limit = rl.rlim_max;
-	return -1;
+	return txs_nofile_raise(need, limit);
 }

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/* The receive session through the library alone (<txscale/session_recv.h>):
+ * a pcap file written here, read with exact counts against a sender summary;
+ * configs refused with their messages; a live udp session on loopback ended
+ * by the stop hook and by txs_recv_stop, its interval callback's counts
+ * adding up to the result's. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <txscale/txscale.h>
+#include <txscale/rx.h>
+#include <txscale/session_recv.h>
+#include "test_util.h"
+
+static char g_dir[64];
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", g_dir, name);
+}
+
+static int setup(void **st)
+{
+	(void)st;
+	snprintf(g_dir, sizeof(g_dir), "/tmp/txs_sess_recv.XXXXXX");
+	return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static uint32_t mkframe(uint8_t *buf, uint32_t flow, uint64_t seq)
+{
+	struct txs_flow_spec sp = { 0 };
+	txs_addr_parse(&sp.src, "198.18.0.1");
+	txs_addr_parse(&sp.dst, "198.18.0.2");
+	sp.sport = 40000;
+	sp.dport = 5201;
+	sp.payload_len = 32;
+	sp.flow_id = flow;
+	struct txs_tmpl t;
+	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
+	uint32_t n = txs_tmpl_patch(&t, buf, (uint16_t)seq, seq, 1000);
+	txs_tmpl_free(&t);
+	return n;
+}
+
+/* Two flows of 500 datagrams: flow 1's sequence 100 missing, flow 0's
+ * sequence 5 twice: 1000 records. */
+static void write_pcap(const char *path)
+{
+	uint8_t *buf = malloc(1 << 20), fr[256];
+	assert_non_null(buf);
+	size_t off = txs_pcap_write_hdr(buf, 65535);
+	for (uint64_t s = 0; s < 500; s++)
+		for (uint32_t f = 0; f < 2; f++) {
+			if (f == 1 && s == 100)
+				continue;
+			unsigned copies = f == 0 && s == 5 ? 2 : 1;
+			for (unsigned c = 0; c < copies; c++) {
+				uint32_t n = mkframe(fr, f, s);
+				off += txs_pcap_write_rec(buf + off, fr, n, 1700000000000000000ull + s * 1000 + f);
+			}
+		}
+	FILE *o = fopen(path, "wb");
+	assert_non_null(o);
+	assert_int_equal(fwrite(buf, 1, off, o), off);
+	assert_int_equal(fclose(o), 0);
+	free(buf);
+}
+
+static const char send_summary[] =
+	"{\"type\":\"summary\",\"kind\":\"send\",\"packets\":1000,\"drops\":0,"
+	"\"threads\":[{\"id\":0,\"packets\":500},{\"id\":1,\"packets\":500}]}\n";
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *o = fopen(path, "w");
+	assert_non_null(o);
+	fputs(text, o);
+	assert_int_equal(fclose(o), 0);
+}
+
+struct seen {
+	struct txs_recv *s;
+	unsigned ticks, intervals, ready, summaries, msgs;
+	uint64_t iv_received;
+	unsigned stop_after_ticks;     /* the stop hook's answer turns true then (0: never) */
+	unsigned stop_after_intervals; /* txs_recv_stop from the interval hook (0: never) */
+	int fd;                        /* live: the sending socket, one datagram per tick up to `send` */
+	unsigned send, sent;
+	struct sockaddr_in to;
+};
+
+static bool h_stop(void *u)
+{
+	struct seen *k = u;
+	return k->stop_after_ticks && k->ticks >= k->stop_after_ticks;
+}
+
+static void h_tick(void *u, double el)
+{
+	struct seen *k = u;
+	assert_true(el >= 0);
+	k->ticks++;
+	if (k->fd >= 0 && k->sent < k->send) {
+		uint8_t p[64];
+		struct txs_ph ph = { .kind = TXS_PH_FULL, .flow = 7, .seq = k->sent, .ts_ns = txs_now_real_ns() };
+		txs_ph_write(p, sizeof(p), &ph);
+		assert_int_equal(sendto(k->fd, p, sizeof(p), 0, (struct sockaddr *)&k->to, sizeof(k->to)), sizeof(p));
+		k->sent++;
+	}
+}
+
+static void h_interval(void *u, const struct txs_recv_interval *iv)
+{
+	struct seen *k = u;
+	assert_true(iv->end >= iv->start);
+	assert_int_equal(iv->n, 1);
+	assert_int_equal(iv->thread[0].received, iv->sum.received);
+	k->intervals++;
+	k->iv_received += iv->sum.received;
+	if (k->stop_after_intervals && k->intervals == k->stop_after_intervals)
+		txs_recv_stop(k->s);
+}
+
+static void h_ready(void *u)
+{
+	((struct seen *)u)->ready++;
+}
+
+static void h_summary(void *u, const char *text, size_t len)
+{
+	struct seen *k = u;
+	assert_int_equal(len, strlen(send_summary));
+	assert_memory_equal(text, send_summary, len);
+	k->summaries++;
+}
+
+static void h_msg(void *u, const char *line)
+{
+	fprintf(stderr, "msg: %s\n", line);
+	((struct seen *)u)->msgs++;
+}
+
+static struct txs_recv_hooks hooks_for(struct seen *k)
+{
+	return (struct txs_recv_hooks){ .user = k, .stop = h_stop, .tick = h_tick, .interval = h_interval,
+					.ready = h_ready, .summary = h_summary, .msg = h_msg };
+}
+
+static void pcap_exact(void **st)
+{
+	(void)st;
+	char pcap[128], sum[128], dev[140], err[256];
+	path_of(pcap, sizeof(pcap), "in.pcap");
+	path_of(sum, sizeof(sum), "send.json");
+	write_pcap(pcap);
+	write_text(sum, send_summary);
+	snprintf(dev, sizeof(dev), "pcap:%s", pcap);
+	struct txs_recv_conf c;
+	txs_recv_conf_init(&c);
+	c.dev = dev;
+	c.sender_summary = sum;
+	assert_int_equal(txs_recv_conf_check(&c, err, sizeof(err)), 0);
+	struct txs_recv *s;
+	assert_int_equal(txs_recv_open(&s, &c, err, sizeof(err)), 0);
+	assert_null(txs_recv_result(s));
+	assert_int_equal(txs_recv_threads(s), 1);
+	assert_true(txs_recv_input(s)->offline);
+	struct seen k = { .s = s, .fd = -1 };
+	struct txs_recv_hooks h = hooks_for(&k);
+	assert_int_equal(txs_recv_run(s, &h), 0);
+	assert_int_equal(txs_recv_run(s, &h), -EALREADY);
+	assert_int_equal(k.ready, 1);
+	assert_int_equal(k.summaries, 2); /* read at open, and at the end */
+	assert_int_equal(k.msgs, 0);
+	const struct txs_recv_result *r = txs_recv_result(s);
+	assert_non_null(r);
+	assert_int_equal(r->rx->received, 1000);
+	assert_int_equal(r->rx->unique, 999);
+	assert_int_equal(r->rx->duplicates, 1);
+	assert_true(r->rx->lost_exact);
+	assert_int_equal(r->rx->expected, 1000);
+	assert_int_equal(r->rx->lost, 1);
+	assert_int_equal(r->rx->n_flows, 2);
+	assert_int_equal(r->is.pcap.records, 1000);
+	assert_int_equal(r->n_threads, 1);
+	assert_int_equal(r->thread[0].live.received, 1000);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	txs_recv_result_json(f, r);
+	fclose(f);
+	assert_non_null(strstr(buf, "{\"type\":\"summary\",\"kind\":\"recv\",\"device\":\"pcap:"));
+	assert_non_null(strstr(buf, "\"received\":1000,"));
+	assert_non_null(strstr(buf, "\"records\":1000,"));
+	assert_int_equal(buf[len - 1], '\n');
+	free(buf);
+	f = open_memstream(&buf, &len);
+	txs_recv_result_text(f, r);
+	fclose(f);
+	assert_non_null(strstr(buf, "recv: pcap:"));
+	free(buf);
+	txs_recv_close(s);
+}
+
+/* Case i of refused(): a config with one fault. */
+static void bad_conf(struct txs_recv_conf *c, unsigned i, const char *pcap_dev)
+{
+	txs_recv_conf_init(c);
+	switch (i) {
+	case 0: c->window = 100; break;
+	case 1: c->v4 = c->v6 = true; break;
+	case 2: c->port = "70000"; break;
+	case 3: c->dev = pcap_dev; c->threads = 2; break;
+	case 4: c->time_set = true; c->time = 0; break;
+	case 5: c->payload = "iperf3"; c->verify = true; break;
+	case 6: c->expect = 5; c->sender_summary = "x"; break;
+	case 7: c->bind = "198.18.0.1"; c->v6 = true; break;
+	case 8: c->rx_ts = "sometimes"; break;
+	case 9: c->threads = 4; c->n_affinity = 2; break;
+	default: c->outage_min = 4000; break;
+	}
+}
+
+static void refused(void **st)
+{
+	(void)st;
+	static const char *const want[] = {
+		"bad value for --window: '100': expected a power of two",
+		"-4 and -6 exclude each other",
+		"bad value for -p/--port: '70000': expected a port 1..65535 or a range LO-HI",
+		"--dev pcap: is read by one thread: -P/-A give 2",
+		"-t 0 (no time limit) needs --idle SEC to end the run",
+		"--verify checks txscale's fill pattern: not with --payload iperf3 (a txscale sender's; use --expect N)",
+		"--expect and --sender-summary exclude each other",
+		"-B '198.18.0.1' is not IPv6",
+		"bad value for --rx-timestamps: 'sometimes': valid are kernel, user, hardware[:IFACE]",
+		"-P 4 needs at least 4 CPUs in -A (got 2)",
+		"bad value for --outage-min: '4000': expected at most 3600 seconds",
+	};
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct txs_recv_conf c;
+		char err[256] = "";
+		bad_conf(&c, i, "pcap:/nonexistent.pcap");
+		assert_int_equal(txs_recv_conf_check(&c, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, want[i]);
+		struct txs_recv *s = (struct txs_recv *)&c;
+		err[0] = 0;
+		assert_int_equal(txs_recv_open(&s, &c, err, sizeof(err)), -EINVAL);
+		assert_null(s);
+		assert_string_equal(err, want[i]);
+	}
+	/* an input that cannot open, a sender summary that is not one */
+	char bad[128], dev[140], err[256];
+	struct txs_recv_conf c;
+	struct txs_recv *s;
+	txs_recv_conf_init(&c);
+	c.dev = "pcap:/nonexistent/in.pcap";
+	assert_int_equal(txs_recv_open(&s, &c, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "--dev pcap:/nonexistent/in.pcap: cannot open"));
+	path_of(bad, sizeof(bad), "bad.json");
+	write_text(bad, "{\"type\":\"interval\"}\n");
+	path_of(dev, sizeof(dev), "in.pcap");
+	char pdev[160];
+	snprintf(pdev, sizeof(pdev), "pcap:%s", dev);
+	write_pcap(dev);
+	c.dev = pdev;
+	c.sender_summary = bad;
+	assert_int_equal(txs_recv_open(&s, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no valid txscale send summary line"));
+}
+
+static void summary_read(void **st)
+{
+	(void)st;
+	char p[128], err[256], *text = NULL;
+	size_t len = 0;
+	struct txs_rx_expect *e = calloc(1, sizeof(*e));
+	path_of(p, sizeof(p), "s.json");
+	write_text(p, send_summary);
+	assert_int_equal(txs_recv_summary_read(p, 0, e, &text, &len, err, sizeof(err)), 0);
+	assert_true(e->have_total);
+	assert_int_equal(e->total, 1000);
+	assert_int_equal(e->per_flow[1], 500);
+	assert_int_equal(len, strlen(send_summary));
+	free(text);
+	/* a file older than the run: refused, e untouched */
+	memset(e, 0, sizeof(*e));
+	assert_int_equal(txs_recv_summary_read(p, txs_now_real_ns() + 60000000000ull, e, NULL, NULL, err, sizeof(err)),
+			 -ESTALE);
+	assert_false(e->have_total);
+	assert_non_null(strstr(err, "was written before this recv started"));
+	path_of(p, sizeof(p), "missing.json");
+	assert_int_equal(txs_recv_summary_read(p, 0, e, NULL, NULL, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "cannot read --sender-summary"));
+	free(e);
+}
+
+/* A live udp session on 127.0.0.1: 20 datagrams sent from the tick hook,
+ * ended by the stop hook (by_hook) or by txs_recv_stop from the interval
+ * hook; the run's time limit (30 s) is never reached. */
+static void live_run(bool by_hook)
+{
+	uint16_t port = (uint16_t)(20000 + getpid() % 20000 + (by_hook ? 0 : 1));
+	char ps[8], err[256];
+	snprintf(ps, sizeof(ps), "%u", port);
+	struct txs_recv_conf c;
+	txs_recv_conf_init(&c);
+	c.dev = "udp";
+	c.bind = "127.0.0.1";
+	c.port = ps;
+	c.time_set = true;
+	c.time = 30;
+	c.interval = 0.05;
+	c.rcvbuf = 1 << 20;
+	struct txs_recv *s;
+	int rc = txs_recv_open(&s, &c, err, sizeof(err));
+	if (rc == -EADDRINUSE)
+		T_SKIP("port %u in use", port);
+	assert_int_equal(rc, 0);
+	struct seen k = { .s = s, .send = 20 };
+	if (by_hook)
+		k.stop_after_ticks = 60;
+	else
+		k.stop_after_intervals = 8;
+	k.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(k.fd >= 0);
+	k.to.sin_family = AF_INET;
+	k.to.sin_port = htons(port);
+	k.to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct txs_recv_hooks h = hooks_for(&k);
+	uint64_t t0 = txs_now_mono_ns();
+	assert_int_equal(txs_recv_run(s, &h), 0);
+	assert_true(txs_now_mono_ns() - t0 < 20000000000ull);
+	close(k.fd);
+	assert_int_equal(k.ready, 1);
+	assert_int_equal(k.sent, 20);
+	assert_int_equal(k.msgs, 0);
+	if (by_hook)
+		assert_int_equal(k.ticks, 60);
+	else
+		assert_true(k.intervals >= 8);
+	assert_true(k.intervals >= 2);
+	const struct txs_recv_result *r = txs_recv_result(s);
+	assert_non_null(r);
+	assert_int_equal(r->rx->received, 20);
+	assert_int_equal(r->rx->unique, 20);
+	assert_int_equal(r->rx->lost, 0);
+	assert_int_equal(k.iv_received, 20);
+	assert_false(r->in->offline);
+	txs_recv_close(s);
+}
+
+static void stop_hook(void **st)
+{
+	(void)st;
+	live_run(true);
+}
+
+static void stop_call(void **st)
+{
+	(void)st;
+	live_run(false);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pcap_exact),
+		cmocka_unit_test(refused),
+		cmocka_unit_test(summary_read),
+		cmocka_unit_test(stop_hook),
+		cmocka_unit_test(stop_call),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
