@@ -25,5 +25,5 @@ cd "$tmp"
 cc -std=c11 -Wall -Wextra -Werror -o consumer consumer.c $flags ||
   { echo "FAIL: consumer does not build with: $flags" >&2; exit 1; }
 out=$(LD_LIBRARY_PATH="$libdir" ./consumer) || { echo "FAIL: consumer (shared) failed: $out" >&2; exit 1; }
-LD_LIBRARY_PATH="$libdir" ldd ./consumer | grep -q "$libdir/libtxscale.so" || { echo "FAIL: consumer did not load the installed library" >&2; exit 1; }
+LD_LIBRARY_PATH="$libdir" ldd ./consumer | grep "$libdir/libtxscale.so" >/dev/null || { echo "FAIL: consumer did not load the installed library" >&2; exit 1; }
 echo "install: $out"

@@ -181,7 +181,7 @@ free_port() {
   local p
   for _ in $(seq 200); do
     p=$((20000 + (RANDOM * 32768 + RANDOM) % 12768))
-    if ss -Hln "sport = :$p" 2>/dev/null | grep -q .; then continue; fi
+    if ss -Hln "sport = :$p" 2>/dev/null | grep . >/dev/null; then continue; fi
     _txs_hold "port-$p" || continue
     echo "$p"
     return 0

@@ -48,7 +48,7 @@ client() { # BIN NAME [send options]
   TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$bin" send -J -i 0 "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
     fail "$name: send exited $?: $(cat "$tmp/$name.err")"
 }
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 line() { jq -c "select(.type == \"$2\" and (.kind // \"\") == \"$3\")" "$tmp/$1.json" | tail -n1; }
 
 server "$TXS"

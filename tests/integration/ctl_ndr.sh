@@ -50,7 +50,7 @@ mkdir -p "$tmp/t"
 
 ip netns exec "$B" "$TXS" server -B 198.18.0.2 >"$tmp/srv.log" 2>&1 &
 srv=$!
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 wait_for 20 listens || fail "the server does not listen: $(cat "$tmp/srv.log")"
 
 check() {

@@ -35,7 +35,7 @@ mkdir -p "$tmp/ts" "$tmp/tc"
 
 TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --ctl-timeout 3 >"$tmp/srv.json" 2>"$tmp/srv.log" &
 srv=$!
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 wait_for 20 listens || fail "the server does not listen"
 
 # client NAME [send options...]: JSON lines into $tmp/NAME.json

@@ -37,7 +37,7 @@ need_cmd nft "needs nft (scripts/deps test)"
 txs_tmp
 lab_up "$LAB"
 
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 # srv NAME: a one-off iperf3 server, its JSON in $tmp/NAME.srv.json
 srv() {
   ip netns exec "$B" iperf3 -s -1 -J >"$tmp/$1.srv.json" 2>"$tmp/$1.srv.err" &

@@ -26,7 +26,7 @@ need_cmd tc "needs tc (iproute2)"
 txs_tmp
 lab_up "$LAB"
 
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 # case_run NAME PAYLOAD N [iperf3 options]: recv's summary in $tmp/NAME.json, the server's JSON in NAME.srv.json
 case_run() {
   local name=$1 payload=$2 n=$3; shift 3

@@ -47,7 +47,7 @@ mkdir -p "$tmp/ts"
 
 TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --ctl-timeout 3 --max-time 30 >"$tmp/srv.json" 2>"$tmp/srv.log" &
 srv=$!
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN; }
+listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 wait_for 20 listens || fail "the server does not listen"
 
 # ip3 NAME [iperf3 options...]: the client's JSON in $tmp/NAME.json

@@ -34,7 +34,7 @@ lab_up "$LAB"
 SCPU="" RCPU=""
 if [ "$(nproc)" -ge 2 ]; then SCPU="-A 0" RCPU="-A 1"; fi
 
-prog_on() { ip netns exec "$B" ip -d link show rx0 | grep -q "prog/xdp"; }
+prog_on() { ip netns exec "$B" ip -d link show rx0 | grep "prog/xdp" >/dev/null; }
 
 if ! out=$(ip netns exec "$B" timeout 10 "$TXS" recv --dev xdp:rx0 -t 0.2 -i 0 2>&1); then
   case "$out" in

@@ -51,10 +51,10 @@ TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --max-sessions 4 --max-sessio
   --ctl-timeout 3 --max-time 30 >"$tmp/srv.json" 2>"$tmp/srv.log" &
 srv=$!
 for _ in $(seq 50); do
-  ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN && break
+  ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null && break
   sleep 0.1
 done
-ip netns exec "$B" ss -ltn 'sport = :5201' | grep -q LISTEN || fail "the server does not listen"
+ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null || fail "the server does not listen"
 grep -q "sessions at once: at most 4 (2 per client)" "$tmp/srv.log" || fail "the server's first line does not say its limits"
 
 # the server's established control connections
@@ -170,7 +170,7 @@ s = socket.create_connection(("2001:2::2", 5201)); time.sleep(5)' & q3=$!
 wait_estab 3
 n0=$(wc -l <"$tmp/srv.log")
 txc v6 -c 2001:2::2 -p 6014 -n 2k -b 10k || fail "per-client: the v6 client was not served: $(cat "$tmp/v6.err")"
-tail -n +"$n0" "$tmp/srv.log" | grep -m1 -E '\(2001:2::1\): (done after 1 test|error)' | grep -q 'done after' ||
+tail -n +"$n0" "$tmp/srv.log" | grep -m1 -E '\(2001:2::1\): (done after 1 test|error)' | grep 'done after' >/dev/null ||
   fail "silent: the v6 client's session ended after the silent one's: $(tail -n +"$n0" "$tmp/srv.log" | grep 2001:2::1)"
 kill $q3 2>/dev/null || true
 wait $q3 2>/dev/null || true
