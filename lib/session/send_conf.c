@@ -3,7 +3,6 @@
  * device, in the order the CLI has always made them (the first bad value
  * is the one named). */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/err.h"
@@ -118,21 +117,6 @@ static int flow_check(struct send_prep *p, uint16_t sport, char *err, size_t err
 	return 0;
 }
 
-/* Worker CPUs: the -A list in order, or (no list) the CPUs this process may
- * run on, in order, wrapping; -1 for every worker with no_pin. */
-static void assign_cpus(const struct txs_send_conf *c, bool no_pin, unsigned n, int *cpus)
-{
-	int allowed[CPU_SETSIZE];
-	unsigned na = 0;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (int k = 0; k < CPU_SETSIZE; k++)
-			if (CPU_ISSET(k, &set))
-				allowed[na++] = k;
-	for (unsigned i = 0; i < n; i++)
-		cpus[i] = no_pin || (!c->n_cpus && !na) ? -1 : c->n_cpus ? c->cpus[i % c->n_cpus] : allowed[i % na];
-}
 
 /* Threads and CPUs, the run's length and -b at one datagram's frame. */
 static int threads_check(struct send_prep *p, char *err, size_t errlen)
@@ -148,7 +132,7 @@ static int threads_check(struct send_prep *p, char *err, size_t errlen)
 				p->nthreads);
 	/* unpinned unless -A names CPUs: a pinned sender on CPU 0 fights a
 	 * receiver or the kernel's softirq work there */
-	assign_cpus(c, c->no_pin || !c->n_cpus, p->nthreads, p->cpus);
+	txs_cpus_assign(c->cpus, c->n_cpus, c->no_pin || !c->n_cpus, p->nthreads, p->cpus);
 	if (c->time == 0 && c->count == 0)
 		c->time = 10;
 	struct txs_tmpl probe;

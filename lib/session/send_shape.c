@@ -9,7 +9,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include "common/err.h"
 #include "send_priv.h"
 
@@ -20,20 +19,6 @@ static int bad(char *err, size_t errlen, const char *opt, const char *val, const
 	return txs_fail(err, errlen, -EINVAL, "bad value for %s: '%s': %s", opt, val, why);
 }
 
-/* Room for `need` open files: the soft RLIMIT_NOFILE raised to need (at
- * most the hard limit). 0, or -1 with *limit = the most there can be. */
-static int nofile(unsigned long long need, unsigned long long *limit)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
-		return 0;
-	struct rlimit up = rl;
-	up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &up) == 0 && up.rlim_cur >= need)
-		return 0;
-	*limit = rl.rlim_max;
-	return -1;
-}
 
 int send_shape_ranges(struct send_shape *ss, struct txs_send_conf *c, uint16_t *sport, char *err, size_t errlen)
 {
@@ -226,7 +211,7 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 			return -EINVAL;
 		unsigned long long need = (unsigned long long)sh->flows * nthreads * (dev->n_links ? dev->n_links : 1) + 64,
 				   lim;
-		if (nofile(need, &lim) < 0) {
+		if (txs_nofile_raise(need, &lim) < 0) {
 			return txs_fail(err, errlen, -EINVAL, "bad value for --flows: '%u': --dev %s with port or address ranges "
 					"keeps a socket per flow: %u flows x %u threads need %llu open files, the limit is %llu "
 					"(ulimit -n)", sh->flows, dev->spec, sh->flows, nthreads, need, lim);
