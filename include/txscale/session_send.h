@@ -22,6 +22,10 @@
 #include <txscale/stats.h>
 #include <txscale/linkmon.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A rate: packets/s, or frame bits/s (bits). 0 = unlimited. */
 struct txs_send_rate {
 	double value;
@@ -83,9 +87,10 @@ struct txs_send_conf {
 	const char *schedule_file;      /* checked here; written by txs_send_write_schedule */
 	int64_t stamp_shift_ns;         /* test only: shift every timestamp */
 	/* events: a link's state changed (monitor thread), a note to the user */
-	void (*on_link)(void *arg, unsigned link, const char *ifname, bool up, enum txs_link_why why, int err);
-	void (*on_note)(void *arg, const char *line);
-	void *arg;
+	void *user;
+	void (*on_link)(void *user, unsigned link, const char *ifname, bool up, enum txs_link_why why, int err);
+	/* one line of warning (no newline, no program name) */
+	void (*on_note)(void *user, const char *line);
 };
 
 TXS_API void txs_send_conf_init(struct txs_send_conf *c);
@@ -140,12 +145,12 @@ struct txs_send_tick {
 };
 
 struct txs_send_hooks {
-	bool (*stop)(void *arg);    /* polled; true ends the run as txs_send_stop does */
-	void (*poll)(void *arg, const struct txs_send_tick *t);
+	void *user;
+	bool (*stop)(void *user);   /* polled; true ends the run as txs_send_stop does */
+	void (*poll)(void *user, const struct txs_send_tick *t);
 	/* every conf interval seconds, and the last partial one: deltas */
-	void (*interval)(void *arg, double t0, double t1, const struct txs_stat_row *threads,
+	void (*interval)(void *user, double t0, double t1, const struct txs_stat_row *threads,
 			 const struct txs_stat_row *links);
-	void *arg;
 };
 
 /* The result of a run. Rows: threads[n_threads] (one count per fact: the
@@ -192,4 +197,8 @@ TXS_API void txs_send_result_problems(FILE *f, const char *prefix, bool json, co
 /* One teardown: engine, ID allocator, link monitor, device, link
  * selection. NULL is fine. */
 TXS_API void txs_send_close(struct txs_send *s);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

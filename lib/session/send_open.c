@@ -18,7 +18,7 @@ void send_note(const struct txs_send_conf *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	c->on_note(c->arg, line);
+	c->on_note(c->user, line);
 }
 
 /* The device's conf from the flow and the shape. */
@@ -131,7 +131,7 @@ static int links_open(struct txs_send *s, unsigned burst, char *err, size_t errl
 	}
 	/* link monitoring for devices with interfaces (packet:, xdp:) */
 	struct txs_linkmon_conf mc = { .linksel = s->ls, .miimon_ms = c->miimon, .updelay_ms = c->updelay,
-				       .downdelay_ms = c->downdelay, .on_change = c->on_link, .arg = c->arg };
+				       .downdelay_ms = c->downdelay, .on_change = c->on_link, .arg = c->user };
 	int rc = txs_linkmon_start(&s->mon, s->dev, &mc, why, sizeof(why));
 	if (rc < 0 && rc != -EOPNOTSUPP)
 		return txs_fail(err, errlen, rc == -EINVAL || rc == -ENODEV ? -EIO : rc, "--dev %s: %s",

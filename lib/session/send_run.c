@@ -28,7 +28,7 @@ static void interval(struct txs_send *s, const struct txs_send_hooks *h, double 
 	bool any = send_rows_sub(s->delta, s->cur, s->prev, n);
 	send_rows_sub(s->dl, s->links, s->plinks, s->dev->n_links);
 	if (!last || any)
-		h->interval(h->arg, t0, t1, s->delta, s->dl);
+		h->interval(h->user, t0, t1, s->delta, s->dl);
 	memcpy(s->prev, s->cur, sizeof(*s->cur) * n);
 	memcpy(s->plinks, s->links, sizeof(s->links));
 }
@@ -39,14 +39,14 @@ static void poll_loop(struct txs_send *s, const struct txs_send_hooks *h, double
 	while (!txs_engine_done(s->eng)) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
-		if (h->stop && h->stop(h->arg))
+		if (h->stop && h->stop(h->user))
 			txs_engine_stop(s->eng);
 		double now = txs_engine_read(s->eng, s->erows);
 		send_read_threads(s, s->cur);
 		gso_watch(s);
 		if (h->poll) {
 			send_read_links(s, s->links);
-			h->poll(h->arg, &(struct txs_send_tick){ now, s->cur, s->links });
+			h->poll(h->user, &(struct txs_send_tick){ now, s->cur, s->links });
 		}
 		if (h->interval && every > 0 && now - *last >= every) {
 			send_read_links(s, s->links);

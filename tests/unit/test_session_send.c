@@ -214,7 +214,7 @@ static void stop_hook_ends_early(void **state)
 	struct txs_send *s;
 	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), 0);
 	struct hooks_seen seen = { .stop_after = 5, .ordered = true };
-	struct txs_send_hooks h = { .stop = stop_hook, .arg = &seen };
+	struct txs_send_hooks h = { .stop = stop_hook, .user = &seen };
 	const struct txs_send_result *r;
 	assert_int_equal(txs_send_run(s, &h, &r), 0);
 	assert_true(seen.stop_calls >= 5);
@@ -236,7 +236,7 @@ static void interval_callback(void **state)
 	struct txs_send *s;
 	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), 0);
 	struct hooks_seen seen = { .ordered = true };
-	struct txs_send_hooks h = { .poll = poll_hook, .interval = interval_hook, .arg = &seen };
+	struct txs_send_hooks h = { .poll = poll_hook, .interval = interval_hook, .user = &seen };
 	const struct txs_send_result *r;
 	assert_int_equal(txs_send_run(s, &h, &r), 0);
 	assert_true(seen.intervals >= 3);

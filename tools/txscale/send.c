@@ -386,7 +386,7 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf)
 	txs_send_reporter(s, out, cfg->json, &x.rep);
 	if (!cfg->json)
 		txs_send_start_text(out, s);
-	struct txs_send_hooks h = { .poll = x.mx ? on_poll : NULL, .interval = on_interval, .arg = &x };
+	struct txs_send_hooks h = { .poll = x.mx ? on_poll : NULL, .interval = on_interval, .user = &x };
 	const struct txs_send_result *r;
 	int rc = txs_send_run(s, &h, &r);
 	if (x.mx)
