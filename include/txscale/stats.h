@@ -36,6 +36,8 @@ struct txs_stat_row {
 };
 
 TXS_API void txs_core_stats_read(const struct txs_core_stats *s, struct txs_stat_row *out);
+/* The sum of n rows, field by field. */
+TXS_API struct txs_stat_row txs_stat_rows_sum(const struct txs_stat_row *r, unsigned n);
 
 /* ---- interval / summary reporter for senders ---- */
 struct txs_reporter {

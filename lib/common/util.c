@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers every module uses: the clocks and the open-file limit
- * (txscale/common.h), and the one-line error formatter (common/err.h). */
+/* Helpers every module uses: the clocks, the open-file limit and the
+ * worker CPUs (txscale/common.h), and the one-line error formatter (common/err.h). */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -33,6 +34,26 @@ TXS_API int txs_nofile_raise(unsigned long long need, unsigned long long *limit)
 		return 0;
 	*limit = rl.rlim_max;
 	return -1;
+}
+
+TXS_API void txs_cpus_assign(const int *given, unsigned n_given, bool no_pin, unsigned n, int *cpus)
+{
+	int allowed[CPU_SETSIZE];
+	unsigned na = 0;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				allowed[na++] = c;
+	for (unsigned i = 0; i < n; i++) {
+		if (no_pin || (!n_given && !na))
+			cpus[i] = -1;
+		else if (n_given)
+			cpus[i] = given[i % n_given];
+		else
+			cpus[i] = allowed[i % na];
+	}
 }
 
 int txs_fail(char *err, size_t errlen, int rc, const char *fmt, ...)

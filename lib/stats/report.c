@@ -25,7 +25,7 @@ TXS_API const char *txs_fmt_si(double v, char *buf, size_t len)
 	return buf;
 }
 
-static struct txs_stat_row sum_rows(const struct txs_stat_row *r, unsigned n)
+TXS_API struct txs_stat_row txs_stat_rows_sum(const struct txs_stat_row *r, unsigned n)
 {
 	struct txs_stat_row s = { 0 };
 	for (unsigned i = 0; i < n; i++) {
@@ -98,7 +98,7 @@ static void text_links(struct txs_reporter *r, double t0, double t1, const struc
 TXS_API void txs_report_interval(struct txs_reporter *r, double t0, double t1, const struct txs_stat_row *threads,
 				 const struct txs_stat_row *links)
 {
-	struct txs_stat_row sum = sum_rows(threads, r->n_threads);
+	struct txs_stat_row sum = txs_stat_rows_sum(threads, r->n_threads);
 	if (r->json) {
 		struct txs_json j;
 		txs_json_begin(&j, r->out);
@@ -132,7 +132,7 @@ TXS_API void txs_report_summary(struct txs_reporter *r, double seconds, const st
 				const struct txs_stat_row *links, void (*extra)(struct txs_json *j, void *arg),
 				void *arg)
 {
-	struct txs_stat_row sum = sum_rows(threads, r->n_threads);
+	struct txs_stat_row sum = txs_stat_rows_sum(threads, r->n_threads);
 	if (r->json) {
 		struct txs_json j;
 		txs_json_begin(&j, r->out);

@@ -140,22 +140,7 @@ bad:
 
 void opt_assign_cpus(const struct opt_cpus *given, bool no_pin, unsigned n, int *cpus)
 {
-	int allowed[CPU_SETSIZE];
-	unsigned na = 0;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &set))
-				allowed[na++] = c;
-	for (unsigned i = 0; i < n; i++) {
-		if (no_pin || (!given->n && !na))
-			cpus[i] = -1;
-		else if (given->n)
-			cpus[i] = given->cpu[i % given->n];
-		else
-			cpus[i] = allowed[i % na];
-	}
+	txs_cpus_assign(given->cpu, given->n, no_pin, n, cpus);
 }
 
 int opt_parse_uint_list(const char *s, unsigned *out, unsigned max, unsigned *n)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale send: flows, ranges and size mixes (send_shape.h). */
+/* A send session's flows, ranges and size mixes (send_priv.h). */
 #include <errno.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -9,69 +9,69 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "opt.h"
-#include "send_shape.h"
+#include "common/err.h"
+#include "send_priv.h"
 
 #define DEFAULT_FLOWS_MAX 65536u
 
-static int bad(const char *opt, const char *val, const char *err)
+static int bad(char *err, size_t errlen, const char *opt, const char *val, const char *why)
 {
-	fprintf(stderr, "txscale send: bad value for %s: '%s': %s\n", opt, val, err);
-	return 2;
+	return txs_fail(err, errlen, -EINVAL, "bad value for %s: '%s': %s", opt, val, why);
 }
 
-int send_shape_ranges(struct send_shape *ss, const char **dest, const char *dst_s, const char **bind,
-		      const char *src_s, const char *sport_s, uint16_t *sport, const char *dport_s, uint16_t *dport,
-		      unsigned flows, uint64_t flow_base)
+
+int send_shape_ranges(struct send_shape *ss, struct txs_send_conf *c, uint16_t *sport, char *err, size_t errlen)
 {
-	char err[160];
+	const char **dest = &c->dest, **bind = &c->bind, *dst_s = c->dst, *src_s = c->src, *sport_s = c->sport,
+		   *dport_s = c->dport;
+	uint16_t *dport = &c->port;
+	char why[160];
 	struct txs_shape *sh = &ss->sh;
 	struct txs_addr a;
 	if (dst_s) {
 		if (*dest) {
-			fprintf(stderr, "txscale send: destination given twice ('%s' and --dst %s)\n", *dest, dst_s);
-			return 2;
+			return txs_fail(err, errlen, -EINVAL, "destination given twice ('%s' and --dst %s)", *dest, dst_s);
 		}
-		if (txs_range_parse_addr(dst_s, &a, &sh->dst, err, sizeof(err)) < 0)
-			return bad("--dst", dst_s, err);
+		if (txs_range_parse_addr(dst_s, &a, &sh->dst, why, sizeof(why)) < 0)
+			return bad(err, errlen, "--dst", dst_s, why);
 		*dest = txs_addr_str(&a, ss->dest, sizeof(ss->dest));
 	}
 	if (src_s) {
 		if (*bind) {
-			fprintf(stderr, "txscale send: source given twice (-B %s and --src %s)\n", *bind, src_s);
-			return 2;
+			return txs_fail(err, errlen, -EINVAL, "source given twice (-B %s and --src %s)", *bind, src_s);
 		}
-		if (txs_range_parse_addr(src_s, &a, &sh->src, err, sizeof(err)) < 0)
-			return bad("--src", src_s, err);
+		if (txs_range_parse_addr(src_s, &a, &sh->src, why, sizeof(why)) < 0)
+			return bad(err, errlen, "--src", src_s, why);
 		*bind = txs_addr_str(&a, ss->bind, sizeof(ss->bind));
 	}
-	if (txs_range_parse_port(sport_s, sport, &sh->sport, err, sizeof(err)) < 0)
-		return bad("--sport", sport_s, err);
-	if (dport_s && txs_range_parse_port(dport_s, dport, &sh->dport, err, sizeof(err)) < 0)
-		return bad("--dport", dport_s, err);
+	if (txs_range_parse_port(sport_s, sport, &sh->sport, why, sizeof(why)) < 0)
+		return bad(err, errlen, "--sport", sport_s, why);
+	if (dport_s && txs_range_parse_port(dport_s, dport, &sh->dport, why, sizeof(why)) < 0)
+		return bad(err, errlen, "--dport", dport_s, why);
 	uint64_t span = 1;
 	const struct txs_range *r[4] = { &sh->sport, &sh->dport, &sh->src, &sh->dst };
 	for (int k = 0; k < 4; k++)
 		if (r[k]->span > span)
 			span = r[k]->span;
 	ss->ranges = span > 1;
-	sh->flows = flows ? flows : span < DEFAULT_FLOWS_MAX ? (uint32_t)span : DEFAULT_FLOWS_MAX;
-	ss->flow_base = flow_base;
+	sh->flows = c->flows ? c->flows : span < DEFAULT_FLOWS_MAX ? (uint32_t)span : DEFAULT_FLOWS_MAX;
+	ss->flow_base = c->flow_base;
 	ss->any = ss->ranges || sh->flows > 1;
 	return 0;
 }
 
-int send_shape_sizes(struct send_shape *ss, const char *length_s, int family, unsigned *length)
+int send_shape_sizes(struct send_shape *ss, const char *length_s, int family, unsigned *length, char *err,
+		     size_t errlen)
 {
-	char err[160];
-	if (txs_shape_parse_sizes(&ss->sh, length_s, family, err, sizeof(err)) < 0)
-		return bad("-l/--length", length_s, err);
+	char why[160];
+	if (txs_shape_parse_sizes(&ss->sh, length_s, family, why, sizeof(why)) < 0)
+		return bad(err, errlen, "-l/--length", length_s, why);
 	*length = txs_shape_max_size(&ss->sh, 0);
 	ss->len = *length;
 	if (ss->sh.n_sizes > 1)
 		ss->any = true;
 	if (txs_shape_pattern(&ss->sh, &ss->pat, &ss->pat_len) < 0)
-		return bad("-l/--length", length_s, "the weights make a cycle over 2^20 packets (divide them)");
+		return bad(err, errlen, "-l/--length", length_s, "the weights make a cycle over 2^20 packets (divide them)");
 	return 0;
 }
 
@@ -91,11 +91,11 @@ static int vid_prio(const char *s, unsigned *vid, unsigned *prio, char **end)
 	return 0;
 }
 
-int send_shape_vlan(struct send_shape *ss, const char *vlan_s, const char *qinq_s, struct txs_flow_spec *sp)
+int send_shape_vlan(struct send_shape *ss, const char *vlan_s, const char *qinq_s, struct txs_flow_spec *sp,
+		    char *err, size_t errlen)
 {
 	if (vlan_s && qinq_s) {
-		fprintf(stderr, "txscale send: --vlan and --qinq exclude each other (--qinq OUTER,INNER sets both tags)\n");
-		return 2;
+		return txs_fail(err, errlen, -EINVAL, "--vlan and --qinq exclude each other (--qinq OUTER,INNER sets both tags)");
 	}
 	unsigned v0 = 0, p0 = 0, v1 = 0, p1 = 0;
 	char *end;
@@ -103,13 +103,13 @@ int send_shape_vlan(struct send_shape *ss, const char *vlan_s, const char *qinq_
 		/* ID[,PRIO] */
 		if (vid_prio(vlan_s, &v0, &p0, &end) < 0 || (*end == ',' && (vid_prio(end + 1, &p0, &p1, &end) < 0 ||
 									      p0 > 7)) || *end)
-			return bad("--vlan", vlan_s, "expected ID[,PRIO] with ID 0..4094 and PRIO 0..7");
+			return bad(err, errlen, "--vlan", vlan_s, "expected ID[,PRIO] with ID 0..4094 and PRIO 0..7");
 		sp->n_vlan = 1;
 		sp->vlan_tci[0] = (uint16_t)(p0 << 13 | v0);
 	} else if (qinq_s) {
 		/* OUTER[:PRIO],INNER[:PRIO] */
 		if (vid_prio(qinq_s, &v0, &p0, &end) < 0 || *end != ',' || vid_prio(end + 1, &v1, &p1, &end) < 0 || *end)
-			return bad("--qinq", qinq_s, "expected OUTER[:PRIO],INNER[:PRIO] with IDs 0..4094, PRIO 0..7");
+			return bad(err, errlen, "--qinq", qinq_s, "expected OUTER[:PRIO],INNER[:PRIO] with IDs 0..4094, PRIO 0..7");
 		sp->n_vlan = 2;
 		sp->vlan_tci[0] = (uint16_t)(p0 << 13 | v0);
 		sp->vlan_tci[1] = (uint16_t)(p1 << 13 | v1);
@@ -150,7 +150,7 @@ static bool xdp_on_veth(const char *spec)
  * merge flows), so the --src range is checked here: every address of a
  * range of at most 4096, else its first and last. 1 (said why) when one is
  * not local. */
-static bool src_not_local(const struct send_shape *ss, const struct txs_netdev *dev)
+static bool src_not_local(const struct send_shape *ss, const struct txs_netdev *dev, char *err, size_t errlen)
 {
 	struct txs_addr lo;
 	if (txs_addr_parse(&lo, ss->bind) < 0)
@@ -169,9 +169,9 @@ static bool src_not_local(const struct send_shape *ss, const struct txs_netdev *
 		close(fd);
 		if (r < 0 && e == EADDRNOTAVAIL) {
 			char ab[INET6_ADDRSTRLEN];
-			fprintf(stderr, "txscale send: bad value for --src: '%s' is not a local address: --dev %s binds "
-					"each flow's source (give local addresses, or a frame device)\n",
-				txs_addr_str(&a, ab, sizeof(ab)), dev->spec);
+			txs_fail(err, errlen, -EINVAL, "bad value for --src: '%s' is not a local address: --dev %s binds "
+					"each flow's source (give local addresses, or a frame device)",
+				 txs_addr_str(&a, ab, sizeof(ab)), dev->spec);
 			return true;
 		}
 	}
@@ -179,13 +179,12 @@ static bool src_not_local(const struct send_shape *ss, const struct txs_netdev *
 }
 
 int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool sendmsg, unsigned gso, bool v4,
-		     uint32_t mtu, unsigned nthreads)
+		     uint32_t mtu, unsigned nthreads, char *err, size_t errlen)
 {
 	const struct txs_shape *sh = &ss->sh;
 	if (ss->vlan_len && dev->kernel_ip) {
-		fprintf(stderr, "txscale send: --dev %s: VLAN tags need a frame device (packet:, xdp:, pcap:, dummy); "
-				"the kernel tags on a VLAN interface: send through it\n", dev->spec);
-		return 2;
+		return txs_fail(err, errlen, -EINVAL, "--dev %s: VLAN tags need a frame device (packet:, xdp:, pcap:, "
+				"dummy); the kernel tags on a VLAN interface: send through it", dev->spec);
 	}
 	const bool pkt = strncmp(dev->spec, "packet:", 7) == 0;
 	if (ss->vlan_len > TXS_VLAN_HLEN && !gso && (pkt || (strncmp(dev->spec, "xdp:", 4) == 0 &&
@@ -195,62 +194,54 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 		 * QinQ frames on xdp: were dropped and read as "full") */
 		uint32_t most = mtu - (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) - TXS_UDP_HLEN - TXS_VLAN_HLEN;
 		if (txs_shape_max_size(sh, ss->len) > most) {
-			fprintf(stderr, "txscale send: bad value for -l/--length: '%u': with --qinq on %s %s frames of at "
-					"most MTU + 18 bytes: -l at most %u (or --mtu %u, fragments included)\n",
+			return txs_fail(err, errlen, -EINVAL, "bad value for -l/--length: '%u': with --qinq on %s %s frames of at "
+					"most MTU + 18 bytes: -l at most %u (or --mtu %u, fragments included)",
 				txs_shape_max_size(sh, ss->len), dev->spec,
 				pkt ? "the kernel's AF_PACKET takes" : "the veth (copy mode) forwards", most, mtu - 4);
-			return 2;
 		}
 	}
 	if (ss->ranges && dev->kernel_ip && sh->flows > 1) {
 		/* a connected socket per flow's tuple, per thread and link */
 		if (sh->flows > TXS_NETDEV_UDP_FLOWS_MAX) {
-			fprintf(stderr, "txscale send: bad value for --flows: '%u': --dev %s with port or address ranges "
-					"keeps a socket per flow: at most %u flows per thread\n", sh->flows, dev->spec,
+			return txs_fail(err, errlen, -EINVAL, "bad value for --flows: '%u': --dev %s with port or address ranges "
+					"keeps a socket per flow: at most %u flows per thread", sh->flows, dev->spec,
 				TXS_NETDEV_UDP_FLOWS_MAX);
-			return 2;
 		}
-		if (sh->src.span > 1 && src_not_local(ss, dev))
-			return 2;
+		if (sh->src.span > 1 && src_not_local(ss, dev, err, errlen))
+			return -EINVAL;
 		unsigned long long need = (unsigned long long)sh->flows * nthreads * (dev->n_links ? dev->n_links : 1) + 64,
 				   lim;
-		if (opt_nofile(need, &lim) < 0) {
-			fprintf(stderr, "txscale send: bad value for --flows: '%u': --dev %s with port or address ranges "
+		if (txs_nofile_raise(need, &lim) < 0) {
+			return txs_fail(err, errlen, -EINVAL, "bad value for --flows: '%u': --dev %s with port or address ranges "
 					"keeps a socket per flow: %u flows x %u threads need %llu open files, the limit is %llu "
-					"(ulimit -n)\n", sh->flows, dev->spec, sh->flows, nthreads, need, lim);
-			return 2;
+					"(ulimit -n)", sh->flows, dev->spec, sh->flows, nthreads, need, lim);
 		}
 	}
 	uint64_t ids = ss->flow_base + (uint64_t)nthreads * (sh->flows ? sh->flows : 1);
 	if (ids - 1 > 0xffffffffull) {
-		fprintf(stderr, "txscale send: bad value for --flow-base: '%llu': %u threads x %u flows pass flow id "
-				"4294967295\n", (unsigned long long)ss->flow_base, nthreads, sh->flows);
-		return 2;
+		return txs_fail(err, errlen, -EINVAL, "bad value for --flow-base: '%llu': %u threads x %u flows pass flow id "
+				"4294967295", (unsigned long long)ss->flow_base, nthreads, sh->flows);
 	}
 	if (gso && sh->flows > 1) {
-		fprintf(stderr, "txscale send: --flows %u with --gso: one flow per GSO call is not supported; "
-				"use -P for more flows\n", sh->flows);
-		return 2;
+		return txs_fail(err, errlen, -EINVAL, "--flows %u with --gso: one flow per GSO call is not supported; "
+				"use -P for more flows", sh->flows);
 	}
 	if (!sendmsg || !ss->any)
 		return 0;
 	if (gso && sh->n_sizes > 1) {
-		fprintf(stderr, "txscale send: -l with several sizes and --gso: one GSO payload size per run\n");
-		return 2;
+		return txs_fail(err, errlen, -EINVAL, "-l with several sizes and --gso: one GSO payload size per run");
 	}
 	if (sh->n_sizes > 1 && !txs_udp_shape_frames(sh, v4, mtu, 0)) {
-		fprintf(stderr, "txscale send: -l sizes fragment into different numbers of frames at MTU %u: a size mix "
-				"must fit the MTU, or every size make the same fragments\n", mtu);
-		return 2;
+		return txs_fail(err, errlen, -EINVAL, "-l sizes fragment into different numbers of frames at MTU %u: a size mix "
+				"must fit the MTU, or every size make the same fragments", mtu);
 	}
 	/* the sendmsg path: one endpoint per (source, source port) of a thread */
 	uint64_t srcs = (sh->sport.span > 1 ? sh->sport.span : 1) * (sh->src.span > 1 ? sh->src.span : 1);
 	uint32_t flows = sh->flows ? sh->flows : 1;
 	if (srcs > TXS_UDP_SHAPE_MAX_EPS && flows > TXS_UDP_SHAPE_MAX_EPS) {
-		fprintf(stderr, "txscale send: datagrams over the MTU (or --gso, --unconnected) with %u flows over more "
+		return txs_fail(err, errlen, -EINVAL, "datagrams over the MTU (or --gso, --unconnected) with %u flows over more "
 				"than %u source (address, port) pairs per thread: not supported (the template path "
-				"takes any number where a datagram fits the MTU)\n", flows, TXS_UDP_SHAPE_MAX_EPS);
-		return 2;
+				"takes any number where a datagram fits the MTU)", flows, TXS_UDP_SHAPE_MAX_EPS);
 	}
 	return 0;
 }
