@@ -46,6 +46,10 @@ TXS_API uint64_t txs_now_real_ns(void);
  * most the hard limit; lib/common/util.c). 0, or -1 with *limit = the most
  * there can be. Any thread (the limit is the process's). */
 TXS_API int txs_nofile_raise(unsigned long long need, unsigned long long *limit);
+/* Pin the calling thread to CPU `cpu` (-1: leave it where it may run).
+ * 0, or -EINVAL (no such CPU, or not one this process may use). */
+TXS_API int txs_pin_self(int cpu);
+
 /* Worker CPUs (lib/common/util.c): the given list in order, wrapping, or
  * (none given) the CPUs this process may run on, in order, wrapping; -1
  * for every worker with no_pin. Any thread. */

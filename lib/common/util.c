@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers every module uses: the clocks, the open-file limit and the
  * worker CPUs (txscale/common.h), and the one-line error formatter (common/err.h). */
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,4 +67,17 @@ int txs_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 		va_end(ap);
 	}
 	return rc;
+}
+
+TXS_API int txs_pin_self(int cpu)
+{
+	if (cpu < 0)
+		return 0;
+	if (cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	return rc ? -rc : 0;
 }

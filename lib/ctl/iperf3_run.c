@@ -318,12 +318,7 @@ struct sender {
 static void *sender_main(void *arg)
 {
 	struct sender *w = arg;
-	if (w->s->cpu >= 0 && w->s->cpu < CPU_SETSIZE) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(w->s->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)txs_pin_self(w->s->cpu); /* best effort: an unpinned stream still runs */
 	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
 	if (bufs) {
 		for (unsigned i = 0; i < BATCH; i++)

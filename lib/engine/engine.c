@@ -558,15 +558,10 @@ static unsigned fill_stamped(struct txs_wk *w, const struct txs_gen_ops *g, stru
 static int worker_setup(struct txs_wk *w)
 {
 	const struct txs_engine_conf *c = &w->eng->conf;
-	if (w->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(w->cpu, &set);
-		int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-		if (rc)
-			return -rc;
-	}
-	int rc = txs_txq_open(c->dev, w->pub.id, &w->pub.txq);
+	int rc = txs_pin_self(w->cpu);
+	if (rc < 0)
+		return rc;
+	rc = txs_txq_open(c->dev, w->pub.id, &w->pub.txq);
 	if (rc < 0)
 		return rc;
 	w->pub.frames_per_dgram = w->pub.min_frames = 1;

@@ -18,15 +18,7 @@
 void *txs_recv_thread_main(void *arg)
 {
 	struct txs_recv_thread *t = arg;
-	int rc = 0;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		int e = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-		if (e)
-			rc = -e;
-	}
+	int rc = txs_pin_self(t->cpu);
 	while (rc == 0 && !__atomic_load_n(t->stop, __ATOMIC_RELAXED)) {
 		int n = txs_rx_input_poll(t->in, t->q, t->core, POLL_MS);
 		if (t->snap)
