@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/ctl.h>
+#include <txscale/ctl_session.h>
 #include "cli.h"
 #include "ctl_cli.h"
 #include "opt.h"
@@ -38,8 +39,6 @@
 
 #define READY_TIMEOUT_S 10.0 /* a receiver: from start to bound socket */
 #define RECV_EXTRA_S 30.0    /* a receiver's own -t: the client's estimate + this */
-#define CHILD_EXTRA_S 15.0   /* a sender is killed at its -t + this */
-#define IDLE_DEFAULT_S 1.0   /* a receiver ends this long after its last packet */
 #define SESSIONS_MAX 1024    /* --max-sessions' ceiling */
 #define REFUSERS_MAX 32      /* refusals being answered at once; beyond, a connection is closed unanswered */
 #define PENDING_MAX 16       /* connections waiting for a session that is ending (one more: refused at once) */
@@ -146,7 +145,9 @@ struct sess {
 	char exe[PATH_MAX];
 	struct paths p;
 	char peer_json[PATH_MAX]; /* the client's sender summary, for our receiver */
-	char err[512];
+	pid_t rp, sp;             /* the test's receiver and sender (-1: none) */
+	bool s_self;              /* the sender exited by itself (status s_st) */
+	int s_st;
 };
 
 static void slog(const struct sess *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -185,15 +186,15 @@ static int refuse(struct sess *s, const char *fmt, ...)
 	return -1;
 }
 
-/* Wait for the "ready" line a receiver writes once bound. 0, or -1 with s->err. */
-static int wait_ready(struct sess *s, int rfd, pid_t pid, const char *errpath)
+/* Wait for the "ready" line a receiver writes once bound. 0, or -1 with err. */
+static int wait_ready(int rfd, pid_t pid, const char *errpath, char *err, size_t errlen)
 {
 	double t0 = mono_s();
 	char line[16] = "";
 	size_t got = 0;
 	for (;;) {
 		if (mono_s() - t0 > READY_TIMEOUT_S) {
-			snprintf(s->err, sizeof(s->err), "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
+			snprintf(err, errlen, "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
 			return -1;
 		}
 		struct pollfd pf = { .fd = rfd, .events = POLLIN };
@@ -218,18 +219,20 @@ static int wait_ready(struct sess *s, int rfd, pid_t pid, const char *errpath)
 	if (stop_child(pid, 1.0, &xs))
 		describe_exit(xs, ex, sizeof(ex));
 	last_line(errpath, why, sizeof(why));
-	snprintf(s->err, sizeof(s->err), "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
+	snprintf(err, errlen, "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
 	return -1;
 }
 
-static pid_t start_recv(struct sess *s, const struct txs_ctl_recv_spec *r)
+/* ops.recv_start */
+static int start_recv(void *ctx, const struct txs_ctl_recv_spec *r, char *err, size_t errlen)
 {
+	struct sess *s = ctx;
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		snprintf(s->err, sizeof(s->err), "pipe: %s", strerror(errno));
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
-	double idle = r->idle > 0 ? r->idle : IDLE_DEFAULT_S;
+	double idle = r->idle > 0 ? r->idle : TXS_CTL_IDLE_DEFAULT_S;
 	double limit = r->time > 0 ? r->time + RECV_EXTRA_S : s->cfg->max_time;
 	if (limit > s->cfg->max_time + RECV_EXTRA_S)
 		limit = s->cfg->max_time + RECV_EXTRA_S;
@@ -289,23 +292,26 @@ static pid_t start_recv(struct sess *s, const struct txs_ctl_recv_spec *r)
 	close(pfd[1]);
 	if (pid < 0) {
 		close(pfd[0]);
-		snprintf(s->err, sizeof(s->err), "cannot start the receiver: %s", strerror((int)-pid));
+		snprintf(err, errlen, "cannot start the receiver: %s", strerror((int)-pid));
 		return -1;
 	}
-	int rc = wait_ready(s, pfd[0], pid, s->p.recv_err);
+	int rc = wait_ready(pfd[0], pid, s->p.recv_err, err, errlen);
 	close(pfd[0]);
 	if (rc < 0) {
 		stop_child(pid, 0, NULL);
 		return -1;
 	}
-	return pid;
+	s->rp = pid;
+	return 0;
 }
 
-static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, const char *dest, double *limit)
+/* ops.send_start */
+static int start_send(void *ctx, const struct txs_ctl_send_spec *sd, const char *dest, double limit, char *err,
+		      size_t errlen)
 {
+	struct sess *s = ctx;
 	struct args a = { .n = 0 };
 	char cpus[TXS_CTL_CPUS_MAX];
-	*limit = sd->time > 0 && sd->time < s->cfg->max_time ? sd->time : s->cfg->max_time;
 	arg(&a, s->exe);
 	arg(&a, "send");
 	arg(&a, "--dev");
@@ -319,7 +325,7 @@ static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, cons
 	arg(&a, "-b");
 	arg(&a, fmt_arg(&a, "%.3f", sd->rate));
 	arg(&a, "-t");
-	arg(&a, fmt_arg(&a, "%.3f", *limit));
+	arg(&a, fmt_arg(&a, "%.3f", limit));
 	if (sd->count) {
 		arg(&a, "-n");
 		arg(&a, fmt_arg(&a, "%.0f", (double)sd->count));
@@ -353,16 +359,18 @@ static pid_t start_send(struct sess *s, const struct txs_ctl_send_spec *sd, cons
 	arg(&a, dest);
 	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.send_err, -1);
 	if (pid < 0) {
-		snprintf(s->err, sizeof(s->err), "cannot start the sender: %s", strerror((int)-pid));
+		snprintf(err, errlen, "cannot start the sender: %s", strerror((int)-pid));
 		return -1;
 	}
-	return pid;
+	s->sp = pid;
+	s->s_self = false;
+	return 0;
 }
 
-/* A child's summary file after it ended; NULL with s->err when it failed
+/* A child's summary file after it ended; NULL with err when it failed
  * and left none. */
 static char *child_summary(struct sess *s, const char *what, const char *json, const char *errpath, bool by_itself,
-			   int st)
+			   int st, char *err, size_t errlen)
 {
 	size_t n = 0;
 	char *b = slurp(json, &n);
@@ -381,12 +389,14 @@ static char *child_summary(struct sess *s, const char *what, const char *json, c
 	if (by_itself)
 		describe_exit(st, ex, sizeof(ex));
 	last_line(errpath, why, sizeof(why));
-	snprintf(s->err, sizeof(s->err), "the %s failed (%s): %s", what, ex, why[0] ? why : "no message");
+	snprintf(err, errlen, "the %s failed (%s): %s", what, ex, why[0] ? why : "no message");
 	return NULL;
 }
 
-static void print_summary(const struct sess *s, const char *what, const char *json)
+/* ops.summary */
+static void print_summary(void *arg, const char *what, const char *json)
 {
+	const struct sess *s = arg;
 	if (s->cfg->json) {
 		printf("%s\n", json);
 		fflush(stdout);
@@ -397,196 +407,74 @@ static void print_summary(const struct sess *s, const char *what, const char *js
 	ctl_print_peer(what, who, json, false);
 }
 
-/* One test. 0: the result went back; -1: the session ends (refused or failed). */
-static int run_test(struct sess *s, struct txs_ctl_msg *m)
+/* ---- the session's sides, behind txs_ctl_serve's ops ------------------------------------------- */
+
+static void cb_log(void *arg, const char *line)
 {
-	const struct server_cfg *c = s->cfg;
-	const struct txs_ctl_recv_spec *r = m->recv.on ? &m->recv : NULL;
-	const struct txs_ctl_send_spec *sd = m->send.on ? &m->send : NULL;
-	char dest[64];
-	if (r && r->time > c->max_time)
-		return refuse(s, "test %u: the client expects to send for %.1f s; this server allows at most %.0f s "
-				 "(--max-time)", m->test, r->time, c->max_time);
-	if (sd) {
-		if (sd->time > c->max_time)
-			return refuse(s, "test %u: %.1f s of sending asked; this server allows at most %.0f s "
-					 "(--max-time)", m->test, sd->time, c->max_time);
-		struct txs_addr d = s->client;
-		if (sd->dest[0] && txs_addr_parse(&d, sd->dest) < 0)
-			return refuse(s, "test %u: bad destination '%s'", m->test, sd->dest);
-		if (!txs_ctl_allowed(s->allow, &s->client, &d))
-			return refuse(s, "test %u: destination %s is not allowed: this server sends only to its "
-					 "client (%s) and to --allow-dest", m->test, sd->dest, s->client_s);
-		txs_addr_str(&d, dest, sizeof(dest));
-		if (c->max_rate.value > 0) {
-			/* a frame on the wire: Ethernet, IP, UDP and the payload */
-			double frame = 14 + (d.family == AF_INET ? 20 : 40) + 8 + sd->length;
-			double ask = c->max_rate.bits ? sd->rate * frame * 8 : sd->rate;
-			const char *u = c->max_rate.bits ? "bit/s" : "packets/s";
-			if (!(sd->rate > 0))
-				return refuse(s, "test %u: an unlimited rate asked; this server sends at most %.0f %s "
-						 "(--max-rate)", m->test, c->max_rate.value, u);
-			if (ask > c->max_rate.value * (1 + 1e-9))
-				return refuse(s, "test %u: %.0f %s asked; this server sends at most %.0f %s (--max-rate)",
-					      m->test, ask, u, c->max_rate.value, u);
-		}
-		if (d.family != s->local.family)
-			return refuse(s, "test %u: destination %s is not of the control connection's family", m->test,
-				      dest);
-	}
-	/* every field checked before any process starts: the CPU lists against this host's CPUs */
-	const char *cl[2] = { r ? r->cpus : "", sd ? sd->cpus : "" };
-	for (int i = 0; i < 2; i++) {
-		struct opt_cpus oc;
-		char ce[160];
-		if (cl[i][0] && opt_parse_cpus(cl[i], &oc, ce, sizeof(ce)) < 0)
-			return refuse(s, "test %u: the %s's CPU list '%s': %s", m->test, i ? "sender" : "receiver", cl[i],
-				      ce);
-	}
-	slog(s, "test %u:%s%s%s%s", m->test, r ? " receive " : "", r ? r->dev : "", sd ? " send to " : "",
-	     sd ? dest : "");
+	slog(arg, "%s", line);
+}
+
+static int cb_cpus(void *arg, const char *list, char *err, size_t errlen)
+{
+	(void)arg;
+	struct opt_cpus oc;
+	return opt_parse_cpus(list, &oc, err, errlen) < 0 ? -1 : 0;
+}
+
+static void cb_test_begin(void *arg)
+{
+	struct sess *s = arg;
 	unlink(s->peer_json);
 	unlink(s->p.recv_json);
 	unlink(s->p.send_json);
-	pid_t rp = -1, sp = -1;
-	double send_limit = 0, t_send = 0;
-	int ret = -1;
-	char *recv_sum = NULL, *send_sum = NULL;
-	char e[256];
-	if (r && (rp = start_recv(s, r)) < 0) {
-		refuse(s, "test %u: %s", m->test, s->err);
-		goto out;
-	}
-	if (sd) {
-		if ((sp = start_send(s, sd, dest, &send_limit)) < 0) {
-			refuse(s, "test %u: %s", m->test, s->err);
-			goto out;
-		}
-		t_send = mono_s();
-	}
-	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = m->test };
-	if (txs_ctl_write(s->fd, &rm, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
-		slog(s, "error: %s", e);
-		goto out;
-	}
-	/* Wait for the client's done (when we receive) and for our sender's end
-	 * (when we send), whichever comes first; our sender's summary goes back
-	 * at once (the client's receiver needs it before its idle end). */
-	bool want_done = r != NULL, want_send = sd != NULL;
-	double done_by = mono_s() + (r && r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5;
-	double grace = (r && r->idle > 0 ? r->idle : IDLE_DEFAULT_S) + 3;
-	while (want_done || want_send) {
-		if (want_send) {
-			int st = 0;
-			bool over = mono_s() > t_send + send_limit + CHILD_EXTRA_S;
-			bool self = reaped(sp, &st) == 1;
-			if (self || over) {
-				if (!self)
-					self = stop_child(sp, 0, &st);
-				sp = -1;
-				want_send = false;
-				send_sum = child_summary(s, "sender", s->p.send_json, s->p.send_err, self, st);
-				if (!send_sum) {
-					refuse(s, "test %u: %s", m->test, s->err);
-					goto out;
-				}
-				print_summary(s, "sender", send_sum);
-				struct txs_ctl_msg res = { .type = TXS_CTL_RESULT, .test = m->test, .sender = send_sum };
-				if (txs_ctl_write(s->fd, &res, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
-					slog(s, "error: sending the result: %s", e);
-					goto out;
-				}
-			}
-		}
-		if (!want_done) {
-			if (!want_send)
-				break;
-			/* only our sender runs: a client that leaves (or speaks) ends it */
-			struct pollfd pf = { .fd = s->fd, .events = POLLIN };
-			if (poll(&pf, 1, 10) > 0) {
-				struct txs_ctl_msg xm;
-				int rc = txs_ctl_read(s->fd, &xm, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
-				if (rc < 0)
-					slog(s, "error: test %u: the client left while we sent: %s", m->test, e);
-				else
-					refuse(s, "test %u: unexpected %s while we send", m->test, txs_ctl_type_str(xm.type));
-				txs_ctl_msg_free(&xm);
-				goto out;
-			}
-			continue;
-		}
-		if (mono_s() > done_by) {
-			refuse(s, "test %u: no done from the client within %.0f s", m->test,
-			       (r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5);
-			goto out;
-		}
-		struct pollfd pf = { .fd = s->fd, .events = POLLIN };
-		if (poll(&pf, 1, want_send ? 10 : 100) <= 0)
-			continue;
-		struct txs_ctl_msg dm;
-		int rc = txs_ctl_read(s->fd, &dm, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
-		if (rc == 0 && dm.type == TXS_CTL_TIME) { /* the client's clock exchange after its sender ended */
-			rc = txs_ctl_clock_answer(s->fd, &dm, txs_now_real_ns(), ms(c->ctl_timeout), e, sizeof(e));
-			txs_ctl_msg_free(&dm);
-			if (rc < 0) {
-				slog(s, "error: test %u: clock exchange: %s", m->test, e);
-				goto out;
-			}
-			continue;
-		}
-		if (rc < 0) {
-			if (rc != -ECONNRESET)
-				refuse(s, "test %u: waiting for the client's done: %s", m->test, e);
-			else
-				slog(s, "error: test %u: waiting for the client's done: %s", m->test, e);
-			txs_ctl_msg_free(&dm);
-			goto out;
-		}
-		if (dm.type != TXS_CTL_DONE || dm.test != m->test) {
-			refuse(s, "test %u: expected done, got %s (test %u)", m->test, txs_ctl_type_str(dm.type), dm.test);
-			txs_ctl_msg_free(&dm);
-			goto out;
-		}
-		want_done = false;
-		if (dm.failed || !dm.sender) {
-			slog(s, "test %u: the client's sender failed: %s", m->test, dm.message);
-			grace = 0.5; /* nothing more will come */
-		} else if (ctl_write_peer_summary(s->peer_json, dm.sender, &dm.done_clock) < 0) {
-			slog(s, "error: cannot write the client's sender summary: %s", strerror(errno));
-		}
-		txs_ctl_msg_free(&dm);
-	}
-	if (r) {
-		int st = 0;
-		bool self = stop_child(rp, grace, &st);
-		rp = -1;
-		recv_sum = child_summary(s, "receiver", s->p.recv_json, s->p.recv_err, self, st);
-		if (!recv_sum) {
-			refuse(s, "test %u: %s", m->test, s->err);
-			goto out;
-		}
-		print_summary(s, "receiver", recv_sum);
-		struct txs_ctl_msg res = { .type = TXS_CTL_RESULT, .test = m->test, .receiver = recv_sum };
-		if (txs_ctl_write(s->fd, &res, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
-			slog(s, "error: sending the result: %s", e);
-			goto out;
-		}
-	}
-	ret = 0;
-out:
-	if (rp > 0)
-		stop_child(rp, 0, NULL);
-	if (sp > 0)
-		stop_child(sp, 0, NULL);
-	free(recv_sum);
-	free(send_sum);
-	return ret;
+}
+
+static bool cb_send_ended(void *arg)
+{
+	struct sess *s = arg;
+	if (reaped(s->sp, &s->s_st) != 1)
+		return false;
+	s->s_self = true;
+	return true;
+}
+
+static char *cb_send_finish(void *arg, char *err, size_t errlen)
+{
+	struct sess *s = arg;
+	if (!s->s_self)
+		s->s_self = stop_child(s->sp, 0, &s->s_st);
+	s->sp = -1;
+	return child_summary(s, "sender", s->p.send_json, s->p.send_err, s->s_self, s->s_st, err, errlen);
+}
+
+static char *cb_recv_finish(void *arg, double grace, char *err, size_t errlen)
+{
+	struct sess *s = arg;
+	int st = 0;
+	bool self = stop_child(s->rp, grace, &st);
+	s->rp = -1;
+	return child_summary(s, "receiver", s->p.recv_json, s->p.recv_err, self, st, err, errlen);
+}
+
+static int cb_peer_summary(void *arg, const char *summary, const struct txs_ctl_clock_rep *c)
+{
+	struct sess *s = arg;
+	return ctl_write_peer_summary(s->peer_json, summary, c) < 0 ? -errno : 0;
+}
+
+static void cb_test_end(void *arg)
+{
+	struct sess *s = arg;
+	if (s->rp > 0)
+		stop_child(s->rp, 0, NULL);
+	if (s->sp > 0)
+		stop_child(s->sp, 0, NULL);
+	s->rp = s->sp = -1;
 }
 
 static int session(struct sess *s)
 {
 	const struct server_cfg *c = s->cfg;
-	char e[256];
 	/* one port for both protocols: an iperf3 client speaks first (its cookie) */
 	if (server_iperf3_first(s->fd, IP3_FIRST_WAIT_MS)) {
 		char pre[sizeof(s->client_s) + 48];
@@ -599,79 +487,15 @@ static int session(struct sess *s)
 					  .max_rate = c->max_rate.value, .max_rate_bits = c->max_rate.bits };
 		return server_iperf3(&ic);
 	}
-	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = s->key != NULL, .clock = true };
-	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
-	if (txs_ctl_nonce(m.nonce) < 0) {
-		slog(s, "error: no random nonce");
-		return 1;
-	}
-	uint8_t nonce[TXS_CTL_NONCE_LEN];
-	memcpy(nonce, m.nonce, sizeof(nonce));
-	if (txs_ctl_write(s->fd, &m, ms(c->ctl_timeout), e, sizeof(e)) < 0) {
-		slog(s, "error: %s", e);
-		return 1;
-	}
-	slog(s, "connected%s", s->key ? ", asking for the shared secret" : "");
-	if (s->key) {
-		int rc = txs_ctl_read(s->fd, &m, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
-		if (rc < 0) {
-			if (rc == -ECONNRESET)
-				slog(s, "error: %s", e);
-			else
-				refuse(s, "%s", e);
-			txs_ctl_msg_free(&m);
-			return 1;
-		}
-		bool ok = m.type == TXS_CTL_AUTH && txs_ctl_mac_ok(m.mac, nonce, s->key);
-		enum txs_ctl_type t = m.type;
-		txs_ctl_msg_free(&m);
-		if (!ok) {
-			refuse(s, t == TXS_CTL_AUTH ? "authentication failed: wrong shared secret"
-						    : "authentication required: expected auth, got %s",
-			       txs_ctl_type_str(t));
-			return 1;
-		}
-		slog(s, "authenticated");
-	}
-	unsigned tests = 0;
-	for (;;) {
-		int rc = txs_ctl_read(s->fd, &m, TXS_CTL_SMALL_MAX, ms(c->ctl_timeout), e, sizeof(e));
-		if (rc == -ECONNRESET && strstr(e, "closed the connection") && tests) {
-			slog(s, "ended by the client after %u test%s", tests, tests > 1 ? "s" : "");
-			return 0;
-		}
-		if (rc < 0) {
-			if (rc == -ECONNRESET)
-				slog(s, "error: %s", e);
-			else
-				refuse(s, "%s", e);
-			txs_ctl_msg_free(&m);
-			return 1;
-		}
-		if (m.type == TXS_CTL_BYE) {
-			slog(s, "done after %u test%s", tests, tests == 1 ? "" : "s");
-			return 0;
-		}
-		if (m.type == TXS_CTL_TIME) { /* a clock exchange before (or after) a test */
-			rc = txs_ctl_clock_answer(s->fd, &m, txs_now_real_ns(), ms(c->ctl_timeout), e, sizeof(e));
-			txs_ctl_msg_free(&m);
-			if (rc < 0) {
-				slog(s, "error: clock exchange: %s", e);
-				return 1;
-			}
-			continue;
-		}
-		if (m.type != TXS_CTL_SETUP) {
-			refuse(s, "expected setup, got %s", txs_ctl_type_str(m.type));
-			txs_ctl_msg_free(&m);
-			return 1;
-		}
-		rc = run_test(s, &m);
-		txs_ctl_msg_free(&m);
-		if (rc < 0)
-			return 1;
-		tests++;
-	}
+	struct txs_ctl_srv_cfg sc = { .max_time = c->max_time, .ctl_timeout = c->ctl_timeout, .allow = s->allow,
+				      .key = s->key, .max_rate = c->max_rate.value, .max_rate_bits = c->max_rate.bits,
+				      .client = s->client, .local = s->local, .client_s = s->client_s };
+	struct txs_ctl_srv_ops ops = { .arg = s, .log = cb_log, .cpus_check = cb_cpus, .test_begin = cb_test_begin,
+				       .recv_start = start_recv, .send_start = start_send, .send_ended = cb_send_ended,
+				       .send_finish = cb_send_finish, .recv_finish = cb_recv_finish,
+				       .peer_summary = cb_peer_summary, .summary = print_summary, .test_end = cb_test_end };
+	s->rp = s->sp = -1;
+	return txs_ctl_serve(s->fd, &sc, &ops) < 0 ? 1 : 0;
 }
 
 /* ---- the listener ---------------------------------------------------------------------------- */

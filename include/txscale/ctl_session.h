@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* The two ends of a txscale control session (docs/control.md) as library
+ * state machines over one connected stream socket.
+ *
+ * The server end (txs_ctl_serve) greets, checks the shared secret, answers
+ * clock exchanges and runs each test the client sets up: every field of
+ * the spec is checked before anything starts, a refusal goes back as an
+ * error message, and results go back as the sides end. The client end
+ * (txs_ctl_client_*) greets, measures the clock, sets one test up and
+ * collects the server's summaries while its own sides run.
+ *
+ * What runs a side (a receiver, a sender) is the caller's: the library
+ * calls back to start one, to ask whether it ended and to take its summary
+ * line. Neither end prints or exits; log lines and error text go to the
+ * caller (a log callback, an err buffer). Every wait is bounded. */
+#ifndef TXSCALE_CTL_SESSION_H
+#define TXSCALE_CTL_SESSION_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <txscale/common.h>
+#include <txscale/ctl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TXS_CTL_IDLE_DEFAULT_S 1.0 /* a server's receiver ends this long after its last packet */
+#define TXS_CTL_SEND_EXTRA_S 15.0  /* a server's sender is stopped at its limit + this */
+
+/* ---- the server end ------------------------------------------------------------------------------ */
+
+struct txs_ctl_srv_cfg {
+	double max_time;                  /* longest test a client may ask for, s */
+	double ctl_timeout;               /* longest wait for a client's next message, s */
+	const struct txs_ctl_allow *allow; /* NULL: the server sends only to its client */
+	const uint8_t *key;               /* TXS_CTL_KEY_LEN bytes; NULL: no shared secret */
+	double max_rate;                  /* 0: no limit; packets/s, or frame bits/s with max_rate_bits */
+	bool max_rate_bits;
+	struct txs_addr client, local;    /* the control connection's two ends */
+	const char *client_s;             /* the client's address as text */
+};
+
+/* What runs a test's sides. Each returns 0 or -1 (err set) unless it says
+ * otherwise; arg is the ops' own. */
+struct txs_ctl_srv_ops {
+	void *arg;
+	/* one line of the session's log, without a prefix ("error: ..." for failures) */
+	void (*log)(void *arg, const char *line);
+	/* a CPU list of a spec against this host's CPUs; NULL: not checked */
+	int (*cpus_check)(void *arg, const char *list, char *err, size_t errlen);
+	/* a test was accepted: forget the last test's files */
+	void (*test_begin)(void *arg);
+	/* start the receiver; ready (bound) when it returns */
+	int (*recv_start)(void *arg, const struct txs_ctl_recv_spec *r, char *err, size_t errlen);
+	/* start the sender towards dest (checked), for at most limit s */
+	int (*send_start)(void *arg, const struct txs_ctl_send_spec *s, const char *dest, double limit, char *err,
+			  size_t errlen);
+	/* has the sender ended by itself? (never blocks) */
+	bool (*send_ended)(void *arg);
+	/* the sender ended (or is stopped now): its summary line (malloc), NULL with err */
+	char *(*send_finish)(void *arg, char *err, size_t errlen);
+	/* the receiver may end within grace s (then it is stopped): its summary line (malloc), NULL with err */
+	char *(*recv_finish)(void *arg, double grace, char *err, size_t errlen);
+	/* the client's sender summary and clock for the receiver; 0 or -errno */
+	int (*peer_summary)(void *arg, const char *summary, const struct txs_ctl_clock_rep *c);
+	/* a side's summary line as it goes back ("sender" or "receiver") */
+	void (*summary)(void *arg, const char *role, const char *json);
+	/* the test ended: stop whatever of it still runs */
+	void (*test_end)(void *arg);
+};
+
+/* Serve one txscale session on fd (a connected stream socket; the caller
+ * closes it): hello, auth, then tests until bye or the client leaves.
+ * 0: the session ended well (bye, or a close after a test); -EPROTO,
+ * -EACCES, -ECONNRESET, -EIO, ...: it ended on an error, which was logged
+ * (and, where the client can still hear it, sent to it). */
+TXS_API int txs_ctl_serve(int fd, const struct txs_ctl_srv_cfg *cfg, const struct txs_ctl_srv_ops *ops);
+
+/* ---- the client end ------------------------------------------------------------------------------ */
+
+struct txs_ctl_client;
+
+/* Greet over a connected stream socket fd (taken: closed on failure and by
+ * txs_ctl_client_close): read the hello, answer an auth challenge with the
+ * key (NULL: none), learn whether the server answers clock exchanges.
+ * NULL with *why (-EPROTO not a txscale server, -EBUSY busy or refused,
+ * -EACCES a secret is needed, -ENOMEM) and err. host names the server in
+ * messages. */
+TXS_API struct txs_ctl_client *txs_ctl_client_greet(int fd, const char *host, const uint8_t *key, double timeout,
+						    int *why, char *err, size_t errlen);
+/* bye: say bye first (a session that ended well); close and free. NULL is fine. */
+TXS_API void txs_ctl_client_close(struct txs_ctl_client *c, bool bye);
+TXS_API int txs_ctl_client_fd(const struct txs_ctl_client *c);
+/* Our end of the control connection as text (the address the server sees). */
+TXS_API const char *txs_ctl_client_local(const struct txs_ctl_client *c);
+
+/* A receive-only test (ndr --remote): setup, wait for ready. 0 or -errno with err. */
+TXS_API int txs_ctl_client_recv_start(struct txs_ctl_client *c, const struct txs_ctl_recv_spec *r, char *err,
+				      size_t errlen);
+/* ... and its end: hand over the sender's summary (NULL: it failed), the
+ * receiver's summary into *recv_json (malloc). */
+TXS_API int txs_ctl_client_recv_finish(struct txs_ctl_client *c, const char *send_json, char **recv_json, char *err,
+				       size_t errlen);
+
+/* One test with our own sides: fwd (the server receives, we send), rev
+ * (the server sends, we receive) or both. */
+struct txs_ctl_client_test {
+	bool fwd, rev;
+	struct txs_ctl_recv_spec recv; /* fwd: the server's receiver (its clock is filled in) */
+	struct txs_ctl_send_spec send; /* rev: the server's sender */
+	double est;                    /* how long we expect to send, s; 0 = unknown */
+	double own_idle;               /* rev: our receiver's idle end, s */
+	double extra;                  /* rev: the server's run may take est + this */
+	int64_t stamp_shift_ns;        /* subtracted from measured offsets (tests) */
+};
+
+enum { TXS_CTL_SIDE_SEND, TXS_CTL_SIDE_RECV };
+
+struct txs_ctl_client_ops {
+	void *arg;
+	/* 0: go on; 1: stop our sender softly (it still writes its summary); 2: abort */
+	int (*stopping)(void *arg);
+	/* while waiting: pass the sides' output on (never blocks) */
+	void (*pump)(void *arg);
+	/* a warning line (the test goes on) */
+	void (*warn)(void *arg, const char *line);
+	/* rev: start our receiver on local; clock_offset_ns (ours minus the
+	 * server's) when measured, else NULL; ready when it returns */
+	int (*recv_start)(void *arg, const char *local, const int64_t *clock_offset_ns, char *err, size_t errlen);
+	/* rev: the server's sender summary for our receiver; 0 or -errno */
+	int (*peer_summary)(void *arg, const char *summary, const struct txs_ctl_clock_rep *c);
+	/* fwd: start our sender */
+	int (*send_start)(void *arg, char *err, size_t errlen);
+	/* side TXS_CTL_SIDE_SEND (ours, fwd) or TXS_CTL_SIDE_RECV (ours, rev):
+	 * has it ended by itself? (never blocks) */
+	bool (*ended)(void *arg, int side);
+	/* ask that side to stop (it still writes its summary) */
+	void (*stop)(void *arg, int side);
+	/* fwd: our sender's summary line (malloc; stopped first if it runs);
+	 * *failed when it did not end well; NULL with err when it left none */
+	char *(*send_finish)(void *arg, bool *failed, char *err, size_t errlen);
+	/* rev: our receiver (stopped first if it runs): false when it did not end well */
+	bool (*recv_finish)(void *arg);
+};
+
+struct txs_ctl_client_result {
+	char *peer_send, *peer_recv; /* the server's summaries (malloc; free both) */
+	bool failed;                 /* one of our sides did not end well */
+};
+
+/* Run one test: clock, our receiver, setup, ready, our sender, done, the
+ * results. 0 with *res; -EINTR (aborted), -EREMOTEIO (the server refused:
+ * err "the server says: ..."), another -errno, each with err. res is
+ * filled as far as it came (free it in any case). */
+TXS_API int txs_ctl_client_run(struct txs_ctl_client *c, const struct txs_ctl_client_test *t,
+			       const struct txs_ctl_client_ops *ops, struct txs_ctl_client_result *res, char *err,
+			       size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
