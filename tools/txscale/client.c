@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <txscale/txscale.h>
 #include <txscale/ctl.h>
+#include <txscale/ctl_session.h>
 #include "common/jsonpath.h"
 #include "ctl_cli.h"
 #include "client_iperf3.h"
@@ -68,15 +69,6 @@ int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen)
 
 
 /* ---- connection ------------------------------------------------------------------------------ */
-
-struct ctl_conn {
-	int fd;
-	double timeout;
-	char host[64];
-	char local_s[INET6_ADDRSTRLEN];
-	uint32_t test;
-	bool clock; /* the server answers time messages (its hello said so) */
-};
 
 static int ms(double s)
 {
@@ -134,31 +126,9 @@ static int connect_to(const struct txs_addr *a, uint16_t port, double timeout, c
 	return fd;
 }
 
-static struct ctl_conn *conn_greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
-				   char *err, size_t errlen);
-
-struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
-			       int *rcp, char *err, size_t errlen)
-{
-	int dummy;
-	int *why = rcp ? rcp : &dummy;
-	*why = -EINVAL;
-	struct txs_addr a;
-	if (txs_addr_parse(&a, host) < 0) {
-		snprintf(err, errlen, "bad server address '%s'", host);
-		return NULL;
-	}
-	int fd = connect_to(&a, control_port, timeout, err, errlen);
-	if (fd < 0) {
-		*why = fd;
-		return NULL;
-	}
-	return conn_greet(fd, host, auth_file, timeout, why, err, errlen);
-}
-
 /* The txscale greeting on a connected control socket (closed on failure). */
-static struct ctl_conn *conn_greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
-				   char *err, size_t errlen)
+static struct txs_ctl_client *conn_greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
+					 char *err, size_t errlen)
 {
 	uint8_t key[TXS_CTL_KEY_LEN];
 	if (auth_file) {
@@ -167,79 +137,26 @@ static struct ctl_conn *conn_greet(int fd, const char *host, const char *auth_fi
 			snprintf(err, errlen, "--auth-file '%s': %s", auth_file,
 				 rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
 			close(fd);
+			*why = -EINVAL;
 			return NULL;
 		}
 	}
-	struct ctl_conn *c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	c->fd = fd;
-	c->timeout = timeout;
-	snprintf(c->host, sizeof(c->host), "%s", host);
-	struct sockaddr_storage me;
-	socklen_t ml = sizeof(me);
-	getsockname(fd, (struct sockaddr *)&me, &ml);
-	const void *ab = me.ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)&me)->sin_addr
-						 : (const void *)&((struct sockaddr_in6 *)&me)->sin6_addr;
-	inet_ntop(me.ss_family, ab, c->local_s, sizeof(c->local_s));
-	struct txs_ctl_msg m;
-	char e[256];
-	int rc = txs_ctl_read(fd, &m, TXS_CTL_SMALL_MAX, ms(timeout), e, sizeof(e));
-	*why = -EPROTO; /* not a txscale server */
-	if (rc < 0) {
-		snprintf(err, errlen, "the server's greeting: %s", e);
-		goto fail;
-	}
-	*why = -EBUSY;
-	if (m.type == TXS_CTL_BUSY) {
-		snprintf(err, errlen, "the server is busy: %s", m.message);
-		goto fail;
-	}
-	if (m.type == TXS_CTL_ERROR) {
-		snprintf(err, errlen, "the server refused: %s", m.message);
-		goto fail;
-	}
-	*why = -EPROTO;
-	if (m.type != TXS_CTL_HELLO) {
-		snprintf(err, errlen, "the server's greeting: expected hello, got %s", txs_ctl_type_str(m.type));
-		goto fail;
-	}
-	*why = -EACCES;
-	if (m.auth) {
-		if (!auth_file) {
-			snprintf(err, errlen, "the server asks for a shared secret: give --auth-file FILE");
-			goto fail;
-		}
-		struct txs_ctl_msg am = { .type = TXS_CTL_AUTH };
-		txs_ctl_mac(am.mac, m.nonce, key);
-		if (txs_ctl_write(fd, &am, ms(timeout), e, sizeof(e)) < 0) {
-			snprintf(err, errlen, "authenticating: %s", e);
-			goto fail;
-		}
-	}
-	c->clock = m.clock;
-	txs_ctl_msg_free(&m);
-	*why = 0;
-	return c;
-fail:
-	txs_ctl_msg_free(&m);
-	close(fd);
-	free(c);
-	return NULL;
+	return txs_ctl_client_greet(fd, host, auth_file ? key : NULL, timeout, why, err, errlen);
 }
 
-void ctl_conn_close(struct ctl_conn *c)
+/* Connect and greet: NULL with err. */
+static struct txs_ctl_client *conn_open(const char *host, uint16_t control_port, const char *auth_file,
+					double timeout, char *err, size_t errlen)
 {
-	if (!c)
-		return;
-	struct txs_ctl_msg m = { .type = TXS_CTL_BYE };
-	char e[256];
-	txs_ctl_write(c->fd, &m, 1000, e, sizeof(e));
-	close(c->fd);
-	free(c);
+	struct txs_addr a;
+	if (txs_addr_parse(&a, host) < 0) {
+		snprintf(err, errlen, "bad server address '%s'", host);
+		return NULL;
+	}
+	int why, fd = connect_to(&a, control_port, timeout, err, errlen);
+	if (fd < 0)
+		return NULL;
+	return conn_greet(fd, host, auth_file, timeout, &why, err, errlen);
 }
 
 static bool g_form; /* -c HOST, no --dev, no --server: a txscale or an iperf3 server */
@@ -271,7 +188,7 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
  * iperf3 server waits for the client's cookie (a busy one says
  * ACCESS_DENIED at once); a second probe would take an `iperf3 -s -1`'s
  * only test. Sets *c (txscale) or *ip3_fd (iperf3), else err. */
-static void probe(const struct ctl_client_opts *o, const char *dest, struct ctl_conn **c, int *ip3_fd, char *err,
+static void probe(const struct ctl_client_opts *o, const char *dest, struct txs_ctl_client **c, int *ip3_fd, char *err,
 		  size_t errlen)
 {
 	struct txs_addr a;
@@ -296,106 +213,6 @@ static void probe(const struct ctl_client_opts *o, const char *dest, struct ctl_
 	default:
 		*c = conn_greet(fd, dest, o->auth_file, o->ctl_timeout, &why, err, errlen);
 	}
-}
-
-/* Read the server's answer (ready or result) within timeout; an error
- * message becomes err. pump() runs while waiting (relaying child output). */
-static int await(struct ctl_conn *c, struct txs_ctl_msg *m, enum txs_ctl_type want, double timeout,
-		 void (*pump)(void *), void *arg, char *err, size_t errlen)
-{
-	double end = mono_s() + timeout;
-	char e[256];
-	memset(m, 0, sizeof(*m));
-	for (;;) {
-		if (g_stop > 1) {
-			snprintf(err, errlen, "interrupted");
-			return -EINTR;
-		}
-		if (pump)
-			pump(arg);
-		double left = end - mono_s();
-		if (left <= 0) {
-			snprintf(err, errlen, "no %s from the server within %.1f s", txs_ctl_type_str(want), timeout);
-			return -ETIMEDOUT;
-		}
-		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
-		if (poll(&pf, 1, left > 0.1 ? 100 : ms(left) + 1) <= 0)
-			continue;
-		break; /* a frame starts: read it whole */
-	}
-	int rc = txs_ctl_read(c->fd, m, TXS_CTL_MSG_MAX, ms(c->timeout), e, sizeof(e));
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", e);
-		return rc;
-	}
-	if (m->type == TXS_CTL_ERROR) {
-		snprintf(err, errlen, "the server says: %s", m->message);
-		return -EREMOTEIO;
-	}
-	if (m->type != want || m->test != c->test) {
-		snprintf(err, errlen, "expected %s for test %u from the server, got %s (test %u)", txs_ctl_type_str(want),
-			 c->test, txs_ctl_type_str(m->type), m->test);
-		return -EPROTO;
-	}
-	return 0;
-}
-
-static int send_done(struct ctl_conn *c, const char *send_json, const char *why, const struct txs_ctl_clock_rep *clk,
-		     char *err, size_t errlen)
-{
-	struct txs_ctl_msg m = { .type = TXS_CTL_DONE, .test = c->test, .sender = (char *)send_json };
-	if (clk)
-		m.done_clock = *clk;
-	if (!send_json) {
-		m.failed = true;
-		snprintf(m.message, sizeof(m.message), "%s", why ? why : "the sender failed");
-		for (char *p = m.message; *p; p++)
-			if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-				*p = '?';
-	}
-	char e[256];
-	if (txs_ctl_write(c->fd, &m, ms(c->timeout), e, sizeof(e)) < 0) {
-		snprintf(err, errlen, "%s", e);
-		return -EIO;
-	}
-	return 0;
-}
-
-int ctl_remote_recv_start(struct ctl_conn *c, uint16_t port, const char *dev, uint64_t rcvbuf, double secs,
-			  double idle, char *err, size_t errlen)
-{
-	struct txs_ctl_msg m = { .type = TXS_CTL_SETUP, .test = ++c->test };
-	m.recv = (struct txs_ctl_recv_spec){ .on = true, .port = port, .rcvbuf = rcvbuf, .time = secs, .idle = idle };
-	snprintf(m.recv.dev, sizeof(m.recv.dev), "%s", dev ? dev : "udp");
-	char e[256];
-	if (txs_ctl_write(c->fd, &m, ms(c->timeout), e, sizeof(e)) < 0) {
-		snprintf(err, errlen, "%s", e);
-		return -EIO;
-	}
-	struct txs_ctl_msg r;
-	int rc = await(c, &r, TXS_CTL_READY, c->timeout + READY_TIMEOUT_S + 5, NULL, NULL, err, errlen);
-	txs_ctl_msg_free(&r);
-	return rc;
-}
-
-int ctl_remote_recv_finish(struct ctl_conn *c, const char *send_json, char **recv_json, char *err, size_t errlen)
-{
-	*recv_json = NULL;
-	int rc = send_done(c, send_json, NULL, NULL, err, errlen);
-	if (rc < 0)
-		return rc;
-	struct txs_ctl_msg r;
-	rc = await(c, &r, TXS_CTL_RESULT, c->timeout + 15, NULL, NULL, err, errlen);
-	if (rc == 0 && !r.receiver) {
-		snprintf(err, errlen, "the server's result has no receiver summary");
-		rc = -EPROTO;
-	}
-	if (rc == 0) {
-		*recv_json = r.receiver;
-		r.receiver = NULL;
-	}
-	txs_ctl_msg_free(&r);
-	return rc;
 }
 
 /* ---- relaying a child's stdout ---------------------------------------------------------------- */
@@ -465,77 +282,39 @@ static int relay_open(struct relay *r, bool json, int *wr)
 	return 0;
 }
 
+static void flush_held(struct relay *r)
+{
+	if (r->held) {
+		fputs(r->held, stdout);
+		free(r->held);
+		r->held = NULL;
+		fflush(stdout);
+	}
+}
+
 /* ---- the client run ---------------------------------------------------------------------------- */
 
 struct client {
 	const struct ctl_client_opts *o;
 	const struct ctl_send_info *s;
-	struct ctl_conn *c;
+	int argc;
+	char **argv;
+	struct txs_ctl_client *c;
 	char exe[PATH_MAX];
 	struct paths p;
 	char peer_json[PATH_MAX];
 	struct relay rs, rr; /* our sender's and our receiver's stdout */
-	pid_t sp, rp;
-	char *peer_send, *peer_recv; /* the server's summaries, from its results */
-	bool ctl_err;                 /* a control-channel failure while a child ran */
+	pid_t pid[2];        /* our sender and receiver (TXS_CTL_SIDE_*), -1: none */
+	bool self[2];        /* ... exited by itself, with status st */
+	int st[2];
+	double est; /* how long we expect to send, s (0: unknown) */
 	char err[512];
-	/* the clock offset, server's clock minus ours, before the test (clk0)
-	 * and after it (clk1; not with --bidir, where results may cross it) */
-	bool have_clk0, have_clk1;
-	struct txs_ctl_clock clk0, clk1;
-	bool after_clock;
 };
 
-/* A clock exchange (docs/control.md, "Clock offset"); a failed one is said
- * and leaves the test uncorrected, a broken connection fails it. */
-static int measure_clock(struct client *k, bool *have, struct txs_ctl_clock *out)
+static int cb_stopping(void *arg)
 {
-	*have = false;
-	if (!k->c->clock)
-		return 0;
-	char e[256];
-	int rc = txs_ctl_clock_measure(k->c->fd, TXS_CTL_CLOCK_EXCHANGES, ms(k->o->ctl_timeout), out, e, sizeof(e));
-	if (rc == -ERANGE) {
-		fprintf(stderr, "txscale send: %s: %s: latency not corrected\n", k->c->host, e);
-		return 0;
-	}
-	if (rc < 0) {
-		snprintf(k->err, sizeof(k->err), "%s", e);
-		return -1;
-	}
-	/* test only: the clock our sender's stamps come from is off by this much */
-	const char *sh = getenv("TXS_TEST_STAMP_SHIFT_NS");
-	if (sh && *sh)
-		out->offset_ns -= strtoll(sh, NULL, 10);
-	*have = true;
-	return 0;
-}
-
-/* The clock as the receiver's side sees it: forward (the server receives)
- * the server's offset, reverse ours (the negation); drift when measured
- * after too. NULL without a measurement. */
-static const struct txs_ctl_clock_rep *clock_rep(const struct client *k, bool server_receives,
-						 struct txs_ctl_clock_rep *r)
-{
-	if (!k->have_clk0)
-		return NULL;
-	int64_t sign = server_receives ? 1 : -1;
-	*r = (struct txs_ctl_clock_rep){ .on = true, .offset_ns = sign * k->clk0.offset_ns,
-					 .error_ns = k->clk0.rtt_ns / 2 };
-	if (k->have_clk1) {
-		r->have_drift = true;
-		r->drift_ns = sign * (k->clk1.offset_ns - k->clk0.offset_ns);
-	}
-	return r;
-}
-
-/* done's clock: measured after our sender ended, unless a reverse side may
- * send results meanwhile */
-static const struct txs_ctl_clock_rep *fwd_clock(struct client *k, bool after, struct txs_ctl_clock_rep *r)
-{
-	if (after && k->have_clk0 && !k->have_clk1 && measure_clock(k, &k->have_clk1, &k->clk1) < 0)
-		k->have_clk1 = false;
-	return clock_rep(k, true, r);
+	(void)arg;
+	return g_stop;
 }
 
 static void pump_all(void *arg)
@@ -545,54 +324,83 @@ static void pump_all(void *arg)
 	relay_pump(&k->rr);
 }
 
-/* Wait for pid within secs while relaying; true when it exited by itself. */
-static int take_result(struct client *k, struct txs_ctl_msg *m);
-
-/* Wait for pid within secs while relaying; true when it exited by itself.
- * A result the server sends meanwhile (its sender's summary) is taken. */
-static bool wait_child(struct client *k, pid_t pid, double secs, int *st)
+static void cb_warn(void *arg, const char *line)
 {
-	double end = mono_s() + secs;
-	bool told = false;
-	while (mono_s() < end && g_stop < 2) {
-		if (g_stop == 1 && !told) { /* stop it; it still writes its summary */
-			kill(pid, SIGINT);
-			told = true;
-			end = mono_s() + 5;
-		}
-		pump_all(k);
-		if (reaped(pid, st))
-			return true;
-		struct pollfd pf[3] = { { .fd = k->rs.fd, .events = POLLIN }, { .fd = k->rr.fd, .events = POLLIN },
-					{ .fd = k->ctl_err ? -1 : k->c->fd, .events = POLLIN } };
-		if (poll(pf, 3, 20) > 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR))) {
-			struct txs_ctl_msg m;
-			char e[256];
-			int rc = txs_ctl_read(k->c->fd, &m, TXS_CTL_MSG_MAX, ms(k->c->timeout), e, sizeof(e));
-			if (rc == 0 && m.type == TXS_CTL_ERROR)
-				snprintf(k->err, sizeof(k->err), "the server says: %s", m.message);
-			else if (rc < 0)
-				snprintf(k->err, sizeof(k->err), "%s", e);
-			if (rc < 0 || take_result(k, &m) < 0)
-				k->ctl_err = true;
-			txs_ctl_msg_free(&m);
-			if (k->ctl_err && !told) { /* the server is gone or refused: our side stops too */
-				kill(pid, SIGINT);
-				told = true;
-				end = mono_s() + 5;
-			}
-		}
+	(void)arg;
+	fprintf(stderr, "txscale send: %s\n", line);
+}
+
+static bool cb_ended(void *arg, int side)
+{
+	struct client *k = arg;
+	if (k->pid[side] <= 0 || !reaped(k->pid[side], &k->st[side]))
+		return false;
+	k->self[side] = true;
+	return true;
+}
+
+static void cb_stop(void *arg, int side)
+{
+	struct client *k = arg;
+	if (k->pid[side] > 0 && !k->self[side])
+		kill(k->pid[side], SIGINT);
+}
+
+/* The side has ended or is stopped now; true when it exited by itself. */
+static bool side_end(struct client *k, int side)
+{
+	if (!k->self[side] && k->pid[side] > 0)
+		k->self[side] = stop_child(k->pid[side], 0, &k->st[side]);
+	k->pid[side] = -1;
+	return k->self[side];
+}
+
+static char *cb_send_finish(void *arg, bool *failed, char *err, size_t errlen)
+{
+	struct client *k = arg;
+	bool self = side_end(k, TXS_CTL_SIDE_SEND);
+	int st = k->st[TXS_CTL_SIDE_SEND];
+	size_t len = 0;
+	char *sj = slurp(k->p.send_json, &len);
+	if (sj)
+		len = trim(sj, len);
+	*failed = !self || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && !g_stop);
+	if (!sj || !len) {
+		char ex[64] = "stopped";
+		if (self)
+			describe_exit(st, ex, sizeof(ex));
+		snprintf(err, errlen, "our sender failed (%s)", ex);
+		free(sj);
+		return NULL;
 	}
-	return stop_child(pid, 0, st);
+	return sj;
+}
+
+static bool cb_recv_finish(void *arg)
+{
+	struct client *k = arg;
+	bool self = side_end(k, TXS_CTL_SIDE_RECV);
+	int st = k->st[TXS_CTL_SIDE_RECV];
+	relay_pump(&k->rr);
+	return self && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static int cb_peer_summary(void *arg, const char *summary, const struct txs_ctl_clock_rep *c)
+{
+	struct client *k = arg;
+	return ctl_write_peer_summary(k->peer_json, summary, c) < 0 ? -errno : 0;
 }
 
 /* Our receiver (-R, --bidir): bound to the address the server sees us at. */
-static int start_own_recv(struct client *k, double est)
+/* ops.recv_start */
+static int start_own_recv(void *ctx, const char *local, const int64_t *clock_offset_ns, char *err, size_t errlen)
 {
+	struct client *k = ctx;
 	const struct ctl_send_info *s = k->s;
+	double est = k->est;
 	int pfd[2], out = -1;
 	if (pipe2(pfd, O_CLOEXEC) < 0 || relay_open(&k->rr, s->json, &out) < 0) {
-		snprintf(k->err, sizeof(k->err), "pipe: %s", strerror(errno));
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	bool bidir = k->o->bidir;
@@ -603,7 +411,7 @@ static int start_own_recv(struct client *k, double est)
 	arg(&a, "--dev");
 	arg(&a, "udp");
 	arg(&a, "-B");
-	arg(&a, k->c->local_s);
+	arg(&a, local);
 	arg(&a, "-p");
 	arg(&a, fmt_arg(&a, "%.0f", s->port));
 	arg(&a, "-i");
@@ -620,9 +428,9 @@ static int start_own_recv(struct client *k, double est)
 	arg(&a, k->p.recv_json);
 	arg(&a, "--ready-fd");
 	arg(&a, fmt_arg(&a, "%.0f", pfd[1]));
-	if (k->have_clk0) { /* we receive: our clock minus the server's */
+	if (clock_offset_ns) { /* we receive: our clock minus the server's */
 		arg(&a, "--clock-offset");
-		arg(&a, fmt_arg(&a, "%.0f", -(double)k->clk0.offset_ns));
+		arg(&a, fmt_arg(&a, "%.0f", (double)*clock_offset_ns));
 	}
 	if (bidir) {
 		arg(&a, "--no-pin");
@@ -647,10 +455,10 @@ static int start_own_recv(struct client *k, double est)
 	close(pfd[1]);
 	if (pid < 0) {
 		close(pfd[0]);
-		snprintf(k->err, sizeof(k->err), "cannot start our receiver: %s", strerror((int)-pid));
+		snprintf(err, errlen, "cannot start our receiver: %s", strerror((int)-pid));
 		return -1;
 	}
-	k->rp = pid;
+	k->pid[TXS_CTL_SIDE_RECV] = pid;
 	double t0 = mono_s();
 	char line[16] = "";
 	size_t got = 0;
@@ -674,18 +482,21 @@ static int start_own_recv(struct client *k, double est)
 	close(pfd[0]);
 	relay_pump(&k->rr);
 	if (strncmp(line, "ready\n", 6) != 0) {
-		snprintf(k->err, sizeof(k->err), "our receiver did not start (its message is above)");
+		snprintf(err, errlen, "our receiver did not start (its message is above)");
 		return -1;
 	}
 	return 0;
 }
 
-/* Our sender: `txscale send` with the user's own options, on udp unless --dev says otherwise. */
-static int start_own_send(struct client *k, int argc, char **argv)
+/* ops.send_start: our sender, `txscale send` with the user's own options, on udp unless --dev says otherwise. */
+static int start_own_send(void *ctx, char *err, size_t errlen)
 {
+	struct client *k = ctx;
+	int argc = k->argc;
+	char **argv = k->argv;
 	int out = -1;
 	if (relay_open(&k->rs, k->s->json, &out) < 0) {
-		snprintf(k->err, sizeof(k->err), "pipe: %s", strerror(errno));
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	struct args a = { .n = 0 };
@@ -702,10 +513,11 @@ static int start_own_send(struct client *k, int argc, char **argv)
 	unsetenv(CHILD_ENV);
 	close(out);
 	if (pid < 0) {
-		snprintf(k->err, sizeof(k->err), "cannot start our sender: %s", strerror((int)-pid));
+		snprintf(err, errlen, "cannot start our sender: %s", strerror((int)-pid));
 		return -1;
 	}
-	k->sp = pid;
+	k->pid[TXS_CTL_SIDE_SEND] = pid;
+	k->self[TXS_CTL_SIDE_SEND] = false;
 	return 0;
 }
 
@@ -820,42 +632,111 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 	json_decref(o);
 }
 
-static void flush_held(struct relay *r)
+/* The test as the library runs it. */
+static void client_test(const struct client *k, struct txs_ctl_client_test *t)
 {
-	if (r->held) {
-		fputs(r->held, stdout);
-		free(r->held);
-		r->held = NULL;
-		fflush(stdout);
+	const struct ctl_client_opts *o = k->o;
+	const struct ctl_send_info *s = k->s;
+	*t = (struct txs_ctl_client_test){ .fwd = !o->reverse || o->bidir, .rev = o->reverse || o->bidir,
+					    .est = k->est, .own_idle = OWN_IDLE_S, .extra = EXTRA_S };
+	/* test only: the clock our sender's stamps come from is off by this much */
+	const char *sh = getenv("TXS_TEST_STAMP_SHIFT_NS");
+	if (sh && *sh)
+		t->stamp_shift_ns = strtoll(sh, NULL, 10);
+	if (t->fwd) {
+		t->recv = (struct txs_ctl_recv_spec){ .on = true, .port = s->port, .threads = o->remote_threads,
+						      .rcvbuf = o->remote_rcvbuf, .time = k->est, .idle = IDLE_S };
+		snprintf(t->recv.dev, sizeof(t->recv.dev), "%s", o->remote_dev ? o->remote_dev : "udp");
+		if (o->remote_cpus)
+			snprintf(t->recv.cpus, sizeof(t->recv.cpus), "%s", o->remote_cpus);
+	}
+	if (t->rev) {
+		t->send = (struct txs_ctl_send_spec){ .on = true, .port = s->port, .length = s->length,
+						      .rate = s->rate_pps, .count = s->count, .time = s->time,
+						      .no_pin = o->bidir };
+		if (s->timestamps && strcmp(s->timestamps, "burst") != 0)
+			snprintf(t->send.timestamps, sizeof(t->send.timestamps), "%s", s->timestamps);
+		if (!o->bidir) {
+			t->send.threads = o->remote_threads;
+			if (o->remote_cpus)
+				snprintf(t->send.cpus, sizeof(t->send.cpus), "%s", o->remote_cpus);
+		}
 	}
 }
 
-/* A result from the server: keep its summaries; the sender's is written
- * at once for our receiver (it must be there before its idle end). */
-static int take_result(struct client *k, struct txs_ctl_msg *m)
+/* Our lines and the server's: the server's line comes before our summary in JSON. */
+static void print_peers(struct client *k, const struct txs_ctl_client_test *t,
+			const struct txs_ctl_client_result *res)
 {
-	if (m->type != TXS_CTL_RESULT || m->test != k->c->test) {
-		if (m->type != TXS_CTL_ERROR)
-			snprintf(k->err, sizeof(k->err), "expected a result for test %u, got %s (test %u)", k->c->test,
-				 txs_ctl_type_str(m->type), m->test);
-		return -1;
+	const struct ctl_send_info *s = k->s;
+	if (t->fwd) {
+		ctl_print_peer("receiver", s->dest, res->peer_recv, s->json);
+		if (s->json)
+			flush_held(&k->rs);
 	}
-	if (m->sender && !k->peer_send) {
-		k->peer_send = m->sender;
-		m->sender = NULL;
-		struct txs_ctl_clock_rep cr;
-		if (k->after_clock && !k->have_clk1 && measure_clock(k, &k->have_clk1, &k->clk1) < 0)
-			return -1;
-		if (k->rp > 0 && ctl_write_peer_summary(k->peer_json, k->peer_send, clock_rep(k, false, &cr)) < 0) {
-			snprintf(k->err, sizeof(k->err), "cannot write the server's sender summary: %s", strerror(errno));
-			return -1;
-		}
+	if (t->rev) {
+		ctl_print_peer("sender", s->dest, res->peer_send, s->json);
+		if (s->json)
+			flush_held(&k->rr);
 	}
-	if (m->receiver && !k->peer_recv) {
-		k->peer_recv = m->receiver;
-		m->receiver = NULL;
+}
+
+/* The connection: to a txscale server, or (-c HOST alone) to whichever
+ * answers. 1: an iperf3 server on *ip3_fd; 0: k->c; -1: k->err. */
+static int client_connect(struct client *k, int *ip3_fd)
+{
+	const struct ctl_client_opts *o = k->o;
+	if (!g_form) {
+		k->c = conn_open(k->s->dest, o->control_port, o->auth_file, o->ctl_timeout, k->err, sizeof(k->err));
+		return k->c ? 0 : -1;
 	}
+	*ip3_fd = -1;
+	probe(o, k->s->dest, &k->c, ip3_fd, k->err, sizeof(k->err));
+	return *ip3_fd >= 0 ? 1 : k->c ? 0 : -1;
+}
+
+/* This program and a temporary directory for the children's summaries. 0, or 1 (said). */
+static int client_prepare(struct client *k)
+{
+	k->pid[0] = k->pid[1] = -1;
+	k->rs.fd = k->rr.fd = -1;
+	ssize_t n = readlink("/proc/self/exe", k->exe, sizeof(k->exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "txscale send: cannot find this program (/proc/self/exe): %s\n", strerror(errno));
+		return 1;
+	}
+	k->exe[n] = 0;
+	if (paths_make_named(&k->p, "client") < 0) {
+		fprintf(stderr, "txscale send: cannot make a temporary directory: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(k->peer_json, sizeof(k->peer_json), "%s/peer.json", k->p.dir);
 	return 0;
+}
+
+/* Stop what still runs, pass the rest of its output on, say the error,
+ * close the connection (bye when ret is 0), remove the files. */
+static void client_cleanup(struct client *k, int ret)
+{
+	for (int i = 0; i < 2; i++)
+		if (k->pid[i] > 0)
+			stop_child(k->pid[i], 0, NULL);
+	relay_pump(&k->rs);
+	relay_pump(&k->rr);
+	flush_held(&k->rs);
+	flush_held(&k->rr);
+	if (k->rs.fd >= 0)
+		close(k->rs.fd);
+	if (k->rr.fd >= 0)
+		close(k->rr.fd);
+	if (k->err[0])
+		fprintf(stderr, "txscale send: %s: %s\n", k->s->dest, k->err);
+	txs_ctl_client_close(k->c, ret == 0);
+	unlink(k->peer_json);
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", k->peer_json);
+	unlink(tmp);
+	paths_remove(&k->p);
 }
 
 int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv)
@@ -869,201 +750,50 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	struct client *k = calloc(1, sizeof(*k));
 	if (!k)
 		return 1;
-	k->o = o;
-	k->s = s;
-	k->sp = k->rp = -1;
-	k->rs.fd = k->rr.fd = -1;
-	int ret = 1;
-	ssize_t n = readlink("/proc/self/exe", k->exe, sizeof(k->exe) - 1);
-	if (n <= 0) {
-		fprintf(stderr, "txscale send: cannot find this program (/proc/self/exe): %s\n", strerror(errno));
+	*k = (struct client){ .o = o, .s = s, .argc = argc, .argv = argv };
+	int ret = client_prepare(k);
+	if (ret) {
 		free(k);
-		return 1;
+		return ret;
 	}
-	k->exe[n] = 0;
-	if (paths_make_named(&k->p, "client") < 0) {
-		fprintf(stderr, "txscale send: cannot make a temporary directory: %s\n", strerror(errno));
-		free(k);
-		return 1;
-	}
-	snprintf(k->peer_json, sizeof(k->peer_json), "%s/peer.json", k->p.dir);
+	ret = 1;
 	struct sigaction sa = { .sa_handler = on_signal }, oi, ot;
 	g_soft_stop = fwd && !rev;
 	sigaction(SIGINT, &sa, &oi);
 	sigaction(SIGTERM, &sa, &ot);
 	signal(SIGPIPE, SIG_IGN);
-	struct txs_ctl_msg m = { 0 };
-
-	if (g_form) {
-		int ip3_fd = -1;
-		probe(o, s->dest, &k->c, &ip3_fd, k->err, sizeof(k->err));
-		if (ip3_fd >= 0) {
-			paths_remove(&k->p);
-			free(k);
-			sigaction(SIGINT, &oi, NULL);
-			sigaction(SIGTERM, &ot, NULL);
-			return ctl_iperf3_run(o, s, ip3_fd);
-		}
-	} else {
-		k->c = ctl_conn_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, NULL, k->err,
-				     sizeof(k->err));
+	int ip3_fd = -1, conn = client_connect(k, &ip3_fd);
+	if (conn == 1) {
+		paths_remove(&k->p);
+		free(k);
+		sigaction(SIGINT, &oi, NULL);
+		sigaction(SIGTERM, &ot, NULL);
+		return ctl_iperf3_run(o, s, ip3_fd);
 	}
-	if (!k->c)
-		goto out;
-	k->c->timeout = o->ctl_timeout;
-	k->c->test = 1;
-	double est = s->time > 0 ? s->time : s->count && s->rate_pps > 0 ? (double)s->count / s->rate_pps : 0;
-	if (!s->json)
-		printf("txscale send: server %s, control port %u: %s test, data port %u\n", s->dest, o->control_port,
-		       o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
-		       s->port);
-	if (measure_clock(k, &k->have_clk0, &k->clk0) < 0)
-		goto out;
-	k->after_clock = rev && !fwd; /* the server's run ends with its sender's result */
-	if (rev && start_own_recv(k, est) < 0)
-		goto out;
-	struct txs_ctl_msg su = { .type = TXS_CTL_SETUP, .test = k->c->test };
-	if (fwd) {
-		su.recv = (struct txs_ctl_recv_spec){ .on = true, .port = s->port, .threads = o->remote_threads,
-						      .rcvbuf = o->remote_rcvbuf, .time = est, .idle = IDLE_S };
-		snprintf(su.recv.dev, sizeof(su.recv.dev), "%s", o->remote_dev ? o->remote_dev : "udp");
-		if (o->remote_cpus)
-			snprintf(su.recv.cpus, sizeof(su.recv.cpus), "%s", o->remote_cpus);
-		struct txs_ctl_clock_rep cr;
-		if (clock_rep(k, true, &cr))
-			su.recv.clock = cr;
-	}
-	if (rev) {
-		su.send = (struct txs_ctl_send_spec){ .on = true, .port = s->port, .length = s->length,
-						      .rate = s->rate_pps, .count = s->count, .time = s->time,
-						      .no_pin = o->bidir };
-		if (s->timestamps && strcmp(s->timestamps, "burst") != 0)
-			snprintf(su.send.timestamps, sizeof(su.send.timestamps), "%s", s->timestamps);
-		if (!o->bidir) {
-			su.send.threads = o->remote_threads;
-			if (o->remote_cpus)
-				snprintf(su.send.cpus, sizeof(su.send.cpus), "%s", o->remote_cpus);
+	struct txs_ctl_client_result res = { 0 };
+	if (conn == 0) {
+		k->est = s->time > 0 ? s->time : s->count && s->rate_pps > 0 ? (double)s->count / s->rate_pps : 0;
+		if (!s->json)
+			printf("txscale send: server %s, control port %u: %s test, data port %u\n", s->dest,
+			       o->control_port,
+			       o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
+			       s->port);
+		struct txs_ctl_client_test t;
+		client_test(k, &t);
+		struct txs_ctl_client_ops ops = { .arg = k, .stopping = cb_stopping, .pump = pump_all, .warn = cb_warn,
+						  .recv_start = start_own_recv, .peer_summary = cb_peer_summary,
+						  .send_start = start_own_send, .ended = cb_ended, .stop = cb_stop,
+						  .send_finish = cb_send_finish, .recv_finish = cb_recv_finish };
+		if (txs_ctl_client_run(k->c, &t, &ops, &res, k->err, sizeof(k->err)) == 0) {
+			print_peers(k, &t, &res);
+			ret = res.failed ? 1 : 0;
 		}
 	}
-	char e[TXS_CTL_TEXT_MAX + 128];
-	if (txs_ctl_write(k->c->fd, &su, ms(o->ctl_timeout), e, sizeof(e)) < 0) {
-		snprintf(k->err, sizeof(k->err), "setting the test up: %s", e);
-		goto out;
-	}
-	if (await(k->c, &m, TXS_CTL_READY, o->ctl_timeout + READY_TIMEOUT_S + 5, pump_all, k, e, sizeof(e)) < 0) {
-		snprintf(k->err, sizeof(k->err), "%s", e);
-		goto out;
-	}
-	txs_ctl_msg_free(&m);
-	bool failed = false;
-	if (fwd) {
-		if (start_own_send(k, argc, argv) < 0) {
-			send_done(k->c, NULL, k->err, NULL, e, sizeof(e));
-			goto out;
-		}
-		int st = 0;
-		double bound = est > 0 ? est + 60 : 3600;
-		bool self = wait_child(k, k->sp, bound, &st);
-		k->sp = -1;
-		if (g_stop > 1) {
-			snprintf(k->err, sizeof(k->err), "interrupted");
-			goto out;
-		}
-		if (k->ctl_err)
-			goto out;
-		size_t len = 0;
-		char *sj = slurp(k->p.send_json, &len);
-		if (sj)
-			len = trim(sj, len);
-		if (!self || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && !g_stop))
-			failed = true;
-		if (!sj || !len) {
-			char ex[64] = "stopped";
-			if (self)
-				describe_exit(st, ex, sizeof(ex));
-			snprintf(k->err, sizeof(k->err), "our sender failed (%s)", ex);
-			send_done(k->c, NULL, k->err, NULL, e, sizeof(e));
-			free(sj);
-			goto out;
-		}
-		struct txs_ctl_clock_rep clk;
-		int rc = send_done(k->c, sj, NULL, fwd_clock(k, !rev, &clk), e, sizeof(e));
-		free(sj);
-		if (rc < 0) {
-			snprintf(k->err, sizeof(k->err), "handing over our summary: %s", e);
-			goto out;
-		}
-	}
-	double wait = fwd ? IDLE_S + o->ctl_timeout + 10 : (est > 0 ? est : 3600) + o->ctl_timeout + EXTRA_S;
-	while ((fwd && !k->peer_recv) || (rev && !k->peer_send)) {
-		if (await(k->c, &m, TXS_CTL_RESULT, wait, pump_all, k, e, sizeof(e)) < 0) {
-			snprintf(k->err, sizeof(k->err), "%s", e);
-			goto out;
-		}
-		if (take_result(k, &m) < 0)
-			goto out;
-		txs_ctl_msg_free(&m);
-	}
-	if (rev) {
-		int st = 0;
-		bool self = wait_child(k, k->rp, OWN_IDLE_S + 5, &st);
-		k->rp = -1;
-		relay_pump(&k->rr);
-		if (!self || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			failed = true;
-	}
-	/* our lines and the server's: the server's line comes before our summary in JSON */
-	if (fwd) {
-		if (s->json) {
-			ctl_print_peer("receiver", s->dest, k->peer_recv, true);
-			flush_held(&k->rs);
-		} else {
-			ctl_print_peer("receiver", s->dest, k->peer_recv, false);
-		}
-	}
-	if (rev) {
-		if (s->json) {
-			ctl_print_peer("sender", s->dest, k->peer_send, true);
-			flush_held(&k->rr);
-		} else {
-			ctl_print_peer("sender", s->dest, k->peer_send, false);
-		}
-	}
-	ret = failed ? 1 : 0;
-	k->err[0] = 0;
-out:
-	txs_ctl_msg_free(&m);
-	if (k->sp > 0)
-		stop_child(k->sp, 0, NULL);
-	if (k->rp > 0)
-		stop_child(k->rp, 0, NULL);
-	relay_pump(&k->rs);
-	relay_pump(&k->rr);
-	flush_held(&k->rs);
-	flush_held(&k->rr);
-	if (k->rs.fd >= 0)
-		close(k->rs.fd);
-	if (k->rr.fd >= 0)
-		close(k->rr.fd);
-	if (k->err[0])
-		fprintf(stderr, "txscale send: %s: %s\n", s->dest, k->err);
 	if (g_stop > 1)
 		ret = 130;
-	if (k->c) {
-		if (ret == 0)
-			ctl_conn_close(k->c);
-		else {
-			close(k->c->fd);
-			free(k->c);
-		}
-	}
-	free(k->peer_send);
-	free(k->peer_recv);
-	unlink(k->peer_json);
-	char tmp[PATH_MAX + 8];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", k->peer_json);
-	unlink(tmp);
-	paths_remove(&k->p);
+	client_cleanup(k, ret);
+	free(res.peer_send);
+	free(res.peer_recv);
 	sigaction(SIGINT, &oi, NULL);
 	sigaction(SIGTERM, &ot, NULL);
 	free(k);
@@ -1089,7 +819,7 @@ int ctl_write_peer_summary(const char *path, const char *summary, const struct t
 
 /* ---- ndr --remote -------------------------------------------------------------------------------- */
 
-static struct ctl_conn *g_ndr_conn; /* one search per process */
+static struct txs_ctl_client *g_ndr_conn; /* one search per process */
 
 int ctl_ndr_check(struct ctl_ndr_opts *o, const char *dest, const char *recv_netns, const char *recv_args)
 {
@@ -1134,11 +864,13 @@ int ctl_ndr_recv_begin(const struct ctl_ndr_opts *o, uint16_t port, const char *
 {
 	if (!g_ndr_conn) {
 		signal(SIGPIPE, SIG_IGN);
-		g_ndr_conn = ctl_conn_open(o->host, o->control_port, o->auth_file, 10.0, NULL, err, errlen);
+		g_ndr_conn = conn_open(o->host, o->control_port, o->auth_file, 10.0, err, errlen);
 		if (!g_ndr_conn)
 			return -EIO;
 	}
-	return ctl_remote_recv_start(g_ndr_conn, port, dev, o->rcvbuf, secs, 0.5, err, errlen);
+	struct txs_ctl_recv_spec r = { .on = true, .port = port, .rcvbuf = o->rcvbuf, .time = secs, .idle = 0.5 };
+	snprintf(r.dev, sizeof(r.dev), "%s", dev ? dev : "udp");
+	return txs_ctl_client_recv_start(g_ndr_conn, &r, err, errlen);
 }
 
 int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, const char *recv_json_path, char *err,
@@ -1149,7 +881,7 @@ int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, c
 	char *sj = slurp(send_json_path, &n), *rj = NULL;
 	if (sj)
 		n = trim(sj, n);
-	int rc = ctl_remote_recv_finish(g_ndr_conn, sj && n ? sj : NULL, &rj, err, errlen);
+	int rc = txs_ctl_client_recv_finish(g_ndr_conn, sj && n ? sj : NULL, &rj, err, errlen);
 	free(sj);
 	if (rc == 0 && write_atomic(recv_json_path, rj) < 0) {
 		snprintf(err, errlen, "cannot write the receiver's summary: %s", strerror(errno));
@@ -1157,8 +889,7 @@ int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, c
 	}
 	free(rj);
 	if (rc < 0) { /* the session is no good after a failed test */
-		close(g_ndr_conn->fd);
-		free(g_ndr_conn);
+		txs_ctl_client_close(g_ndr_conn, false);
 		g_ndr_conn = NULL;
 	}
 	return rc;
@@ -1167,6 +898,6 @@ int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, c
 void ctl_ndr_close(const struct ctl_ndr_opts *o)
 {
 	(void)o;
-	ctl_conn_close(g_ndr_conn);
+	txs_ctl_client_close(g_ndr_conn, true);
 	g_ndr_conn = NULL;
 }

@@ -91,21 +91,6 @@ struct txs_ctl_clock_rep;
 int ctl_write_peer_summary(const char *path, const char *summary, const struct txs_ctl_clock_rep *c);
 
 /* ---- ndr --remote ----------------------------------------------------------------------- */
-struct ctl_conn;
-/* Connect and authenticate; NULL with *rc (-errno: -EBUSY busy, -EACCES no
- * secret, -EPROTO not a txscale server, else the connect error) and err. */
-struct ctl_conn *ctl_conn_open(const char *host, uint16_t control_port, const char *auth_file, double timeout,
-			       int *rc, char *err, size_t errlen);
-/* Say bye and close. */
-void ctl_conn_close(struct ctl_conn *c);
-/* Ask the server to receive on port (dev, rcvbuf 0 = default) for a sender
- * of about `secs` seconds; returns once it is ready. 0 or -errno with err. */
-int ctl_remote_recv_start(struct ctl_conn *c, uint16_t port, const char *dev, uint64_t rcvbuf, double secs,
-			  double idle, char *err, size_t errlen);
-/* Hand over the sender's summary (NULL: the sender failed); the
- * receiver's summary line into *recv_json (malloc). */
-int ctl_remote_recv_finish(struct ctl_conn *c, const char *send_json, char **recv_json, char *err, size_t errlen);
-
 /* ndr's options for a remote receiver: one session for the whole search
  * (one search per process: the connection is client.c's). */
 struct ctl_ndr_opts {
