@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/ctl's session ends (txscale/ctl_session.h) over a socketpair, with
+ * fake sides (no processes): a two-way test whose summaries arrive intact
+ * at both ends, a spec the server refuses (its reason reaches the client),
+ * and a peer that vanishes mid-test on either side (the other end stops
+ * with an error, within a bound). */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+#include <txscale/ctl_session.h>
+#include "test_util.h"
+
+static const char srv_send[] = "{\"type\":\"summary\",\"kind\":\"send\",\"packets\":777,\"threads\":[{\"id\":0,\"packets\":777}]}";
+static const char srv_recv[] = "{\"type\":\"summary\",\"kind\":\"recv\",\"received\":990,\"unique\":990,\"duplicates\":0,\"late\":0,\"unsequenced\":0,\"overflow\":0,\"lost\":10,\"expected\":1000,\"excess\":0,\"lost_exact\":true}";
+static const char cli_send[] = "{\"type\":\"summary\",\"kind\":\"send\",\"packets\":1000,\"threads\":[{\"id\":0,\"packets\":1000}]}";
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* the same JSON value (member order and spacing aside) */
+static void assert_json_same(const char *a, const char *b)
+{
+	assert_non_null(a);
+	assert_non_null(b);
+	json_t *x = json_loads(a, 0, NULL), *y = json_loads(b, 0, NULL);
+	assert_non_null(x);
+	assert_non_null(y);
+	if (!json_equal(x, y))
+		fail_msg("JSON differs:\n%s\n%s", a, b);
+	json_decref(x);
+	json_decref(y);
+}
+
+/* ---- a fake server side ------------------------------------------------------------------------ */
+
+struct fsrv {
+	int fd;
+	struct txs_ctl_srv_cfg cfg;
+	int rc;
+	char log[4096];
+	struct txs_ctl_recv_spec recv;
+	bool recv_on, send_on;
+	char dest[64];
+	double limit;
+	unsigned send_polls;
+	char *peer;   /* the client's sender summary */
+	bool peer_clock;
+	char roles[64];
+	bool ended;
+};
+
+static void s_log(void *arg, const char *line)
+{
+	struct fsrv *f = arg;
+	size_t n = strlen(f->log);
+	snprintf(f->log + n, sizeof(f->log) - n, "%s\n", line);
+}
+
+static int s_recv_start(void *arg, const struct txs_ctl_recv_spec *r, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	struct fsrv *f = arg;
+	f->recv = *r;
+	f->recv_on = true;
+	return 0;
+}
+
+static int s_send_start(void *arg, const struct txs_ctl_send_spec *s, const char *dest, double limit, char *err,
+			size_t errlen)
+{
+	(void)s, (void)err, (void)errlen;
+	struct fsrv *f = arg;
+	snprintf(f->dest, sizeof(f->dest), "%s", dest);
+	f->limit = limit;
+	f->send_on = true;
+	return 0;
+}
+
+static bool s_send_ended(void *arg)
+{
+	struct fsrv *f = arg;
+	return ++f->send_polls >= 3;
+}
+
+static char *s_send_finish(void *arg, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	return strdup(srv_send);
+}
+
+static char *s_recv_finish(void *arg, double grace, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	assert_true(grace > 0);
+	return strdup(srv_recv);
+}
+
+static int s_peer(void *arg, const char *summary, const struct txs_ctl_clock_rep *c)
+{
+	struct fsrv *f = arg;
+	f->peer = strdup(summary);
+	f->peer_clock = c && c->on;
+	return 0;
+}
+
+static void s_summary(void *arg, const char *role, const char *json)
+{
+	(void)json;
+	struct fsrv *f = arg;
+	strncat(f->roles, role, sizeof(f->roles) - strlen(f->roles) - 2);
+	strcat(f->roles, " ");
+}
+
+static void s_test_end(void *arg)
+{
+	((struct fsrv *)arg)->ended = true;
+}
+
+static void *srv_main(void *arg)
+{
+	struct fsrv *f = arg;
+	struct txs_ctl_srv_ops ops = { .arg = f, .log = s_log, .recv_start = s_recv_start, .send_start = s_send_start,
+				       .send_ended = s_send_ended, .send_finish = s_send_finish,
+				       .recv_finish = s_recv_finish, .peer_summary = s_peer, .summary = s_summary,
+				       .test_end = s_test_end };
+	f->rc = txs_ctl_serve(f->fd, &f->cfg, &ops);
+	close(f->fd);
+	return NULL;
+}
+
+static void srv_init(struct fsrv *f, int fd)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = fd;
+	f->cfg = (struct txs_ctl_srv_cfg){ .max_time = 30, .ctl_timeout = 2, .client_s = "198.18.0.1" };
+	txs_addr_parse(&f->cfg.client, "198.18.0.1");
+	txs_addr_parse(&f->cfg.local, "198.18.0.2");
+}
+
+/* Join within secs: a session that hangs fails the test. */
+static void join_within(pthread_t th, double secs)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)secs;
+	assert_int_equal(pthread_timedjoin_np(th, NULL, &ts), 0);
+}
+
+/* ---- a fake client side ------------------------------------------------------------------------ */
+
+struct fcli {
+	bool recv_started, send_started, stop_asked;
+	bool clock;
+	char local[64];
+	char *peer; /* the server's sender summary, for our receiver */
+	unsigned polls;
+	bool never_ends; /* our sender runs until asked to stop */
+};
+
+static int c_recv_start(void *arg, const char *local, const int64_t *off, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	struct fcli *k = arg;
+	k->recv_started = true;
+	k->clock = off != NULL;
+	snprintf(k->local, sizeof(k->local), "%s", local);
+	return 0;
+}
+
+static int c_peer(void *arg, const char *summary, const struct txs_ctl_clock_rep *c)
+{
+	(void)c;
+	struct fcli *k = arg;
+	free(k->peer);
+	k->peer = strdup(summary);
+	return 0;
+}
+
+static int c_send_start(void *arg, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	((struct fcli *)arg)->send_started = true;
+	return 0;
+}
+
+static bool c_ended(void *arg, int side)
+{
+	struct fcli *k = arg;
+	if (side == TXS_CTL_SIDE_SEND && k->never_ends)
+		return k->stop_asked;
+	return ++k->polls >= 2;
+}
+
+static void c_stop(void *arg, int side)
+{
+	(void)side;
+	((struct fcli *)arg)->stop_asked = true;
+}
+
+static char *c_send_finish(void *arg, bool *failed, char *err, size_t errlen)
+{
+	(void)arg, (void)err, (void)errlen;
+	*failed = false;
+	return strdup(cli_send);
+}
+
+static bool c_recv_finish(void *arg)
+{
+	(void)arg;
+	return true;
+}
+
+static const struct txs_ctl_client_ops c_ops_proto = { .recv_start = c_recv_start, .peer_summary = c_peer,
+						       .send_start = c_send_start, .ended = c_ended, .stop = c_stop,
+						       .send_finish = c_send_finish, .recv_finish = c_recv_finish };
+
+static void test_both_ways(void **st)
+{
+	(void)st;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	struct fsrv f;
+	srv_init(&f, sv[0]);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, srv_main, &f), 0);
+
+	char err[512];
+	int why = 1;
+	struct txs_ctl_client *c = txs_ctl_client_greet(sv[1], "198.18.0.2", NULL, 2, &why, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(why, 0);
+	struct txs_ctl_client_test t = { .fwd = true, .rev = true, .est = 1, .own_idle = 0.2, .extra = 5 };
+	t.recv = (struct txs_ctl_recv_spec){ .port = 9000, .idle = 0.2, .time = 1 };
+	snprintf(t.recv.dev, sizeof(t.recv.dev), "udp");
+	t.send = (struct txs_ctl_send_spec){ .port = 9001, .length = 64, .rate = 1000, .time = 1 };
+	struct fcli k = { 0 };
+	struct txs_ctl_client_ops ops = c_ops_proto;
+	ops.arg = &k;
+	struct txs_ctl_client_result res;
+	int rc = txs_ctl_client_run(c, &t, &ops, &res, err, sizeof(err));
+	if (rc)
+		fail_msg("client: %d %s\nserver log:\n%s", rc, err, f.log);
+	assert_false(res.failed);
+	assert_json_same(res.peer_send, srv_send);
+	assert_json_same(res.peer_recv, srv_recv);
+	assert_json_same(k.peer, srv_send); /* handed to our receiver */
+	assert_true(k.recv_started && k.send_started);
+	assert_true(k.clock); /* the server answers clock exchanges: our receiver got an offset */
+	txs_ctl_client_close(c, true);
+	join_within(th, 10);
+
+	assert_int_equal(f.rc, 0);
+	assert_true(f.recv_on && f.send_on);
+	assert_int_equal(f.recv.port, 9000);
+	assert_string_equal(f.dest, "198.18.0.1"); /* no dest asked: the client's own address */
+	assert_true(f.limit == 1.0);
+	assert_json_same(f.peer, cli_send);
+	assert_true(f.peer_clock);
+	assert_string_equal(f.roles, "sender receiver ");
+	assert_true(f.ended);
+	assert_non_null(strstr(f.log, "test 1: receive udp send to 198.18.0.1"));
+	assert_non_null(strstr(f.log, "done after 1 test"));
+	free(res.peer_send);
+	free(res.peer_recv);
+	free(k.peer);
+	free(f.peer);
+}
+
+static void test_refused(void **st)
+{
+	(void)st;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	struct fsrv f;
+	srv_init(&f, sv[0]);
+	f.cfg.max_time = 5;
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, srv_main, &f), 0);
+	char err[512];
+	struct txs_ctl_client *c = txs_ctl_client_greet(sv[1], "198.18.0.2", NULL, 2, NULL, err, sizeof(err));
+	assert_non_null(c);
+	struct txs_ctl_client_test t = { .rev = true, .est = 10, .own_idle = 0.2, .extra = 5 };
+	t.send = (struct txs_ctl_send_spec){ .port = 9001, .length = 64, .rate = 1000, .time = 10 };
+	struct fcli k = { 0 };
+	struct txs_ctl_client_ops ops = c_ops_proto;
+	ops.arg = &k;
+	struct txs_ctl_client_result res;
+	int rc = txs_ctl_client_run(c, &t, &ops, &res, err, sizeof(err));
+	assert_int_equal(rc, -EREMOTEIO);
+	assert_string_equal(err, "the server says: test 1: 10.0 s of sending asked; this server allows at most 5 s "
+				 "(--max-time)");
+	assert_null(res.peer_send);
+	txs_ctl_client_close(c, false);
+	join_within(th, 10);
+	assert_true(f.rc < 0);
+	assert_false(f.send_on); /* refused before anything started */
+	assert_non_null(strstr(f.log, "error: test 1: 10.0 s of sending asked"));
+	free(k.peer);
+}
+
+/* The client sets a receive test up, hears ready and vanishes. */
+static void test_client_vanishes(void **st)
+{
+	(void)st;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	struct fsrv f;
+	srv_init(&f, sv[0]);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, srv_main, &f), 0);
+	char err[512];
+	struct txs_ctl_msg m;
+	assert_int_equal(txs_ctl_read(sv[1], &m, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)), 0);
+	assert_int_equal(m.type, TXS_CTL_HELLO);
+	txs_ctl_msg_free(&m);
+	struct txs_ctl_msg su = { .type = TXS_CTL_SETUP, .test = 1 };
+	su.recv = (struct txs_ctl_recv_spec){ .on = true, .port = 9000, .time = 20 };
+	snprintf(su.recv.dev, sizeof(su.recv.dev), "udp");
+	assert_int_equal(txs_ctl_write(sv[1], &su, 2000, err, sizeof(err)), 0);
+	assert_int_equal(txs_ctl_read(sv[1], &m, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)), 0);
+	assert_int_equal(m.type, TXS_CTL_READY);
+	txs_ctl_msg_free(&m);
+	double t0 = now_s();
+	close(sv[1]);
+	join_within(th, 10);
+	assert_true(now_s() - t0 < 5); /* not the 20 s the test was to last */
+	assert_true(f.rc < 0);
+	assert_true(f.ended); /* what ran was stopped */
+	assert_non_null(strstr(f.log, "error: test 1: waiting for the client's done"));
+}
+
+/* A server that says ready and vanishes while our sender runs. */
+static void *vanishing_server(void *arg)
+{
+	int fd = *(int *)arg;
+	char err[256];
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO };
+	snprintf(m.software, sizeof(m.software), "fake");
+	txs_ctl_write(fd, &m, 2000, err, sizeof(err));
+	struct txs_ctl_msg su;
+	if (txs_ctl_read(fd, &su, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)) == 0) {
+		struct txs_ctl_msg r = { .type = TXS_CTL_READY, .test = su.test };
+		txs_ctl_write(fd, &r, 2000, err, sizeof(err));
+	}
+	txs_ctl_msg_free(&su);
+	usleep(100 * 1000);
+	close(fd);
+	return NULL;
+}
+
+static void test_server_vanishes(void **st)
+{
+	(void)st;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, vanishing_server, &sv[0]), 0);
+	char err[512];
+	struct txs_ctl_client *c = txs_ctl_client_greet(sv[1], "198.18.0.2", NULL, 2, NULL, err, sizeof(err));
+	assert_non_null(c);
+	struct txs_ctl_client_test t = { .fwd = true, .est = 20 };
+	t.recv = (struct txs_ctl_recv_spec){ .port = 9000, .idle = 0.2, .time = 20 };
+	snprintf(t.recv.dev, sizeof(t.recv.dev), "udp");
+	struct fcli k = { .never_ends = true };
+	struct txs_ctl_client_ops ops = c_ops_proto;
+	ops.arg = &k;
+	struct txs_ctl_client_result res;
+	double t0 = now_s();
+	int rc = txs_ctl_client_run(c, &t, &ops, &res, err, sizeof(err));
+	assert_true(now_s() - t0 < 5);
+	assert_true(rc < 0);
+	assert_true(k.send_started);
+	assert_true(k.stop_asked); /* our sender was told to stop */
+	assert_non_null(strstr(err, "closed"));
+	assert_null(res.peer_recv);
+	txs_ctl_client_close(c, false);
+	join_within(th, 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_both_ways),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_client_vanishes),
+		cmocka_unit_test(test_server_vanishes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
