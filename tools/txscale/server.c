@@ -728,87 +728,258 @@ static int reap_all(struct table *t, const struct server_cfg *c, FILE *logf, int
 	return ended;
 }
 
-int cmd_server(int argc, char **argv)
+/* ---- the server process ------------------------------------------------------------------------- */
+
+struct server {
+	struct server_cfg cfg;
+	struct txs_ctl_allow allow;
+	uint8_t key[TXS_CTL_KEY_LEN];
+	char exe[PATH_MAX];
+	FILE *logf;
+	int lfd;
+	int ip3_lock; /* iperf3 tests share the control port number for their UDP streams: they take turns at the handshakes */
+	struct table tab;
+	struct pending pend[PENDING_MAX];
+	unsigned npend;
+	unsigned sessions;
+};
+
+/* The options' values that opt_parse cannot check. 0, or an exit status (said). */
+static int server_check(struct server *sv)
 {
-	struct server_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos = 0;
-	static const char *syn = "[-B ADDR] [--control-port PORT] [-1] [--max-sessions N] [--auth-file FILE] [--allow-dest LIST] [--metrics ADDR:PORT]";
-	const char *name = strcmp(argv[0], "recv") == 0 ? "recv -s" : "server";
-	int rc = opt_parse(name, syn, server_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
-	if (cfg.max_time <= 0 || cfg.max_time > TXS_CTL_MAX_SECONDS) {
-		fprintf(stderr, "txscale server: bad value for --max-time: '%g': expected 0 < SEC <= %.0f\n", cfg.max_time,
+	struct server_cfg *c = &sv->cfg;
+	if (c->max_time <= 0 || c->max_time > TXS_CTL_MAX_SECONDS) {
+		fprintf(stderr, "txscale server: bad value for --max-time: '%g': expected 0 < SEC <= %.0f\n", c->max_time,
 			TXS_CTL_MAX_SECONDS);
 		return 2;
 	}
-	if (cfg.ctl_timeout < 0.1 || cfg.ctl_timeout > 3600) {
+	if (c->ctl_timeout < 0.1 || c->ctl_timeout > 3600) {
 		fprintf(stderr, "txscale server: bad value for --ctl-timeout: '%g': expected 0.1 to 3600 seconds\n",
-			cfg.ctl_timeout);
+			c->ctl_timeout);
 		return 2;
 	}
-	if (!cfg.max_sessions) {
+	if (!c->max_sessions) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		cfg.max_sessions = cfg.one_off ? 1 : n < 1 ? 1 : n > SESSIONS_MAX ? SESSIONS_MAX : (unsigned)n;
+		c->max_sessions = c->one_off ? 1 : n < 1 ? 1 : n > SESSIONS_MAX ? SESSIONS_MAX : (unsigned)n;
 	}
-	if (!cfg.max_per_client || cfg.max_per_client > cfg.max_sessions)
-		cfg.max_per_client = cfg.max_sessions;
-	struct txs_ctl_allow allow = { 0 };
+	if (!c->max_per_client || c->max_per_client > c->max_sessions)
+		c->max_per_client = c->max_sessions;
 	char err[320];
-	if (cfg.allow_dest && txs_ctl_allow_parse(&allow, cfg.allow_dest, err, sizeof(err)) < 0) {
-		fprintf(stderr, "txscale server: bad value for --allow-dest: '%s': %s\n", cfg.allow_dest, err);
+	if (c->allow_dest && txs_ctl_allow_parse(&sv->allow, c->allow_dest, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale server: bad value for --allow-dest: '%s': %s\n", c->allow_dest, err);
 		return 2;
 	}
-	uint8_t key[TXS_CTL_KEY_LEN];
-	if (cfg.auth_file) {
-		rc = txs_ctl_key_load(key, cfg.auth_file);
+	if (c->auth_file) {
+		int rc = txs_ctl_key_load(sv->key, c->auth_file);
 		if (rc < 0) {
-			fprintf(stderr, "txscale server: bad value for --auth-file: '%s': %s\n", cfg.auth_file,
+			fprintf(stderr, "txscale server: bad value for --auth-file: '%s': %s\n", c->auth_file,
 				rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
 			return 2;
 		}
 	}
-	if (cfg.bind) {
+	if (c->bind) {
 		struct txs_addr a;
-		if (txs_addr_parse(&a, cfg.bind) < 0) {
+		if (txs_addr_parse(&a, c->bind) < 0) {
 			fprintf(stderr, "txscale server: bad value for -B/--bind: '%s': expected an IPv4 or IPv6 address\n",
-				cfg.bind);
+				c->bind);
 			return 2;
 		}
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n = readlink("/proc/self/exe", sv->exe, sizeof(sv->exe) - 1);
 	if (n <= 0) {
 		fprintf(stderr, "txscale server: cannot find this program (/proc/self/exe): %s\n", strerror(errno));
 		return 1;
 	}
-	exe[n] = 0;
-	rc = smet_start(&g_sm, &cfg.metrics, cfg.max_sessions);
+	sv->exe[n] = 0;
+	return 0;
+}
+
+/* In the session's own process: its CPUs, its state, the session; never returns. */
+static void session_child(struct server *sv, struct slot *sl, int fd, const struct pending *pe, int ep_w)
+{
+	const struct server_cfg *c = &sv->cfg;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (sl->n_cpu) { /* the session's workers run on its share of the CPUs */
+		cpu_set_t mine_set;
+		CPU_ZERO(&mine_set);
+		for (unsigned q = 0; q < sl->n_cpu; q++)
+			CPU_SET(sl->cpu[q], &mine_set);
+		sched_setaffinity(0, sizeof(mine_set), &mine_set);
+	}
+	struct sess *s = calloc(1, sizeof(*s));
+	if (!s)
+		_exit(1);
+	uint16_t port;
+	s->cfg = c;
+	s->allow = c->allow_dest ? &sv->allow : NULL;
+	s->key = c->auth_file ? sv->key : NULL;
+	s->fd = fd;
+	s->id = sl->id;
+	sa_to_addr(&pe->peer, &s->client, &port);
+	sa_to_addr(&pe->me, &s->local, &port);
+	s->client_sa = pe->peer;
+	s->local_sa = pe->me;
+	s->stream_lock = -1;
+	if (sv->ip3_lock >= 0) { /* its own open file: flock() then tells sessions apart */
+		char lp[64];
+		snprintf(lp, sizeof(lp), "/proc/self/fd/%d", sv->ip3_lock);
+		s->stream_lock = open(lp, O_RDONLY | O_CLOEXEC);
+		close(sv->ip3_lock);
+	}
+	snprintf(s->client_s, sizeof(s->client_s), "%s", sl->who);
+	txs_addr_str(&s->local, s->local_s, sizeof(s->local_s));
+	snprintf(s->exe, sizeof(s->exe), "%s", sv->exe);
+	int scode = 1;
+	if (paths_make_named(&s->p, "server") < 0) {
+		refuse(s, "cannot make a temporary directory: %s", strerror(errno));
+	} else {
+		snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
+		scode = session(s);
+		close(fd);
+		fd = -1;
+		if (ep_w >= 0)
+			close(ep_w);
+		unlink(s->peer_json);
+		char tmp[PATH_MAX + 8];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
+		unlink(tmp);
+		paths_remove(&s->p);
+	}
+	if (fd >= 0)
+		close(fd);
+	fflush(NULL);
+	_exit(scode);
+}
+
+/* A session for an admitted connection (pe, already out of the pending list): its slot, its process. */
+static void session_start(struct server *sv, const struct pending *pe, const char *who)
+{
+	struct table *tab = &sv->tab;
+	int fd = pe->fd;
+	struct slot *sl = NULL;
+	for (unsigned f = 0; f < tab->max && !sl; f++)
+		if (tab->s[f].pid == 0)
+			sl = &tab->s[f];
+	sv->sessions++;
+	sl->id = sv->sessions;
+	uint16_t port;
+	sa_to_addr(&pe->peer, &sl->client, &port);
+	snprintf(sl->who, sizeof(sl->who), "%s", who);
+	cpus_take(tab, sl);
+	fflush(NULL);
+	int ep[2]; /* the child closes its end when its session is done with the client */
+	if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
+		ep[0] = ep[1] = -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
+		close(fd);
+		if (ep[0] >= 0) {
+			close(ep[0]);
+			close(ep[1]);
+		}
+		for (unsigned q = 0; q < sl->n_cpu; q++)
+			tab->load[sl->cpu[q]]--;
+		memset(sl, 0, sizeof(*sl));
+		return;
+	}
+	if (pid == 0) {
+		close(sv->lfd);
+		close_others(tab, sv->pend, sv->npend);
+		if (ep[0] >= 0)
+			close(ep[0]);
+		session_child(sv, sl, fd, pe, ep[1]);
+	}
+	close(fd);
+	if (ep[1] >= 0)
+		close(ep[1]);
+	sl->ep = ep[0];
+	sl->pid = pid;
+	tab->active++;
+	smet_begin(&g_sm, sl->id, who);
+	/* every wait in a session is bounded; this bounds their sum, in case */
+	sl->deadline = mono_s() + 4 * (sv->cfg.max_time + sv->cfg.ctl_timeout) + 120;
+}
+
+/* Pending connection k: admitted, refused busy, or left waiting. Returns the next index to look at. */
+static unsigned admit(struct server *sv, unsigned k)
+{
+	const struct server_cfg *c = &sv->cfg;
+	struct table *tab = &sv->tab;
+	struct pending pe = sv->pend[k];
+	struct txs_addr pa;
+	uint16_t pport;
+	sa_to_addr(&pe.peer, &pa, &pport);
+	char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
+	snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
+	char why[200] = "";
+	unsigned mine = from_client(tab, &pa), ending = 0, mine_ending = 0;
+	for (unsigned q = 0; q < tab->max; q++)
+		if (tab->s[q].pid > 0 && tab->s[q].ending) {
+			ending++;
+			mine_ending += addr_eq(&tab->s[q].client, &pa);
+		}
+	/* a session whose client has gone ends in a moment: the newcomer waits for it (bounded),
+	 * and any newcomer gives a session whose client has just left time to notice */
+	bool soon = !(c->one_off && sv->sessions) && tab->active - ending < tab->max &&
+		    mine - mine_ending < tab->per_client;
+	bool full = (c->one_off && sv->sessions) || tab->active >= tab->max, over = mine >= tab->per_client;
+	double waited = mono_s() - pe.t;
+	if ((full || over) && (soon || waited < PENDING_GRACE_S) && waited < PENDING_S)
+		return k + 1;
+	sv->pend[k] = sv->pend[--sv->npend];
+	if (full) {
+		smet_refused(&g_sm, SMET_REF_SESSIONS);
+		snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)", tab->active,
+			 tab->active == 1 ? "" : "s", tab->active == 1 ? "s" : "", tab->max);
+	} else if (over) {
+		smet_refused(&g_sm, SMET_REF_PER_CLIENT);
+		snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
+			 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who,
+			 mine == 1 ? "s" : "", tab->per_client);
+	}
+	if (why[0]) {
+		fprintf(sv->logf, "txscale server: %s: busy (session %u refused: %s)\n", who, sv->sessions + 1, why);
+		fflush(sv->logf);
+		fflush(NULL);
+		refuse_conn(tab, pe.fd, why, sv->pend, sv->npend);
+		close(pe.fd);
+		return k;
+	}
+	session_start(sv, &pe, who);
+	return k;
+}
+
+/* Listen, and the session table on this server's CPUs. 0, or an exit status (said). */
+static int server_open(struct server *sv)
+{
+	const struct server_cfg *c = &sv->cfg;
+	char err[320];
+	int rc = smet_start(&g_sm, &c->metrics, c->max_sessions);
 	if (rc)
 		return rc;
-	int lfd = listen_on(&cfg, err, sizeof(err));
-	if (lfd < 0) {
+	sv->lfd = listen_on(c, err, sizeof(err));
+	if (sv->lfd < 0) {
 		smet_stop(&g_sm);
 		fprintf(stderr, "txscale server: %s\n", err);
-		return lfd == -EADDRNOTAVAIL ? 2 : 1;
+		return sv->lfd == -EADDRNOTAVAIL ? 2 : 1;
 	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	FILE *logf = cfg.json ? stderr : stdout;
-	fprintf(logf, "txscale server: listening on %s port %u (TCP control)%s%s, %s%s\n", cfg.bind ? cfg.bind : "*",
-		cfg.control_port, cfg.auth_file ? ", shared secret" : "",
-		cfg.allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
-		cfg.one_off ? "one session" : "sessions at once: ",
-		cfg.one_off ? "" : fmt_sessions(&cfg));
-	fflush(logf);
-
-	struct table tab = { .max = cfg.max_sessions, .per_client = cfg.max_per_client };
-	tab.s = calloc(tab.max, sizeof(*tab.s));
-	if (!tab.s) {
-		close(lfd);
+	sv->logf = c->json ? stderr : stdout;
+	fprintf(sv->logf, "txscale server: listening on %s port %u (TCP control)%s%s, %s%s\n", c->bind ? c->bind : "*",
+		c->control_port, c->auth_file ? ", shared secret" : "",
+		c->allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
+		c->one_off ? "one session" : "sessions at once: ", c->one_off ? "" : fmt_sessions(c));
+	fflush(sv->logf);
+	sv->tab = (struct table){ .max = c->max_sessions, .per_client = c->max_per_client };
+	sv->tab.s = calloc(sv->tab.max, sizeof(*sv->tab.s));
+	if (!sv->tab.s) {
+		close(sv->lfd);
 		smet_stop(&g_sm);
 		fprintf(stderr, "txscale server: out of memory\n");
 		return 1;
@@ -816,195 +987,90 @@ int cmd_server(int argc, char **argv)
 	cpu_set_t cset;
 	CPU_ZERO(&cset);
 	if (sched_getaffinity(0, sizeof(cset), &cset) == 0)
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &cset))
-				tab.allowed[tab.n_allowed++] = c;
-	/* iperf3 tests share the control port number for their UDP streams: they take turns at the handshakes */
-	int ip3_lock = memfd_create("txscale-server-streams", MFD_CLOEXEC);
-	unsigned sessions = 0;
-	int ret = 0;
-	struct pending pend[PENDING_MAX];
-	unsigned npend = 0;
+		for (int q = 0; q < CPU_SETSIZE; q++)
+			if (CPU_ISSET(q, &cset))
+				sv->tab.allowed[sv->tab.n_allowed++] = q;
+	sv->ip3_lock = memfd_create("txscale-server-streams", MFD_CLOEXEC);
+	return 0;
+}
+
+/* Accept one waiting connection into the pending list. */
+static void accept_one(struct server *sv)
+{
+	struct pending *np = &sv->pend[sv->npend];
+	socklen_t pl = sizeof(np->peer), ml = sizeof(np->me);
+	int afd = accept4(sv->lfd, (struct sockaddr *)&np->peer, &pl, SOCK_CLOEXEC);
+	if (afd >= 0) {
+		getsockname(afd, (struct sockaddr *)&np->me, &ml);
+		np->fd = afd;
+		np->t = mono_s();
+		sv->npend++;
+	}
+}
+
+/* Until a signal (or a one-off's end): accept, admit, reap. The exit status. */
+static int server_loop(struct server *sv)
+{
+	const struct server_cfg *c = &sv->cfg;
 	double t_start = mono_s();
-	int code_unused = 0;
 	while (!g_stop) {
 		int code;
 		smet_tick(&g_sm, mono_s() - t_start);
-		if (reap_all(&tab, &cfg, logf, &code) && cfg.one_off) {
-			ret = code;
+		if (reap_all(&sv->tab, c, sv->logf, &code) && c->one_off)
+			return code;
+		if (c->one_off && sv->sessions && sv->tab.active == 0)
 			break;
-		}
-		if (cfg.one_off && sessions && tab.active == 0)
-			break;
-		check_ending(&tab);
-		struct pollfd pf = { .fd = npend < PENDING_MAX ? lfd : -1, .events = POLLIN };
-		if (poll(&pf, 1, npend ? 10 : 100) > 0 && npend < PENDING_MAX) {
-			struct pending *np = &pend[npend];
-			socklen_t pl = sizeof(np->peer), ml = sizeof(np->me);
-			int afd = accept4(lfd, (struct sockaddr *)&np->peer, &pl, SOCK_CLOEXEC);
-			if (afd >= 0) {
-				getsockname(afd, (struct sockaddr *)&np->me, &ml);
-				np->fd = afd;
-				np->t = mono_s();
-				npend++;
-			}
-		}
-		reap_all(&tab, &cfg, logf, &code);
-		check_ending(&tab);
-		for (unsigned k = 0; k < npend;) {
-			int fd = pend[k].fd;
-			struct sockaddr_storage peer = pend[k].peer, me = pend[k].me;
-			struct txs_addr pa, la;
-			uint16_t pport, lport;
-			sa_to_addr(&peer, &pa, &pport);
-			sa_to_addr(&me, &la, &lport);
-			char who[INET6_ADDRSTRLEN + 8], ab[INET6_ADDRSTRLEN];
-			snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
-			char why[200] = "";
-			unsigned mine = from_client(&tab, &pa), ending = 0, mine_ending = 0;
-			for (unsigned q = 0; q < tab.max; q++)
-				if (tab.s[q].pid > 0 && tab.s[q].ending) {
-					ending++;
-					mine_ending += addr_eq(&tab.s[q].client, &pa);
-				}
-			/* a session whose client has gone ends in a moment: the newcomer waits for it (bounded),
-			 * and any newcomer gives a session whose client has just left time to notice */
-			bool soon = !(cfg.one_off && sessions) && tab.active - ending < tab.max && mine - mine_ending < tab.per_client;
-			bool full = (cfg.one_off && sessions) || tab.active >= tab.max, over = mine >= tab.per_client;
-			double waited = mono_s() - pend[k].t;
-			if ((full || over) && (soon || waited < PENDING_GRACE_S) && waited < PENDING_S) {
-				k++;
-				continue;
-			}
-			pend[k] = pend[--npend];
-			if (full) {
-				smet_refused(&g_sm, SMET_REF_SESSIONS);
-				snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)",
-					 tab.active, tab.active == 1 ? "" : "s", tab.active == 1 ? "s" : "", tab.max);
-			} else if (over) {
-				smet_refused(&g_sm, SMET_REF_PER_CLIENT);
-				snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
-					 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who,
-					 mine == 1 ? "s" : "", tab.per_client);
-			}
-			if (why[0]) {
-				fprintf(logf, "txscale server: %s: busy (session %u refused: %s)\n", who, sessions + 1, why);
-				fflush(logf);
-				fflush(NULL);
-				refuse_conn(&tab, fd, why, pend, npend);
-				close(fd);
-				continue;
-			}
-			struct slot *sl = NULL;
-			for (unsigned f = 0; f < tab.max && !sl; f++)
-				if (tab.s[f].pid == 0)
-					sl = &tab.s[f];
-			sessions++;
-			sl->id = sessions;
-			sl->client = pa;
-			snprintf(sl->who, sizeof(sl->who), "%s", who);
-			cpus_take(&tab, sl);
-			fflush(NULL);
-			int ep[2]; /* the child closes its end when its session is done with the client */
-			if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
-				ep[0] = ep[1] = -1;
-			pid_t pid = fork();
-			if (pid < 0) {
-				fprintf(stderr, "txscale server: fork: %s\n", strerror(errno));
-				close(fd);
-				if (ep[0] >= 0) {
-					close(ep[0]);
-					close(ep[1]);
-				}
-				for (unsigned q = 0; q < sl->n_cpu; q++)
-					tab.load[sl->cpu[q]]--;
-				memset(sl, 0, sizeof(*sl));
-				continue;
-			}
-			if (pid == 0) {
-				close(lfd);
-				close_others(&tab, pend, npend);
-				if (ep[0] >= 0)
-					close(ep[0]);
-				signal(SIGINT, SIG_DFL);
-				signal(SIGTERM, SIG_DFL);
-				prctl(PR_SET_PDEATHSIG, SIGKILL);
-				if (sl->n_cpu) { /* the session's workers run on its share of the CPUs */
-					cpu_set_t mine_set;
-					CPU_ZERO(&mine_set);
-					for (unsigned q = 0; q < sl->n_cpu; q++)
-						CPU_SET(sl->cpu[q], &mine_set);
-					sched_setaffinity(0, sizeof(mine_set), &mine_set);
-				}
-				struct sess *s = calloc(1, sizeof(*s));
-				if (!s)
-					_exit(1);
-				s->cfg = &cfg;
-				s->allow = cfg.allow_dest ? &allow : NULL;
-				s->key = cfg.auth_file ? key : NULL;
-				s->fd = fd;
-				s->id = sessions;
-				s->client = pa;
-				s->local = la;
-				s->client_sa = peer;
-				s->local_sa = me;
-				s->stream_lock = -1;
-				if (ip3_lock >= 0) { /* its own open file: flock() then tells sessions apart */
-					char lp[64];
-					snprintf(lp, sizeof(lp), "/proc/self/fd/%d", ip3_lock);
-					s->stream_lock = open(lp, O_RDONLY | O_CLOEXEC);
-					close(ip3_lock);
-				}
-				snprintf(s->client_s, sizeof(s->client_s), "%s", who);
-				txs_addr_str(&la, s->local_s, sizeof(s->local_s));
-				snprintf(s->exe, sizeof(s->exe), "%s", exe);
-				int scode = 1;
-				if (paths_make_named(&s->p, "server") < 0) {
-					refuse(s, "cannot make a temporary directory: %s", strerror(errno));
-				} else {
-					snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
-					scode = session(s);
-					close(fd);
-					fd = -1;
-					if (ep[1] >= 0)
-						close(ep[1]);
-					unlink(s->peer_json);
-					char tmp[PATH_MAX + 8];
-					snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
-					unlink(tmp);
-					paths_remove(&s->p);
-				}
-				if (fd >= 0)
-					close(fd);
-				fflush(NULL);
-				_exit(scode);
-			}
-			close(fd);
-			if (ep[1] >= 0)
-				close(ep[1]);
-			sl->ep = ep[0];
-			sl->pid = pid;
-			tab.active++;
-			smet_begin(&g_sm, sl->id, who);
-			/* every wait in a session is bounded; this bounds their sum, in case */
-			sl->deadline = mono_s() + 4 * (cfg.max_time + cfg.ctl_timeout) + 120;
-		}
+		check_ending(&sv->tab);
+		struct pollfd pf = { .fd = sv->npend < PENDING_MAX ? sv->lfd : -1, .events = POLLIN };
+		if (poll(&pf, 1, sv->npend ? 10 : 100) > 0 && sv->npend < PENDING_MAX)
+			accept_one(sv);
+		reap_all(&sv->tab, c, sv->logf, &code);
+		check_ending(&sv->tab);
+		for (unsigned k = 0; k < sv->npend;)
+			k = admit(sv, k);
 	}
-	for (unsigned i = 0; i < tab.max; i++)
-		if (tab.s[i].pid > 0)
-			stop_child(tab.s[i].pid, g_stop ? 0 : 5, NULL);
+	return 0;
+}
+
+int cmd_server(int argc, char **argv)
+{
+	struct server *sv = calloc(1, sizeof(*sv));
+	if (!sv)
+		return 1;
+	const char *pos[1];
+	int npos = 0;
+	static const char *syn = "[-B ADDR] [--control-port PORT] [-1] [--max-sessions N] [--auth-file FILE] [--allow-dest LIST] [--metrics ADDR:PORT]";
+	const char *name = strcmp(argv[0], "recv") == 0 ? "recv -s" : "server";
+	int rc = opt_parse(name, syn, server_opts, &sv->cfg, argc, argv, pos, 0, &npos);
+	if (rc) {
+		free(sv);
+		return rc == 1 ? 0 : 2;
+	}
+	rc = server_check(sv);
+	if (!rc)
+		rc = server_open(sv);
+	if (rc) {
+		free(sv);
+		return rc;
+	}
+	int ret = server_loop(sv);
+	for (unsigned i = 0; i < sv->tab.max; i++)
+		if (sv->tab.s[i].pid > 0)
+			stop_child(sv->tab.s[i].pid, g_stop ? 0 : 5, NULL);
 	for (unsigned k = 0; k < REFUSERS_MAX; k++)
-		if (tab.refusers[k] > 0)
-			stop_child(tab.refusers[k], 1, NULL);
-	for (unsigned k = 0; k < npend; k++)
-		close(pend[k].fd);
-	reap_all(&tab, &cfg, logf, &code_unused);
+		if (sv->tab.refusers[k] > 0)
+			stop_child(sv->tab.refusers[k], 1, NULL);
+	for (unsigned k = 0; k < sv->npend; k++)
+		close(sv->pend[k].fd);
+	int code_unused = 0;
+	reap_all(&sv->tab, &sv->cfg, sv->logf, &code_unused);
 	smet_stop(&g_sm);
-	free(tab.s);
-	if (ip3_lock >= 0)
-		close(ip3_lock);
-	close(lfd);
+	free(sv->tab.s);
+	if (sv->ip3_lock >= 0)
+		close(sv->ip3_lock);
+	close(sv->lfd);
 	if (g_stop)
-		fprintf(logf, "txscale server: stopped after %u session%s\n", sessions, sessions == 1 ? "" : "s");
+		fprintf(sv->logf, "txscale server: stopped after %u session%s\n", sv->sessions, sv->sessions == 1 ? "" : "s");
+	free(sv);
 	return ret;
 }
