@@ -264,6 +264,25 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 TXS_API int txs_ip3_serve_finish(int fd, const struct txs_ip3_test *t, const char *server_output, int ctl_timeout_ms,
 				 char *err, size_t errlen);
 
+/* ---- a test's summary (lib/ctl/iperf3_summary.c) ---------------------------------------- */
+struct txs_rx_kstats;
+/* A test's streams added up: what this side received (exact against the
+ * peer's count of what it sent, where the peer said) and sent. */
+struct txs_ip3_sums {
+	uint64_t received, bytes, unique, duplicates, reordered, late, malformed, expected, lost, excess;
+	int64_t ip3_errors, sock_drops;
+	uint64_t ip3_ooo, sent, sent_bytes, send_errors;
+	unsigned rx_streams, tx_streams;
+	bool exact;
+	double jitter_sum;
+};
+TXS_API void txs_ip3_add_up(const struct txs_ip3_test *t, struct txs_ip3_sums *u);
+/* One JSON line (malloc'd, no newline): the recv summary of what this side
+ * received ({"type":"summary","kind":"recv","device":"iperf3",...}), the
+ * send summary of what it sent. */
+TXS_API char *txs_ip3_recv_json(const struct txs_ip3_test *t, const struct txs_ip3_sums *u, const struct txs_rx_kstats *kd);
+TXS_API char *txs_ip3_send_json(const struct txs_ip3_test *t, const struct txs_ip3_sums *u);
+
 #ifdef __cplusplus
 }
 #endif

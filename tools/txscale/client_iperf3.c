@@ -130,8 +130,8 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		txs_ip3_test_free(&t);
 		return 1;
 	}
-	struct ip3_sums u;
-	ip3_add_up(&t, &u);
+	struct txs_ip3_sums u;
+	txs_ip3_add_up(&t, &u);
 	if (u.tx_streams) {
 		struct txs_ip3_peer_rx f;
 		txs_ip3_peer_rx(&t, &f);
@@ -145,7 +145,7 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 			if (!t.s[i].sender && txs_ip3_peer_sent(&t, t.s[i].id, &k))
 				ssent += k;
 		}
-		char *rj = ip3_recv_json(&t, &u, &kd);
+		char *rj = txs_ip3_recv_json(&t, &u, &kd);
 		if (s->json) {
 			printf("{\"type\":\"sender\",\"host\":\"%s\",\"device\":\"iperf3\",\"packets\":%llu}\n", host,
 			       (unsigned long long)ssent);
@@ -164,7 +164,7 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		free(rj);
 	}
 	if (u.tx_streams) {
-		char *sj = ip3_send_json(&t, &u);
+		char *sj = txs_ip3_send_json(&t, &u);
 		if (s->json && sj)
 			printf("%s\n", sj);
 		else

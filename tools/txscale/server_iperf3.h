@@ -22,25 +22,6 @@ struct ip3_srv_ctx {
 	bool max_rate_bits;
 };
 
-struct txs_ip3_test;
-struct txs_rx_kstats;
-/* A test's streams added up: what this side received (exact against the
- * peer's count of what it sent, where the peer said) and sent. */
-struct ip3_sums {
-	uint64_t received, bytes, unique, duplicates, reordered, late, malformed, expected, lost, excess;
-	int64_t ip3_errors, sock_drops;
-	uint64_t ip3_ooo, sent, sent_bytes, send_errors;
-	unsigned rx_streams, tx_streams;
-	bool exact;
-	double jitter_sum;
-};
-void ip3_add_up(const struct txs_ip3_test *t, struct ip3_sums *u);
-/* One JSON line (malloc'd, no newline): the recv summary of what this side
- * received ({"type":"summary","kind":"recv","device":"iperf3",...}), the
- * send summary of what it sent. */
-char *ip3_recv_json(const struct txs_ip3_test *t, const struct ip3_sums *u, const struct txs_rx_kstats *kd);
-char *ip3_send_json(const struct txs_ip3_test *t, const struct ip3_sums *u);
-
 /* Did the peer speak first within wait_ms (an iperf3 client's cookie)? */
 bool server_iperf3_first(int fd, int wait_ms);
 /* Tell an iperf3 client the server is busy (ACCESS_DENIED). */
