@@ -61,6 +61,17 @@ static int tmo(const struct srv *s)
 	return txs_ctl_ms(s->cfg->ctl_timeout);
 }
 
+/* Write m; a failure is logged ("error: " what ...). 0, or -1. */
+static int say(const struct srv *s, const struct txs_ctl_msg *m, const char *what)
+{
+	char e[256];
+	if (txs_ctl_write(s->fd, m, tmo(s), e, sizeof(e)) < 0) {
+		slog(s, "error: %s%s", what, e);
+		return -1;
+	}
+	return 0;
+}
+
 /* The send spec against --max-time, the allowed destinations and --max-rate; fills t->dest. */
 static int check_send(const struct srv *s, struct srv_test *t)
 {
@@ -122,12 +133,7 @@ static int send_result(const struct srv *s, const struct srv_test *t, const char
 		res.sender = json;
 	else
 		res.receiver = json;
-	char e[256];
-	if (txs_ctl_write(s->fd, &res, tmo(s), e, sizeof(e)) < 0) {
-		slog(s, "error: sending the result: %s", e);
-		return -1;
-	}
-	return 0;
+	return say(s, &res, "sending the result: ");
 }
 
 /* Our sender, when it has ended (or ran past its bound): its result. 0, or -1: the test ends. */
@@ -223,12 +229,7 @@ static int start_sides(const struct srv *s, struct srv_test *t)
 		t->t_send = txs_ctl_mono_s();
 	}
 	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = id };
-	char e[256];
-	if (txs_ctl_write(s->fd, &rm, tmo(s), e, sizeof(e)) < 0) {
-		slog(s, "error: %s", e);
-		return -1;
-	}
-	return 0;
+	return say(s, &rm, "");
 }
 
 /* Wait for the client's done (when we receive) and for our sender's end

@@ -136,13 +136,18 @@ static void *srv_main(void *arg)
 	return NULL;
 }
 
-static void srv_init(struct fsrv *f, int fd)
+/* A socketpair; the server end (--max-time max_time) serves sv[0] in a thread. */
+static pthread_t serve(struct fsrv *f, int sv[2], double max_time)
 {
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	memset(f, 0, sizeof(*f));
-	f->fd = fd;
-	f->cfg = (struct txs_ctl_srv_cfg){ .max_time = 30, .ctl_timeout = 2, .client_s = "198.18.0.1" };
+	f->fd = sv[0];
+	f->cfg = (struct txs_ctl_srv_cfg){ .max_time = max_time, .ctl_timeout = 2, .client_s = "198.18.0.1" };
 	txs_addr_parse(&f->cfg.client, "198.18.0.1");
 	txs_addr_parse(&f->cfg.local, "198.18.0.2");
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, srv_main, f), 0);
+	return th;
 }
 
 /* Join within secs: a session that hangs fails the test. */
@@ -226,11 +231,8 @@ static void test_both_ways(void **st)
 {
 	(void)st;
 	int sv[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	struct fsrv f;
-	srv_init(&f, sv[0]);
-	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, srv_main, &f), 0);
+	pthread_t th = serve(&f, sv, 30);
 
 	char err[512];
 	int why = 1;
@@ -278,12 +280,8 @@ static void test_refused(void **st)
 {
 	(void)st;
 	int sv[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	struct fsrv f;
-	srv_init(&f, sv[0]);
-	f.cfg.max_time = 5;
-	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, srv_main, &f), 0);
+	pthread_t th = serve(&f, sv, 5);
 	char err[512];
 	struct txs_ctl_client *c = txs_ctl_client_greet(sv[1], "198.18.0.2", NULL, 2, NULL, err, sizeof(err));
 	assert_non_null(c);
@@ -311,11 +309,8 @@ static void test_client_vanishes(void **st)
 {
 	(void)st;
 	int sv[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	struct fsrv f;
-	srv_init(&f, sv[0]);
-	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, srv_main, &f), 0);
+	pthread_t th = serve(&f, sv, 30);
 	char err[512];
 	struct txs_ctl_msg m;
 	assert_int_equal(txs_ctl_read(sv[1], &m, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)), 0);
