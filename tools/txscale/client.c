@@ -4,7 +4,9 @@
  * runs its own side as children of this very binary (a `txscale send`
  * with the user's own options, a `txscale recv` for -R), relays their
  * output, hands its sender's summary to the server and prints the server's
- * side next to its own. Also the remote receiver of `txscale ndr --remote`. */
+ * side next to its own. Also the remote receiver of `txscale ndr --remote`.
+ * The session's protocol is lib/ctl's (txs_ctl_client_*); this file
+ * connects, runs the children behind its ops and prints. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

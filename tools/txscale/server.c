@@ -6,7 +6,8 @@
  * Each session runs in a child process on its own share of the CPUs, and each test of a session
  * runs `txscale recv` and/or `txscale send` as bounded children of this
  * very binary (tools/txscale/proc.c), whose summary files go back to the
- * client. Nothing the client sends becomes an argument it did not pass
+ * client. The session's protocol is lib/ctl's (txs_ctl_serve); this file
+ * listens, admits, forks and runs the children behind its ops. Nothing the client sends becomes an argument it did not pass
  * through lib/ctl's checks, and the sender only ever sends to the client's
  * own address or to one the operator allowed (--allow-dest). */
 #include <errno.h>
