@@ -9,23 +9,19 @@
  * connects, runs the children behind its ops and prints. */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <jansson.h>
 #include <txscale/txscale.h>
 #include <txscale/ctl.h>
 #include <txscale/ctl_session.h>
-#include "common/jsonpath.h"
 #include "ctl_cli.h"
 #include "client_iperf3.h"
 #include "opt.h"
@@ -523,117 +519,6 @@ static int start_own_send(void *ctx, char *err, size_t errlen)
 	return 0;
 }
 
-/* ---- printing the other side ------------------------------------------------------------------ */
-
-/* The number at path (lib/common/jsonpath.h: "a.b"), as text; "?" when absent. */
-static const char *num(json_t *o, const char *path, char *buf, size_t len)
-{
-	json_t *v = txs_jpath(o, path);
-	if (json_is_integer(v))
-		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, len, "%.6g", json_real_value(v));
-	else
-		snprintf(buf, len, "?");
-	return buf;
-}
-
-static double dnum(json_t *o, const char *a, const char *b)
-{
-	json_t *v = json_object_get(o, a);
-	if (b)
-		v = json_object_get(v, b);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *fmt_ns(double ns, char *buf, size_t len)
-{
-	if (!isfinite(ns))
-		snprintf(buf, len, "?");
-	else if (ns < 1e3)
-		snprintf(buf, len, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	return buf;
-}
-
-/* Sum of member.field over the members of the object o[key]. */
-static double sum_members(json_t *o, const char *key, const char *field)
-{
-	json_t *obj = json_object_get(o, key), *v;
-	const char *k;
-	double s = 0;
-	json_object_foreach(obj, k, v)
-	{
-		json_t *f = json_object_get(v, field);
-		if (json_is_number(f))
-			s += json_number_value(f);
-	}
-	return s;
-}
-
-/* The server's summary as a JSON line {"type":ROLE,"host":...} or a text line. */
-void ctl_print_peer(const char *role, const char *host, const char *summary, bool json)
-{
-	json_t *o = json_loads(summary, 0, NULL);
-	if (!o) {
-		fprintf(stderr, "txscale send: the server's %s summary is not JSON\n", role);
-		return;
-	}
-	if (json) {
-		json_object_set_new(o, "type", json_string(role));
-		json_object_set_new(o, "host", json_string(host));
-		/* ASCII only: no C1 control character (U+0080..U+009F) of the peer's reaches a terminal raw */
-		char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(o);
-		fflush(stdout);
-		return;
-	}
-	char a[32], b[32], c[32], d[32], e[32], f[32];
-	if (strcmp(role, "receiver") == 0) {
-		double recv = dnum(o, "received", NULL), lost = dnum(o, "lost", NULL);
-		json_t *exact = json_object_get(o, "lost_exact");
-		double offered = recv + lost;
-		printf("receiver %s: received %s, lost %s (%.4g%%)%s, duplicates %s, reordered %s, late %s, malformed %s\n",
-		       host, num(o, "received", a, sizeof(a)), num(o, "lost", b, sizeof(b)),
-		       offered > 0 ? lost * 100 / offered : 0.0, json_is_true(exact) ? " exact" : " (not exact)",
-		       num(o, "duplicates", c, sizeof(c)), num(o, "reordered", d, sizeof(d)), num(o, "late", e, sizeof(e)),
-		       num(o, "malformed", f, sizeof(f)));
-		char l1[32], l2[32], l3[32], l4[32];
-		printf("receiver %s: latency p50 %s, p99 %s, p99.9 %s, max %s\n", host,
-		       fmt_ns(dnum(o, "latency_ns", "p50"), l1, sizeof(l1)), fmt_ns(dnum(o, "latency_ns", "p99"), l2, sizeof(l2)),
-		       fmt_ns(dnum(o, "latency_ns", "p99.9"), l3, sizeof(l3)), fmt_ns(dnum(o, "latency_ns", "max"), l4, sizeof(l4)));
-		json_t *ck = json_object_get(o, "clock");
-		if (json_is_true(json_object_get(ck, "corrected")))
-			printf("receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s\n", host,
-			       num(ck, "offset_ns", a, sizeof(a)), num(ck, "error_ns", b, sizeof(b)),
-			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)));
-		if (json_is_object(json_object_get(o, "outage")))
-			printf("receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,
-			       num(o, "outage.count", a, sizeof(a)), num(o, "outage.longest_ns", b, sizeof(b)),
-			       num(o, "outage.longest_missing", c, sizeof(c)), num(o, "outage.burst_count", d, sizeof(d)),
-			       num(o, "outage.burst_max", e, sizeof(e)));
-		json_t *kd = json_object_get(o, "kernel_drops");
-		double rcvbuf = dnum(kd, "udp", "RcvbufErrors"), rcvbuf6 = dnum(kd, "udp6", "RcvbufErrors");
-		printf("receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %.0f, softnet %s\n", host,
-		       num(kd, "sockets", a, sizeof(a)), (isfinite(rcvbuf) ? rcvbuf : 0) + (isfinite(rcvbuf6) ? rcvbuf6 : 0),
-		       sum_members(kd, "interfaces", "rx_dropped"), num(kd, "softnet/dropped", b, sizeof(b)));
-	} else {
-		printf("sender %s: sent %s packets in %s s (%s pps), drops %s, errors %s\n", host,
-		       num(o, "packets", a, sizeof(a)), num(o, "seconds", b, sizeof(b)), num(o, "pps", c, sizeof(c)),
-		       num(o, "drops", d, sizeof(d)), num(o, "errors", e, sizeof(e)));
-	}
-	fflush(stdout);
-	json_decref(o);
-}
-
 /* The test as the library runs it. */
 static void client_test(const struct client *k, struct txs_ctl_client_test *t)
 {
@@ -800,23 +685,6 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	sigaction(SIGTERM, &ot, NULL);
 	free(k);
 	return ret;
-}
-
-int ctl_write_peer_summary(const char *path, const char *summary, const struct txs_ctl_clock_rep *c)
-{
-	if (!c || !c->on)
-		return write_atomic(path, summary);
-	char line[160];
-	int n = txs_ctl_clock_line(line, sizeof(line), c);
-	size_t sl = strlen(summary);
-	char *t = n < 0 ? NULL : malloc((size_t)n + sl + 1);
-	if (!t)
-		return -ENOMEM;
-	memcpy(t, line, (size_t)n);
-	memcpy(t + n, summary, sl + 1);
-	int rc = write_atomic(path, t);
-	free(t);
-	return rc;
 }
 
 /* ---- ndr --remote -------------------------------------------------------------------------------- */
