@@ -462,20 +462,8 @@ static int start_own_recv(void *ctx, const char *local, const int64_t *clock_off
 	size_t got = 0;
 	while (mono_s() - t0 < READY_TIMEOUT_S && !g_stop) {
 		relay_pump(&k->rr);
-		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
-		if (poll(&pf, 1, 50) <= 0)
-			continue;
-		ssize_t n = read(pfd[0], line + got, sizeof(line) - 1 - got);
-		if (n > 0) {
-			got += (size_t)n;
-			line[got] = 0;
-			if (strchr(line, '\n') || got == sizeof(line) - 1)
-				break;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		break;
+		if (ready_line_step(pfd[0], line, sizeof(line), &got) != 0)
+			break;
 	}
 	close(pfd[0]);
 	relay_pump(&k->rr);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,4 +243,18 @@ int write_atomic(const char *path, const char *text)
 		return -EIO;
 	}
 	return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+int ready_line_step(int fd, char *line, size_t len, size_t *got)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	if (poll(&pf, 1, 50) <= 0)
+		return 0;
+	ssize_t n = read(fd, line + *got, len - 1 - *got);
+	if (n > 0) {
+		*got += (size_t)n;
+		line[*got] = 0;
+		return strchr(line, '\n') || *got == len - 1 ? 1 : 0;
+	}
+	return n < 0 && errno == EINTR ? 0 : -1;
 }

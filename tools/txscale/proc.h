@@ -58,4 +58,8 @@ int reaped(pid_t pid, int *status);
  * (*status set). */
 bool stop_child(pid_t pid, double grace, int *status);
 void describe_exit(int st, char *out, size_t len);
+/* One step of reading the line a child writes on its ready fd (line has
+ * len bytes, got of them read): waits up to 50 ms. 1: the line is whole
+ * (or line is full), -1: the fd is closed or failed, 0: not yet. */
+int ready_line_step(int fd, char *line, size_t len, size_t *got);
 #endif

@@ -66,20 +66,8 @@ static int wait_ready(int rfd, pid_t pid, const char *errpath, char *err, size_t
 			snprintf(err, errlen, "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
 			return -1;
 		}
-		struct pollfd pf = { .fd = rfd, .events = POLLIN };
-		if (poll(&pf, 1, 50) <= 0)
-			continue;
-		ssize_t n = read(rfd, line + got, sizeof(line) - 1 - got);
-		if (n > 0) {
-			got += (size_t)n;
-			line[got] = 0;
-			if (strchr(line, '\n') || got == sizeof(line) - 1)
-				break;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		break;
+		if (ready_line_step(rfd, line, sizeof(line), &got) != 0)
+			break;
 	}
 	if (strncmp(line, "ready\n", 6) == 0)
 		return 0;
