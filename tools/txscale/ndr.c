@@ -270,22 +270,11 @@ static int precheck(struct run *r)
 
 /* Run one trial at rate pps (0 = unlimited) for secs. 0 and *t filled;
  * -EINTR on SIGINT/SIGTERM; other -errno with r->err set. */
-static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_trial *t, char **sbuf, char **rbuf)
+/* The local receiver of one trial, started and ready: 0 and *rp, or -errno
+ * with r->err (nothing left running) */
+static int start_receiver(struct run *r, double secs, pid_t *rp)
 {
 	const struct ndr_cfg *c = r->cfg;
-	pid_t rp = -1, sp = -1;
-	int st;
-	*sbuf = *rbuf = NULL;
-	r->err[0] = 0;
-	unlink(r->p.send_json);
-	unlink(r->p.recv_json);
-
-	if (c->remote.host) { /* ndr --remote: the server's receiver (client.c) */
-		if (ctl_ndr_recv_begin(&r->cfg->remote, c->port, c->recv_dev, secs, r->err, sizeof(r->err)) < 0)
-			return -EIO;
-		goto sender;
-	}
-	/* receiver */
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		snprintf(r->err, sizeof(r->err), "pipe: %s", strerror(errno));
@@ -319,12 +308,18 @@ static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_tri
 	}
 	for (unsigned i = 0; i < r->recv_argc; i++)
 		arg(&ra, r->recv_argv[i]);
-	rp = spawn(&ra, r->p.recv_err, pfd[1]);
-	close(pfd[1]);
-	if (rp < 0) {
+	if (ra.overflow) {
 		close(pfd[0]);
-		snprintf(r->err, sizeof(r->err), "cannot start the receiver: %s", strerror(-rp));
-		return (int)rp;
+		close(pfd[1]);
+		snprintf(r->err, sizeof(r->err), "too many arguments");
+		return -E2BIG;
+	}
+	pid_t p = spawn(&ra, r->p.recv_err, pfd[1]);
+	close(pfd[1]);
+	if (p < 0) {
+		close(pfd[0]);
+		snprintf(r->err, sizeof(r->err), "cannot start the receiver: %s", strerror(-p));
+		return (int)p;
 	}
 	/* wait for its "ready" line (EOF: it exited) */
 	double t0 = mono_s();
@@ -333,12 +328,12 @@ static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_tri
 	for (;;) {
 		if (g_stop) {
 			close(pfd[0]);
-			return abort_trial(rp, sp, -EINTR);
+			return abort_trial(p, -1, -EINTR);
 		}
 		if (mono_s() - t0 > READY_TIMEOUT_S) {
 			close(pfd[0]);
 			snprintf(r->err, sizeof(r->err), "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
-			return abort_trial(rp, sp, -ETIMEDOUT);
+			return abort_trial(p, -1, -ETIMEDOUT);
 		}
 		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
 		if (poll(&pf, 1, 50) <= 0)
@@ -359,31 +354,32 @@ static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_tri
 	if (strncmp(line, "ready\n", 6) != 0) {
 		char why[256], ex[64] = "no ready line";
 		int xs;
-		if (stop_child(rp, 1.0, &xs))
+		if (stop_child(p, 1.0, &xs))
 			describe_exit(xs, ex, sizeof(ex));
 		last_line(r->p.recv_err, why, sizeof(why));
 		snprintf(r->err, sizeof(r->err), "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
 		return -EIO;
 	}
+	*rp = p;
+	return 0;
+}
 
-sender:;
-	/* sender */
-	struct args sa = { .n = 0 };
-	sender_args(r, &sa, rate, secs, false);
-	if (ra.overflow || sa.overflow) {
-		snprintf(r->err, sizeof(r->err), "too many arguments");
-		return abort_trial(rp, sp, -E2BIG);
-	}
-	sp = spawn(&sa, r->p.send_err, -1);
-	if (sp < 0) {
-		snprintf(r->err, sizeof(r->err), "cannot start the sender: %s", strerror(-sp));
-		return abort_trial(rp, -1, (int)sp);
-	}
+/* r->err: the child `who` ended with status st (its last stderr line in errpath) */
+static void child_failed(struct run *r, const char *who, int st, const char *errpath)
+{
+	char why[256], ex[64];
+	describe_exit(st, ex, sizeof(ex));
+	last_line(errpath, why, sizeof(why));
+	snprintf(r->err, sizeof(r->err), "the %s failed (%s): %s", who, ex, why[0] ? why : "no message");
+}
 
-	/* both end by themselves; bounded anyway */
+/* Both children end by themselves; bounded anyway. rp < 0: no local
+ * receiver (--remote). 0 once both exited 0, else -errno with r->err. */
+static int wait_trial(struct run *r, pid_t rp, pid_t sp, double secs)
+{
 	double deadline = mono_s() + secs + CHILD_EXTRA_S;
-	int sst = 0, rst = 0;
-	bool sdone = false, rdone = rp < 0; /* --remote: no local receiver */
+	int st, rst = 0;
+	bool sdone = false, rdone = rp < 0;
 	while (!sdone || !rdone) {
 		if (g_stop)
 			return abort_trial(rdone ? -1 : rp, sdone ? -1 : sp, -EINTR);
@@ -394,13 +390,8 @@ sender:;
 		}
 		if (!sdone && reaped(sp, &st)) {
 			sdone = true;
-			sst = st;
 			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-				char why[256], ex[64];
-				describe_exit(st, ex, sizeof(ex));
-				last_line(r->p.send_err, why, sizeof(why));
-				snprintf(r->err, sizeof(r->err), "the sender failed (%s): %s", ex,
-					 why[0] ? why : "no message");
+				child_failed(r, "sender", st, r->p.send_err);
 				return abort_trial(rdone ? -1 : rp, -1, -EIO);
 			}
 		}
@@ -413,16 +404,16 @@ sender:;
 			nanosleep(&ts, NULL);
 		}
 	}
-	(void)sst;
-	if (!WIFEXITED(rst) || WEXITSTATUS(rst) != 0) {
-		char why[256], ex[64];
-		describe_exit(rst, ex, sizeof(ex));
-		last_line(r->p.recv_err, why, sizeof(why));
-		snprintf(r->err, sizeof(r->err), "the receiver failed (%s): %s", ex, why[0] ? why : "no message");
+	if (rp >= 0 && (!WIFEXITED(rst) || WEXITSTATUS(rst) != 0)) {
+		child_failed(r, "receiver", rst, r->p.recv_err);
 		return -EIO;
 	}
-	if (c->remote.host && ctl_ndr_recv_end(&r->cfg->remote, r->p.send_json, r->p.recv_json, r->err, sizeof(r->err)) < 0)
-		return -EIO;
+	return 0;
+}
+
+/* The trial's two summary files, read into t (the caller frees *sbuf, *rbuf) */
+static int read_trial(struct run *r, struct txs_ndr_trial *t, char **sbuf, char **rbuf)
+{
 	size_t sn = 0, rn = 0;
 	*sbuf = slurp(r->p.send_json, &sn);
 	*rbuf = slurp(r->p.recv_json, &rn);
@@ -442,6 +433,39 @@ sender:;
 		return -EIO;
 	}
 	return 0;
+}
+
+static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_trial *t, char **sbuf, char **rbuf)
+{
+	const struct ndr_cfg *c = r->cfg;
+	pid_t rp = -1, sp;
+	*sbuf = *rbuf = NULL;
+	r->err[0] = 0;
+	unlink(r->p.send_json);
+	unlink(r->p.recv_json);
+	int rc;
+	if (c->remote.host) { /* ndr --remote: the server's receiver (client.c) */
+		if (ctl_ndr_recv_begin(&r->cfg->remote, c->port, c->recv_dev, secs, r->err, sizeof(r->err)) < 0)
+			return -EIO;
+	} else if ((rc = start_receiver(r, secs, &rp)) < 0) {
+		return rc;
+	}
+	struct args sa = { .n = 0 };
+	sender_args(r, &sa, rate, secs, false);
+	if (sa.overflow) {
+		snprintf(r->err, sizeof(r->err), "too many arguments");
+		return abort_trial(rp, -1, -E2BIG);
+	}
+	sp = spawn(&sa, r->p.send_err, -1);
+	if (sp < 0) {
+		snprintf(r->err, sizeof(r->err), "cannot start the sender: %s", strerror(-sp));
+		return abort_trial(rp, -1, (int)sp);
+	}
+	if ((rc = wait_trial(r, rp, sp, secs)) < 0)
+		return rc;
+	if (c->remote.host && ctl_ndr_recv_end(&r->cfg->remote, r->p.send_json, r->p.recv_json, r->err, sizeof(r->err)) < 0)
+		return -EIO;
+	return read_trial(r, t, sbuf, rbuf);
 }
 
 /* ---- output ---------------------------------------------------------------------- */
