@@ -670,25 +670,19 @@ static void config_errors(void **st)
 	txs_netdev_close(dev);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exact_counts),
-		cmocka_unit_test(duration_stops),
-		cmocka_unit_test(rate_control),
-		cmocka_unit_test(workers_staggered),
-		cmocka_unit_test(tiny_rate_waits),
-		cmocka_unit_test(ramp_never_ahead),
-		cmocka_unit_test(poisson_never_ahead),
-		cmocka_unit_test(schedule_poisson_exponential),
-		cmocka_unit_test(schedule_shapes),
-		cmocka_unit_test(engine_keeps_schedule),
-		cmocka_unit_test(bursts_keep_silence),
-		cmocka_unit_test(table_schedule),
-		cmocka_unit_test(timestamps_per_packet),
-		cmocka_unit_test(timestamps_interp),
-		cmocka_unit_test(stop_from_another_thread),
-		cmocka_unit_test(config_errors),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(exact_counts),
+       cmocka_unit_test(duration_stops),
+       cmocka_unit_test(rate_control),
+       cmocka_unit_test(workers_staggered),
+       cmocka_unit_test(tiny_rate_waits),
+       cmocka_unit_test(ramp_never_ahead),
+       cmocka_unit_test(poisson_never_ahead),
+       cmocka_unit_test(schedule_poisson_exponential),
+       cmocka_unit_test(schedule_shapes),
+       cmocka_unit_test(engine_keeps_schedule),
+       cmocka_unit_test(bursts_keep_silence),
+       cmocka_unit_test(table_schedule),
+       cmocka_unit_test(timestamps_per_packet),
+       cmocka_unit_test(timestamps_interp),
+       cmocka_unit_test(stop_from_another_thread),
+       cmocka_unit_test(config_errors))

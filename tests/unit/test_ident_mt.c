@@ -303,11 +303,5 @@ static void lease_waste_bound_real_clock(void **st)
 	print_message("all modes: %llu wasted of %llu handed out\n", (unsigned long long)tw, (unsigned long long)th);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(concurrent_uniqueness),
-		cmocka_unit_test(lease_waste_bound_real_clock),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(concurrent_uniqueness),
+       cmocka_unit_test(lease_waste_bound_real_clock))

@@ -151,12 +151,6 @@ static void malformed(void **st)
 	free(deep);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(writer_round_trip),
-		cmocka_unit_test(paths),
-		cmocka_unit_test(malformed),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(writer_round_trip),
+       cmocka_unit_test(paths),
+       cmocka_unit_test(malformed))

@@ -717,23 +717,17 @@ static void gen_uses_linksel(void **st)
 		assert_int_equal(pl[l], 1000);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fastdiv_exact),
-		cmocka_unit_test(parse_good),
-		cmocka_unit_test(parse_bad),
-		cmocka_unit_test(every_mode_basics),
-		cmocka_unit_test(every_mode_failover_loses_nothing),
-		cmocka_unit_test(rr_distribution),
-		cmocka_unit_test(rr_runs_exact),
-		cmocka_unit_test(rr_staggered_offsets),
-		cmocka_unit_test(lockstep_imbalance),
-		cmocka_unit_test(xor_hand_computed),
-		cmocka_unit_test(xor_failover),
-		cmocka_unit_test(active_backup_failover),
-		cmocka_unit_test(broadcast_masks),
-		cmocka_unit_test(gen_uses_linksel),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(fastdiv_exact),
+       cmocka_unit_test(parse_good),
+       cmocka_unit_test(parse_bad),
+       cmocka_unit_test(every_mode_basics),
+       cmocka_unit_test(every_mode_failover_loses_nothing),
+       cmocka_unit_test(rr_distribution),
+       cmocka_unit_test(rr_runs_exact),
+       cmocka_unit_test(rr_staggered_offsets),
+       cmocka_unit_test(lockstep_imbalance),
+       cmocka_unit_test(xor_hand_computed),
+       cmocka_unit_test(xor_failover),
+       cmocka_unit_test(active_backup_failover),
+       cmocka_unit_test(broadcast_masks),
+       cmocka_unit_test(gen_uses_linksel))

@@ -146,12 +146,6 @@ static void dummy_verify_catches_bad_frames(void **st)
 	txs_netdev_close(d);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(registry_and_open_errors),
-		cmocka_unit_test(dummy_counts_per_link),
-		cmocka_unit_test(dummy_verify_catches_bad_frames),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(registry_and_open_errors),
+       cmocka_unit_test(dummy_counts_per_link),
+       cmocka_unit_test(dummy_verify_catches_bad_frames))

@@ -639,19 +639,13 @@ static void gso_coalesces(void **st)
 	assert_int_equal(lc.gso_calls, 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(loopback_v4),
-		cmocka_unit_test(loopback_v6),
-		cmocka_unit_test(loopback_gso),
-		cmocka_unit_test(refusals_counted),
-		cmocka_unit_test(options_checked),
-		cmocka_unit_test(df_is_ipv6_only),
-		cmocka_unit_test(closed_port_counts_icmp),
-		cmocka_unit_test(two_links),
-		cmocka_unit_test(gso_coalesces),
-		cmocka_unit_test(several_tuples),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(loopback_v4),
+       cmocka_unit_test(loopback_v6),
+       cmocka_unit_test(loopback_gso),
+       cmocka_unit_test(refusals_counted),
+       cmocka_unit_test(options_checked),
+       cmocka_unit_test(df_is_ipv6_only),
+       cmocka_unit_test(closed_port_counts_icmp),
+       cmocka_unit_test(two_links),
+       cmocka_unit_test(gso_coalesces),
+       cmocka_unit_test(several_tuples))

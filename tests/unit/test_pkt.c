@@ -385,19 +385,13 @@ static void addr_parse(void **st)
 	assert_int_equal(txs_mac_parse(m, "02:00:00:aa:bb:cc:dd"), -EINVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(rfc1071_example),
-		cmocka_unit_test(real_ipv4_header),
-		cmocka_unit_test(real_udp_packets),
-		cmocka_unit_test(partial_matches_reference),
-		cmocka_unit_test(incremental_update),
-		cmocka_unit_test(template_patch_vs_recompute),
-		cmocka_unit_test(template_rejects),
-		cmocka_unit_test(parser_rejects),
-		cmocka_unit_test(payload_header_roundtrip),
-		cmocka_unit_test(addr_parse),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(rfc1071_example),
+       cmocka_unit_test(real_ipv4_header),
+       cmocka_unit_test(real_udp_packets),
+       cmocka_unit_test(partial_matches_reference),
+       cmocka_unit_test(incremental_update),
+       cmocka_unit_test(template_patch_vs_recompute),
+       cmocka_unit_test(template_rejects),
+       cmocka_unit_test(parser_rejects),
+       cmocka_unit_test(payload_header_roundtrip),
+       cmocka_unit_test(addr_parse))

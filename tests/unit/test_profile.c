@@ -281,14 +281,8 @@ static void same_frames(void **st)
 	__atomic_store_n(&ident_fake_ticks, NULL, __ATOMIC_RELAXED);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(every_strategy),
-		cmocka_unit_test(paced_and_every_burst),
-		cmocka_unit_test(sendmsg_path),
-		cmocka_unit_test(same_frames),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(every_strategy),
+       cmocka_unit_test(paced_and_every_burst),
+       cmocka_unit_test(sendmsg_path),
+       cmocka_unit_test(same_frames))
 #endif

@@ -541,16 +541,10 @@ static void udp_engine_loopback(void **st)
 	unlink(g_path);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(loads_both_orders),
-		cmocka_unit_test(out_of_order_times),
-		cmocka_unit_test(refuses_bad_files),
-		cmocka_unit_test(engine_sends_frames),
-		cmocka_unit_test(udp_datagrams),
-		cmocka_unit_test(udp_hostile_frames),
-		cmocka_unit_test(udp_engine_loopback),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(loads_both_orders),
+       cmocka_unit_test(out_of_order_times),
+       cmocka_unit_test(refuses_bad_files),
+       cmocka_unit_test(engine_sends_frames),
+       cmocka_unit_test(udp_datagrams),
+       cmocka_unit_test(udp_hostile_frames),
+       cmocka_unit_test(udp_engine_loopback))

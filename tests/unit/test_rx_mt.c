@@ -181,11 +181,5 @@ static void udp_queues_in_parallel(void **st)
 	txs_rx_input_close(in);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(cores_in_parallel),
-		cmocka_unit_test(udp_queues_in_parallel),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(cores_in_parallel),
+       cmocka_unit_test(udp_queues_in_parallel))

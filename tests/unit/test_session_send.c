@@ -6,13 +6,11 @@
  * poll callbacks, the summary's JSON. */
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
 #include <txscale/session_send.h>
+#include "test_util.h"
 
 static void conf_dummy(struct txs_send_conf *c)
 {
@@ -249,12 +247,8 @@ static void interval_callback(void **state)
 	txs_send_close(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exact_counts),         cmocka_unit_test(exact_counts_fragments),
-		cmocka_unit_test(checks_refuse),        cmocka_unit_test(stop_hook_ends_early),
-		cmocka_unit_test(interval_callback),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(exact_counts),
+       cmocka_unit_test(exact_counts_fragments),
+       cmocka_unit_test(checks_refuse),
+       cmocka_unit_test(stop_hook_ends_early),
+       cmocka_unit_test(interval_callback))

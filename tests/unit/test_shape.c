@@ -452,16 +452,10 @@ static void ids_per_destination(void **st)
 	txs_ident_destroy(id);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(range_parse),
-		cmocka_unit_test(walks_stay_in_range),
-		cmocka_unit_test(sizes_parse),
-		cmocka_unit_test(pattern_exact),
-		cmocka_unit_test(paths_agree),
-		cmocka_unit_test(tagged_buffers_exact),
-		cmocka_unit_test(ids_per_destination),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(range_parse),
+       cmocka_unit_test(walks_stay_in_range),
+       cmocka_unit_test(sizes_parse),
+       cmocka_unit_test(pattern_exact),
+       cmocka_unit_test(paths_agree),
+       cmocka_unit_test(tagged_buffers_exact),
+       cmocka_unit_test(ids_per_destination))

@@ -106,13 +106,7 @@ static void si_units(void **st)
 	assert_string_equal(txs_fmt_si(12, b, sizeof(b)), "12");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(json_writer),
-		cmocka_unit_test(reports_json),
-		cmocka_unit_test(reports_text),
-		cmocka_unit_test(si_units),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(json_writer),
+       cmocka_unit_test(reports_json),
+       cmocka_unit_test(reports_text),
+       cmocka_unit_test(si_units))

@@ -1165,25 +1165,19 @@ static void never_cut(void **st)
 	never_cut_case(AF_INET, true, 1000, 5500, 61, false); /* GSO: 6 segments a call, 61 = 10 calls + 1 */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(matrix),
-		cmocka_unit_test(errors_names),
-		cmocka_unit_test(errors_sizes_and_options),
-		cmocka_unit_test(zero_length_and_empty_iov),
-		cmocka_unit_test(cork_rules),
-		cmocka_unit_test(connect_and_flow_ids),
-		cmocka_unit_test(unconnected_ids),
-		cmocka_unit_test(batching_and_device),
-		cmocka_unit_test(device_refuses),
-		cmocka_unit_test(many_destinations),
-		cmocka_unit_test(open_errors),
-		cmocka_unit_test(endpoint_defaults),
-		cmocka_unit_test(engine_adapter),
-		cmocka_unit_test(never_cut),
-		cmocka_unit_test(engine_counts_datagrams),
-		cmocka_unit_test(fast_equals_core),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(matrix),
+       cmocka_unit_test(errors_names),
+       cmocka_unit_test(errors_sizes_and_options),
+       cmocka_unit_test(zero_length_and_empty_iov),
+       cmocka_unit_test(cork_rules),
+       cmocka_unit_test(connect_and_flow_ids),
+       cmocka_unit_test(unconnected_ids),
+       cmocka_unit_test(batching_and_device),
+       cmocka_unit_test(device_refuses),
+       cmocka_unit_test(many_destinations),
+       cmocka_unit_test(open_errors),
+       cmocka_unit_test(endpoint_defaults),
+       cmocka_unit_test(engine_adapter),
+       cmocka_unit_test(never_cut),
+       cmocka_unit_test(engine_counts_datagrams),
+       cmocka_unit_test(fast_equals_core))
