@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <txscale/pkt.h>
+#include "test_frame.h"
 #include "test_util.h"
 
 /* Reference: RFC 1071 the slow way, big-endian 16-bit words. */
@@ -271,12 +272,7 @@ static void template_rejects(void **st)
 
 static void make_frame(uint8_t *buf, uint32_t *len, bool v6, uint32_t plen)
 {
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, v6 ? "2001:2::1" : "198.18.0.1");
-	txs_addr_parse(&sp.dst, v6 ? "2001:2::2" : "198.18.0.2");
-	sp.sport = 1000;
-	sp.dport = 2000;
-	sp.payload_len = plen;
+	struct txs_flow_spec sp = t_flow_spec(v6, 1000, 2000, plen);
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
 	txs_tmpl_patch(&t, buf, 7, 9, 11);
