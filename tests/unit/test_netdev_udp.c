@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
+#include "test_frame.h"
 #include "test_util.h"
 
 struct rx {
@@ -108,6 +109,32 @@ struct lo_case {
 	unsigned n, burst;
 };
 
+/* Frame b from template t with sequence seq. */
+static void put(struct txs_pktbuf *b, const struct txs_tmpl *t, uint64_t seq)
+{
+	b->len = txs_tmpl_patch(t, b->data, 0, seq, 0);
+	b->l4_off = t->l4_off;
+}
+
+/* Frames b[0..n) from t, sequences first, first + 1, ... */
+static void put_n(struct txs_pktbuf *b, unsigned n, const struct txs_tmpl *t, uint64_t first)
+{
+	for (unsigned i = 0; i < n; i++)
+		put(&b[i], t, first + i);
+}
+
+/* Open the device spec with dc and its queue 0; both must succeed. */
+static struct txs_txq *open_q(struct txs_netdev **dev, const char *spec, const struct txs_netdev_conf *dc)
+{
+	char err[200] = "";
+	int rc = txs_netdev_open(dev, spec, dc, err, sizeof(err));
+	if (rc)
+		fail_msg("%s: %d (%s)", spec, rc, err);
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(*dev, 0, &q), 0);
+	return q;
+}
+
 /* Send n frames in bursts through the device and check each datagram. */
 static void run_loopback(const struct lo_case *c)
 {
@@ -117,12 +144,7 @@ static void run_loopback(const struct lo_case *c)
 			return; /* no IPv6 loopback here: nothing to check */
 		fail_msg("cannot open a loopback receiver");
 	}
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, c->family == AF_INET ? "127.0.0.1" : "::1");
-	txs_addr_parse(&sp.dst, c->family == AF_INET ? "127.0.0.1" : "::1");
-	sp.sport = free_port(c->family);
-	sp.dport = r.port;
-	sp.payload_len = c->payload;
+	struct txs_flow_spec sp = t_lo_spec(c->family, free_port(c->family), r.port, c->payload);
 	sp.tos = 0x28;
 	sp.ttl = 33;
 	sp.flow_id = 7;
@@ -131,12 +153,9 @@ static void run_loopback(const struct lo_case *c)
 
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .dst = sp.dst, .dport = sp.dport };
 	struct txs_netdev *dev;
-	char err[200];
-	assert_int_equal(txs_netdev_open(&dev, c->spec, &dc, err, sizeof(err)), 0);
+	struct txs_txq *q = open_q(&dev, c->spec, &dc);
 	assert_int_equal(dev->src_addr.family, c->family);
 	assert_memory_equal(dev->src_addr.bytes, sp.src.bytes, c->family == AF_INET ? 4 : 16);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
 
 	uint8_t *sent = malloc((size_t)c->n * c->payload + 1);
 	struct txs_pktbuf b[256];
@@ -212,26 +231,16 @@ static void refusals_counted(void **st)
 	(void)st;
 	struct rx r;
 	assert_true(rx_open(&r, AF_INET));
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = r.port;
-	sp.payload_len = 32;
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), r.port, 32);
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
 	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
+	struct txs_txq *q = open_q(&dev, "udp", &dc);
 	assert_int_equal(dev->src_addr.family, 0); /* no destination given */
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
 	struct txs_pktbuf b[8];
 	assert_int_equal(txs_txq_alloc(q, b, 8), 8);
-	for (unsigned i = 0; i < 8; i++) {
-		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
-		b[i].l4_off = t.l4_off;
-	}
+	put_n(b, 8, &t, 0);
 	b[5].l4_off = (uint16_t)(b[5].len - 4); /* header out of bounds */
 	assert_int_equal(txs_txq_send(q, b, 8), 5);
 	txs_txq_release(q, b + 5, 3);
@@ -255,13 +264,6 @@ static void refusals_counted(void **st)
 	close(r.fd);
 }
 
-/* Frame b from template t with sequence seq. */
-static void put(struct txs_pktbuf *b, const struct txs_tmpl *t, uint64_t seq)
-{
-	b->len = txs_tmpl_patch(t, b->data, 0, seq, 0);
-	b->l4_off = t->l4_off;
-}
-
 /* conf.flows > 1: frames of several tuples in one burst, interleaved (to 3
  * receivers from 2 source ports: 6 tuples), each datagram reaches its own
  * destination from its own source port, in order per tuple; two tuples
@@ -279,20 +281,13 @@ static void several_tuples(void **st)
 		sp1 = free_port(AF_INET);
 	struct txs_tmpl t[6];
 	for (int f = 0; f < 6; f++) {
-		struct txs_flow_spec sp = { 0 };
-		txs_addr_parse(&sp.src, "127.0.0.1");
-		txs_addr_parse(&sp.dst, "127.0.0.1");
-		sp.sport = f < 3 ? sp0 : sp1;
-		sp.dport = r[f % 3].port;
-		sp.payload_len = 40;
+		struct txs_flow_spec sp = t_lo_spec(AF_INET, f < 3 ? sp0 : sp1, r[f % 3].port, 40);
 		sp.flow_id = (uint32_t)f;
 		assert_int_equal(txs_tmpl_build(&t[f], &sp), 0);
 	}
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t[0].wire_len, .flows = 6 };
 	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_txq *q = open_q(&dev, "udp", &dc);
 	/* 4 rounds of 30 frames: tuple i % 6, sequence i / 6 within the tuple */
 	uint64_t seq[6] = { 0 };
 	for (int round = 0; round < 4; round++) {
@@ -328,12 +323,7 @@ static void several_tuples(void **st)
 		assert_int_equal(poll(&p, 1, 20), 0);
 	}
 	/* a 7th tuple (another destination port): refused with the rest */
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = sp0;
-	sp.dport = free_port(AF_INET);
-	sp.payload_len = 40;
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, sp0, free_port(AF_INET), 40);
 	struct txs_tmpl t7;
 	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
 	struct txs_pktbuf b[3];
@@ -352,8 +342,7 @@ static void several_tuples(void **st)
 
 	/* a source address that is not local: that tuple fails, another works */
 	dc.flows = 2;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	q = open_q(&dev, "udp", &dc);
 	txs_addr_parse(&sp.src, "198.18.7.7");
 	sp.dport = r[0].port;
 	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
@@ -449,29 +438,20 @@ static void df_is_ipv6_only(void **st)
 static void closed_port_counts_icmp(void **st)
 {
 	(void)st;
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = free_port(AF_INET); /* bound and closed: nothing listens there */
-	sp.payload_len = 32;
+	/* to a port bound and closed: nothing listens there */
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), free_port(AF_INET), 32);
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .dst = sp.dst, .dport = sp.dport };
 	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_txq *q = open_q(&dev, "udp", &dc);
 	const unsigned N = 200;
 	uint64_t offered = 0;
 	for (unsigned k = 0; k < N / 8; k++) {
 		struct txs_pktbuf b[8];
 		unsigned n = txs_txq_alloc(q, b, 8);
 		assert_int_equal(n, 8);
-		for (unsigned i = 0; i < n; i++) {
-			b[i].len = txs_tmpl_patch(&t, b[i].data, 0, k * 8 + i, 0);
-			b[i].l4_off = t.l4_off;
-		}
+		put_n(b, n, &t, k * 8);
 		unsigned sent = txs_txq_send(q, b, n);
 		txs_txq_release(q, b + sent, n - sent);
 		offered += n;
@@ -497,27 +477,17 @@ static void two_links(void **st)
 	(void)st;
 	struct rx r;
 	assert_true(rx_open(&r, AF_INET));
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = r.port;
-	sp.payload_len = 20;
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), r.port, 20);
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
 	struct txs_netdev *dev;
-	char err[200];
-	assert_int_equal(txs_netdev_open(&dev, "udp:links=127.0.0.1+127.0.0.2", &dc, err, sizeof(err)), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_txq *q = open_q(&dev, "udp:links=127.0.0.1+127.0.0.2", &dc);
 	struct txs_pktbuf b[10];
 	assert_int_equal(txs_txq_alloc(q, b, 10), 10);
-	for (unsigned i = 0; i < 10; i++) {
-		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
-		b[i].l4_off = t.l4_off;
+	put_n(b, 10, &t, 0);
+	for (unsigned i = 0; i < 10; i++)
 		b[i].link = (uint16_t)(i % 3 == 0); /* 4 frames on link 1, 6 on link 0 */
-	}
 	assert_int_equal(txs_txq_send(q, b, 10), 10);
 	struct txs_link_counters l0, l1;
 	txs_netdev_link_stats(dev, 0, &l0);
@@ -551,27 +521,17 @@ static unsigned reads_for_burst_conf(const char *spec, unsigned n, int *seg_out,
 	assert_true(rx_open(&r, AF_INET));
 	int one = 1;
 	assert_int_equal(setsockopt(r.fd, SOL_UDP, UDP_GRO, &one, sizeof(one)), 0);
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = r.port;
-	sp.payload_len = 100;
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), r.port, 100);
 	sp.df = df;
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .sizes_vary = sizes_vary,
 				      .ipv4_df = df };
 	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_txq *q = open_q(&dev, spec, &dc);
 	struct txs_pktbuf b[128];
 	assert_int_equal(txs_txq_alloc(q, b, n), n);
-	for (unsigned i = 0; i < n; i++) {
-		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
-		b[i].l4_off = t.l4_off;
-	}
+	put_n(b, n, &t, 0);
 	assert_int_equal(txs_txq_send(q, b, n), n);
 	unsigned reads = 0, bytes = 0;
 	*seg_out = 0;
