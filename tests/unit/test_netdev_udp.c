@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include "test_frame.h"
+#include "test_sock.h"
 #include "test_util.h"
 
 struct rx {
@@ -26,32 +27,18 @@ static bool rx_open(struct rx *r, int family)
 	r->fd = socket(family, SOCK_DGRAM, 0);
 	if (r->fd < 0)
 		return false;
-	int big = 4 << 20, one = 1;
-	setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl;
+	int one = 1;
 	if (family == AF_INET) {
-		struct sockaddr_in *s = (void *)&ss;
-		s->sin_family = AF_INET;
-		s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sl = sizeof(*s);
 		setsockopt(r->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 		setsockopt(r->fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
 	} else {
-		struct sockaddr_in6 *s = (void *)&ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_addr = in6addr_loopback;
-		sl = sizeof(*s);
 		setsockopt(r->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
 		setsockopt(r->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
 	}
-	if (bind(r->fd, (struct sockaddr *)&ss, sl) < 0) {
+	if (!t_lo_bind(r->fd, family, &r->port)) {
 		close(r->fd);
 		return false;
 	}
-	getsockname(r->fd, (struct sockaddr *)&ss, &sl);
-	r->port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-					  : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return true;
 }
 
@@ -199,29 +186,43 @@ static void run_loopback(const struct lo_case *c)
 	close(r.fd);
 }
 
+/* The loopback cases, by test. LO_GSO: GSO coalesces same-size payloads of
+ * a burst; every segment arrives, in order, counted once. Odd burst sizes
+ * and gso=N limits included. */
+enum lo_group { LO_V4, LO_V6, LO_GSO };
+static const struct {
+	enum lo_group group;
+	struct lo_case c;
+} lo_cases[] = {
+	{ LO_V4, { AF_INET, "udp", 16, 200, 32 } },	    { LO_V4, { AF_INET, "udp", 1400, 50, 7 } },
+	{ LO_V4, { AF_INET, "udp", 0, 10, 3 } },	    { LO_V6, { AF_INET6, "udp", 16, 200, 32 } },
+	{ LO_V6, { AF_INET6, "udp:gso", 100, 256, 64 } },   { LO_GSO, { AF_INET, "udp:gso", 16, 256, 256 } },
+	{ LO_GSO, { AF_INET, "udp:gso=3", 100, 100, 31 } }, { LO_GSO, { AF_INET, "udp:gso=on", 1000, 64, 64 } },
+};
+
+static void run_group(enum lo_group g)
+{
+	for (size_t i = 0; i < TXS_ARRAY_SIZE(lo_cases); i++)
+		if (lo_cases[i].group == g)
+			run_loopback(&lo_cases[i].c);
+}
+
 static void loopback_v4(void **st)
 {
 	(void)st;
-	run_loopback(&(struct lo_case){ AF_INET, "udp", 16, 200, 32 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp", 1400, 50, 7 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp", 0, 10, 3 });
+	run_group(LO_V4);
 }
 
 static void loopback_v6(void **st)
 {
 	(void)st;
-	run_loopback(&(struct lo_case){ AF_INET6, "udp", 16, 200, 32 });
-	run_loopback(&(struct lo_case){ AF_INET6, "udp:gso", 100, 256, 64 });
+	run_group(LO_V6);
 }
 
-/* GSO coalesces same-size payloads of a burst; every segment arrives, in
- * order, counted once. Odd burst sizes and gso=N limits included. */
 static void loopback_gso(void **st)
 {
 	(void)st;
-	run_loopback(&(struct lo_case){ AF_INET, "udp:gso", 16, 256, 256 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp:gso=3", 100, 100, 31 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp:gso=on", 1000, 64, 64 });
+	run_group(LO_GSO);
 }
 
 /* A frame whose UDP header is out of bounds is refused with everything after
