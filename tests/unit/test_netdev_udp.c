@@ -122,6 +122,35 @@ static struct txs_txq *open_q(struct txs_netdev **dev, const char *spec, const s
 	return q;
 }
 
+/* An IPv4 loopback receiver and a device spec sending to it frames of plen
+ * payload bytes from a free source port (df: with DF), frame_size theirs,
+ * the rest of the device's conf from base. */
+struct lo_fix {
+	struct rx r;
+	struct txs_tmpl t;
+	struct txs_netdev *dev;
+	struct txs_txq *q;
+};
+
+static void fix_open(struct lo_fix *f, const char *spec, uint32_t plen, bool df, const struct txs_netdev_conf *base)
+{
+	assert_true(rx_open(&f->r, AF_INET));
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), f->r.port, plen);
+	sp.df = df;
+	assert_int_equal(txs_tmpl_build(&f->t, &sp), 0);
+	struct txs_netdev_conf dc = *base;
+	dc.max_queues = 1;
+	dc.frame_size = f->t.wire_len;
+	f->q = open_q(&f->dev, spec, &dc);
+}
+
+static void fix_close(struct lo_fix *f)
+{
+	txs_netdev_close(f->dev);
+	txs_tmpl_free(&f->t);
+	close(f->r.fd);
+}
+
 /* Send n frames in bursts through the device and check each datagram. */
 static void run_loopback(const struct lo_case *c)
 {
@@ -230,39 +259,32 @@ static void loopback_gso(void **st)
 static void refusals_counted(void **st)
 {
 	(void)st;
-	struct rx r;
-	assert_true(rx_open(&r, AF_INET));
-	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), r.port, 32);
-	struct txs_tmpl t;
-	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
-	struct txs_netdev *dev;
-	struct txs_txq *q = open_q(&dev, "udp", &dc);
-	assert_int_equal(dev->src_addr.family, 0); /* no destination given */
+	struct lo_fix f;
+	fix_open(&f, "udp", 32, false, &(struct txs_netdev_conf){ 0 });
+	struct txs_txq *q = f.q;
+	assert_int_equal(f.dev->src_addr.family, 0); /* no destination given */
 	struct txs_pktbuf b[8];
 	assert_int_equal(txs_txq_alloc(q, b, 8), 8);
-	put_n(b, 8, &t, 0);
+	put_n(b, 8, &f.t, 0);
 	b[5].l4_off = (uint16_t)(b[5].len - 4); /* header out of bounds */
 	assert_int_equal(txs_txq_send(q, b, 8), 5);
 	txs_txq_release(q, b + 5, 3);
 	struct txs_link_counters lc;
-	txs_netdev_link_stats(dev, 0, &lc);
+	txs_netdev_link_stats(f.dev, 0, &lc);
 	assert_int_equal(lc.packets, 5);
 	assert_int_equal(lc.drop_err, 3);
 	assert_int_equal(lc.drop_full, 0);
 	/* a released frame never offered to the kernel is not a drop */
 	assert_int_equal(txs_txq_alloc(q, b, 2), 2);
 	txs_txq_release(q, b, 2);
-	txs_netdev_link_stats(dev, 0, &lc);
+	txs_netdev_link_stats(f.dev, 0, &lc);
 	assert_int_equal(lc.drop_err, 3);
 	for (int i = 0; i < 5; i++) {
 		struct got g;
-		assert_true(rx_one(&r, &g));
+		assert_true(rx_one(&f.r, &g));
 		assert_int_equal(g.len, 32);
 	}
-	txs_netdev_close(dev);
-	txs_tmpl_free(&t);
-	close(r.fd);
+	fix_close(&f);
 }
 
 /* conf.flows > 1: frames of several tuples in one burst, interleaved (to 3
@@ -476,23 +498,18 @@ static void closed_port_counts_icmp(void **st)
 static void two_links(void **st)
 {
 	(void)st;
-	struct rx r;
-	assert_true(rx_open(&r, AF_INET));
-	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), r.port, 20);
-	struct txs_tmpl t;
-	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
-	struct txs_netdev *dev;
-	struct txs_txq *q = open_q(&dev, "udp:links=127.0.0.1+127.0.0.2", &dc);
+	struct lo_fix f;
+	fix_open(&f, "udp:links=127.0.0.1+127.0.0.2", 20, false, &(struct txs_netdev_conf){ 0 });
+	struct txs_txq *q = f.q;
 	struct txs_pktbuf b[10];
 	assert_int_equal(txs_txq_alloc(q, b, 10), 10);
-	put_n(b, 10, &t, 0);
+	put_n(b, 10, &f.t, 0);
 	for (unsigned i = 0; i < 10; i++)
 		b[i].link = (uint16_t)(i % 3 == 0); /* 4 frames on link 1, 6 on link 0 */
 	assert_int_equal(txs_txq_send(q, b, 10), 10);
 	struct txs_link_counters l0, l1;
-	txs_netdev_link_stats(dev, 0, &l0);
-	txs_netdev_link_stats(dev, 1, &l1);
+	txs_netdev_link_stats(f.dev, 0, &l0);
+	txs_netdev_link_stats(f.dev, 1, &l1);
 	assert_int_equal(l0.packets, 6);
 	assert_int_equal(l1.packets, 4);
 	unsigned from2 = 0;
@@ -500,16 +517,14 @@ static void two_links(void **st)
 		struct got g;
 		struct sockaddr_in from;
 		socklen_t fl = sizeof(from);
-		struct pollfd p = { .fd = r.fd, .events = POLLIN };
+		struct pollfd p = { .fd = f.r.fd, .events = POLLIN };
 		assert_int_equal(poll(&p, 1, 1000), 1);
-		g.len = recvfrom(r.fd, g.data, sizeof(g.data), 0, (struct sockaddr *)&from, &fl);
+		g.len = recvfrom(f.r.fd, g.data, sizeof(g.data), 0, (struct sockaddr *)&from, &fl);
 		assert_int_equal(g.len, 20);
 		from2 += from.sin_addr.s_addr == htonl(0x7f000002);
 	}
 	assert_int_equal(from2, 4);
-	txs_netdev_close(dev);
-	txs_tmpl_free(&t);
-	close(r.fd);
+	fix_close(&f);
 }
 
 /* The GSO path really coalesces: a receiver with UDP_GRO gets one read per
@@ -518,21 +533,15 @@ static void two_links(void **st)
 static unsigned reads_for_burst_conf(const char *spec, unsigned n, int *seg_out, bool sizes_vary, bool df,
 				     struct txs_link_counters *lc)
 {
-	struct rx r;
-	assert_true(rx_open(&r, AF_INET));
+	struct lo_fix f;
+	fix_open(&f, spec, 100, df, &(struct txs_netdev_conf){ .sizes_vary = sizes_vary, .ipv4_df = df });
+	struct rx r = f.r;
 	int one = 1;
 	assert_int_equal(setsockopt(r.fd, SOL_UDP, UDP_GRO, &one, sizeof(one)), 0);
-	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), r.port, 100);
-	sp.df = df;
-	struct txs_tmpl t;
-	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .sizes_vary = sizes_vary,
-				      .ipv4_df = df };
-	struct txs_netdev *dev;
-	struct txs_txq *q = open_q(&dev, spec, &dc);
+	struct txs_txq *q = f.q;
 	struct txs_pktbuf b[128];
 	assert_int_equal(txs_txq_alloc(q, b, n), n);
-	put_n(b, n, &t, 0);
+	put_n(b, n, &f.t, 0);
 	assert_int_equal(txs_txq_send(q, b, n), n);
 	unsigned reads = 0, bytes = 0;
 	*seg_out = 0;
@@ -553,10 +562,8 @@ static unsigned reads_for_burst_conf(const char *spec, unsigned n, int *seg_out,
 		reads++;
 	}
 	assert_int_equal(bytes, n * 100u);
-	txs_netdev_link_stats(dev, 0, lc);
-	txs_netdev_close(dev);
-	txs_tmpl_free(&t);
-	close(r.fd);
+	txs_netdev_link_stats(f.dev, 0, lc);
+	fix_close(&f);
 	return reads;
 }
 
