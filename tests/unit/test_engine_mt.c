@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <txscale/txscale.h>
+#include "test_engine.h"
 #include "test_util.h"
 #include "engine/worker.h"
 #include "netdev/netdev_priv.h"
@@ -434,22 +435,34 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void ts_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count)
+/* Run one worker of gen g for count datagrams with timestamps mode on a
+ * fresh one-queue dummy device: wait returns 0, and the worker counts
+ * count. With chk, the engine's timestamp check goes there (its result in
+ * *chk_rc). */
+static void dummy_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count, struct txs_ts_check *chk,
+		      int *chk_rc)
 {
 	struct txs_netdev *dev;
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
 	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = dev, .gen = g, .timestamps = mode };
 	struct txs_engine *e;
-	memset(&g_ts, 0, sizeof(g_ts));
 	assert_int_equal(txs_engine_create(&e, &ec), 0);
 	assert_int_equal(txs_engine_start(e), 0);
 	assert_int_equal(txs_engine_wait(e), 0);
 	struct txs_stat_row row;
 	txs_engine_read(e, &row);
 	assert_int_equal(row.packets, count);
+	if (chk)
+		*chk_rc = txs_engine_ts_check(e, chk);
 	txs_engine_destroy(e);
 	txs_netdev_close(dev);
+}
+
+static void ts_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count)
+{
+	memset(&g_ts, 0, sizeof(g_ts));
+	dummy_run(g, mode, count, NULL, NULL);
 	assert_int_equal(g_ts.bufs, count);
 }
 
@@ -523,22 +536,8 @@ static const struct txs_gen_ops tsi_gen = { .fill = tsi_fill, .stamps_each = tru
 
 static void tsi_run(enum txs_ts_mode mode, struct txs_ts_check *chk, int *chk_rc)
 {
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
-	struct txs_engine_conf ec = { .n_workers = 1, .count = TSI_MAX, .dev = dev, .gen = &tsi_gen,
-				      .timestamps = mode };
-	struct txs_engine *e;
 	memset(&g_tsi, 0, sizeof(g_tsi));
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
-	struct txs_stat_row row;
-	txs_engine_read(e, &row);
-	assert_int_equal(row.packets, TSI_MAX);
-	*chk_rc = txs_engine_ts_check(e, chk);
-	txs_engine_destroy(e);
-	txs_netdev_close(dev);
+	dummy_run(&tsi_gen, mode, TSI_MAX, chk, chk_rc);
 	assert_int_equal(g_tsi.n, TSI_MAX);
 }
 
@@ -655,18 +654,12 @@ static void config_errors(void **st)
 	/* a generator whose template cannot be built: the worker fails, wait reports it */
 	gc.spec.payload_len = 70000;
 	ec.count = 10;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), -EMSGSIZE);
-	txs_engine_destroy(e);
+	assert_int_equal(t_engine_run(&ec), -EMSGSIZE);
 	/* pinning to a CPU that does not exist */
 	gc.spec.payload_len = 16;
 	int cpu = 4095;
 	ec.cpus = &cpu;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), -EINVAL);
-	txs_engine_destroy(e);
+	assert_int_equal(t_engine_run(&ec), -EINVAL);
 	txs_netdev_close(dev);
 }
 

@@ -14,22 +14,11 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/replay.h>
+#include "test_engine.h"
 #include "test_sock.h"
 #include "test_util.h"
 
 static char g_path[64];
-
-/* Create, start and wait an engine on ec, then destroy it: what
- * txs_engine_wait returned. */
-static int engine_run(const struct txs_engine_conf *ec)
-{
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	int rc = txs_engine_wait(e);
-	txs_engine_destroy(e);
-	return rc;
-}
 
 static uint32_t sw32(uint32_t v, bool be)
 {
@@ -194,7 +183,7 @@ static void engine_sends_frames(void **st)
 	dev->mtu = 60; /* lowered after open, as send --mtu may: 74-byte frames at most */
 	ec.n_workers = 1;
 	ec.dev = dev;
-	assert_int_equal(engine_run(&ec), -EMSGSIZE);
+	assert_int_equal(t_engine_run(&ec), -EMSGSIZE);
 	txs_netdev_close(dev);
 	txs_replay_free(r);
 }
@@ -480,7 +469,7 @@ static void udp_engine_loopback(void **st)
 		assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
 		ec.dev = dev;
 		assert_int_equal(txs_replay_schedule(r, 50.0, &ec.pace), 0);
-		assert_int_equal(engine_run(&ec), -EPROTOTYPE);
+		assert_int_equal(t_engine_run(&ec), -EPROTOTYPE);
 		txs_netdev_close(dev);
 		assert_int_equal(txs_replay_udp(r, &sp, &in), 0);
 		assert_int_equal(txs_replay_schedule(r, 50.0, &ec.pace), 0);
@@ -490,7 +479,7 @@ static void udp_engine_loopback(void **st)
 		if (family == AF_INET) {
 			assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
 			ec.dev = dev;
-			assert_int_equal(engine_run(&ec), -EMSGSIZE);
+			assert_int_equal(t_engine_run(&ec), -EMSGSIZE);
 			txs_netdev_close(dev);
 			for (unsigned k = 0; k < 2; k++) /* the two before it */
 				assert_int_equal(recv(rx, buf, sizeof(buf), 0), k ? 0 : 100);
