@@ -392,6 +392,15 @@ struct ts_rec {
 };
 static struct ts_rec g_ts;
 
+/* A 60-byte zero frame, one segment, on link 0. */
+static void blank_frame(struct txs_pktbuf *b)
+{
+	memset(b->data, 0, 60);
+	b->len = 60;
+	b->segs = 1;
+	b->link = 0;
+}
+
 static unsigned ts_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
 	/* like a GSO generator: whole units, but only the datagrams still due */
@@ -403,12 +412,8 @@ static unsigned ts_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, 
 		return 0;
 	if (n >= unit)
 		n -= n % unit;
-	for (unsigned i = 0; i < n; i++) {
-		memset(b[i].data, 0, 60);
-		b[i].len = 60;
-		b[i].segs = 1;
-		b[i].link = 0;
-	}
+	for (unsigned i = 0; i < n; i++)
+		blank_frame(&b[i]);
 	if (g_ts.calls < TS_MAX) {
 		g_ts.now[g_ts.calls] = now_ns;
 		g_ts.nbuf[g_ts.calls] = n;
@@ -446,10 +451,7 @@ static void dummy_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
 	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = dev, .gen = g, .timestamps = mode };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row row;
 	txs_engine_read(e, &row);
 	assert_int_equal(row.packets, count);
@@ -517,10 +519,7 @@ static unsigned tsi_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 		txs_stamper_init(&st, w);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t s = !w->ts_packet ? now_ns : interp ? txs_stamper_next(&st) : txs_stamper_read(&st);
-		memset(b[i].data, 0, 60);
-		b[i].len = 60;
-		b[i].segs = 1;
-		b[i].link = 0;
+		blank_frame(&b[i]);
 		if (g_tsi.n < TSI_MAX) {
 			g_tsi.stamp[g_tsi.n] = s;
 			g_tsi.after[g_tsi.n] = txs_now_real_ns();

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
+#include "test_engine.h"
 #include "test_util.h"
 
 static char tmpdir[] = "/tmp/txs_pcap_XXXXXX";
@@ -157,10 +158,7 @@ static void engine_three_queues(void **st)
 	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = W, .count = N, .dev = dev, .gen = &txs_udp_gen_ops,
 				      .gen_conf = &gc, .burst = 64 };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row rows[W];
 	txs_engine_read(e, rows);
 	uint64_t sent = 0;

@@ -161,10 +161,7 @@ static void engine_sends_frames(void **st)
 	struct txs_engine_conf ec = { .n_workers = 1, .count = 12, .dev = dev, .gen = &txs_replay_gen_ops,
 				      .gen_conf = r };
 	assert_int_equal(txs_replay_schedule(r, 1.0, &ec.pace), 0);
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row row;
 	double secs = txs_engine_read(e, &row);
 	assert_int_equal(row.packets, 12);
@@ -487,9 +484,7 @@ static void udp_engine_loopback(void **st)
 		dc.frame_size = txs_replay_udp_frame_max(r);
 		assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
 		ec.dev = dev;
-		assert_int_equal(txs_engine_create(&e, &ec), 0);
-		assert_int_equal(txs_engine_start(e), 0);
-		assert_int_equal(txs_engine_wait(e), 0);
+		e = t_engine_done(&ec);
 		struct txs_stat_row row;
 		txs_engine_read(e, &row);
 		assert_int_equal(row.packets, 12);

@@ -8,6 +8,7 @@
 #include <txscale/txscale.h>
 #include <txscale/gen.h>
 #include <txscale/udp.h>
+#include "test_engine.h"
 #include "test_util.h"
 #include "netdev/netdev_priv.h"
 #include "udp_matrix.h"
@@ -828,10 +829,7 @@ static void run_adapter(int family, bool connected, uint16_t gso, uint32_t len, 
 	assert_int_equal(txs_netdev_open(&dev, "dummy:verify", &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = 2, .count = count, .dev = dev, .gen = &txs_udp_sock_gen_ops,
 				      .gen_conf = &gc, .burst = burst };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row rows[2];
 	txs_engine_read(e, rows);
 	assert_int_equal(rows[0].packets + rows[1].packets, count);
@@ -1125,10 +1123,7 @@ static void engine_counts_datagrams(void **st)
 	const uint64_t count = 1009;
 	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = &s->dev.pub, .gen = &txs_udp_sock_gen_ops,
 				      .gen_conf = &gc, .burst = 7 };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row r;
 	txs_engine_read(e, &r);
 	assert_int_equal(r.packets, s->completed);
