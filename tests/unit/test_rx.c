@@ -17,6 +17,7 @@
 #include <txscale/rx.h>
 #include <txscale/stats.h>
 #include "rx/rx_priv.h"
+#include "test_sock.h"
 #include "test_util.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
@@ -1363,16 +1364,10 @@ static void udp_input_loopback(void **st)
 static void udp_input_port_range(void **st)
 {
 	(void)st;
-	struct txs_rx_input_conf ic = { .n_queues = 2, .have_bind = true };
-	txs_addr_parse(&ic.bind, "127.0.0.1");
+	struct txs_rx_input_conf ic = { .n_queues = 2 };
 	struct txs_rx_input *in = NULL;
 	char err[320];
-	int rc = -1;
-	for (unsigned tries = 0; rc < 0 && tries < 20; tries++) {
-		ic.port = (uint16_t)(34000 + (getpid() * 7 + tries * 5) % 15000);
-		ic.port_hi = (uint16_t)(ic.port + 3);
-		rc = txs_rx_input_open(&in, "udp", &ic, err, sizeof(err));
-	}
+	int rc = t_rx_udp_open(&in, &ic, 34000, 15000, 5, 3, err, sizeof(err));
 	if (rc < 0)
 		T_SKIP("no 4 loopback UDP ports: %s", err);
 	int s = socket(AF_INET, SOCK_DGRAM, 0);
