@@ -118,11 +118,7 @@ static void udp_queues_in_parallel(void **st)
 {
 	(void)st;
 	struct txs_rx_input_conf ic = { .n_queues = 2 };
-	struct txs_rx_input *in = NULL;
-	char err[256];
-	int rc = t_rx_udp_open(&in, &ic, 31000, 18000, 1, 0, err, sizeof(err));
-	if (rc < 0)
-		T_SKIP("no loopback UDP port: %s", err);
+	struct txs_rx_input *in = t_rx_udp_input(&ic, 31000, 18000, 1, 0, "no loopback UDP port");
 	int stop = 0;
 	struct poller pl[2];
 	pthread_t th[2];

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <txscale/rx.h>
+#include "test_util.h"
 
 /* Give the UDP socket fd of family (AF_INET or AF_INET6) a 4 MiB receive
  * buffer and bind it to loopback on a port the kernel picks (into *port).
@@ -38,21 +39,26 @@ static inline bool t_lo_bind(int fd, int family, uint16_t *port)
 					: ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return true;
 }
-/* Open a "udp" receive input of ic bound to 127.0.0.1 on free ports: port
+/* A "udp" receive input of ic bound to 127.0.0.1 on free ports: port
  * base + (7 pid + stride tries) % span, up to 20 tries, and where width > 0
- * the range to port + width (ic->port_hi). What the last try returned. */
-static inline int t_rx_udp_open(struct txs_rx_input **in, struct txs_rx_input_conf *ic, unsigned base, unsigned span,
-				unsigned stride, unsigned width, char *err, size_t errlen)
+ * the range to port + width (ic->port_hi). Where none opens, the test is
+ * skipped, the reason skip_why and the last error. */
+static inline struct txs_rx_input *t_rx_udp_input(struct txs_rx_input_conf *ic, unsigned base, unsigned span,
+						  unsigned stride, unsigned width, const char *skip_why)
 {
 	ic->have_bind = true;
 	txs_addr_parse(&ic->bind, "127.0.0.1");
+	struct txs_rx_input *in = NULL;
+	char err[320];
 	int rc = -1;
 	for (unsigned tries = 0; rc < 0 && tries < 20; tries++) {
 		ic->port = (uint16_t)(base + (getpid() * 7 + tries * stride) % span);
 		if (width)
 			ic->port_hi = (uint16_t)(ic->port + width);
-		rc = txs_rx_input_open(in, "udp", ic, err, errlen);
+		rc = txs_rx_input_open(&in, "udp", ic, err, sizeof(err));
 	}
-	return rc;
+	if (rc < 0)
+		T_SKIP("%s: %s", skip_why, err);
+	return in;
 }
 #endif
