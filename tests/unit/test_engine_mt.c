@@ -32,6 +32,16 @@ static struct txs_gen_conf gen_conf(bool v6, uint32_t len)
 	return gc;
 }
 
+/* The device spec opened with queues queues of frame_size bytes (0: the
+ * device's default). */
+static struct txs_netdev *open_dev(const char *spec, unsigned queues, uint32_t frame_size)
+{
+	struct txs_netdev *dev;
+	struct txs_netdev_conf dc = { .max_queues = queues, .frame_size = frame_size };
+	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
+	return dev;
+}
+
 struct run {
 	uint64_t packets, bytes, drops, verify_err;
 	double secs;
@@ -43,9 +53,7 @@ static struct run run_engine_pace(const char *devspec, unsigned workers, uint64_
 {
 	struct run r = { 0 };
 	struct txs_gen_conf gc = gen_conf(v6, len);
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = workers, .frame_size = 2048 };
-	assert_int_equal(txs_netdev_open(&dev, devspec, &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev(devspec, workers, 2048);
 	struct txs_engine_conf ec = { .n_workers = workers, .count = count, .duration = dur, .rate_pps = rate,
 				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
 	if (pace)
@@ -447,9 +455,7 @@ static int cmp_i64(const void *a, const void *b)
 static void dummy_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count, struct txs_ts_check *chk,
 		      int *chk_rc)
 {
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev("dummy", 1, 2048);
 	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = dev, .gen = g, .timestamps = mode };
 	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row row;
@@ -593,9 +599,7 @@ static void stop_from_another_thread(void **st)
 {
 	(void)st;
 	struct txs_gen_conf gc = gen_conf(false, 16);
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 2 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev("dummy", 2, 0);
 	struct txs_engine_conf ec = { .n_workers = 2, .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc,
 				      .duration = 30 };
 	assert_int_equal(txs_engine_create(&g_e, &ec), 0);
@@ -615,9 +619,7 @@ static void config_errors(void **st)
 {
 	(void)st;
 	struct txs_gen_conf gc = gen_conf(false, 16);
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 1 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev("dummy", 1, 0);
 	struct txs_engine *e;
 	struct txs_engine_conf ec = { .n_workers = 2, .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
 	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL); /* more workers than queues */
