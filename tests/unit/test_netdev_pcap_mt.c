@@ -11,28 +11,9 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include "test_engine.h"
+#define T_TMPDIR_NAME "txs_pcap"
+#include "test_tmpdir.h"
 #include "test_util.h"
-
-static char tmpdir[] = "/tmp/txs_pcap_XXXXXX";
-
-static int setup(void **st)
-{
-	(void)st;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **st)
-{
-	(void)st;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", tmpdir, name);
-}
 
 struct frame {
 	uint8_t *data;
@@ -73,7 +54,7 @@ static void bytes_roundtrip(void **st)
 		uint32_t payload;
 	} flows[] = { { AF_INET, 16 }, { AF_INET, 0 }, { AF_INET6, 100 }, { AF_INET, 1472 }, { AF_INET6, 24 } };
 	char file[256], spec[300];
-	path(file, sizeof(file), "roundtrip.pcap");
+	t_tmppath(file, sizeof(file), "roundtrip.pcap");
 	snprintf(spec, sizeof(spec), "pcap:%s", file);
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 1600 };
 	struct txs_netdev *dev;
@@ -146,7 +127,7 @@ static void engine_three_queues(void **st)
 {
 	(void)st;
 	char file[256], spec[300];
-	path(file, sizeof(file), "engine.pcap");
+	t_tmppath(file, sizeof(file), "engine.pcap");
 	snprintf(spec, sizeof(spec), "pcap:%s", file);
 	enum { W = 3, N = 30001 };
 	struct txs_gen_conf gc = { 0 };
@@ -200,7 +181,7 @@ static void gso_segments(void **st)
 	for (int fam = 0; fam < 2; fam++) {
 		int family = fam ? AF_INET6 : AF_INET;
 		char file[256], spec[300];
-		path(file, sizeof(file), fam ? "gso6.pcap" : "gso4.pcap");
+		t_tmppath(file, sizeof(file), fam ? "gso6.pcap" : "gso4.pcap");
 		snprintf(spec, sizeof(spec), "pcap:%s", file);
 		const uint32_t gs = 100, total = 3 * gs + 50; /* 4 segments, the last short */
 		struct txs_flow_spec sp;
@@ -268,7 +249,7 @@ static void refusals_and_open_errors(void **st)
 	assert_non_null(strstr(err, "/nonexistent-dir/x.pcap"));
 
 	char file[256], spec[300];
-	path(file, sizeof(file), "refuse.pcap");
+	t_tmppath(file, sizeof(file), "refuse.pcap");
 	snprintf(spec, sizeof(spec), "pcap:%s", file);
 	assert_int_equal(txs_netdev_open(&dev, spec, &dc, err, sizeof(err)), 0);
 	struct txs_txq *q;
@@ -362,7 +343,7 @@ int main(void)
 		cmocka_unit_test(refusals_and_open_errors),
 		cmocka_unit_test(write_error_counts),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, t_tmpdir_setup, t_tmpdir_teardown);
 }
 #else
 #include <stdio.h>
