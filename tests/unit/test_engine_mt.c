@@ -166,6 +166,19 @@ static void tiny_rate_waits(void **st)
 	assert_true(cpu < 0.2);
 }
 
+/* One worker, then two, send n datagrams at rate pps on schedule p: every
+ * one sent, never before min_secs (and within 5 s). */
+static void never_ahead(const struct txs_pace_conf *p, uint64_t n, double rate, double min_secs)
+{
+	for (unsigned w = 1; w <= 2; w++) {
+		struct run r = run_engine_pace("dummy", w, n, 0, rate, false, 16, p);
+		assert_int_equal(r.rc, 0);
+		assert_int_equal(r.packets, n);
+		assert_true(r.secs >= min_secs);
+		assert_true(r.secs < 5);
+	}
+}
+
 /* Rate profiles (engine.h): each kind is never ahead of its schedule, so a
  * run of a given count cannot end before the last datagram's due time; the
  * counts stay exact. How far behind a worker is depends on the CPU it gets:
@@ -177,13 +190,7 @@ static void ramp_never_ahead(void **st)
 	/* 0 -> 20k/s over 0.3 s: N(0.3 s) = 3000; then 20k/s: datagram 4999 of
 	 * the run is due at 0.3 + 1999 / 20000 = 0.39995 s */
 	struct txs_pace_conf p = { .kind = TXS_PACE_RAMP, .ramp_from = 0, .ramp_to = 20000, .ramp_secs = 0.3 };
-	for (unsigned w = 1; w <= 2; w++) {
-		struct run r = run_engine_pace("dummy", w, 5000, 0, 0, false, 16, &p);
-		assert_int_equal(r.rc, 0);
-		assert_int_equal(r.packets, 5000);
-		assert_true(r.secs >= 0.3999);
-		assert_true(r.secs < 5);
-	}
+	never_ahead(&p, 5000, 0, 0.3999);
 	/* a duration: 10k -> 0 over 0.2 s sends N(0.2) = 1000 (+1: datagram 0 at t0), then nothing */
 	struct txs_pace_conf d = { .kind = TXS_PACE_RAMP, .ramp_from = 10000, .ramp_to = 0, .ramp_secs = 0.2 };
 	struct run r = run_engine_pace("dummy", 2, 0, 0.4, 0, false, 16, &d);
@@ -205,13 +212,7 @@ static void poisson_never_ahead(void **st)
 	/* 4000 datagrams at a mean 40k/s: the schedule ends near 0.1 s (sd of
 	 * the sum of gaps: sqrt(4000) / 40k = 1.6 ms); never before 0.09 s */
 	struct txs_pace_conf p = { .kind = TXS_PACE_POISSON, .seed = 42 };
-	for (unsigned w = 1; w <= 2; w++) {
-		struct run r = run_engine_pace("dummy", w, 4000, 0, 40000, false, 16, &p);
-		assert_int_equal(r.rc, 0);
-		assert_int_equal(r.packets, 4000);
-		assert_true(r.secs >= 0.09);
-		assert_true(r.secs < 5);
-	}
+	never_ahead(&p, 4000, 40000, 0.09);
 }
 
 /* txs_pace_schedule: the schedule itself, without a clock. POISSON gaps
