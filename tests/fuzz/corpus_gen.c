@@ -11,6 +11,7 @@
 #include <string.h>
 #include <txscale/rx.h>
 #include <txscale/stats.h>
+#include "../unit/test_frame.h"
 
 static const char *root;
 
@@ -38,12 +39,7 @@ static void put_parse(const char *name, unsigned mode, const uint8_t *d, size_t 
 
 static uint32_t frame(uint8_t *buf, int v6, unsigned plen, uint32_t flow, uint64_t seq, bool nocsum)
 {
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, v6 ? "2001:2::1" : "198.18.0.1");
-	txs_addr_parse(&sp.dst, v6 ? "2001:2::2" : "198.18.0.2");
-	sp.sport = 40000;
-	sp.dport = 5201;
-	sp.payload_len = plen;
+	struct txs_flow_spec sp = t_flow_spec(v6, 40000, 5201, plen);
 	sp.flow_id = flow;
 	sp.no_udp_csum = nocsum;
 	sp.tos = 0x10;

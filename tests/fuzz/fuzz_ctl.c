@@ -19,13 +19,7 @@
 #include <unistd.h>
 #include <txscale/ctl.h>
 
-#define CHECK(c)                                                                          \
-	do {                                                                              \
-		if (!(c)) {                                                               \
-			fprintf(stderr, "fuzz_ctl: %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			abort();                                                          \
-		}                                                                         \
-	} while (0)
+#include "fuzz_check.h"
 
 static bool same_str(const char *a, const char *b)
 {

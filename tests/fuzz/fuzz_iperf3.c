@@ -18,13 +18,7 @@
 #include <unistd.h>
 #include <txscale/iperf3.h>
 
-#define CHECK(c)                                                                             \
-	do {                                                                                 \
-		if (!(c)) {                                                                  \
-			fprintf(stderr, "fuzz_iperf3: %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			abort();                                                             \
-		}                                                                            \
-	} while (0)
+#include "fuzz_check.h"
 
 static void params(const uint8_t *d, size_t n)
 {

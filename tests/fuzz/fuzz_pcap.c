@@ -8,13 +8,7 @@
 #include <string.h>
 #include <txscale/rx.h>
 
-#define CHECK(c)                                                                           \
-	do {                                                                               \
-		if (!(c)) {                                                                \
-			fprintf(stderr, "fuzz_pcap: %s:%d: %s\n", __FILE__, __LINE__, #c); \
-			abort();                                                           \
-		}                                                                          \
-	} while (0)
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

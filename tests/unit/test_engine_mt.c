@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <txscale/txscale.h>
+#include "test_engine.h"
 #include "test_util.h"
 #include "engine/worker.h"
 #include "netdev/netdev_priv.h"
@@ -31,6 +32,16 @@ static struct txs_gen_conf gen_conf(bool v6, uint32_t len)
 	return gc;
 }
 
+/* The device spec opened with queues queues of frame_size bytes (0: the
+ * device's default). */
+static struct txs_netdev *open_dev(const char *spec, unsigned queues, uint32_t frame_size)
+{
+	struct txs_netdev *dev;
+	struct txs_netdev_conf dc = { .max_queues = queues, .frame_size = frame_size };
+	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
+	return dev;
+}
+
 struct run {
 	uint64_t packets, bytes, drops, verify_err;
 	double secs;
@@ -42,9 +53,7 @@ static struct run run_engine_pace(const char *devspec, unsigned workers, uint64_
 {
 	struct run r = { 0 };
 	struct txs_gen_conf gc = gen_conf(v6, len);
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = workers, .frame_size = 2048 };
-	assert_int_equal(txs_netdev_open(&dev, devspec, &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev(devspec, workers, 2048);
 	struct txs_engine_conf ec = { .n_workers = workers, .count = count, .duration = dur, .rate_pps = rate,
 				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
 	if (pace)
@@ -157,6 +166,19 @@ static void tiny_rate_waits(void **st)
 	assert_true(cpu < 0.2);
 }
 
+/* One worker, then two, send n datagrams at rate pps on schedule p: every
+ * one sent, never before min_secs (and within 5 s). */
+static void never_ahead(const struct txs_pace_conf *p, uint64_t n, double rate, double min_secs)
+{
+	for (unsigned w = 1; w <= 2; w++) {
+		struct run r = run_engine_pace("dummy", w, n, 0, rate, false, 16, p);
+		assert_int_equal(r.rc, 0);
+		assert_int_equal(r.packets, n);
+		assert_true(r.secs >= min_secs);
+		assert_true(r.secs < 5);
+	}
+}
+
 /* Rate profiles (engine.h): each kind is never ahead of its schedule, so a
  * run of a given count cannot end before the last datagram's due time; the
  * counts stay exact. How far behind a worker is depends on the CPU it gets:
@@ -168,13 +190,7 @@ static void ramp_never_ahead(void **st)
 	/* 0 -> 20k/s over 0.3 s: N(0.3 s) = 3000; then 20k/s: datagram 4999 of
 	 * the run is due at 0.3 + 1999 / 20000 = 0.39995 s */
 	struct txs_pace_conf p = { .kind = TXS_PACE_RAMP, .ramp_from = 0, .ramp_to = 20000, .ramp_secs = 0.3 };
-	for (unsigned w = 1; w <= 2; w++) {
-		struct run r = run_engine_pace("dummy", w, 5000, 0, 0, false, 16, &p);
-		assert_int_equal(r.rc, 0);
-		assert_int_equal(r.packets, 5000);
-		assert_true(r.secs >= 0.3999);
-		assert_true(r.secs < 5);
-	}
+	never_ahead(&p, 5000, 0, 0.3999);
 	/* a duration: 10k -> 0 over 0.2 s sends N(0.2) = 1000 (+1: datagram 0 at t0), then nothing */
 	struct txs_pace_conf d = { .kind = TXS_PACE_RAMP, .ramp_from = 10000, .ramp_to = 0, .ramp_secs = 0.2 };
 	struct run r = run_engine_pace("dummy", 2, 0, 0.4, 0, false, 16, &d);
@@ -196,13 +212,7 @@ static void poisson_never_ahead(void **st)
 	/* 4000 datagrams at a mean 40k/s: the schedule ends near 0.1 s (sd of
 	 * the sum of gaps: sqrt(4000) / 40k = 1.6 ms); never before 0.09 s */
 	struct txs_pace_conf p = { .kind = TXS_PACE_POISSON, .seed = 42 };
-	for (unsigned w = 1; w <= 2; w++) {
-		struct run r = run_engine_pace("dummy", w, 4000, 0, 40000, false, 16, &p);
-		assert_int_equal(r.rc, 0);
-		assert_int_equal(r.packets, 4000);
-		assert_true(r.secs >= 0.09);
-		assert_true(r.secs < 5);
-	}
+	never_ahead(&p, 4000, 40000, 0.09);
 }
 
 /* txs_pace_schedule: the schedule itself, without a clock. POISSON gaps
@@ -391,6 +401,15 @@ struct ts_rec {
 };
 static struct ts_rec g_ts;
 
+/* A 60-byte zero frame, one segment, on link 0. */
+static void blank_frame(struct txs_pktbuf *b)
+{
+	memset(b->data, 0, 60);
+	b->len = 60;
+	b->segs = 1;
+	b->link = 0;
+}
+
 static unsigned ts_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
 	/* like a GSO generator: whole units, but only the datagrams still due */
@@ -402,12 +421,8 @@ static unsigned ts_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, 
 		return 0;
 	if (n >= unit)
 		n -= n % unit;
-	for (unsigned i = 0; i < n; i++) {
-		memset(b[i].data, 0, 60);
-		b[i].len = 60;
-		b[i].segs = 1;
-		b[i].link = 0;
-	}
+	for (unsigned i = 0; i < n; i++)
+		blank_frame(&b[i]);
 	if (g_ts.calls < TS_MAX) {
 		g_ts.now[g_ts.calls] = now_ns;
 		g_ts.nbuf[g_ts.calls] = n;
@@ -434,22 +449,29 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void ts_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count)
+/* Run one worker of gen g for count datagrams with timestamps mode on a
+ * fresh one-queue dummy device: wait returns 0, and the worker counts
+ * count. With chk, the engine's timestamp check goes there (its result in
+ * *chk_rc). */
+static void dummy_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count, struct txs_ts_check *chk,
+		      int *chk_rc)
 {
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev("dummy", 1, 2048);
 	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = dev, .gen = g, .timestamps = mode };
-	struct txs_engine *e;
-	memset(&g_ts, 0, sizeof(g_ts));
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row row;
 	txs_engine_read(e, &row);
 	assert_int_equal(row.packets, count);
+	if (chk)
+		*chk_rc = txs_engine_ts_check(e, chk);
 	txs_engine_destroy(e);
 	txs_netdev_close(dev);
+}
+
+static void ts_run(const struct txs_gen_ops *g, enum txs_ts_mode mode, uint64_t count)
+{
+	memset(&g_ts, 0, sizeof(g_ts));
+	dummy_run(g, mode, count, NULL, NULL);
 	assert_int_equal(g_ts.bufs, count);
 }
 
@@ -504,10 +526,7 @@ static unsigned tsi_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 		txs_stamper_init(&st, w);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t s = !w->ts_packet ? now_ns : interp ? txs_stamper_next(&st) : txs_stamper_read(&st);
-		memset(b[i].data, 0, 60);
-		b[i].len = 60;
-		b[i].segs = 1;
-		b[i].link = 0;
+		blank_frame(&b[i]);
 		if (g_tsi.n < TSI_MAX) {
 			g_tsi.stamp[g_tsi.n] = s;
 			g_tsi.after[g_tsi.n] = txs_now_real_ns();
@@ -523,22 +542,8 @@ static const struct txs_gen_ops tsi_gen = { .fill = tsi_fill, .stamps_each = tru
 
 static void tsi_run(enum txs_ts_mode mode, struct txs_ts_check *chk, int *chk_rc)
 {
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 2048 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
-	struct txs_engine_conf ec = { .n_workers = 1, .count = TSI_MAX, .dev = dev, .gen = &tsi_gen,
-				      .timestamps = mode };
-	struct txs_engine *e;
 	memset(&g_tsi, 0, sizeof(g_tsi));
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
-	struct txs_stat_row row;
-	txs_engine_read(e, &row);
-	assert_int_equal(row.packets, TSI_MAX);
-	*chk_rc = txs_engine_ts_check(e, chk);
-	txs_engine_destroy(e);
-	txs_netdev_close(dev);
+	dummy_run(&tsi_gen, mode, TSI_MAX, chk, chk_rc);
 	assert_int_equal(g_tsi.n, TSI_MAX);
 }
 
@@ -595,9 +600,7 @@ static void stop_from_another_thread(void **st)
 {
 	(void)st;
 	struct txs_gen_conf gc = gen_conf(false, 16);
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 2 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev("dummy", 2, 0);
 	struct txs_engine_conf ec = { .n_workers = 2, .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc,
 				      .duration = 30 };
 	assert_int_equal(txs_engine_create(&g_e, &ec), 0);
@@ -617,9 +620,7 @@ static void config_errors(void **st)
 {
 	(void)st;
 	struct txs_gen_conf gc = gen_conf(false, 16);
-	struct txs_netdev *dev;
-	struct txs_netdev_conf dc = { .max_queues = 1 };
-	assert_int_equal(txs_netdev_open(&dev, "dummy", &dc, NULL, 0), 0);
+	struct txs_netdev *dev = open_dev("dummy", 1, 0);
 	struct txs_engine *e;
 	struct txs_engine_conf ec = { .n_workers = 2, .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
 	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL); /* more workers than queues */
@@ -655,40 +656,28 @@ static void config_errors(void **st)
 	/* a generator whose template cannot be built: the worker fails, wait reports it */
 	gc.spec.payload_len = 70000;
 	ec.count = 10;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), -EMSGSIZE);
-	txs_engine_destroy(e);
+	assert_int_equal(t_engine_run(&ec), -EMSGSIZE);
 	/* pinning to a CPU that does not exist */
 	gc.spec.payload_len = 16;
 	int cpu = 4095;
 	ec.cpus = &cpu;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), -EINVAL);
-	txs_engine_destroy(e);
+	assert_int_equal(t_engine_run(&ec), -EINVAL);
 	txs_netdev_close(dev);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exact_counts),
-		cmocka_unit_test(duration_stops),
-		cmocka_unit_test(rate_control),
-		cmocka_unit_test(workers_staggered),
-		cmocka_unit_test(tiny_rate_waits),
-		cmocka_unit_test(ramp_never_ahead),
-		cmocka_unit_test(poisson_never_ahead),
-		cmocka_unit_test(schedule_poisson_exponential),
-		cmocka_unit_test(schedule_shapes),
-		cmocka_unit_test(engine_keeps_schedule),
-		cmocka_unit_test(bursts_keep_silence),
-		cmocka_unit_test(table_schedule),
-		cmocka_unit_test(timestamps_per_packet),
-		cmocka_unit_test(timestamps_interp),
-		cmocka_unit_test(stop_from_another_thread),
-		cmocka_unit_test(config_errors),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(exact_counts),
+       cmocka_unit_test(duration_stops),
+       cmocka_unit_test(rate_control),
+       cmocka_unit_test(workers_staggered),
+       cmocka_unit_test(tiny_rate_waits),
+       cmocka_unit_test(ramp_never_ahead),
+       cmocka_unit_test(poisson_never_ahead),
+       cmocka_unit_test(schedule_poisson_exponential),
+       cmocka_unit_test(schedule_shapes),
+       cmocka_unit_test(engine_keeps_schedule),
+       cmocka_unit_test(bursts_keep_silence),
+       cmocka_unit_test(table_schedule),
+       cmocka_unit_test(timestamps_per_packet),
+       cmocka_unit_test(timestamps_interp),
+       cmocka_unit_test(stop_from_another_thread),
+       cmocka_unit_test(config_errors))

@@ -146,12 +146,6 @@ static void no_allocator(void **st)
 	txs_udp_gen_ops.fini(&f.w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(ids_from_allocator),
-		cmocka_unit_test(df_zero_option),
-		cmocka_unit_test(no_allocator),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(ids_from_allocator),
+       cmocka_unit_test(df_zero_option),
+       cmocka_unit_test(no_allocator))

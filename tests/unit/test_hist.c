@@ -130,12 +130,6 @@ static void hist_sum_no_wrap(void **st)
 	assert_true(a.sum == (unsigned __int128)32 << 62);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(hist_percentiles),
-		cmocka_unit_test(hist_buckets),
-		cmocka_unit_test(hist_sum_no_wrap),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(hist_percentiles),
+       cmocka_unit_test(hist_buckets),
+       cmocka_unit_test(hist_sum_no_wrap))

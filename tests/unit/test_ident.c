@@ -681,25 +681,19 @@ static void lease_epoch_wrap(void **st)
 	thaw_clock();
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(siphash_reference_vectors),
-		cmocka_unit_test(registry_and_errors),
-		cmocka_unit_test(df_zero_accessor),
-		cmocka_unit_test(consecutive_runs_wrap),
-		cmocka_unit_test(reuse_distance_single_core),
-		cmocka_unit_test(delta_on_clock_change),
-		cmocka_unit_test(interleaved_cores_unique),
-		cmocka_unit_test(keyed_hash_maps),
-		cmocka_unit_test(v6_frag_ids),
-		cmocka_unit_test(flow_counters),
-		cmocka_unit_test(lease_bounds_rule),
-		cmocka_unit_test(lease_block_adapts),
-		cmocka_unit_test(lease_tail_rules),
-		cmocka_unit_test(lease_many_destinations),
-		cmocka_unit_test(lease_stamp_only_forward),
-		cmocka_unit_test(lease_epoch_wrap),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(siphash_reference_vectors),
+       cmocka_unit_test(registry_and_errors),
+       cmocka_unit_test(df_zero_accessor),
+       cmocka_unit_test(consecutive_runs_wrap),
+       cmocka_unit_test(reuse_distance_single_core),
+       cmocka_unit_test(delta_on_clock_change),
+       cmocka_unit_test(interleaved_cores_unique),
+       cmocka_unit_test(keyed_hash_maps),
+       cmocka_unit_test(v6_frag_ids),
+       cmocka_unit_test(flow_counters),
+       cmocka_unit_test(lease_bounds_rule),
+       cmocka_unit_test(lease_block_adapts),
+       cmocka_unit_test(lease_tail_rules),
+       cmocka_unit_test(lease_many_destinations),
+       cmocka_unit_test(lease_stamp_only_forward),
+       cmocka_unit_test(lease_epoch_wrap))

@@ -27,6 +27,16 @@ struct rec {
 	uint8_t bucket, segs;
 };
 
+/* A worker thread's start: core k of id opened (the result in *rc), then
+ * all threads meet at bar. The core, or NULL where the open failed. */
+static struct txs_ident_core *open_then_wait(struct txs_ident *id, unsigned k, pthread_barrier_t *bar, int *rc)
+{
+	struct txs_ident_core *c;
+	*rc = txs_ident_core_open(id, k, &c);
+	pthread_barrier_wait(bar);
+	return *rc ? NULL : c;
+}
+
 struct worker {
 	struct txs_ident *id;
 	unsigned k;
@@ -55,10 +65,8 @@ static void *ticker(void *arg)
 static void *run(void *arg)
 {
 	struct worker *w = arg;
-	struct txs_ident_core *c;
-	w->rc = txs_ident_core_open(w->id, w->k, &c);
-	pthread_barrier_wait(w->bar);
-	if (w->rc)
+	struct txs_ident_core *c = open_then_wait(w->id, w->k, w->bar, &w->rc);
+	if (!c)
 		return NULL;
 	uint64_t r = w->seed;
 	for (unsigned i = 0; i < w->calls; i++) {
@@ -204,10 +212,8 @@ static uint64_t mono_ns(void)
 static void *wrun(void *arg)
 {
 	struct wworker *w = arg;
-	struct txs_ident_core *c;
-	w->rc = txs_ident_core_open(w->id, w->k, &c);
-	pthread_barrier_wait(w->bar);
-	if (w->rc)
+	struct txs_ident_core *c = open_then_wait(w->id, w->k, w->bar, &w->rc);
+	if (!c)
 		return NULL;
 	uint64_t t0 = mono_ns(), r = w->k + 77;
 	for (unsigned i = 0; i < w->n; i++) {
@@ -303,11 +309,5 @@ static void lease_waste_bound_real_clock(void **st)
 	print_message("all modes: %llu wasted of %llu handed out\n", (unsigned long long)tw, (unsigned long long)th);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(concurrent_uniqueness),
-		cmocka_unit_test(lease_waste_bound_real_clock),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(concurrent_uniqueness),
+       cmocka_unit_test(lease_waste_bound_real_clock))

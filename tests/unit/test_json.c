@@ -108,6 +108,19 @@ static void paths(void **st)
 	json_decref(o);
 }
 
+/* {"a":[[...]]} with depth arrays into buf (2 depth + 6 bytes): its length. */
+static size_t nested(char *buf, size_t depth)
+{
+	size_t k = 0;
+	buf[k++] = '{', buf[k++] = '"', buf[k++] = 'a', buf[k++] = '"', buf[k++] = ':';
+	for (size_t i = 0; i < depth; i++)
+		buf[k++] = '[';
+	for (size_t i = 0; i < depth; i++)
+		buf[k++] = ']';
+	buf[k++] = '}';
+	return k;
+}
+
 static void malformed(void **st)
 {
 	(void)st;
@@ -123,24 +136,13 @@ static void malformed(void **st)
 	assert_non_null(o);
 	json_decref(o);
 	/* nesting beyond jansson's limit is refused, not recursed into without end */
-	size_t k = 0, depth = 5000;
+	size_t depth = 5000;
 	char *deep = malloc(2 * depth + 8);
-	deep[k++] = '{', deep[k++] = '"', deep[k++] = 'a', deep[k++] = '"', deep[k++] = ':';
-	for (size_t i = 0; i < depth; i++)
-		deep[k++] = '[';
-	for (size_t i = 0; i < depth; i++)
-		deep[k++] = ']';
-	deep[k++] = '}';
+	size_t k = nested(deep, depth);
 	assert_null(txs_jload(deep, k));
 	/* our own bound: the members' values at level 1, no container below 32 */
 	for (size_t d = 31; d <= 33; d++) {
-		k = 0;
-		deep[k++] = '{', deep[k++] = '"', deep[k++] = 'a', deep[k++] = '"', deep[k++] = ':';
-		for (size_t i = 0; i < d; i++)
-			deep[k++] = '[';
-		for (size_t i = 0; i < d; i++)
-			deep[k++] = ']';
-		deep[k++] = '}';
+		k = nested(deep, d);
 		o = txs_jload(deep, k);
 		if (d <= 32)
 			assert_non_null(o);
@@ -151,12 +153,6 @@ static void malformed(void **st)
 	free(deep);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(writer_round_trip),
-		cmocka_unit_test(paths),
-		cmocka_unit_test(malformed),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(writer_round_trip),
+       cmocka_unit_test(paths),
+       cmocka_unit_test(malformed))

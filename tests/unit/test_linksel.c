@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <txscale/txscale.h>
+#include "test_engine.h"
 #include "test_util.h"
 
 /* Every configuration that the mode-generic tests run over. */
@@ -665,10 +666,7 @@ static void gen_run_rate(const char *bond, unsigned links, unsigned threads, uin
 	gc.linksel = ls;
 	struct txs_engine_conf ec = { .n_workers = threads, .count = count, .rate_pps = pps, .dev = dev,
 				      .gen = &txs_udp_gen_ops, .gen_conf = &gc };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	txs_engine_destroy(e);
 	for (unsigned l = 0; l < links; l++) {
 		struct txs_link_counters lc;
@@ -717,23 +715,17 @@ static void gen_uses_linksel(void **st)
 		assert_int_equal(pl[l], 1000);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fastdiv_exact),
-		cmocka_unit_test(parse_good),
-		cmocka_unit_test(parse_bad),
-		cmocka_unit_test(every_mode_basics),
-		cmocka_unit_test(every_mode_failover_loses_nothing),
-		cmocka_unit_test(rr_distribution),
-		cmocka_unit_test(rr_runs_exact),
-		cmocka_unit_test(rr_staggered_offsets),
-		cmocka_unit_test(lockstep_imbalance),
-		cmocka_unit_test(xor_hand_computed),
-		cmocka_unit_test(xor_failover),
-		cmocka_unit_test(active_backup_failover),
-		cmocka_unit_test(broadcast_masks),
-		cmocka_unit_test(gen_uses_linksel),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(fastdiv_exact),
+       cmocka_unit_test(parse_good),
+       cmocka_unit_test(parse_bad),
+       cmocka_unit_test(every_mode_basics),
+       cmocka_unit_test(every_mode_failover_loses_nothing),
+       cmocka_unit_test(rr_distribution),
+       cmocka_unit_test(rr_runs_exact),
+       cmocka_unit_test(rr_staggered_offsets),
+       cmocka_unit_test(lockstep_imbalance),
+       cmocka_unit_test(xor_hand_computed),
+       cmocka_unit_test(xor_failover),
+       cmocka_unit_test(active_backup_failover),
+       cmocka_unit_test(broadcast_masks),
+       cmocka_unit_test(gen_uses_linksel))

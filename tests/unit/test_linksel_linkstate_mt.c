@@ -234,12 +234,6 @@ static void fail_marks_down_once(void **state)
 	free(st);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fail_marks_down_once),
-		cmocka_unit_test(every_mode_monitor_only),
-		cmocka_unit_test(every_mode_with_queue_errors),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(fail_marks_down_once),
+       cmocka_unit_test(every_mode_monitor_only),
+       cmocka_unit_test(every_mode_with_queue_errors))

@@ -236,12 +236,6 @@ static void counters_exact(void **st_)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(failover_under_traffic),
-		cmocka_unit_test(all_down_counted),
-		cmocka_unit_test(counters_exact),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(failover_under_traffic),
+       cmocka_unit_test(all_down_counted),
+       cmocka_unit_test(counters_exact))

@@ -408,12 +408,12 @@ static void textfile(void **st)
 	rmdir(dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(escaping),	    cmocka_unit_test(bad_names),	cmocka_unit_test(hist_cumulative),
-		cmocka_unit_test(hist_log),	    cmocka_unit_test(registry_sessions), cmocka_unit_test(parse_addr),
-		cmocka_unit_test(rx_bounded),	    cmocka_unit_test(send_rows),	cmocka_unit_test(textfile),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(escaping),
+       cmocka_unit_test(bad_names),
+       cmocka_unit_test(hist_cumulative),
+       cmocka_unit_test(hist_log),
+       cmocka_unit_test(registry_sessions),
+       cmocka_unit_test(parse_addr),
+       cmocka_unit_test(rx_bounded),
+       cmocka_unit_test(send_rows),
+       cmocka_unit_test(textfile))

@@ -148,8 +148,4 @@ static void live_scrapes(void **st)
 	txs_rx_core_destroy(x.c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = { cmocka_unit_test(live_scrapes) };
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(live_scrapes))

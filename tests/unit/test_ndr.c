@@ -390,12 +390,12 @@ static void trial_verdict(void **st)
 	assert_int_equal(txs_ndr_trial_parse(&t, recv_line, strlen(recv_line), recv_line, strlen(recv_line)), -EINVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(ndr_converges),    cmocka_unit_test(ndr_monotone),      cmocka_unit_test(ndr_edges),
-		cmocka_unit_test(ndr_bounded),      cmocka_unit_test(ndr_confirm_fails), cmocka_unit_test(ndr_noisy),
-		cmocka_unit_test(ndr_init_checks),  cmocka_unit_test(json_reader),       cmocka_unit_test(trial_verdict),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(ndr_converges),
+       cmocka_unit_test(ndr_monotone),
+       cmocka_unit_test(ndr_edges),
+       cmocka_unit_test(ndr_bounded),
+       cmocka_unit_test(ndr_confirm_fails),
+       cmocka_unit_test(ndr_noisy),
+       cmocka_unit_test(ndr_init_checks),
+       cmocka_unit_test(json_reader),
+       cmocka_unit_test(trial_verdict))

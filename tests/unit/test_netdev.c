@@ -6,16 +6,12 @@
 #include <string.h>
 #include <txscale/netdev.h>
 #include <txscale/pkt.h>
+#include "test_frame.h"
 #include "test_util.h"
 
 static void build_frame(struct txs_tmpl *t, bool v6, uint32_t plen)
 {
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, v6 ? "2001:2::1" : "198.18.0.1");
-	txs_addr_parse(&sp.dst, v6 ? "2001:2::2" : "198.18.0.2");
-	sp.sport = 1;
-	sp.dport = 2;
-	sp.payload_len = plen;
+	struct txs_flow_spec sp = t_flow_spec(v6, 1, 2, plen);
 	assert_int_equal(txs_tmpl_build(t, &sp), 0);
 }
 
@@ -146,12 +142,6 @@ static void dummy_verify_catches_bad_frames(void **st)
 	txs_netdev_close(d);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(registry_and_open_errors),
-		cmocka_unit_test(dummy_counts_per_link),
-		cmocka_unit_test(dummy_verify_catches_bad_frames),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(registry_and_open_errors),
+       cmocka_unit_test(dummy_counts_per_link),
+       cmocka_unit_test(dummy_verify_catches_bad_frames))

@@ -10,27 +10,19 @@
 #include <string.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
+#include "test_engine.h"
+#define T_TMPDIR_NAME "txs_pcap"
+#include "test_tmpdir.h"
 #include "test_util.h"
 
-static char tmpdir[] = "/tmp/txs_pcap_XXXXXX";
-
-static int setup(void **st)
+/* Send b[0..n): the first sent go out, the rest are refused and released;
+ * then link 0's counts into *lc. */
+static void send_some(struct txs_netdev *dev, struct txs_txq *q, struct txs_pktbuf *b, unsigned n, unsigned sent,
+		      struct txs_link_counters *lc)
 {
-	(void)st;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **st)
-{
-	(void)st;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", tmpdir, name);
+	assert_int_equal(txs_txq_send(q, b, n), sent);
+	txs_txq_release(q, b + sent, n - sent);
+	txs_netdev_link_stats(dev, 0, lc);
 }
 
 struct frame {
@@ -72,7 +64,7 @@ static void bytes_roundtrip(void **st)
 		uint32_t payload;
 	} flows[] = { { AF_INET, 16 }, { AF_INET, 0 }, { AF_INET6, 100 }, { AF_INET, 1472 }, { AF_INET6, 24 } };
 	char file[256], spec[300];
-	path(file, sizeof(file), "roundtrip.pcap");
+	t_tmppath(file, sizeof(file), "roundtrip.pcap");
 	snprintf(spec, sizeof(spec), "pcap:%s", file);
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = 1600 };
 	struct txs_netdev *dev;
@@ -145,7 +137,7 @@ static void engine_three_queues(void **st)
 {
 	(void)st;
 	char file[256], spec[300];
-	path(file, sizeof(file), "engine.pcap");
+	t_tmppath(file, sizeof(file), "engine.pcap");
 	snprintf(spec, sizeof(spec), "pcap:%s", file);
 	enum { W = 3, N = 30001 };
 	struct txs_gen_conf gc = { 0 };
@@ -157,10 +149,7 @@ static void engine_three_queues(void **st)
 	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = W, .count = N, .dev = dev, .gen = &txs_udp_gen_ops,
 				      .gen_conf = &gc, .burst = 64 };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row rows[W];
 	txs_engine_read(e, rows);
 	uint64_t sent = 0;
@@ -202,7 +191,7 @@ static void gso_segments(void **st)
 	for (int fam = 0; fam < 2; fam++) {
 		int family = fam ? AF_INET6 : AF_INET;
 		char file[256], spec[300];
-		path(file, sizeof(file), fam ? "gso6.pcap" : "gso4.pcap");
+		t_tmppath(file, sizeof(file), fam ? "gso6.pcap" : "gso4.pcap");
 		snprintf(spec, sizeof(spec), "pcap:%s", file);
 		const uint32_t gs = 100, total = 3 * gs + 50; /* 4 segments, the last short */
 		struct txs_flow_spec sp;
@@ -224,10 +213,8 @@ static void gso_segments(void **st)
 		b[1].l4_off = t.l4_off;
 		b[1].gso_size = (uint16_t)gs;
 		b[1].segs = 3; /* wrong: 350 bytes make 4 segments: refused */
-		assert_int_equal(txs_txq_send(q, b, 2), 1);
-		txs_txq_release(q, b + 1, 1);
 		struct txs_link_counters lc;
-		txs_netdev_link_stats(dev, 0, &lc);
+		send_some(dev, q, b, 2, 1, &lc);
 		assert_int_equal(lc.packets, 4);
 		assert_int_equal(lc.drop_err, 3);
 		const uint8_t *payload = b[0].data + t.pay_off;
@@ -270,7 +257,7 @@ static void refusals_and_open_errors(void **st)
 	assert_non_null(strstr(err, "/nonexistent-dir/x.pcap"));
 
 	char file[256], spec[300];
-	path(file, sizeof(file), "refuse.pcap");
+	t_tmppath(file, sizeof(file), "refuse.pcap");
 	snprintf(spec, sizeof(spec), "pcap:%s", file);
 	assert_int_equal(txs_netdev_open(&dev, spec, &dc, err, sizeof(err)), 0);
 	struct txs_txq *q;
@@ -282,10 +269,8 @@ static void refusals_and_open_errors(void **st)
 		b[i].len = 60;
 	}
 	b[2].len = 10; /* shorter than an Ethernet header */
-	assert_int_equal(txs_txq_send(q, b, 4), 2);
-	txs_txq_release(q, b + 2, 2);
 	struct txs_link_counters lc;
-	txs_netdev_link_stats(dev, 0, &lc);
+	send_some(dev, q, b, 4, 2, &lc);
 	assert_int_equal(lc.packets, 2);
 	assert_int_equal(lc.bytes, 120);
 	assert_int_equal(lc.drop_err, 2);
@@ -364,7 +349,7 @@ int main(void)
 		cmocka_unit_test(refusals_and_open_errors),
 		cmocka_unit_test(write_error_counts),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, t_tmpdir_setup, t_tmpdir_teardown);
 }
 #else
 #include <stdio.h>

@@ -191,10 +191,7 @@ int main(void)
 	}
 	if (!have_netns)
 		fprintf(stderr, "note: not root or no network namespaces: sending tests skipped\n");
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spec_errors),
-		cmocka_unit_test(test_exact_counts),
-		cmocka_unit_test(test_wrong_format),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	T_RUN(cmocka_unit_test(test_spec_errors),
+	      cmocka_unit_test(test_exact_counts),
+	      cmocka_unit_test(test_wrong_format));
 }

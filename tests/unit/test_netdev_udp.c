@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
+#include "test_frame.h"
+#include "test_sock.h"
 #include "test_util.h"
 
 struct rx {
@@ -25,32 +27,18 @@ static bool rx_open(struct rx *r, int family)
 	r->fd = socket(family, SOCK_DGRAM, 0);
 	if (r->fd < 0)
 		return false;
-	int big = 4 << 20, one = 1;
-	setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl;
+	int one = 1;
 	if (family == AF_INET) {
-		struct sockaddr_in *s = (void *)&ss;
-		s->sin_family = AF_INET;
-		s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sl = sizeof(*s);
 		setsockopt(r->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 		setsockopt(r->fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
 	} else {
-		struct sockaddr_in6 *s = (void *)&ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_addr = in6addr_loopback;
-		sl = sizeof(*s);
 		setsockopt(r->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
 		setsockopt(r->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
 	}
-	if (bind(r->fd, (struct sockaddr *)&ss, sl) < 0) {
+	if (!t_lo_bind(r->fd, family, &r->port)) {
 		close(r->fd);
 		return false;
 	}
-	getsockname(r->fd, (struct sockaddr *)&ss, &sl);
-	r->port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-					  : ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return true;
 }
 
@@ -108,6 +96,61 @@ struct lo_case {
 	unsigned n, burst;
 };
 
+/* Frame b from template t with sequence seq. */
+static void put(struct txs_pktbuf *b, const struct txs_tmpl *t, uint64_t seq)
+{
+	b->len = txs_tmpl_patch(t, b->data, 0, seq, 0);
+	b->l4_off = t->l4_off;
+}
+
+/* Frames b[0..n) from t, sequences first, first + 1, ... */
+static void put_n(struct txs_pktbuf *b, unsigned n, const struct txs_tmpl *t, uint64_t first)
+{
+	for (unsigned i = 0; i < n; i++)
+		put(&b[i], t, first + i);
+}
+
+/* Open the device spec with dc and its queue 0; both must succeed. */
+static struct txs_txq *open_q(struct txs_netdev **dev, const char *spec, const struct txs_netdev_conf *dc)
+{
+	char err[200] = "";
+	int rc = txs_netdev_open(dev, spec, dc, err, sizeof(err));
+	if (rc)
+		fail_msg("%s: %d (%s)", spec, rc, err);
+	struct txs_txq *q;
+	assert_int_equal(txs_txq_open(*dev, 0, &q), 0);
+	return q;
+}
+
+/* An IPv4 loopback receiver and a device spec sending to it frames of plen
+ * payload bytes from a free source port (df: with DF), frame_size theirs,
+ * the rest of the device's conf from base. */
+struct lo_fix {
+	struct rx r;
+	struct txs_tmpl t;
+	struct txs_netdev *dev;
+	struct txs_txq *q;
+};
+
+static void fix_open(struct lo_fix *f, const char *spec, uint32_t plen, bool df, const struct txs_netdev_conf *base)
+{
+	assert_true(rx_open(&f->r, AF_INET));
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), f->r.port, plen);
+	sp.df = df;
+	assert_int_equal(txs_tmpl_build(&f->t, &sp), 0);
+	struct txs_netdev_conf dc = *base;
+	dc.max_queues = 1;
+	dc.frame_size = f->t.wire_len;
+	f->q = open_q(&f->dev, spec, &dc);
+}
+
+static void fix_close(struct lo_fix *f)
+{
+	txs_netdev_close(f->dev);
+	txs_tmpl_free(&f->t);
+	close(f->r.fd);
+}
+
 /* Send n frames in bursts through the device and check each datagram. */
 static void run_loopback(const struct lo_case *c)
 {
@@ -117,12 +160,7 @@ static void run_loopback(const struct lo_case *c)
 			return; /* no IPv6 loopback here: nothing to check */
 		fail_msg("cannot open a loopback receiver");
 	}
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, c->family == AF_INET ? "127.0.0.1" : "::1");
-	txs_addr_parse(&sp.dst, c->family == AF_INET ? "127.0.0.1" : "::1");
-	sp.sport = free_port(c->family);
-	sp.dport = r.port;
-	sp.payload_len = c->payload;
+	struct txs_flow_spec sp = t_lo_spec(c->family, free_port(c->family), r.port, c->payload);
 	sp.tos = 0x28;
 	sp.ttl = 33;
 	sp.flow_id = 7;
@@ -131,12 +169,9 @@ static void run_loopback(const struct lo_case *c)
 
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .dst = sp.dst, .dport = sp.dport };
 	struct txs_netdev *dev;
-	char err[200];
-	assert_int_equal(txs_netdev_open(&dev, c->spec, &dc, err, sizeof(err)), 0);
+	struct txs_txq *q = open_q(&dev, c->spec, &dc);
 	assert_int_equal(dev->src_addr.family, c->family);
 	assert_memory_equal(dev->src_addr.bytes, sp.src.bytes, c->family == AF_INET ? 4 : 16);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
 
 	uint8_t *sent = malloc((size_t)c->n * c->payload + 1);
 	struct txs_pktbuf b[256];
@@ -180,29 +215,43 @@ static void run_loopback(const struct lo_case *c)
 	close(r.fd);
 }
 
+/* The loopback cases, by test. LO_GSO: GSO coalesces same-size payloads of
+ * a burst; every segment arrives, in order, counted once. Odd burst sizes
+ * and gso=N limits included. */
+enum lo_group { LO_V4, LO_V6, LO_GSO };
+static const struct {
+	enum lo_group group;
+	struct lo_case c;
+} lo_cases[] = {
+	{ LO_V4, { AF_INET, "udp", 16, 200, 32 } },	    { LO_V4, { AF_INET, "udp", 1400, 50, 7 } },
+	{ LO_V4, { AF_INET, "udp", 0, 10, 3 } },	    { LO_V6, { AF_INET6, "udp", 16, 200, 32 } },
+	{ LO_V6, { AF_INET6, "udp:gso", 100, 256, 64 } },   { LO_GSO, { AF_INET, "udp:gso", 16, 256, 256 } },
+	{ LO_GSO, { AF_INET, "udp:gso=3", 100, 100, 31 } }, { LO_GSO, { AF_INET, "udp:gso=on", 1000, 64, 64 } },
+};
+
+static void run_group(enum lo_group g)
+{
+	for (size_t i = 0; i < TXS_ARRAY_SIZE(lo_cases); i++)
+		if (lo_cases[i].group == g)
+			run_loopback(&lo_cases[i].c);
+}
+
 static void loopback_v4(void **st)
 {
 	(void)st;
-	run_loopback(&(struct lo_case){ AF_INET, "udp", 16, 200, 32 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp", 1400, 50, 7 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp", 0, 10, 3 });
+	run_group(LO_V4);
 }
 
 static void loopback_v6(void **st)
 {
 	(void)st;
-	run_loopback(&(struct lo_case){ AF_INET6, "udp", 16, 200, 32 });
-	run_loopback(&(struct lo_case){ AF_INET6, "udp:gso", 100, 256, 64 });
+	run_group(LO_V6);
 }
 
-/* GSO coalesces same-size payloads of a burst; every segment arrives, in
- * order, counted once. Odd burst sizes and gso=N limits included. */
 static void loopback_gso(void **st)
 {
 	(void)st;
-	run_loopback(&(struct lo_case){ AF_INET, "udp:gso", 16, 256, 256 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp:gso=3", 100, 100, 31 });
-	run_loopback(&(struct lo_case){ AF_INET, "udp:gso=on", 1000, 64, 64 });
+	run_group(LO_GSO);
 }
 
 /* A frame whose UDP header is out of bounds is refused with everything after
@@ -210,56 +259,47 @@ static void loopback_gso(void **st)
 static void refusals_counted(void **st)
 {
 	(void)st;
-	struct rx r;
-	assert_true(rx_open(&r, AF_INET));
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = r.port;
-	sp.payload_len = 32;
-	struct txs_tmpl t;
-	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
-	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	assert_int_equal(dev->src_addr.family, 0); /* no destination given */
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct lo_fix f;
+	fix_open(&f, "udp", 32, false, &(struct txs_netdev_conf){ 0 });
+	struct txs_txq *q = f.q;
+	assert_int_equal(f.dev->src_addr.family, 0); /* no destination given */
 	struct txs_pktbuf b[8];
 	assert_int_equal(txs_txq_alloc(q, b, 8), 8);
-	for (unsigned i = 0; i < 8; i++) {
-		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
-		b[i].l4_off = t.l4_off;
-	}
+	put_n(b, 8, &f.t, 0);
 	b[5].l4_off = (uint16_t)(b[5].len - 4); /* header out of bounds */
 	assert_int_equal(txs_txq_send(q, b, 8), 5);
 	txs_txq_release(q, b + 5, 3);
 	struct txs_link_counters lc;
-	txs_netdev_link_stats(dev, 0, &lc);
+	txs_netdev_link_stats(f.dev, 0, &lc);
 	assert_int_equal(lc.packets, 5);
 	assert_int_equal(lc.drop_err, 3);
 	assert_int_equal(lc.drop_full, 0);
 	/* a released frame never offered to the kernel is not a drop */
 	assert_int_equal(txs_txq_alloc(q, b, 2), 2);
 	txs_txq_release(q, b, 2);
-	txs_netdev_link_stats(dev, 0, &lc);
+	txs_netdev_link_stats(f.dev, 0, &lc);
 	assert_int_equal(lc.drop_err, 3);
 	for (int i = 0; i < 5; i++) {
 		struct got g;
-		assert_true(rx_one(&r, &g));
+		assert_true(rx_one(&f.r, &g));
 		assert_int_equal(g.len, 32);
 	}
-	txs_netdev_close(dev);
-	txs_tmpl_free(&t);
-	close(r.fd);
+	fix_close(&f);
 }
 
-/* Frame b from template t with sequence seq. */
-static void put(struct txs_pktbuf *b, const struct txs_tmpl *t, uint64_t seq)
+/* Send b[0..n) where b[1] is refused: b[0] goes out, the other n - 1 are
+ * released as refused; then link 0 counts packets, the n - 1 as drop_err,
+ * and last_err. */
+static void send_one_of(struct txs_netdev *dev, struct txs_txq *q, struct txs_pktbuf *b, unsigned n, uint64_t packets,
+			int last_err)
 {
-	b->len = txs_tmpl_patch(t, b->data, 0, seq, 0);
-	b->l4_off = t->l4_off;
+	assert_int_equal(txs_txq_send(q, b, n), 1);
+	txs_txq_release(q, b + 1, n - 1);
+	struct txs_link_counters lc;
+	txs_netdev_link_stats(dev, 0, &lc);
+	assert_int_equal(lc.packets, packets);
+	assert_int_equal(lc.drop_err, n - 1);
+	assert_int_equal(lc.last_err, last_err);
 }
 
 /* conf.flows > 1: frames of several tuples in one burst, interleaved (to 3
@@ -279,20 +319,13 @@ static void several_tuples(void **st)
 		sp1 = free_port(AF_INET);
 	struct txs_tmpl t[6];
 	for (int f = 0; f < 6; f++) {
-		struct txs_flow_spec sp = { 0 };
-		txs_addr_parse(&sp.src, "127.0.0.1");
-		txs_addr_parse(&sp.dst, "127.0.0.1");
-		sp.sport = f < 3 ? sp0 : sp1;
-		sp.dport = r[f % 3].port;
-		sp.payload_len = 40;
+		struct txs_flow_spec sp = t_lo_spec(AF_INET, f < 3 ? sp0 : sp1, r[f % 3].port, 40);
 		sp.flow_id = (uint32_t)f;
 		assert_int_equal(txs_tmpl_build(&t[f], &sp), 0);
 	}
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t[0].wire_len, .flows = 6 };
 	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_txq *q = open_q(&dev, "udp", &dc);
 	/* 4 rounds of 30 frames: tuple i % 6, sequence i / 6 within the tuple */
 	uint64_t seq[6] = { 0 };
 	for (int round = 0; round < 4; round++) {
@@ -328,12 +361,7 @@ static void several_tuples(void **st)
 		assert_int_equal(poll(&p, 1, 20), 0);
 	}
 	/* a 7th tuple (another destination port): refused with the rest */
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = sp0;
-	sp.dport = free_port(AF_INET);
-	sp.payload_len = 40;
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, sp0, free_port(AF_INET), 40);
 	struct txs_tmpl t7;
 	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
 	struct txs_pktbuf b[3];
@@ -341,31 +369,20 @@ static void several_tuples(void **st)
 	put(&b[0], &t[0], seq[0]++);
 	put(&b[1], &t7, 0);
 	put(&b[2], &t[1], seq[1]++);
-	assert_int_equal(txs_txq_send(q, b, 3), 1);
-	txs_txq_release(q, b + 1, 2);
-	txs_netdev_link_stats(dev, 0, &lc);
-	assert_int_equal(lc.packets, 121);
-	assert_int_equal(lc.drop_err, 2);
-	assert_int_equal(lc.last_err, E2BIG);
+	send_one_of(dev, q, b, 3, 121, E2BIG);
 	txs_netdev_close(dev);
 	txs_tmpl_free(&t7);
 
 	/* a source address that is not local: that tuple fails, another works */
 	dc.flows = 2;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	q = open_q(&dev, "udp", &dc);
 	txs_addr_parse(&sp.src, "198.18.7.7");
 	sp.dport = r[0].port;
 	assert_int_equal(txs_tmpl_build(&t7, &sp), 0);
 	assert_int_equal(txs_txq_alloc(q, b, 2), 2);
 	put(&b[0], &t[1], seq[1]++);
 	put(&b[1], &t7, 0);
-	assert_int_equal(txs_txq_send(q, b, 2), 1);
-	txs_txq_release(q, b + 1, 1);
-	txs_netdev_link_stats(dev, 0, &lc);
-	assert_int_equal(lc.packets, 1);
-	assert_int_equal(lc.drop_err, 1);
-	assert_int_equal(lc.last_err, EADDRNOTAVAIL);
+	send_one_of(dev, q, b, 2, 1, EADDRNOTAVAIL);
 	struct got g;
 	assert_true(rx_one(&r[1], &g));
 	assert_int_equal(g.sport, sp0);
@@ -449,29 +466,20 @@ static void df_is_ipv6_only(void **st)
 static void closed_port_counts_icmp(void **st)
 {
 	(void)st;
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = free_port(AF_INET); /* bound and closed: nothing listens there */
-	sp.payload_len = 32;
+	/* to a port bound and closed: nothing listens there */
+	struct txs_flow_spec sp = t_lo_spec(AF_INET, free_port(AF_INET), free_port(AF_INET), 32);
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
 	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .dst = sp.dst, .dport = sp.dport };
 	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_txq *q = open_q(&dev, "udp", &dc);
 	const unsigned N = 200;
 	uint64_t offered = 0;
 	for (unsigned k = 0; k < N / 8; k++) {
 		struct txs_pktbuf b[8];
 		unsigned n = txs_txq_alloc(q, b, 8);
 		assert_int_equal(n, 8);
-		for (unsigned i = 0; i < n; i++) {
-			b[i].len = txs_tmpl_patch(&t, b[i].data, 0, k * 8 + i, 0);
-			b[i].l4_off = t.l4_off;
-		}
+		put_n(b, n, &t, k * 8);
 		unsigned sent = txs_txq_send(q, b, n);
 		txs_txq_release(q, b + sent, n - sent);
 		offered += n;
@@ -495,33 +503,18 @@ static void closed_port_counts_icmp(void **st)
 static void two_links(void **st)
 {
 	(void)st;
-	struct rx r;
-	assert_true(rx_open(&r, AF_INET));
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = r.port;
-	sp.payload_len = 20;
-	struct txs_tmpl t;
-	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len };
-	struct txs_netdev *dev;
-	char err[200];
-	assert_int_equal(txs_netdev_open(&dev, "udp:links=127.0.0.1+127.0.0.2", &dc, err, sizeof(err)), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct lo_fix f;
+	fix_open(&f, "udp:links=127.0.0.1+127.0.0.2", 20, false, &(struct txs_netdev_conf){ 0 });
+	struct txs_txq *q = f.q;
 	struct txs_pktbuf b[10];
 	assert_int_equal(txs_txq_alloc(q, b, 10), 10);
-	for (unsigned i = 0; i < 10; i++) {
-		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
-		b[i].l4_off = t.l4_off;
+	put_n(b, 10, &f.t, 0);
+	for (unsigned i = 0; i < 10; i++)
 		b[i].link = (uint16_t)(i % 3 == 0); /* 4 frames on link 1, 6 on link 0 */
-	}
 	assert_int_equal(txs_txq_send(q, b, 10), 10);
 	struct txs_link_counters l0, l1;
-	txs_netdev_link_stats(dev, 0, &l0);
-	txs_netdev_link_stats(dev, 1, &l1);
+	txs_netdev_link_stats(f.dev, 0, &l0);
+	txs_netdev_link_stats(f.dev, 1, &l1);
 	assert_int_equal(l0.packets, 6);
 	assert_int_equal(l1.packets, 4);
 	unsigned from2 = 0;
@@ -529,16 +522,14 @@ static void two_links(void **st)
 		struct got g;
 		struct sockaddr_in from;
 		socklen_t fl = sizeof(from);
-		struct pollfd p = { .fd = r.fd, .events = POLLIN };
+		struct pollfd p = { .fd = f.r.fd, .events = POLLIN };
 		assert_int_equal(poll(&p, 1, 1000), 1);
-		g.len = recvfrom(r.fd, g.data, sizeof(g.data), 0, (struct sockaddr *)&from, &fl);
+		g.len = recvfrom(f.r.fd, g.data, sizeof(g.data), 0, (struct sockaddr *)&from, &fl);
 		assert_int_equal(g.len, 20);
 		from2 += from.sin_addr.s_addr == htonl(0x7f000002);
 	}
 	assert_int_equal(from2, 4);
-	txs_netdev_close(dev);
-	txs_tmpl_free(&t);
-	close(r.fd);
+	fix_close(&f);
 }
 
 /* The GSO path really coalesces: a receiver with UDP_GRO gets one read per
@@ -547,31 +538,15 @@ static void two_links(void **st)
 static unsigned reads_for_burst_conf(const char *spec, unsigned n, int *seg_out, bool sizes_vary, bool df,
 				     struct txs_link_counters *lc)
 {
-	struct rx r;
-	assert_true(rx_open(&r, AF_INET));
+	struct lo_fix f;
+	fix_open(&f, spec, 100, df, &(struct txs_netdev_conf){ .sizes_vary = sizes_vary, .ipv4_df = df });
+	struct rx r = f.r;
 	int one = 1;
 	assert_int_equal(setsockopt(r.fd, SOL_UDP, UDP_GRO, &one, sizeof(one)), 0);
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, "127.0.0.1");
-	txs_addr_parse(&sp.dst, "127.0.0.1");
-	sp.sport = free_port(AF_INET);
-	sp.dport = r.port;
-	sp.payload_len = 100;
-	sp.df = df;
-	struct txs_tmpl t;
-	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
-	struct txs_netdev_conf dc = { .max_queues = 1, .frame_size = t.wire_len, .sizes_vary = sizes_vary,
-				      .ipv4_df = df };
-	struct txs_netdev *dev;
-	assert_int_equal(txs_netdev_open(&dev, spec, &dc, NULL, 0), 0);
-	struct txs_txq *q;
-	assert_int_equal(txs_txq_open(dev, 0, &q), 0);
+	struct txs_txq *q = f.q;
 	struct txs_pktbuf b[128];
 	assert_int_equal(txs_txq_alloc(q, b, n), n);
-	for (unsigned i = 0; i < n; i++) {
-		b[i].len = txs_tmpl_patch(&t, b[i].data, 0, i, 0);
-		b[i].l4_off = t.l4_off;
-	}
+	put_n(b, n, &f.t, 0);
 	assert_int_equal(txs_txq_send(q, b, n), n);
 	unsigned reads = 0, bytes = 0;
 	*seg_out = 0;
@@ -592,10 +567,8 @@ static unsigned reads_for_burst_conf(const char *spec, unsigned n, int *seg_out,
 		reads++;
 	}
 	assert_int_equal(bytes, n * 100u);
-	txs_netdev_link_stats(dev, 0, lc);
-	txs_netdev_close(dev);
-	txs_tmpl_free(&t);
-	close(r.fd);
+	txs_netdev_link_stats(f.dev, 0, lc);
+	fix_close(&f);
 	return reads;
 }
 
@@ -639,19 +612,13 @@ static void gso_coalesces(void **st)
 	assert_int_equal(lc.gso_calls, 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(loopback_v4),
-		cmocka_unit_test(loopback_v6),
-		cmocka_unit_test(loopback_gso),
-		cmocka_unit_test(refusals_counted),
-		cmocka_unit_test(options_checked),
-		cmocka_unit_test(df_is_ipv6_only),
-		cmocka_unit_test(closed_port_counts_icmp),
-		cmocka_unit_test(two_links),
-		cmocka_unit_test(gso_coalesces),
-		cmocka_unit_test(several_tuples),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(loopback_v4),
+       cmocka_unit_test(loopback_v6),
+       cmocka_unit_test(loopback_gso),
+       cmocka_unit_test(refusals_counted),
+       cmocka_unit_test(options_checked),
+       cmocka_unit_test(df_is_ipv6_only),
+       cmocka_unit_test(closed_port_counts_icmp),
+       cmocka_unit_test(two_links),
+       cmocka_unit_test(gso_coalesces),
+       cmocka_unit_test(several_tuples))

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <txscale/pkt.h>
+#include "test_frame.h"
 #include "test_util.h"
 
 /* Reference: RFC 1071 the slow way, big-endian 16-bit words. */
@@ -107,6 +108,20 @@ static void partial_matches_reference(void **st)
 	assert_int_equal(ntohs(txs_csum_fold16(txs_csum_partial(buf, 2048, 0))), ref_sum(buf, 2048, 0));
 }
 
+/* The IPv4 header checksum of h computed from scratch (its field zeroed). */
+static uint16_t full_csum(uint8_t *h)
+{
+	h[10] = h[11] = 0;
+	return txs_ipv4_csum((struct txs_ipv4_hdr *)h);
+}
+
+/* a and b equal as ones'-complement values: RFC 1624's eqn. 3 never yields
+ * 0x0000 where a full sum gives 0xffff (both are -0). */
+static bool csum_same(uint16_t a, uint16_t b)
+{
+	return a == b || ((a == 0 || a == 0xffff) && (b == 0 || b == 0xffff));
+}
+
 static void incremental_update(void **st)
 {
 	(void)st;
@@ -116,27 +131,22 @@ static void incremental_update(void **st)
 		for (int i = 0; i < 20; i++)
 			h[i] = (uint8_t)t_rand(&seed);
 		h[0] = 0x45;
-		h[10] = h[11] = 0;
-		uint16_t c = txs_ipv4_csum((struct txs_ipv4_hdr *)h);
+		uint16_t c = full_csum(h);
 		memcpy(h + 10, &c, 2);
 		uint16_t old, nw = (uint16_t)t_rand(&seed);
 		memcpy(&old, h + 4, 2);
 		memcpy(h + 4, &nw, 2);
 		uint16_t inc = txs_csum_update16(c, old, nw);
-		h[10] = h[11] = 0;
-		uint16_t full = txs_ipv4_csum((struct txs_ipv4_hdr *)h);
-		/* RFC 1624: eqn. 3 never yields 0x0000 where a full sum gives 0xffff
-		 * (both are -0); compare as ones'-complement values */
-		assert_true(inc == full || ((inc == 0 || inc == 0xffff) && (full == 0 || full == 0xffff)));
+		uint16_t full = full_csum(h);
+		assert_true(csum_same(inc, full));
 		/* 32-bit variant on the address field */
 		memcpy(h + 10, &full, 2);
 		uint32_t oa, na = (uint32_t)t_rand(&seed);
 		memcpy(&oa, h + 12, 4);
 		memcpy(h + 12, &na, 4);
 		uint16_t inc32 = txs_csum_update32(full, oa, na);
-		h[10] = h[11] = 0;
-		full = txs_ipv4_csum((struct txs_ipv4_hdr *)h);
-		assert_true(inc32 == full || ((inc32 == 0 || inc32 == 0xffff) && (full == 0 || full == 0xffff)));
+		full = full_csum(h);
+		assert_true(csum_same(inc32, full));
 	}
 }
 
@@ -271,12 +281,7 @@ static void template_rejects(void **st)
 
 static void make_frame(uint8_t *buf, uint32_t *len, bool v6, uint32_t plen)
 {
-	struct txs_flow_spec sp = { 0 };
-	txs_addr_parse(&sp.src, v6 ? "2001:2::1" : "198.18.0.1");
-	txs_addr_parse(&sp.dst, v6 ? "2001:2::2" : "198.18.0.2");
-	sp.sport = 1000;
-	sp.dport = 2000;
-	sp.payload_len = plen;
+	struct txs_flow_spec sp = t_flow_spec(v6, 1000, 2000, plen);
 	struct txs_tmpl t;
 	assert_int_equal(txs_tmpl_build(&t, &sp), 0);
 	txs_tmpl_patch(&t, buf, 7, 9, 11);
@@ -385,19 +390,13 @@ static void addr_parse(void **st)
 	assert_int_equal(txs_mac_parse(m, "02:00:00:aa:bb:cc:dd"), -EINVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(rfc1071_example),
-		cmocka_unit_test(real_ipv4_header),
-		cmocka_unit_test(real_udp_packets),
-		cmocka_unit_test(partial_matches_reference),
-		cmocka_unit_test(incremental_update),
-		cmocka_unit_test(template_patch_vs_recompute),
-		cmocka_unit_test(template_rejects),
-		cmocka_unit_test(parser_rejects),
-		cmocka_unit_test(payload_header_roundtrip),
-		cmocka_unit_test(addr_parse),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(rfc1071_example),
+       cmocka_unit_test(real_ipv4_header),
+       cmocka_unit_test(real_udp_packets),
+       cmocka_unit_test(partial_matches_reference),
+       cmocka_unit_test(incremental_update),
+       cmocka_unit_test(template_patch_vs_recompute),
+       cmocka_unit_test(template_rejects),
+       cmocka_unit_test(parser_rejects),
+       cmocka_unit_test(payload_header_roundtrip),
+       cmocka_unit_test(addr_parse))

@@ -11,6 +11,7 @@
 #include <txscale/txscale.h>
 #include "engine/worker.h"
 #include "ident/ident_priv.h"
+#include "test_engine.h"
 #include "test_util.h"
 
 #if !TXS_PROF_SUPPORTED
@@ -65,10 +66,7 @@ static struct prun run(const char *strategy, unsigned workers, uint64_t count, u
 	struct txs_engine_conf ec = { .n_workers = workers, .count = count, .rate_pps = rate, .burst = BURST,
 				      .dev = dev, .gen = sendmsg ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
 				      .gen_conf = sendmsg ? (void *)&uc : (void *)&gc, .profile_every = every };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row rows[4];
 	txs_engine_read(e, rows);
 	for (unsigned i = 0; i < workers; i++) {
@@ -281,14 +279,8 @@ static void same_frames(void **st)
 	__atomic_store_n(&ident_fake_ticks, NULL, __ATOMIC_RELAXED);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(every_strategy),
-		cmocka_unit_test(paced_and_every_burst),
-		cmocka_unit_test(sendmsg_path),
-		cmocka_unit_test(same_frames),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(every_strategy),
+       cmocka_unit_test(paced_and_every_burst),
+       cmocka_unit_test(sendmsg_path),
+       cmocka_unit_test(same_frames))
 #endif

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/replay.h>
+#include "test_engine.h"
+#include "test_sock.h"
 #include "test_util.h"
 
 static char g_path[64];
@@ -159,10 +161,7 @@ static void engine_sends_frames(void **st)
 	struct txs_engine_conf ec = { .n_workers = 1, .count = 12, .dev = dev, .gen = &txs_replay_gen_ops,
 				      .gen_conf = r };
 	assert_int_equal(txs_replay_schedule(r, 1.0, &ec.pace), 0);
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row row;
 	double secs = txs_engine_read(e, &row);
 	assert_int_equal(row.packets, 12);
@@ -181,10 +180,7 @@ static void engine_sends_frames(void **st)
 	dev->mtu = 60; /* lowered after open, as send --mtu may: 74-byte frames at most */
 	ec.n_workers = 1;
 	ec.dev = dev;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), -EMSGSIZE);
-	txs_engine_destroy(e);
+	assert_int_equal(t_engine_run(&ec), -EMSGSIZE);
 	txs_netdev_close(dev);
 	txs_replay_free(r);
 }
@@ -433,28 +429,10 @@ static int rx_sock(int family, uint16_t *port)
 {
 	int fd = socket(family, SOCK_DGRAM, 0);
 	assert_true(fd >= 0);
-	int big = 4 << 20;
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl;
-	if (family == AF_INET) {
-		struct sockaddr_in *s = (void *)&ss;
-		s->sin_family = AF_INET;
-		s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sl = sizeof(*s);
-	} else {
-		struct sockaddr_in6 *s = (void *)&ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_addr = in6addr_loopback;
-		sl = sizeof(*s);
-	}
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+	if (!t_lo_bind(fd, family, port)) {
 		close(fd);
 		return -1;
 	}
-	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	*port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-					: ((struct sockaddr_in6 *)&ss)->sin6_port);
 	return fd;
 }
 
@@ -488,10 +466,7 @@ static void udp_engine_loopback(void **st)
 		assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
 		ec.dev = dev;
 		assert_int_equal(txs_replay_schedule(r, 50.0, &ec.pace), 0);
-		assert_int_equal(txs_engine_create(&e, &ec), 0);
-		assert_int_equal(txs_engine_start(e), 0);
-		assert_int_equal(txs_engine_wait(e), -EPROTOTYPE);
-		txs_engine_destroy(e);
+		assert_int_equal(t_engine_run(&ec), -EPROTOTYPE);
 		txs_netdev_close(dev);
 		assert_int_equal(txs_replay_udp(r, &sp, &in), 0);
 		assert_int_equal(txs_replay_schedule(r, 50.0, &ec.pace), 0);
@@ -501,10 +476,7 @@ static void udp_engine_loopback(void **st)
 		if (family == AF_INET) {
 			assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
 			ec.dev = dev;
-			assert_int_equal(txs_engine_create(&e, &ec), 0);
-			assert_int_equal(txs_engine_start(e), 0);
-			assert_int_equal(txs_engine_wait(e), -EMSGSIZE);
-			txs_engine_destroy(e);
+			assert_int_equal(t_engine_run(&ec), -EMSGSIZE);
 			txs_netdev_close(dev);
 			for (unsigned k = 0; k < 2; k++) /* the two before it */
 				assert_int_equal(recv(rx, buf, sizeof(buf), 0), k ? 0 : 100);
@@ -512,9 +484,7 @@ static void udp_engine_loopback(void **st)
 		dc.frame_size = txs_replay_udp_frame_max(r);
 		assert_int_equal(txs_netdev_open(&dev, "udp", &dc, NULL, 0), 0);
 		ec.dev = dev;
-		assert_int_equal(txs_engine_create(&e, &ec), 0);
-		assert_int_equal(txs_engine_start(e), 0);
-		assert_int_equal(txs_engine_wait(e), 0);
+		e = t_engine_done(&ec);
 		struct txs_stat_row row;
 		txs_engine_read(e, &row);
 		assert_int_equal(row.packets, 12);
@@ -541,16 +511,10 @@ static void udp_engine_loopback(void **st)
 	unlink(g_path);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(loads_both_orders),
-		cmocka_unit_test(out_of_order_times),
-		cmocka_unit_test(refuses_bad_files),
-		cmocka_unit_test(engine_sends_frames),
-		cmocka_unit_test(udp_datagrams),
-		cmocka_unit_test(udp_hostile_frames),
-		cmocka_unit_test(udp_engine_loopback),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(loads_both_orders),
+       cmocka_unit_test(out_of_order_times),
+       cmocka_unit_test(refuses_bad_files),
+       cmocka_unit_test(engine_sends_frames),
+       cmocka_unit_test(udp_datagrams),
+       cmocka_unit_test(udp_hostile_frames),
+       cmocka_unit_test(udp_engine_loopback))

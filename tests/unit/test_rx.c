@@ -17,6 +17,7 @@
 #include <txscale/rx.h>
 #include <txscale/stats.h>
 #include "rx/rx_priv.h"
+#include "test_sock.h"
 #include "test_util.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
@@ -1363,18 +1364,9 @@ static void udp_input_loopback(void **st)
 static void udp_input_port_range(void **st)
 {
 	(void)st;
-	struct txs_rx_input_conf ic = { .n_queues = 2, .have_bind = true };
-	txs_addr_parse(&ic.bind, "127.0.0.1");
-	struct txs_rx_input *in = NULL;
+	struct txs_rx_input_conf ic = { .n_queues = 2 };
+	struct txs_rx_input *in = t_rx_udp_input(&ic, 34000, 15000, 5, 3, "no 4 loopback UDP ports");
 	char err[320];
-	int rc = -1;
-	for (unsigned tries = 0; rc < 0 && tries < 20; tries++) {
-		ic.port = (uint16_t)(34000 + (getpid() * 7 + tries * 5) % 15000);
-		ic.port_hi = (uint16_t)(ic.port + 3);
-		rc = txs_rx_input_open(&in, "udp", &ic, err, sizeof(err));
-	}
-	if (rc < 0)
-		T_SKIP("no 4 loopback UDP ports: %s", err);
 	int s = socket(AF_INET, SOCK_DGRAM, 0);
 	struct txs_rx_core *c[2] = { mkcore(0, 0, 1), mkcore(0, 0, 1) };
 	unsigned got = 0;
@@ -1461,36 +1453,30 @@ static void fast_path_agrees(void **st)
 	(void)declined_ok;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(in_order),
-		cmocka_unit_test(loss_dup_reorder),
-		cmocka_unit_test(reorder_extent),
-		cmocka_unit_test(dup_of_lost),
-		cmocka_unit_test(large_gaps),
-		cmocka_unit_test(compact_wrap),
-		cmocka_unit_test(absurd_jump),
-		cmocka_unit_test(wild_sequences),
-		cmocka_unit_test(latency_skew),
-		cmocka_unit_test(expect_per_flow),
-		cmocka_unit_test(expect_parse),
-		cmocka_unit_test(latency_jitter),
-		cmocka_unit_test(links_jain_merge),
-		cmocka_unit_test(split_merge_exact),
-		cmocka_unit_test(sizes_per_length),
-		cmocka_unit_test(frames),
-		cmocka_unit_test(bad_magic_and_fill),
-		cmocka_unit_test(id_reuse),
-		cmocka_unit_test(flow_table_full),
-		cmocka_unit_test(random_vs_reference),
-		cmocka_unit_test(kstats),
-		cmocka_unit_test(pcap_reader),
-		cmocka_unit_test(udp_input_loopback),
-		cmocka_unit_test(udp_input_port_range),
-		cmocka_unit_test(raw_port_range_filter),
-		cmocka_unit_test(udp_input_port_in_use),
-		cmocka_unit_test(fast_path_agrees),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(in_order),
+       cmocka_unit_test(loss_dup_reorder),
+       cmocka_unit_test(reorder_extent),
+       cmocka_unit_test(dup_of_lost),
+       cmocka_unit_test(large_gaps),
+       cmocka_unit_test(compact_wrap),
+       cmocka_unit_test(absurd_jump),
+       cmocka_unit_test(wild_sequences),
+       cmocka_unit_test(latency_skew),
+       cmocka_unit_test(expect_per_flow),
+       cmocka_unit_test(expect_parse),
+       cmocka_unit_test(latency_jitter),
+       cmocka_unit_test(links_jain_merge),
+       cmocka_unit_test(split_merge_exact),
+       cmocka_unit_test(sizes_per_length),
+       cmocka_unit_test(frames),
+       cmocka_unit_test(bad_magic_and_fill),
+       cmocka_unit_test(id_reuse),
+       cmocka_unit_test(flow_table_full),
+       cmocka_unit_test(random_vs_reference),
+       cmocka_unit_test(kstats),
+       cmocka_unit_test(pcap_reader),
+       cmocka_unit_test(udp_input_loopback),
+       cmocka_unit_test(udp_input_port_range),
+       cmocka_unit_test(raw_port_range_filter),
+       cmocka_unit_test(udp_input_port_in_use),
+       cmocka_unit_test(fast_path_agrees))

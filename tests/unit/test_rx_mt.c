@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <txscale/rx.h>
+#include "test_sock.h"
 #include "test_util.h"
 
 #define PER_THREAD 200000u
@@ -39,6 +40,18 @@ static void *feed_main(void *arg)
 	return NULL;
 }
 
+/* The live received counts of cores[0..n), summed. */
+static uint64_t live_received(struct txs_rx_core *const *cores, unsigned n)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct txs_rx_live l;
+		txs_rx_core_live(cores[i], &l);
+		sum += l.received;
+	}
+	return sum;
+}
+
 static void cores_in_parallel(void **st)
 {
 	(void)st;
@@ -53,12 +66,7 @@ static void cores_in_parallel(void **st)
 	/* live reads while the owners write: monotonic, never above the final */
 	uint64_t last = 0;
 	for (int k = 0; k < 100000; k++) {
-		uint64_t sum = 0;
-		for (int i = 0; i < 2; i++) {
-			struct txs_rx_live l;
-			txs_rx_core_live(cores[i], &l);
-			sum += l.received;
-		}
+		uint64_t sum = live_received(cores, 2);
 		assert_true(sum >= last);
 		last = sum;
 		if (__atomic_load_n(&fd[0].done, __ATOMIC_ACQUIRE) && __atomic_load_n(&fd[1].done, __ATOMIC_ACQUIRE))
@@ -109,17 +117,8 @@ static void *poll_main(void *arg)
 static void udp_queues_in_parallel(void **st)
 {
 	(void)st;
-	struct txs_rx_input_conf ic = { .n_queues = 2, .have_bind = true };
-	txs_addr_parse(&ic.bind, "127.0.0.1");
-	struct txs_rx_input *in = NULL;
-	char err[256];
-	int rc = -1;
-	for (unsigned tries = 0; rc < 0 && tries < 20; tries++) {
-		ic.port = (uint16_t)(31000 + (getpid() * 7 + tries) % 18000);
-		rc = txs_rx_input_open(&in, "udp", &ic, err, sizeof(err));
-	}
-	if (rc < 0)
-		T_SKIP("no loopback UDP port: %s", err);
+	struct txs_rx_input_conf ic = { .n_queues = 2 };
+	struct txs_rx_input *in = t_rx_udp_input(&ic, 31000, 18000, 1, 0, "no loopback UDP port");
 	int stop = 0;
 	struct poller pl[2];
 	pthread_t th[2];
@@ -146,13 +145,7 @@ static void udp_queues_in_parallel(void **st)
 	}
 	/* wait until everything arrived or was dropped, bounded */
 	for (int k = 0; k < 400; k++) {
-		uint64_t got = 0;
-		for (int i = 0; i < 2; i++) {
-			struct txs_rx_live l;
-			txs_rx_core_live(cores[i], &l);
-			got += l.received;
-		}
-		if (got >= N)
+		if (live_received(cores, 2) >= N)
 			break;
 		usleep(5000);
 	}
@@ -181,11 +174,5 @@ static void udp_queues_in_parallel(void **st)
 	txs_rx_input_close(in);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(cores_in_parallel),
-		cmocka_unit_test(udp_queues_in_parallel),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(cores_in_parallel),
+       cmocka_unit_test(udp_queues_in_parallel))

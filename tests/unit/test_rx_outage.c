@@ -526,21 +526,15 @@ static void clock_correction(void **st)
 	txs_rx_core_destroy(c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(silence_with_loss),
-		cmocka_unit_test(delay_is_no_outage),
-		cmocka_unit_test(late_fill),
-		cmocka_unit_test(reorder_after_silence),
-		cmocka_unit_test(thresholds),
-		cmocka_unit_test(run_merge),
-		cmocka_unit_test(burst_classes),
-		cmocka_unit_test(bursts_known),
-		cmocka_unit_test(hostile),
-		cmocka_unit_test(many_outages_bounded),
-		cmocka_unit_test(ia_histogram),
-		cmocka_unit_test(clock_correction),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(silence_with_loss),
+       cmocka_unit_test(delay_is_no_outage),
+       cmocka_unit_test(late_fill),
+       cmocka_unit_test(reorder_after_silence),
+       cmocka_unit_test(thresholds),
+       cmocka_unit_test(run_merge),
+       cmocka_unit_test(burst_classes),
+       cmocka_unit_test(bursts_known),
+       cmocka_unit_test(hostile),
+       cmocka_unit_test(many_outages_bounded),
+       cmocka_unit_test(ia_histogram),
+       cmocka_unit_test(clock_correction))

@@ -233,9 +233,6 @@ int main(void)
 	count_fd = map_create(BPF_MAP_TYPE_ARRAY, 8, 1);
 	if (map_fd < 0 || count_fd < 0)
 		T_SKIP("this kernel refuses XSKMAP/ARRAY maps: %s", strerror(errno));
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_port_range_both_families),
-		cmocka_unit_test(test_family_and_address),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	T_RUN(cmocka_unit_test(test_port_range_both_families),
+	      cmocka_unit_test(test_family_and_address));
 }

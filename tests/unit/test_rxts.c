@@ -260,13 +260,7 @@ static void hw_refused_on_loopback(void **st)
 	txs_rx_input_close(in);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(source_choice),
-		cmocka_unit_test(hw_off_clock),
-		cmocka_unit_test(hw_stamp_meets_skew_rule),
-		cmocka_unit_test(hw_refused_on_loopback),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(source_choice),
+       cmocka_unit_test(hw_off_clock),
+       cmocka_unit_test(hw_stamp_meets_skew_rule),
+       cmocka_unit_test(hw_refused_on_loopback))

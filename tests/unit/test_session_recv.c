@@ -14,29 +14,9 @@
 #include <txscale/txscale.h>
 #include <txscale/rx.h>
 #include <txscale/session_recv.h>
+#define T_TMPDIR_NAME "txs_sess_recv"
+#include "test_tmpdir.h"
 #include "test_util.h"
-
-static char g_dir[64];
-
-static void path_of(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", g_dir, name);
-}
-
-static int setup(void **st)
-{
-	(void)st;
-	snprintf(g_dir, sizeof(g_dir), "/tmp/txs_sess_recv.XXXXXX");
-	return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown(void **st)
-{
-	(void)st;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
 
 static uint32_t mkframe(uint8_t *buf, uint32_t flow, uint64_t seq)
 {
@@ -162,8 +142,8 @@ static void pcap_exact(void **st)
 {
 	(void)st;
 	char pcap[128], sum[128], dev[140], err[256];
-	path_of(pcap, sizeof(pcap), "in.pcap");
-	path_of(sum, sizeof(sum), "send.json");
+	t_tmppath(pcap, sizeof(pcap), "in.pcap");
+	t_tmppath(sum, sizeof(sum), "send.json");
 	write_pcap(pcap);
 	write_text(sum, send_summary);
 	snprintf(dev, sizeof(dev), "pcap:%s", pcap);
@@ -269,9 +249,9 @@ static void refused(void **st)
 	c.dev = "pcap:/nonexistent/in.pcap";
 	assert_int_equal(txs_recv_open(&s, &c, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "--dev pcap:/nonexistent/in.pcap: cannot open"));
-	path_of(bad, sizeof(bad), "bad.json");
+	t_tmppath(bad, sizeof(bad), "bad.json");
 	write_text(bad, "{\"type\":\"interval\"}\n");
-	path_of(dev, sizeof(dev), "in.pcap");
+	t_tmppath(dev, sizeof(dev), "in.pcap");
 	char pdev[160];
 	snprintf(pdev, sizeof(pdev), "pcap:%s", dev);
 	write_pcap(dev);
@@ -287,7 +267,7 @@ static void summary_read(void **st)
 	char p[128], err[256], *text = NULL;
 	size_t len = 0;
 	struct txs_rx_expect *e = calloc(1, sizeof(*e));
-	path_of(p, sizeof(p), "s.json");
+	t_tmppath(p, sizeof(p), "s.json");
 	write_text(p, send_summary);
 	assert_int_equal(txs_recv_summary_read(p, 0, e, &text, &len, err, sizeof(err)), 0);
 	assert_true(e->have_total);
@@ -301,7 +281,7 @@ static void summary_read(void **st)
 			 -ESTALE);
 	assert_false(e->have_total);
 	assert_non_null(strstr(err, "was written before this recv started"));
-	path_of(p, sizeof(p), "missing.json");
+	t_tmppath(p, sizeof(p), "missing.json");
 	assert_int_equal(txs_recv_summary_read(p, 0, e, NULL, NULL, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "cannot read --sender-summary"));
 	free(e);
@@ -383,5 +363,5 @@ int main(void)
 		cmocka_unit_test(stop_hook),
 		cmocka_unit_test(stop_call),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, t_tmpdir_setup, t_tmpdir_teardown);
 }

@@ -131,10 +131,4 @@ static void two_threads(void **st)
 	txs_recv_close(d.s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(two_threads),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(two_threads))

@@ -6,13 +6,11 @@
  * poll callbacks, the summary's JSON. */
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
 #include <txscale/session_send.h>
+#include "test_util.h"
 
 static void conf_dummy(struct txs_send_conf *c)
 {
@@ -20,6 +18,17 @@ static void conf_dummy(struct txs_send_conf *c)
 	c->dest = "198.18.0.2";
 	c->seed = 7;
 	c->interval = 0;
+}
+
+/* A session opened on c, which must succeed (else the error fails the test). */
+static struct txs_send *open_ok(const struct txs_send_conf *c)
+{
+	char err[512] = "";
+	struct txs_send *s;
+	int rc = txs_send_open(&s, c, err, sizeof(err));
+	if (rc)
+		fail_msg("txs_send_open: %d (%s)", rc, err);
+	return s;
 }
 
 /* The summary line (JSON) of a result, parsed. */
@@ -53,9 +62,7 @@ static void exact_counts(void **state)
 	c.count = 10000;
 	c.threads = 2;
 	c.links = 2;
-	char err[512];
-	struct txs_send *s;
-	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), 0);
+	struct txs_send *s = open_ok(&c);
 	const struct txs_send_info *in = txs_send_info(s);
 	assert_int_equal(in->n_threads, 2);
 	assert_int_equal(in->n_links, 2);
@@ -93,9 +100,7 @@ static void exact_counts_fragments(void **state)
 	conf_dummy(&c);
 	c.count = 300;
 	c.length = "3000";
-	char err[512];
-	struct txs_send *s;
-	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), 0);
+	struct txs_send *s = open_ok(&c);
 	const struct txs_send_result *r;
 	assert_int_equal(txs_send_run(s, NULL, &r), 0);
 	assert_false(r->counts_bad);
@@ -210,9 +215,7 @@ static void stop_hook_ends_early(void **state)
 	conf_dummy(&c);
 	c.time = 60;
 	c.rate.value = 20000;
-	char err[512];
-	struct txs_send *s;
-	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), 0);
+	struct txs_send *s = open_ok(&c);
 	struct hooks_seen seen = { .stop_after = 5, .ordered = true };
 	struct txs_send_hooks h = { .stop = stop_hook, .user = &seen };
 	const struct txs_send_result *r;
@@ -232,9 +235,7 @@ static void interval_callback(void **state)
 	c.time = 0.35;
 	c.rate.value = 20000;
 	c.interval = 0.1;
-	char err[512];
-	struct txs_send *s;
-	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), 0);
+	struct txs_send *s = open_ok(&c);
 	struct hooks_seen seen = { .ordered = true };
 	struct txs_send_hooks h = { .poll = poll_hook, .interval = interval_hook, .user = &seen };
 	const struct txs_send_result *r;
@@ -249,12 +250,8 @@ static void interval_callback(void **state)
 	txs_send_close(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exact_counts),         cmocka_unit_test(exact_counts_fragments),
-		cmocka_unit_test(checks_refuse),        cmocka_unit_test(stop_hook_ends_early),
-		cmocka_unit_test(interval_callback),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(exact_counts),
+       cmocka_unit_test(exact_counts_fragments),
+       cmocka_unit_test(checks_refuse),
+       cmocka_unit_test(stop_hook_ends_early),
+       cmocka_unit_test(interval_callback))

@@ -220,6 +220,21 @@ static void fake_init(struct fake *f, unsigned k)
 	assert_non_null(f->mem);
 }
 
+/* A fake worker k on the heap, set up (fake_init); fake_free releases it. */
+static struct fake *fake_new(unsigned k)
+{
+	struct fake *f = malloc(sizeof(*f));
+	assert_non_null(f);
+	fake_init(f, k);
+	return f;
+}
+
+static void fake_free(struct fake *f)
+{
+	free(f->mem);
+	free(f);
+}
+
 static void bufs(struct fake *f, unsigned n, uint32_t cap)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -266,9 +281,7 @@ static void paths_agree_case(int family, const char *sizes, unsigned n_vlan)
 	struct txs_udp_gen_conf uc = { .spec = sp, .spread_sport = true, .connected = true, .seed = 42, .shape = &sh,
 				       .max_segs = 64 };
 	for (unsigned k = 0; k < 2; k++) {
-		struct fake *fa = malloc(sizeof(*fa)), *fb = malloc(sizeof(*fb));
-		fake_init(fa, k);
-		fake_init(fb, k);
+		struct fake *fa = fake_new(k), *fb = fake_new(k);
 		assert_int_equal(txs_udp_gen_ops.init(&fa->w, &gc), 0);
 		assert_int_equal(txs_udp_sock_gen_ops.init(&fb->w, &uc), 0);
 		struct dg *da = malloc(sizeof(*da)), *db = malloc(sizeof(*db));
@@ -308,10 +321,8 @@ static void paths_agree_case(int family, const char *sizes, unsigned n_vlan)
 		txs_udp_sock_gen_ops.fini(&fb->w);
 		free(da);
 		free(db);
-		free(fa->mem);
-		free(fb->mem);
-		free(fa);
-		free(fb);
+		fake_free(fa);
+		fake_free(fb);
 	}
 }
 
@@ -345,9 +356,7 @@ static void tagged_buffers_exact(void **st)
 	assert_int_equal(txs_shape_parse_sizes(&sh, "16,100,700,1472,300:5,1,2,1,3", AF_INET, err, sizeof(err)), 0);
 	sp.payload_len = 1472;
 	struct txs_gen_conf gc = { .spec = sp, .seed = 3, .shape = &sh };
-	struct fake *fa = malloc(sizeof(*fa)), *fb = malloc(sizeof(*fb));
-	fake_init(fa, 0);
-	fake_init(fb, 0);
+	struct fake *fa = fake_new(0), *fb = fake_new(0);
 	assert_int_equal(txs_udp_gen_ops.init(&fa->w, &gc), 0);
 	assert_int_equal(txs_udp_gen_ops.init(&fb->w, &gc), 0);
 	uint64_t rng = 11;
@@ -374,10 +383,8 @@ static void tagged_buffers_exact(void **st)
 	}
 	txs_udp_gen_ops.fini(&fa->w);
 	txs_udp_gen_ops.fini(&fb->w);
-	free(fa->mem);
-	free(fb->mem);
-	free(fa);
-	free(fb);
+	fake_free(fa);
+	fake_free(fb);
 }
 
 /* Each flow's IPv4 ID comes from the bucket of its own destination: with
@@ -402,8 +409,7 @@ static void ids_per_destination(void **st)
 	sp.dport = 5201;
 	sp.payload_len = 32;
 	struct txs_gen_conf gc = { .spec = sp, .seed = 1, .shape = &sh, .ident_inst = id, .ident = "atomic" };
-	struct fake *f = malloc(sizeof(*f));
-	fake_init(f, 0);
+	struct fake *f = fake_new(0);
 	uint32_t hash[6], before[6], after[6];
 	unsigned pk[6] = { 0 };
 	uint16_t last[6] = { 0 };
@@ -447,21 +453,14 @@ static void ids_per_destination(void **st)
 		assert_int_equal(pk[d], 100); /* 12 flows over 6 destinations, 600 datagrams */
 	}
 	assert_true(groups >= 2); /* several buckets exercised */
-	free(f->mem);
-	free(f);
+	fake_free(f);
 	txs_ident_destroy(id);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(range_parse),
-		cmocka_unit_test(walks_stay_in_range),
-		cmocka_unit_test(sizes_parse),
-		cmocka_unit_test(pattern_exact),
-		cmocka_unit_test(paths_agree),
-		cmocka_unit_test(tagged_buffers_exact),
-		cmocka_unit_test(ids_per_destination),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(range_parse),
+       cmocka_unit_test(walks_stay_in_range),
+       cmocka_unit_test(sizes_parse),
+       cmocka_unit_test(pattern_exact),
+       cmocka_unit_test(paths_agree),
+       cmocka_unit_test(tagged_buffers_exact),
+       cmocka_unit_test(ids_per_destination))

@@ -51,11 +51,17 @@ static const int cpus[2] = { 0, 1 };
 static const struct txs_stat_row th[2] = { { 1000, 60000, 1, 0 }, { 3000, 180000, 0, 2 } };
 static const struct txs_stat_row ln[2] = { { 2500, 150000, 1, 0 }, { 1500, 90000, 0, 2 } };
 
+/* One interval (0 to t1 s) and the 2 s summary of th and ln, as JSON or text. */
+static void write_reports(FILE *f, bool json, double t1)
+{
+	struct txs_reporter r = { .out = f, .json = json, .kind = "send", .n_threads = 2, .cpus = cpus, .n_links = 2 };
+	txs_report_interval(&r, 0, t1, th, ln);
+	txs_report_summary(&r, 2, th, ln, NULL, NULL);
+}
+
 static void write_reports_json(FILE *f)
 {
-	struct txs_reporter r = { .out = f, .json = true, .kind = "send", .n_threads = 2, .cpus = cpus, .n_links = 2 };
-	txs_report_interval(&r, 0, 2, th, ln);
-	txs_report_summary(&r, 2, th, ln, NULL, NULL);
+	write_reports(f, true, 2);
 }
 
 static void reports_json(void **st)
@@ -80,9 +86,7 @@ static void reports_json(void **st)
 
 static void write_reports_text(FILE *f)
 {
-	struct txs_reporter r = { .out = f, .json = false, .kind = "send", .n_threads = 2, .cpus = cpus, .n_links = 2 };
-	txs_report_interval(&r, 0, 1, th, ln);
-	txs_report_summary(&r, 2, th, ln, NULL, NULL);
+	write_reports(f, false, 1);
 }
 
 static void reports_text(void **st)
@@ -106,13 +110,7 @@ static void si_units(void **st)
 	assert_string_equal(txs_fmt_si(12, b, sizeof(b)), "12");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(json_writer),
-		cmocka_unit_test(reports_json),
-		cmocka_unit_test(reports_text),
-		cmocka_unit_test(si_units),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(json_writer),
+       cmocka_unit_test(reports_json),
+       cmocka_unit_test(reports_text),
+       cmocka_unit_test(si_units))

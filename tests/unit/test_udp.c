@@ -8,6 +8,7 @@
 #include <txscale/txscale.h>
 #include <txscale/gen.h>
 #include <txscale/udp.h>
+#include "test_engine.h"
 #include "test_util.h"
 #include "netdev/netdev_priv.h"
 #include "udp_matrix.h"
@@ -247,49 +248,8 @@ static int check_case(const struct mx_case *c, const struct mx_env *e, const str
 	return rc;
 }
 
-static void matrix(void **st)
-{
-	(void)st;
-	struct mx_env e;
-	mx_env_default(&e);
-	struct cap cp = { 0 };
-	struct mx_dev dev;
-	assert_int_equal(mx_dev_init(&dev, cap_sink, &cp), 0);
-	uint8_t *p = malloc(TXS_UDP6_MAX_PAYLOAD);
-	assert_non_null(p);
-	unsigned fails = 0, invalid = 0, frames = 0;
-	for (unsigned i = 0; i < MX_CASES; i++) {
-		struct mx_case c;
-		mx_case_get(i, &c);
-		mx_payload(&c, p);
-		struct mx_result r;
-		mx_run(&c, &e, &dev, p, NULL, NULL, &r);
-		char why[200] = "";
-		if (check_case(&c, &e, &r, &cp, p, why, sizeof(why)) < 0) {
-			if (fails++ < 20)
-				fprintf(stderr, "case %u %s %s %s len %u opt %s: %s\n", i, mx_fam_name[c.fam],
-					c.connected ? "connected" : "unconnected", mx_mode_name[c.mode], c.len,
-					mx_opt_name[c.opt], why);
-		}
-		unsigned at;
-		invalid += mx_expect_err(&c, &at) != 0;
-		frames += cp.n;
-		cap_clear(&cp);
-	}
-	fprintf(stderr, "matrix: %u cases, %u invalid (checked for their error), %u frames, %u failures\n",
-		(unsigned)MX_CASES, invalid, frames, fails);
-	assert_int_equal(fails, 0);
-	/* the pruning is narrow: v6 x nocsum (60), v4/4in6 gso x nocsum (2x2x6=24),
-	 * DF x too big: v4/4in6 {1473, 8000, max} and v6 {1472, 1473, 8000, max}
-	 * over 4 non-GSO modes x 2 conn */
-	assert_int_equal(invalid, 60 + 24 + (2 * 3 + 4) * 4 * 2);
-	free(p);
-	mx_dev_fini(&dev);
-	cap_free(&cp);
-}
-
-/* ---- a small fixture for the focused tests ------------------------------------ */
-
+/* The default environment and a capturing matrix device (x->dev, frames into
+ * x->cap), no endpoint yet. */
 struct fx {
 	struct mx_dev dev;
 	struct cap cap;
@@ -299,11 +259,63 @@ struct fx {
 	socklen_t l4, l6, l4m;
 };
 
-static void fx_open(struct fx *x, int family, bool src4, unsigned batch)
+static void fx_env(struct fx *x)
 {
 	memset(x, 0, sizeof(*x));
 	mx_env_default(&x->env);
 	assert_int_equal(mx_dev_init(&x->dev, cap_sink, &x->cap), 0);
+}
+
+/* Closes the endpoint (if open), the device and the capture. */
+static void fx_close(struct fx *x)
+{
+	txs_udp_close(x->ep);
+	mx_dev_fini(&x->dev);
+	cap_free(&x->cap);
+}
+
+static void matrix(void **st)
+{
+	(void)st;
+	struct fx x;
+	fx_env(&x);
+	uint8_t *p = malloc(TXS_UDP6_MAX_PAYLOAD);
+	assert_non_null(p);
+	unsigned fails = 0, invalid = 0, frames = 0;
+	for (unsigned i = 0; i < MX_CASES; i++) {
+		struct mx_case c;
+		mx_case_get(i, &c);
+		mx_payload(&c, p);
+		struct mx_result r;
+		mx_run(&c, &x.env, &x.dev, p, NULL, NULL, &r);
+		char why[200] = "";
+		if (check_case(&c, &x.env, &r, &x.cap, p, why, sizeof(why)) < 0) {
+			if (fails++ < 20)
+				fprintf(stderr, "case %u %s %s %s len %u opt %s: %s\n", i, mx_fam_name[c.fam],
+					c.connected ? "connected" : "unconnected", mx_mode_name[c.mode], c.len,
+					mx_opt_name[c.opt], why);
+		}
+		unsigned at;
+		invalid += mx_expect_err(&c, &at) != 0;
+		frames += x.cap.n;
+		cap_clear(&x.cap);
+	}
+	fprintf(stderr, "matrix: %u cases, %u invalid (checked for their error), %u frames, %u failures\n",
+		(unsigned)MX_CASES, invalid, frames, fails);
+	assert_int_equal(fails, 0);
+	/* the pruning is narrow: v6 x nocsum (60), v4/4in6 gso x nocsum (2x2x6=24),
+	 * DF x too big: v4/4in6 {1473, 8000, max} and v6 {1472, 1473, 8000, max}
+	 * over 4 non-GSO modes x 2 conn */
+	assert_int_equal(invalid, 60 + 24 + (2 * 3 + 4) * 4 * 2);
+	free(p);
+	fx_close(&x);
+}
+
+/* ---- a small fixture for the focused tests ------------------------------------ */
+
+static void fx_open(struct fx *x, int family, bool src4, unsigned batch)
+{
+	fx_env(x);
 	struct txs_udp_conf uc = { .sport = 4000, .mtu = MX_MTU, .batch = batch };
 	uc.src = family == AF_INET ? x->env.src4 : x->env.src6;
 	if (src4)
@@ -315,13 +327,6 @@ static void fx_open(struct fx *x, int family, bool src4, unsigned batch)
 	m.bytes[10] = m.bytes[11] = 0xff;
 	memcpy(m.bytes + 12, &x->env.dst4.v4, 4);
 	x->l4m = txs_udp_sockaddr(&x->d4m, &m, 5000);
-}
-
-static void fx_close(struct fx *x)
-{
-	txs_udp_close(x->ep);
-	mx_dev_fini(&x->dev);
-	cap_free(&x->cap);
 }
 
 #define SA(ss) ((const struct sockaddr *)&(ss))
@@ -592,46 +597,40 @@ static void unconnected_ids(void **st)
 	struct txs_ident_conf ic = { .strategy = "atomic", .df_zero = true, .seed = 5 };
 	assert_int_equal(txs_ident_create(&id, &ic), 0);
 	assert_int_equal(txs_ident_core_open(id, 0, &core), 0);
-	struct mx_env e;
-	mx_env_default(&e);
-	struct cap cp = { 0 };
-	struct mx_dev dev;
-	assert_int_equal(mx_dev_init(&dev, cap_sink, &cp), 0);
-	struct txs_udp_conf uc = { .src = e.src4, .sport = 1, .batch = 1, .ident = id, .ident_core = core };
-	struct txs_udp_ep *ep;
-	assert_int_equal(txs_udp_open(&ep, &dev.q, &uc), 0);
+	struct fx x;
+	fx_env(&x);
+	struct txs_udp_conf uc = { .src = x.env.src4, .sport = 1, .batch = 1, .ident = id, .ident_core = core };
+	assert_int_equal(txs_udp_open(&x.ep, &x.dev.q, &uc), 0);
 	struct sockaddr_storage d;
-	socklen_t dl = txs_udp_sockaddr(&d, &e.dst4, 9);
+	socklen_t dl = txs_udp_sockaddr(&d, &x.env.dst4, 9);
 	uint8_t b[3000] = { 0 };
 	struct txs_udp_opts df = { .set = TXS_UDP_OPT_DF, .df = true };
 	struct txs_udp_opts gso = { .set = TXS_UDP_OPT_GSO, .gso_size = 500 };
-	assert_int_equal(send_opts(ep, b, 16, 0, SA(d), dl, &df, NULL), 16);
-	assert_int_equal(send_opts(ep, b, 1500, 0, SA(d), dl, &gso, NULL), 1500);
-	assert_int_equal(send_opts(ep, b, 2000, 0, SA(d), dl, NULL, NULL), 2000);
-	assert_int_equal(cp.n, 6);
-	assert_int_equal(frame_id(&cp.f[0]), 0); /* RFC 6864: atomic DF datagram, df_zero */
-	uint16_t g = frame_id(&cp.f[1]);
-	assert_int_equal(frame_id(&cp.f[2]), (uint16_t)(g + 1));
-	assert_int_equal(frame_id(&cp.f[3]), (uint16_t)(g + 2));
-	assert_int_equal(frame_id(&cp.f[4]), frame_id(&cp.f[5]));
-	txs_udp_close(ep);
+	assert_int_equal(send_opts(x.ep, b, 16, 0, SA(d), dl, &df, NULL), 16);
+	assert_int_equal(send_opts(x.ep, b, 1500, 0, SA(d), dl, &gso, NULL), 1500);
+	assert_int_equal(send_opts(x.ep, b, 2000, 0, SA(d), dl, NULL, NULL), 2000);
+	assert_int_equal(x.cap.n, 6);
+	assert_int_equal(frame_id(&x.cap.f[0]), 0); /* RFC 6864: atomic DF datagram, df_zero */
+	uint16_t g = frame_id(&x.cap.f[1]);
+	assert_int_equal(frame_id(&x.cap.f[2]), (uint16_t)(g + 1));
+	assert_int_equal(frame_id(&x.cap.f[3]), (uint16_t)(g + 2));
+	assert_int_equal(frame_id(&x.cap.f[4]), frame_id(&x.cap.f[5]));
+	txs_udp_close(x.ep);
 	/* IPv6 fragments: one non-zero 32-bit ID per datagram, different ones */
-	uc.src = e.src6;
-	assert_int_equal(txs_udp_open(&ep, &dev.q, &uc), 0);
-	dl = txs_udp_sockaddr(&d, &e.dst6, 9);
-	assert_int_equal(send_opts(ep, b, 2000, 0, SA(d), dl, NULL, NULL), 2000);
-	assert_int_equal(send_opts(ep, b, 2000, 0, SA(d), dl, NULL, NULL), 2000);
-	assert_int_equal(cp.n, 10);
+	uc.src = x.env.src6;
+	assert_int_equal(txs_udp_open(&x.ep, &x.dev.q, &uc), 0);
+	dl = txs_udp_sockaddr(&d, &x.env.dst6, 9);
+	assert_int_equal(send_opts(x.ep, b, 2000, 0, SA(d), dl, NULL, NULL), 2000);
+	assert_int_equal(send_opts(x.ep, b, 2000, 0, SA(d), dl, NULL, NULL), 2000);
+	assert_int_equal(x.cap.n, 10);
 	struct txs_pkt_info a[4];
 	for (unsigned i = 0; i < 4; i++)
-		assert_int_equal(txs_parse(cp.f[6 + i].d, cp.f[6 + i].len, TXS_L2_ETH, &a[i]), TXS_PERR_FRAGMENT);
+		assert_int_equal(txs_parse(x.cap.f[6 + i].d, x.cap.f[6 + i].len, TXS_L2_ETH, &a[i]), TXS_PERR_FRAGMENT);
 	assert_int_equal(a[0].frag_id, a[1].frag_id);
 	assert_int_equal(a[2].frag_id, a[3].frag_id);
 	assert_int_not_equal(a[0].frag_id, a[2].frag_id);
 	assert_int_not_equal(a[0].frag_id, 0);
-	txs_udp_close(ep);
-	mx_dev_fini(&dev);
-	cap_free(&cp);
+	fx_close(&x);
 	txs_ident_core_close(core);
 	txs_ident_destroy(id);
 }
@@ -710,36 +709,30 @@ static void many_destinations(void **st)
 {
 	(void)st;
 	/* more destinations than cache slots: collisions rebuild, frames stay right */
-	struct mx_env e;
-	mx_env_default(&e);
-	struct cap cp = { 0 };
-	struct mx_dev dev;
-	assert_int_equal(mx_dev_init(&dev, cap_sink, &cp), 0);
-	struct txs_udp_conf uc = { .src = e.src6, .src4 = e.src4, .sport = 1, .batch = 1, .dst_cache = 4 };
-	struct txs_udp_ep *ep;
-	assert_int_equal(txs_udp_open(&ep, &dev.q, &uc), 0);
+	struct fx x;
+	fx_env(&x);
+	struct txs_udp_conf uc = { .src = x.env.src6, .src4 = x.env.src4, .sport = 1, .batch = 1, .dst_cache = 4 };
+	assert_int_equal(txs_udp_open(&x.ep, &x.dev.q, &uc), 0);
 	uint8_t b[16] = { 1, 2, 3 };
 	for (unsigned r = 0; r < 3; r++)
 		for (unsigned i = 0; i < 40; i++) {
-			struct txs_addr a = i % 2 ? e.dst6 : e.dst4;
+			struct txs_addr a = i % 2 ? x.env.dst6 : x.env.dst4;
 			if (i % 2)
 				a.bytes[15] = (uint8_t)i;
 			else
 				a.bytes[3] = (uint8_t)i;
 			struct sockaddr_storage ss;
 			socklen_t sl = txs_udp_sockaddr(&ss, &a, (uint16_t)(100 + i));
-			assert_int_equal(txs_udp_sendto(ep, b, sizeof(b), 0, SA(ss), sl), 16);
-			struct frame *f = &cp.f[cp.n - 1];
+			assert_int_equal(txs_udp_sendto(x.ep, b, sizeof(b), 0, SA(ss), sl), 16);
+			struct frame *f = &x.cap.f[x.cap.n - 1];
 			struct txs_pkt_info pi;
 			assert_int_equal(txs_parse(f->d, f->len, TXS_L2_ETH, &pi), TXS_PERR_OK);
 			assert_int_equal(pi.family, a.family);
 			assert_memory_equal(pi.dst.bytes, a.bytes, a.family == AF_INET ? 4 : 16);
 			assert_int_equal(pi.dport, 100 + i);
 		}
-	assert_int_equal(cp.n, 120);
-	txs_udp_close(ep);
-	mx_dev_fini(&dev);
-	cap_free(&cp);
+	assert_int_equal(x.cap.n, 120);
+	fx_close(&x);
 }
 
 static void open_errors(void **st)
@@ -781,45 +774,39 @@ static void endpoint_defaults(void **st)
 {
 	(void)st;
 	/* socket-level defaults apply; a message option overrides one field */
-	struct mx_env e;
-	mx_env_default(&e);
-	struct cap cp = { 0 };
-	struct mx_dev dev;
-	assert_int_equal(mx_dev_init(&dev, cap_sink, &cp), 0);
-	struct txs_udp_conf uc = { .src = e.src4, .sport = 1, .batch = 1, .flow_label = 0x12345 };
+	struct fx x;
+	fx_env(&x);
+	struct txs_udp_conf uc = { .src = x.env.src4, .sport = 1, .batch = 1, .flow_label = 0x12345 };
 	uc.defaults = (struct txs_udp_opts){ .set = TXS_UDP_OPT_TOS | TXS_UDP_OPT_TTL | TXS_UDP_OPT_NO_CSUM,
 					     .tos = 0x10,
 					     .ttl = 9,
 					     .no_csum = true };
-	struct txs_udp_ep *ep;
-	assert_int_equal(txs_udp_open(&ep, &dev.q, &uc), 0);
+	assert_int_equal(txs_udp_open(&x.ep, &x.dev.q, &uc), 0);
 	struct sockaddr_storage d;
-	socklen_t dl = txs_udp_sockaddr(&d, &e.dst4, 9);
+	socklen_t dl = txs_udp_sockaddr(&d, &x.env.dst4, 9);
 	uint8_t b[40] = { 0 };
 	struct txs_udp_opts ttl = { .set = TXS_UDP_OPT_TTL, .ttl = 200 };
-	assert_int_equal(send_opts(ep, b, 40, 0, SA(d), dl, NULL, NULL), 40);
-	assert_int_equal(send_opts(ep, b, 40, 0, SA(d), dl, &ttl, NULL), 40);
+	assert_int_equal(send_opts(x.ep, b, 40, 0, SA(d), dl, NULL, NULL), 40);
+	assert_int_equal(send_opts(x.ep, b, 40, 0, SA(d), dl, &ttl, NULL), 40);
 	struct txs_pkt_info pi;
-	assert_int_equal(txs_parse(cp.f[0].d, cp.f[0].len, TXS_L2_ETH, &pi), TXS_PERR_OK);
+	assert_int_equal(txs_parse(x.cap.f[0].d, x.cap.f[0].len, TXS_L2_ETH, &pi), TXS_PERR_OK);
 	assert_int_equal(pi.tos, 0x10);
 	assert_int_equal(pi.ttl, 9);
 	assert_false(pi.udp_csum_present);
-	assert_int_equal(txs_parse(cp.f[1].d, cp.f[1].len, TXS_L2_ETH, &pi), TXS_PERR_OK);
+	assert_int_equal(txs_parse(x.cap.f[1].d, x.cap.f[1].len, TXS_L2_ETH, &pi), TXS_PERR_OK);
 	assert_int_equal(pi.tos, 0x10);
 	assert_int_equal(pi.ttl, 200);
-	txs_udp_close(ep);
-	uc.src = e.src6;
+	txs_udp_close(x.ep);
+	uc.src = x.env.src6;
 	uc.defaults.set &= ~TXS_UDP_OPT_NO_CSUM;
-	assert_int_equal(txs_udp_open(&ep, &dev.q, &uc), 0);
-	dl = txs_udp_sockaddr(&d, &e.dst6, 9);
-	assert_int_equal(send_opts(ep, b, 40, 0, SA(d), dl, NULL, NULL), 40);
-	assert_int_equal(txs_parse(cp.f[2].d, cp.f[2].len, TXS_L2_ETH, &pi), TXS_PERR_OK);
+	assert_int_equal(txs_udp_open(&x.ep, &x.dev.q, &uc), 0);
+	dl = txs_udp_sockaddr(&d, &x.env.dst6, 9);
+	assert_int_equal(send_opts(x.ep, b, 40, 0, SA(d), dl, NULL, NULL), 40);
+	assert_int_equal(txs_parse(x.cap.f[2].d, x.cap.f[2].len, TXS_L2_ETH, &pi), TXS_PERR_OK);
 	assert_int_equal(pi.tos, 0x10);
 	assert_int_equal(pi.ttl, 9);
-	assert_int_equal(txs_get_be32(cp.f[2].d + TXS_ETH_HLEN) & 0xfffff, 0x12345);
-	txs_udp_close(ep);
-	mx_dev_fini(&dev);
-	cap_free(&cp);
+	assert_int_equal(txs_get_be32(x.cap.f[2].d + TXS_ETH_HLEN) & 0xfffff, 0x12345);
+	fx_close(&x);
 }
 
 /* ---- the engine adapter ---------------------------------------------------- */
@@ -842,10 +829,7 @@ static void run_adapter(int family, bool connected, uint16_t gso, uint32_t len, 
 	assert_int_equal(txs_netdev_open(&dev, "dummy:verify", &dc, NULL, 0), 0);
 	struct txs_engine_conf ec = { .n_workers = 2, .count = count, .dev = dev, .gen = &txs_udp_sock_gen_ops,
 				      .gen_conf = &gc, .burst = burst };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row rows[2];
 	txs_engine_read(e, rows);
 	assert_int_equal(rows[0].packets + rows[1].packets, count);
@@ -1139,10 +1123,7 @@ static void engine_counts_datagrams(void **st)
 	const uint64_t count = 1009;
 	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .dev = &s->dev.pub, .gen = &txs_udp_sock_gen_ops,
 				      .gen_conf = &gc, .burst = 7 };
-	struct txs_engine *e;
-	assert_int_equal(txs_engine_create(&e, &ec), 0);
-	assert_int_equal(txs_engine_start(e), 0);
-	assert_int_equal(txs_engine_wait(e), 0);
+	struct txs_engine *e = t_engine_done(&ec);
 	struct txs_stat_row r;
 	txs_engine_read(e, &r);
 	assert_int_equal(r.packets, s->completed);
@@ -1165,25 +1146,19 @@ static void never_cut(void **st)
 	never_cut_case(AF_INET, true, 1000, 5500, 61, false); /* GSO: 6 segments a call, 61 = 10 calls + 1 */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(matrix),
-		cmocka_unit_test(errors_names),
-		cmocka_unit_test(errors_sizes_and_options),
-		cmocka_unit_test(zero_length_and_empty_iov),
-		cmocka_unit_test(cork_rules),
-		cmocka_unit_test(connect_and_flow_ids),
-		cmocka_unit_test(unconnected_ids),
-		cmocka_unit_test(batching_and_device),
-		cmocka_unit_test(device_refuses),
-		cmocka_unit_test(many_destinations),
-		cmocka_unit_test(open_errors),
-		cmocka_unit_test(endpoint_defaults),
-		cmocka_unit_test(engine_adapter),
-		cmocka_unit_test(never_cut),
-		cmocka_unit_test(engine_counts_datagrams),
-		cmocka_unit_test(fast_equals_core),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+T_MAIN(cmocka_unit_test(matrix),
+       cmocka_unit_test(errors_names),
+       cmocka_unit_test(errors_sizes_and_options),
+       cmocka_unit_test(zero_length_and_empty_iov),
+       cmocka_unit_test(cork_rules),
+       cmocka_unit_test(connect_and_flow_ids),
+       cmocka_unit_test(unconnected_ids),
+       cmocka_unit_test(batching_and_device),
+       cmocka_unit_test(device_refuses),
+       cmocka_unit_test(many_destinations),
+       cmocka_unit_test(open_errors),
+       cmocka_unit_test(endpoint_defaults),
+       cmocka_unit_test(engine_adapter),
+       cmocka_unit_test(never_cut),
+       cmocka_unit_test(engine_counts_datagrams),
+       cmocka_unit_test(fast_equals_core))

@@ -19,6 +19,20 @@ static inline uint64_t t_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/* A test program's main: runs the listed cmocka tests (cmocka_unit_test(fn),
+ * ...) as one group. T_RUN is the same as a statement, for a main that
+ * first decides whether it can run at all (T_SKIP). */
+#define T_RUN(...)                                                             \
+	do {                                                                   \
+		const struct CMUnitTest t_tests_[] = { __VA_ARGS__ };          \
+		return cmocka_run_group_tests(t_tests_, NULL, NULL);           \
+	} while (0)
+#define T_MAIN(...)                                                            \
+	int main(void)                                                         \
+	{                                                                      \
+		T_RUN(__VA_ARGS__);                                            \
+	}
+
 /* Exit 77 with a reason: CTest reports the test as skipped. */
 #define T_SKIP(...) do { fprintf(stderr, "SKIP: " __VA_ARGS__); fputc('\n', stderr); exit(77); } while (0)
 #endif
