@@ -335,6 +335,8 @@ static void side_message(struct crun *k)
 	txs_ctl_msg_free(&m);
 }
 
+#define SIDE_FDS 4 /* the sides' output descriptors a wait wakes for */
+
 /* Wait for our side to end within secs, taking what the server sends
  * meanwhile; a soft stop or a failed control channel asks the side to
  * stop (5 s more). */
@@ -351,8 +353,15 @@ static void wait_side(struct crun *k, int side, double secs)
 		pump(k);
 		if (k->ops->ended(k->ops->arg, side))
 			return;
-		struct pollfd pf = { .fd = k->ctl_err ? -1 : k->c->fd, .events = POLLIN };
-		if (poll(&pf, 1, 20) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
+		struct pollfd pf[1 + SIDE_FDS] = { { .fd = k->ctl_err ? -1 : k->c->fd, .events = POLLIN } };
+		unsigned n = 1;
+		if (k->ops->fds) {
+			int fds[SIDE_FDS];
+			unsigned m = k->ops->fds(k->ops->arg, fds, SIDE_FDS);
+			for (unsigned i = 0; i < m && i < SIDE_FDS; i++)
+				pf[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		}
+		if (poll(pf, n, 20) > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
 			side_message(k);
 			if (k->ctl_err && !told) { /* the server is gone or refused: our side stops too */
 				k->ops->stop(k->ops->arg, side);

@@ -315,6 +315,17 @@ static int cb_stopping(void *arg)
 	return g_stop;
 }
 
+static unsigned out_fds(void *arg, int *fds, unsigned max)
+{
+	struct client *k = arg;
+	unsigned n = 0;
+	if (n < max && k->rs.fd >= 0)
+		fds[n++] = k->rs.fd;
+	if (n < max && k->rr.fd >= 0)
+		fds[n++] = k->rr.fd;
+	return n;
+}
+
 static void pump_all(void *arg)
 {
 	struct client *k = arg;
@@ -655,7 +666,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 			       s->port);
 		struct txs_ctl_client_test t;
 		client_test(k, &t);
-		struct txs_ctl_client_ops ops = { .arg = k, .stopping = cb_stopping, .pump = pump_all, .warn = cb_warn,
+		struct txs_ctl_client_ops ops = { .arg = k, .stopping = cb_stopping, .pump = pump_all, .fds = out_fds, .warn = cb_warn,
 						  .recv_start = start_own_recv, .peer_summary = cb_peer_summary,
 						  .send_start = start_own_send, .ended = cb_ended, .stop = cb_stop,
 						  .send_finish = cb_send_finish, .recv_finish = cb_recv_finish };
