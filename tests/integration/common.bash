@@ -147,8 +147,83 @@ fail_later() {
 ok() { echo "ok: $*"; }
 
 need_root() { [ "$(id -u)" -eq 0 ] || skip "${1:-needs root (network namespaces)}"; }
-need_cmd() { command -v "$1" >/dev/null || skip "${2:-needs $1}"; }
+need_cmd() { command -v "$1" >/dev/null || skip "${2:-$(_txs_need_why "$1")}"; }
+_txs_need_why() { # CMD: the default reason a test needs CMD
+  case $1 in
+    ip | ss | tc) echo "needs $1 (iproute2)" ;;
+    python3) echo "needs python3" ;;
+    *) echo "needs $1 (scripts/deps test)" ;;
+  esac
+}
+need_cmds() { local c; for c; do need_cmd "$c"; done; }
 need_txs() { [ -x "$TXS" ] || fail "no txscale binary at $TXS"; }
+
+# lab_test [--later] PREFIX [CMD...]: the preamble of a test on a lab of two
+# namespaces: need_root, need_cmds jq CMD..., need_txs, LAB=$(lab_name
+# PREFIX), A=$LAB-a, B=$LAB-b, txs_tmp and lab_up "$LAB" (with --later the
+# test calls lab_up "$LAB" itself, after cases that need no lab)
+lab_test() {
+  local later=
+  if [ "$1" = --later ]; then later=1; shift; fi
+  LAB=$(lab_name "$1")
+  A=$LAB-a B=$LAB-b
+  shift
+  need_root
+  need_cmds jq "$@"
+  need_txs
+  txs_tmp
+  [ -n "$later" ] || lab_up "$LAB"
+}
+
+# ns_test PREFIX [CMD...]: the preamble of a test in one namespace of its own
+# (loopback only): NS=$(lab_name PREFIX), PORT=$(free_port), need_root,
+# need_cmds jq CMD..., need_txs, txs_tmp, namespace NS made (removed at exit)
+# with lo up
+ns_test() {
+  NS=$(lab_name "$1")
+  PORT=$(free_port)
+  shift
+  need_root
+  need_cmds jq "$@"
+  need_txs
+  txs_tmp
+  CLEANUP_HOOKS+=('ip netns del "$NS" 2>/dev/null')
+  ip netns del "$NS" 2>/dev/null || true
+  ip netns add "$NS" || skip "cannot create namespace $NS"
+  ip -n "$NS" link set lo up
+}
+
+# listens [PORT]: a TCP socket listens on PORT (default 5201): in namespace
+# $B when the test has a lab (B set), else in this namespace
+listens() {
+  if [ -n "${B:-}" ]; then
+    ip netns exec "$B" ss -ltn "sport = :${1:-5201}" | grep LISTEN >/dev/null
+  else
+    ss -ltn "sport = :${1:-5201}" | grep LISTEN >/dev/null
+  fi
+}
+
+# txs_refuses WANT ARGS...: $TXS ARGS exits 2 and its stderr names WANT
+txs_refuses() {
+  local want=$1 out rc=0
+  shift
+  out=$("$TXS" "$@" 2>&1 >/dev/null) || rc=$?
+  [ $rc -eq 2 ] || fail "$*: exit $rc, expected 2 ($out)"
+  case "$out" in *"$want"*) ;; *) fail "$*: message '$out' does not name '$want'" ;; esac
+}
+
+# lab_server [--bin BIN] [ARGS...]: BIN (default $TXS) server -J ARGS in
+# namespace $B, TMPDIR $tmp/ts, its JSON lines in $tmp/srv.json and stderr
+# in $tmp/srv.log, its pid in srv; returns once it listens on 5201 (fails
+# after 20 s)
+lab_server() {
+  local bin=$TXS
+  if [ "${1:-}" = --bin ]; then bin=$2; shift 2; fi
+  mkdir -p "$tmp/ts"
+  TMPDIR=$tmp/ts ip netns exec "$B" "$bin" server -J "$@" >"$tmp/srv.json" 2>"$tmp/srv.log" &
+  srv=$!
+  wait_for 20 listens || fail "the server does not listen"
+}
 
 txs_tmp() { tmp=$(mktemp -d "$@"); }
 

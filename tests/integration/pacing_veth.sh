@@ -19,19 +19,8 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name pac)
-A=$LAB-a
-B=$LAB-b
 PORT=5301
-
-need_root
-need_cmd dumpcap "needs dumpcap (tshark)"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test pac dumpcap python3
 
 # capture NAME SEND-ARGS...: dumpcap in B, send in A over packet:tx0; leaves
 # $tmp/NAME.pcap and checks captured == sent, no capture drops

@@ -18,21 +18,8 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name rout)
-A=$LAB-a
-B=$LAB-b
 PORT=5201
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd dumpcap "needs dumpcap (scripts/deps test)"
-need_cmd tshark "needs tshark (scripts/deps test)"
-need_cmd python3 "needs python3"
-need_cmd tc "needs tc (iproute2)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test rout dumpcap tshark python3 tc
 ip netns exec "$A" sysctl -qw net.ipv6.conf.tx0.disable_ipv6=1 >/dev/null
 CLEANUP_HOOKS+=('ip -n "$B" link set rx0 up 2>/dev/null')
 

@@ -20,15 +20,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name rxdp)
-A=$LAB-a
-B=$LAB-b
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-txs_tmp
-lab_up "$LAB"
+lab_test rxdp
 
 # CPUs for "1 core each" where there are two
 SCPU="" RCPU=""

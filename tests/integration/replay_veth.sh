@@ -7,17 +7,7 @@ set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 T="$SRC/tests/integration/replay_tool.py"
-LAB=$(lab_name rpl)
-A=$LAB-a
-B=$LAB-b
-need_root
-need_cmd dumpcap "needs dumpcap (tshark)"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test rpl dumpcap python3
 
 python3 "$T" make "$tmp/in.pcap" 300
 

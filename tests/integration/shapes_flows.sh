@@ -23,16 +23,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name shp)
-A=$LAB-a
-B=$LAB-b
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test shp
 # the destination range: 198.18.0.2 .. 198.18.0.9, all local to B
 for i in 3 4 5 6 7 8 9; do ip -n "$B" addr add "198.18.0.$i/32" dev rx0; done
 # IPv6 destinations 2001:2::2..5 (case v6)

@@ -20,12 +20,7 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name ugso)
-A=$LAB-a B=$LAB-b
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-txs_tmp
+lab_test --later ugso
 
 # the option: auto, off, or a SIZE; bad values and a double setting refused
 refused() { # WANT ARGS...: exit 2 and WANT on stderr
