@@ -203,23 +203,37 @@ listens() {
   fi
 }
 
-# txs_refuses WANT ARGS...: $TXS ARGS exits 2 and its stderr names WANT
+# capturing LOG: waits (at most 10 s) for dumpcap's "Capturing on" in LOG
+# (its stderr); returns 1 when it does not come
+capturing() { wait_for 10 _txs_capturing "$1"; }
+_txs_capturing() { grep -q "Capturing on" "$1" 2>/dev/null; }
+
+# txs_refuses [--one-line] WANT ARGS...: $TXS ARGS exits 2 and its stderr
+# names WANT (with --one-line: in one line, and nothing more)
 txs_refuses() {
-  local want=$1 out rc=0
+  local one= want out rc=0
+  if [ "$1" = --one-line ]; then one=1; shift; fi
+  want=$1
   shift
   out=$("$TXS" "$@" 2>&1 >/dev/null) || rc=$?
   [ $rc -eq 2 ] || fail "$*: exit $rc, expected 2 ($out)"
   case "$out" in *"$want"*) ;; *) fail "$*: message '$out' does not name '$want'" ;; esac
+  [ -z "$one" ] || [ "$(wc -l <<<"$out")" -eq 1 ] || fail "$*: more than one line: $out"
 }
 
 # lab_server [--bin BIN] [ARGS...]: BIN (default $TXS) server -J ARGS in
-# namespace $B, TMPDIR $tmp/ts, its JSON lines in $tmp/srv.json and stderr
-# in $tmp/srv.log, its pid in srv; returns once it listens on 5201 (fails
-# after 20 s)
+# namespace $B, TMPDIR $tmp/ts (its clients' TMPDIR: $tmp/tc), its JSON
+# lines in $tmp/srv.json and stderr in $tmp/srv.log, its pid in srv; returns
+# once it listens on 5201 (fails after 20 s). A failing case shows the
+# server's log (its last SRV_LOG_LINES lines when that is set).
 lab_server() {
   local bin=$TXS
   if [ "${1:-}" = --bin ]; then bin=$2; shift 2; fi
-  mkdir -p "$tmp/ts"
+  mkdir -p "$tmp/ts" "$tmp/tc"
+  if [ -z "${_TXS_SRV_HOOK:-}" ]; then
+    FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && tail -n "${SRV_LOG_LINES:-+1}" "$tmp/srv.log" | sed "s/^/  server: /"')
+    _TXS_SRV_HOOK=1
+  fi
   TMPDIR=$tmp/ts ip netns exec "$B" "$bin" server -J "$@" >"$tmp/srv.json" 2>"$tmp/srv.log" &
   srv=$!
   wait_for 20 listens || fail "the server does not listen"
@@ -440,6 +454,22 @@ ring_setup() {
   done
 }
 
+# ring_cases DEV OPT[,OPT]: the cases every frame device passes, as
+# v4_counts, v6_counts, OPT_counts (DEV,OPT: 5000 datagrams) for each OPT,
+# ring64_counts, v4_1472_counts, v4_empty_counts (check_delivery), v4_wire and
+# v6_wire (check_wire, addresses from the interface)
+ring_cases() {
+  local dev=$1 o
+  run_case v4_counts check_delivery "$dev" 198.18.0.2 20000
+  run_case v6_counts check_delivery "$dev" 2001:2::2 20000
+  for o in ${2//,/ }; do run_case "${o}_counts" check_delivery "$dev,$o" 198.18.0.2 5000; done
+  run_case ring64_counts check_delivery "$dev,ring=64" 198.18.0.2 20000
+  run_case v4_1472_counts check_delivery "$dev" 198.18.0.2 20000 -l 1472
+  run_case v4_empty_counts check_delivery "$dev" 198.18.0.2 2000 -l 0
+  run_case v4_wire check_wire "$dev" 198.18.0.2 64 198.18.0.1 auto
+  run_case v6_wire check_wire "$dev" 2001:2::2 64 2001:2::1 auto
+}
+
 # ring_expect_err WANT-RC PATTERN ARGS...: txscale send -i 0 -n 10 ARGS in the
 # sender namespace exits WANT-RC and says PATTERN
 ring_expect_err() {
@@ -510,10 +540,7 @@ check_delivery() {
 capture_start() {
   ip netns exec "$B" timeout 20 dumpcap -q -i "$1" -c "$2" -P -w "$3" -f udp >"$WORK/dumpcap.log" 2>&1 &
   CAP_PID=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && return 0
-    sleep 0.1
-  done
+  capturing "$WORK/dumpcap.log" && return 0
   fail "dumpcap did not start: $(cat "$WORK/dumpcap.log")"
 }
 

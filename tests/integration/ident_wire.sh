@@ -61,10 +61,7 @@ point() {
   ip netns exec "$B" timeout 120 dumpcap -q -i rx0 -c "$n" -P -s 64 -B 64 -w "$pc" -f "udp and dst host 198.18.0.2" \
     >"$WORK/dumpcap.log" 2>&1 &
   local cap=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && break
-    sleep 0.1
-  done
+  capturing "$WORK/dumpcap.log" || true
   if ! ring_send --dev packet:tx0 -P 2 -n "$n" -b "$rate" --ident "$ident" 198.18.0.2; then
     kill "$cap" 2>/dev/null; wait "$cap" 2>/dev/null || true
     fail_later "$ident at $rate: send failed: $(tail -2 "$WORK/send.log")"

@@ -30,11 +30,7 @@ capture() {
   ip netns exec "$B" dumpcap -i rx0 -P -B 64 -s 128 -f "udp dst port $PORT" -w "$tmp/$name.pcap" \
     >"$tmp/$name.dc.out" 2>"$tmp/$name.dc.err" &
   local dpid=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$tmp/$name.dc.err" 2>/dev/null && break
-    sleep 0.1
-  done
-  grep -q "Capturing on" "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
+  capturing "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
   sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
   ip netns exec "$A" timeout 60 $RT "$TXS" send --dev packet:tx0 -p $PORT -i 0 --summary-file "$tmp/$name.json" "$@" \
     198.18.0.2 >"$tmp/$name.out" 2>&1 || fail "$name: send: $(cat "$tmp/$name.out")"

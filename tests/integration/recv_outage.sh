@@ -27,13 +27,10 @@ cap_start() {
   ip netns exec "$B" timeout 60 dumpcap -q -B 128 -s 80 -f "udp dst port $PORT" -i any -w "$tmp/$1.pcapng" \
     >"$tmp/$1.dumpcap" 2>&1 &
   CPID=$!
-  for _ in $(seq 100); do
-    if grep -q "Capturing on" "$tmp/$1.dumpcap" 2>/dev/null; then
-      sleep 0.5 # "Capturing on" comes before the socket takes packets
-      return 0
-    fi
-    sleep 0.1
-  done
+  if capturing "$tmp/$1.dumpcap"; then
+    sleep 0.5 # "Capturing on" comes before the socket takes packets
+    return 0
+  fi
   fail "$1: dumpcap did not start: $(cat "$tmp/$1.dumpcap")"
 }
 

@@ -18,11 +18,7 @@ replay_run() {
   ip netns exec "$B" dumpcap -i rx0 -P -B 64 -f "ether proto 0x88b5" -w "$tmp/$name.pcap" \
     >/dev/null 2>"$tmp/$name.dc.err" &
   local dpid=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$tmp/$name.dc.err" 2>/dev/null && break
-    sleep 0.1
-  done
-  grep -q "Capturing on" "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
+  capturing "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
   sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
   ip netns exec "$A" timeout 60 "$TXS" send --replay "$tmp/in.pcap" --dev "${DEV:-packet:tx0}" -i 0 \
     --summary-file "$tmp/$name.json" "$@" >"$tmp/$name.out" 2>&1 || fail "$name: send: $(cat "$tmp/$name.out")"

@@ -32,11 +32,9 @@ set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 
-# a failing case shows the end of the server's log
-FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && tail -n 40 "$tmp/srv.log" | sed "s/^/  server: /"')
+SRV_LOG_LINES=40 # a failing case shows the end of the server's log
 
 lab_test conc iperf3
-mkdir -p "$tmp/tc"
 lab_server --max-sessions 4 --max-sessions-per-client 2 --max-rate 50k --ctl-timeout 3 --max-time 30
 grep -q "sessions at once: at most 4 (2 per client)" "$tmp/srv.log" || fail "the server's first line does not say its limits"
 

@@ -145,7 +145,7 @@ nodf_ids() {
   ip netns exec "$B" timeout 20 tshark -n -i rx0 -c 300 -f "udp and dst port 9" -T fields -e ip.id \
     >"$tmp/ids" 2>"$tmp/cap.log" &
   cap=$!
-  for _ in $(seq 100); do grep -q "Capturing on" "$tmp/cap.log" && break; sleep 0.1; done
+  capturing "$tmp/cap.log" || true
   sleep 0.3
   ip netns exec "$A" "$TXS" send --dev udp -n 300 -i 0 -p 9 198.18.0.2 >/dev/null 2>&1 || fail "ids: send failed"
   wait $cap || true
