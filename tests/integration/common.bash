@@ -203,6 +203,19 @@ listens() {
   fi
 }
 
+# JSON summaries: rj EXPR is jq -r EXPR on the last line of file $R (a
+# recv's summary), rjc EXPR the same, compact; sj EXPR is jq -r EXPR on file
+# $S (a send's --summary-file). rj_is WHAT EXPR WANT: rj EXPR is WANT, or the
+# case fails ("WHAT: EXPR is GOT, not WANT").
+rj() { tail -n1 "$R" | jq -r "$1"; }
+rjc() { tail -n1 "$R" | jq -c "$1"; }
+sj() { jq -r "$1" "$S"; }
+rj_is() {
+  local got
+  got=$(rj "$2") || true
+  [ "$got" = "$3" ] || fail "$1: $2 is $got, not $3"
+}
+
 # capturing LOG: waits (at most 10 s) for dumpcap's "Capturing on" in LOG
 # (its stderr); returns 1 when it does not come
 capturing() { wait_for 10 _txs_capturing "$1"; }
@@ -432,13 +445,15 @@ set -E
 trap '_TXS_TOP_ERR="line $LINENO: $BASH_COMMAND (status $?)"' ERR
 
 # ---- frame-device tests: a lab of veth pairs, AF_PACKET / AF_XDP senders ----
-# ring_setup PREFIX [LINKS]: lab PREFIX+tag with LINKS links (default 1), A and
-# B its namespaces, MAC_TXi / MAC_RXi the addresses of link i, WORK a scratch
-# directory ($tmp). Skips without root, the CLI, tshark/dumpcap or namespaces.
+# ring_setup PREFIX [LINKS [CMD...]]: lab PREFIX+tag with LINKS links (default
+# 1), A and B its namespaces, MAC_TXi / MAC_RXi the addresses of link i, WORK a
+# scratch directory ($tmp). Skips without root, the CLI, tshark/dumpcap, each
+# CMD (need_cmds) or namespaces.
 ring_setup() {
   need_root "needs root (network namespaces, AF_PACKET)"
   [ -x "$TXS" ] || skip "no txscale CLI at $TXS"
   command -v tshark >/dev/null && command -v dumpcap >/dev/null || skip "tshark/dumpcap not installed"
+  need_cmds "${@:3}"
   LAB=$(lab_name "$1")
   txs_tmp
   WORK=$tmp

@@ -20,8 +20,7 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-command -v python3 >/dev/null || skip "python3 not installed (reads the capture)"
-ring_setup idw 1
+ring_setup idw 1 python3 # python3 reads the capture
 settle
 
 MIN_GOAL=55000 MED_GOAL=62000

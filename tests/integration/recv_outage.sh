@@ -74,7 +74,6 @@ outage_run() {
   R=$tmp/$name.recv.json
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
 nothing() { :; }
 
 flap() { # seconds down, one after another, 0.6 s apart

@@ -40,8 +40,6 @@ veth_run() {
   S="$tmp/$name.send.json"
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
-sj() { jq -r "$1" "$S"; }
 
 # 1. lossless, IPv4 and IPv6
 lossless() { # 4|6

@@ -57,9 +57,6 @@ xdp_run() {
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
   ! prog_on || fail "$name: rx0 still has an XDP program after recv ended"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
-rjc() { tail -n1 "$R" | jq -c "$1"; }
-sj() { jq -r "$1" "$S"; }
 
 # exact NAME: received == sent, nothing lost, dropped or malformed anywhere
 exact() {

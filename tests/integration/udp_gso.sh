@@ -59,8 +59,6 @@ gso_run() {
   R="$tmp/$name.recv.json" S="$tmp/$name.send.json"
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
-sj() { jq -r "$1" "$S"; }
 
 # exact NAME FLOWS: received == sent, per flow and in all, nothing else
 exact() {
