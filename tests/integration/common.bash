@@ -6,10 +6,7 @@
 #   set -euo pipefail
 #   SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 #   . "$SRC/tests/integration/common.bash"
-#   need_root
-#   need_txs
-#   txs_tmp
-#   lab_up "$(lab_name xyz)"
+#   lab_test xyz               # need_root, need_cmds jq, need_txs, txs_tmp, lab_up
 #   v4_counts() { ...; [ "$got" = 10 ] || fail "got $got"; }
 #   run_case v4_counts
 #   run_case v6_counts check_counts 2001:2::2 10     # a function with arguments
@@ -46,7 +43,13 @@
 #
 # Checks and resources
 #   need_root [REASON]   skip unless root (default: network namespaces)
-#   need_cmd CMD REASON  skip with REASON unless CMD is on PATH
+#   need_cmd CMD [REASON]  skip with REASON unless CMD is on PATH (default
+#                        "needs CMD (scripts/deps test)", iproute2 for ip/ss/tc)
+#   need_cmds CMD...     need_cmd each with its default reason
+#   lab_test, ns_test    the preambles of a two-namespace lab test and of a
+#                        one-namespace test (below, where they are defined);
+#                        also there: listens, lab_server, rj/sj/rj_is,
+#                        capturing, txs_refuses
 #   need_txs             fail unless $TXS is an executable
 #   txs_tmp [TEMPLATE]   a fresh directory (mktemp -d [TEMPLATE]) in $tmp
 #   tc_drops NS DEV      the drop counter of DEV's root qdisc in namespace NS
