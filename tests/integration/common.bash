@@ -6,10 +6,7 @@
 #   set -euo pipefail
 #   SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 #   . "$SRC/tests/integration/common.bash"
-#   need_root
-#   need_txs
-#   txs_tmp
-#   lab_up "$(lab_name xyz)"
+#   lab_test xyz               # need_root, need_cmds jq, need_txs, txs_tmp, lab_up
 #   v4_counts() { ...; [ "$got" = 10 ] || fail "got $got"; }
 #   run_case v4_counts
 #   run_case v6_counts check_counts 2001:2::2 10     # a function with arguments
@@ -46,7 +43,13 @@
 #
 # Checks and resources
 #   need_root [REASON]   skip unless root (default: network namespaces)
-#   need_cmd CMD REASON  skip with REASON unless CMD is on PATH
+#   need_cmd CMD [REASON]  skip with REASON unless CMD is on PATH (default
+#                        "needs CMD (scripts/deps test)", iproute2 for ip/ss/tc)
+#   need_cmds CMD...     need_cmd each with its default reason
+#   lab_test, ns_test    the preambles of a two-namespace lab test and of a
+#                        one-namespace test (below, where they are defined);
+#                        also there: listens, lab_server, rj/sj/rj_is,
+#                        capturing, txs_refuses
 #   need_txs             fail unless $TXS is an executable
 #   txs_tmp [TEMPLATE]   a fresh directory (mktemp -d [TEMPLATE]) in $tmp
 #   tc_drops NS DEV      the drop counter of DEV's root qdisc in namespace NS
@@ -147,8 +150,110 @@ fail_later() {
 ok() { echo "ok: $*"; }
 
 need_root() { [ "$(id -u)" -eq 0 ] || skip "${1:-needs root (network namespaces)}"; }
-need_cmd() { command -v "$1" >/dev/null || skip "${2:-needs $1}"; }
+need_cmd() { command -v "$1" >/dev/null || skip "${2:-$(_txs_need_why "$1")}"; }
+_txs_need_why() { # CMD: the default reason a test needs CMD
+  case $1 in
+    ip | ss | tc) echo "needs $1 (iproute2)" ;;
+    python3) echo "needs python3" ;;
+    *) echo "needs $1 (scripts/deps test)" ;;
+  esac
+}
+need_cmds() { local c; for c; do need_cmd "$c"; done; }
 need_txs() { [ -x "$TXS" ] || fail "no txscale binary at $TXS"; }
+
+# lab_test [--later] PREFIX [CMD...]: the preamble of a test on a lab of two
+# namespaces: need_root, need_cmds jq CMD..., need_txs, LAB=$(lab_name
+# PREFIX), A=$LAB-a, B=$LAB-b, txs_tmp and lab_up "$LAB" (with --later the
+# test calls lab_up "$LAB" itself, after cases that need no lab)
+lab_test() {
+  local later=
+  if [ "$1" = --later ]; then later=1; shift; fi
+  LAB=$(lab_name "$1")
+  A=$LAB-a B=$LAB-b
+  shift
+  need_root
+  need_cmds jq "$@"
+  need_txs
+  txs_tmp
+  [ -n "$later" ] || lab_up "$LAB"
+}
+
+# ns_test PREFIX [CMD...]: the preamble of a test in one namespace of its own
+# (loopback only): NS=$(lab_name PREFIX), PORT=$(free_port), need_root,
+# need_cmds jq CMD..., need_txs, txs_tmp, namespace NS made (removed at exit)
+# with lo up
+ns_test() {
+  NS=$(lab_name "$1")
+  PORT=$(free_port)
+  shift
+  need_root
+  need_cmds jq "$@"
+  need_txs
+  txs_tmp
+  CLEANUP_HOOKS+=('ip netns del "$NS" 2>/dev/null')
+  ip netns del "$NS" 2>/dev/null || true
+  ip netns add "$NS" || skip "cannot create namespace $NS"
+  ip -n "$NS" link set lo up
+}
+
+# listens [PORT]: a TCP socket listens on PORT (default 5201): in namespace
+# $B when the test has a lab (B set), else in this namespace
+listens() {
+  if [ -n "${B:-}" ]; then
+    ip netns exec "$B" ss -ltn "sport = :${1:-5201}" | grep LISTEN >/dev/null
+  else
+    ss -ltn "sport = :${1:-5201}" | grep LISTEN >/dev/null
+  fi
+}
+
+# JSON summaries: rj EXPR is jq -r EXPR on the last line of file $R (a
+# recv's summary), rjc EXPR the same, compact; sj EXPR is jq -r EXPR on file
+# $S (a send's --summary-file). rj_is WHAT EXPR WANT: rj EXPR is WANT, or the
+# case fails ("WHAT: EXPR is GOT, not WANT").
+rj() { tail -n1 "$R" | jq -r "$1"; }
+rjc() { tail -n1 "$R" | jq -c "$1"; }
+sj() { jq -r "$1" "$S"; }
+rj_is() {
+  local got
+  got=$(rj "$2") || true
+  [ "$got" = "$3" ] || fail "$1: $2 is $got, not $3"
+}
+
+# capturing LOG: waits (at most 10 s) for dumpcap's "Capturing on" in LOG
+# (its stderr); returns 1 when it does not come
+capturing() { wait_for 10 _txs_capturing "$1"; }
+_txs_capturing() { grep -q "Capturing on" "$1" 2>/dev/null; }
+
+# txs_refuses [--one-line] WANT ARGS...: $TXS ARGS exits 2 and its stderr
+# names WANT (with --one-line: in one line, and nothing more)
+txs_refuses() {
+  local one= want out rc=0
+  if [ "$1" = --one-line ]; then one=1; shift; fi
+  want=$1
+  shift
+  out=$("$TXS" "$@" 2>&1 >/dev/null) || rc=$?
+  [ $rc -eq 2 ] || fail "$*: exit $rc, expected 2 ($out)"
+  case "$out" in *"$want"*) ;; *) fail "$*: message '$out' does not name '$want'" ;; esac
+  [ -z "$one" ] || [ "$(wc -l <<<"$out")" -eq 1 ] || fail "$*: more than one line: $out"
+}
+
+# lab_server [--bin BIN] [ARGS...]: BIN (default $TXS) server -J ARGS in
+# namespace $B, TMPDIR $tmp/ts (its clients' TMPDIR: $tmp/tc), its JSON
+# lines in $tmp/srv.json and stderr in $tmp/srv.log, its pid in srv; returns
+# once it listens on 5201 (fails after 20 s). A failing case shows the
+# server's log (its last SRV_LOG_LINES lines when that is set).
+lab_server() {
+  local bin=$TXS
+  if [ "${1:-}" = --bin ]; then bin=$2; shift 2; fi
+  mkdir -p "$tmp/ts" "$tmp/tc"
+  if [ -z "${_TXS_SRV_HOOK:-}" ]; then
+    FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && tail -n "${SRV_LOG_LINES:-+1}" "$tmp/srv.log" | sed "s/^/  server: /"')
+    _TXS_SRV_HOOK=1
+  fi
+  TMPDIR=$tmp/ts ip netns exec "$B" "$bin" server -J "$@" >"$tmp/srv.json" 2>"$tmp/srv.log" &
+  srv=$!
+  wait_for 20 listens || fail "the server does not listen"
+}
 
 txs_tmp() { tmp=$(mktemp -d "$@"); }
 
@@ -343,13 +448,15 @@ set -E
 trap '_TXS_TOP_ERR="line $LINENO: $BASH_COMMAND (status $?)"' ERR
 
 # ---- frame-device tests: a lab of veth pairs, AF_PACKET / AF_XDP senders ----
-# ring_setup PREFIX [LINKS]: lab PREFIX+tag with LINKS links (default 1), A and
-# B its namespaces, MAC_TXi / MAC_RXi the addresses of link i, WORK a scratch
-# directory ($tmp). Skips without root, the CLI, tshark/dumpcap or namespaces.
+# ring_setup PREFIX [LINKS [CMD...]]: lab PREFIX+tag with LINKS links (default
+# 1), A and B its namespaces, MAC_TXi / MAC_RXi the addresses of link i, WORK a
+# scratch directory ($tmp). Skips without root, the CLI, tshark/dumpcap, each
+# CMD (need_cmds) or namespaces.
 ring_setup() {
   need_root "needs root (network namespaces, AF_PACKET)"
   [ -x "$TXS" ] || skip "no txscale CLI at $TXS"
   command -v tshark >/dev/null && command -v dumpcap >/dev/null || skip "tshark/dumpcap not installed"
+  need_cmds "${@:3}"
   LAB=$(lab_name "$1")
   txs_tmp
   WORK=$tmp
@@ -363,6 +470,22 @@ ring_setup() {
     eval "MAC_TX$i=\$(ip netns exec $A cat /sys/class/net/tx$i/address)"
     eval "MAC_RX$i=\$(ip netns exec $B cat /sys/class/net/rx$i/address)"
   done
+}
+
+# ring_cases DEV OPT[,OPT]: the cases every frame device passes, as
+# v4_counts, v6_counts, OPT_counts (DEV,OPT: 5000 datagrams) for each OPT,
+# ring64_counts, v4_1472_counts, v4_empty_counts (check_delivery), v4_wire and
+# v6_wire (check_wire, addresses from the interface)
+ring_cases() {
+  local dev=$1 o
+  run_case v4_counts check_delivery "$dev" 198.18.0.2 20000
+  run_case v6_counts check_delivery "$dev" 2001:2::2 20000
+  for o in ${2//,/ }; do run_case "${o}_counts" check_delivery "$dev,$o" 198.18.0.2 5000; done
+  run_case ring64_counts check_delivery "$dev,ring=64" 198.18.0.2 20000
+  run_case v4_1472_counts check_delivery "$dev" 198.18.0.2 20000 -l 1472
+  run_case v4_empty_counts check_delivery "$dev" 198.18.0.2 2000 -l 0
+  run_case v4_wire check_wire "$dev" 198.18.0.2 64 198.18.0.1 auto
+  run_case v6_wire check_wire "$dev" 2001:2::2 64 2001:2::1 auto
 }
 
 # ring_expect_err WANT-RC PATTERN ARGS...: txscale send -i 0 -n 10 ARGS in the
@@ -435,10 +558,7 @@ check_delivery() {
 capture_start() {
   ip netns exec "$B" timeout 20 dumpcap -q -i "$1" -c "$2" -P -w "$3" -f udp >"$WORK/dumpcap.log" 2>&1 &
   CAP_PID=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && return 0
-    sleep 0.1
-  done
+  capturing "$WORK/dumpcap.log" && return 0
   fail "dumpcap did not start: $(cat "$WORK/dumpcap.log")"
 }
 

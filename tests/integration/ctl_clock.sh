@@ -18,29 +18,17 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name cclk)
-A=$LAB-a
-B=$LAB-b
 SHIFT=-5000000
 
-# a failing case shows the server's log
-FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && sed "s/^/  server: /" "$tmp/srv.log"')
 
-need_txs
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-
-txs_tmp
-lab_up "$LAB"
-mkdir -p "$tmp/ts" "$tmp/tc"
+lab_test cclk
 
 # server BIN: a server in B (killed by the next call or at exit)
 SRV=
 server() {
   [ -z "$SRV" ] || { kill "$SRV" 2>/dev/null || true; wait "$SRV" 2>/dev/null || true; }
-  TMPDIR=$tmp/ts ip netns exec "$B" "$1" server -J --ctl-timeout 5 >"$tmp/srv.json" 2>"$tmp/srv.log" &
-  SRV=$!
-  wait_for 20 listens || fail "the server does not listen"
+  lab_server --bin "$1" --ctl-timeout 5
+  SRV=$srv
 }
 client() { # BIN NAME [send options]
   local bin=$1 name=$2
@@ -48,7 +36,6 @@ client() { # BIN NAME [send options]
   TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$bin" send -J -i 0 "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
     fail "$name: send exited $?: $(cat "$tmp/$name.err")"
 }
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 line() { jq -c "select(.type == \"$2\" and (.kind // \"\") == \"$3\")" "$tmp/$1.json" | tail -n1; }
 
 server "$TXS"

@@ -15,21 +15,12 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name cnd)
-A=$LAB-a
-B=$LAB-b
 
 # a failing case shows the server's log
 FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && sed "s/^/  server: /" "$tmp/srv.log"')
 need_txs
 
-refused() {
-  local want=$1; shift
-  local out rc=0
-  out=$("$TXS" ndr "$@" 2>&1 >/dev/null) || rc=$?
-  [ $rc -eq 2 ] || fail "ndr $*: exit $rc, expected 2 ($out)"
-  case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
-}
+refused() { txs_refuses "$1" ndr "${@:2}"; }
 bad_combinations() {
   refused "--remote" --remote nowhere
   refused "DEST '198.18.0.3'" --remote 198.18.0.2 198.18.0.3
@@ -39,18 +30,11 @@ bad_combinations() {
 }
 run_case bad_combinations
 
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd ip "needs ip (iproute2)"
-
-txs_tmp
-lab_up "$LAB"
+lab_test cnd ip
 mkdir -p "$tmp/t"
 
 ip netns exec "$B" "$TXS" server -B 198.18.0.2 >"$tmp/srv.log" 2>&1 &
 srv=$!
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
 wait_for 20 listens || fail "the server does not listen: $(cat "$tmp/srv.log")"
 
 check() {

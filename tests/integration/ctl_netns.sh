@@ -17,26 +17,10 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name ctl)
-A=$LAB-a
-B=$LAB-b
 
-# a failing case shows the server's log
-FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && sed "s/^/  server: /" "$tmp/srv.log"')
 
-need_txs
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd ip "needs ip (iproute2)"
-
-txs_tmp
-lab_up "$LAB"
-mkdir -p "$tmp/ts" "$tmp/tc"
-
-TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --ctl-timeout 3 >"$tmp/srv.json" 2>"$tmp/srv.log" &
-srv=$!
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
-wait_for 20 listens || fail "the server does not listen"
+lab_test ctl ip
+lab_server --ctl-timeout 3
 
 # client NAME [send options...]: JSON lines into $tmp/NAME.json
 client() {

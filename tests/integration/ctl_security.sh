@@ -55,7 +55,6 @@ OP=$(free_port)  # control, recv -s -1
 
 txs_tmp
 
-listens() { ss -ltn "sport = :$1" | grep LISTEN >/dev/null; }
 wait_listen() { wait_for 20 listens "$1" || fail "nothing listens on port $1"; }
 # in_log FILE PATTERN: the server's log says PATTERN (it logs just after it answers: at most 5 s)
 in_log() { wait_for 5 grep -q -- "$2" "$1"; }

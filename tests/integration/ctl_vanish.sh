@@ -13,7 +13,6 @@ SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 need_txs
 txs_tmp
-listens() { ss -ltn "sport = :$1" | grep LISTEN >/dev/null; }
 
 session_dies() {
   local PORT srv t0 cl sess rc t

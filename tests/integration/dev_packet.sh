@@ -9,15 +9,7 @@ ring_setup drgp 2
 ip -n "$A" neigh replace 198.18.0.2 lladdr "$MAC_RX1" dev tx1 nud permanent
 settle
 
-run_case v4_counts check_delivery packet:tx0 198.18.0.2 20000
-run_case v6_counts check_delivery packet:tx0 2001:2::2 20000
-run_case qdisc_counts check_delivery packet:tx0,qdisc 198.18.0.2 5000
-run_case novnet_counts check_delivery packet:tx0,novnet 198.18.0.2 5000
-run_case ring64_counts check_delivery packet:tx0,ring=64 198.18.0.2 20000
-run_case v4_1472_counts check_delivery packet:tx0 198.18.0.2 20000 -l 1472
-run_case v4_empty_counts check_delivery packet:tx0 198.18.0.2 2000 -l 0
-run_case v4_wire check_wire packet:tx0 198.18.0.2 64 198.18.0.1 auto
-run_case v6_wire check_wire packet:tx0 2001:2::2 64 2001:2::1 auto
+ring_cases packet:tx0 qdisc,novnet
 run_case novnet_wire check_wire packet:tx0,novnet 198.18.0.2 64 198.18.0.1
 
 # two links, two workers: worker k sends on link k

@@ -12,15 +12,7 @@ if ! ip netns exec "$A" "$TXS" send -i 0 -n 1 --dev xdp:tx0 198.18.0.2 >"$WORK/p
 fi
 sleep 0.3
 
-run_case v4_counts check_delivery xdp:tx0 198.18.0.2 20000
-run_case v6_counts check_delivery xdp:tx0 2001:2::2 20000
-run_case copy_counts check_delivery xdp:tx0,copy 198.18.0.2 5000
-run_case aligned_counts check_delivery xdp:tx0,aligned 198.18.0.2 5000
-run_case ring64_counts check_delivery xdp:tx0,ring=64 198.18.0.2 20000
-run_case v4_1472_counts check_delivery xdp:tx0 198.18.0.2 20000 -l 1472
-run_case v4_empty_counts check_delivery xdp:tx0 198.18.0.2 2000 -l 0
-run_case v4_wire check_wire xdp:tx0 198.18.0.2 64 198.18.0.1 auto
-run_case v6_wire check_wire xdp:tx0 2001:2::2 64 2001:2::1 auto
+ring_cases xdp:tx0 copy,aligned
 
 # one socket per queue: two workers need two queues
 run_case err_one_queue ring_expect_err 2 "ethtool -L tx0 rx 2 tx 2" --dev xdp:tx0 -P 2 198.18.0.2

@@ -20,8 +20,7 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-command -v python3 >/dev/null || skip "python3 not installed (reads the capture)"
-ring_setup idw 1
+ring_setup idw 1 python3 # python3 reads the capture
 settle
 
 MIN_GOAL=55000 MED_GOAL=62000
@@ -61,10 +60,7 @@ point() {
   ip netns exec "$B" timeout 120 dumpcap -q -i rx0 -c "$n" -P -s 64 -B 64 -w "$pc" -f "udp and dst host 198.18.0.2" \
     >"$WORK/dumpcap.log" 2>&1 &
   local cap=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && break
-    sleep 0.1
-  done
+  capturing "$WORK/dumpcap.log" || true
   if ! ring_send --dev packet:tx0 -P 2 -n "$n" -b "$rate" --ident "$ident" 198.18.0.2; then
     kill "$cap" 2>/dev/null; wait "$cap" 2>/dev/null || true
     fail_later "$ident at $rate: send failed: $(tail -2 "$WORK/send.log")"

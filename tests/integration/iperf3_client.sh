@@ -23,21 +23,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name ip3c)
-A=$LAB-a
-B=$LAB-b
-
-need_txs
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd iperf3 "needs iperf3 (scripts/deps test)"
-need_cmd tc "needs tc (iproute2)"
-need_cmd nft "needs nft (scripts/deps test)"
-
-txs_tmp
-lab_up "$LAB"
-
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
+lab_test ip3c iperf3 tc nft
 # srv NAME: a one-off iperf3 server, its JSON in $tmp/NAME.srv.json
 srv() {
   ip netns exec "$B" iperf3 -s -1 -J >"$tmp/$1.srv.json" 2>"$tmp/$1.srv.err" &

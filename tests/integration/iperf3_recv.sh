@@ -13,20 +13,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name ip3r)
-A=$LAB-a
-B=$LAB-b
-
-need_txs
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd iperf3 "needs iperf3 (scripts/deps test)"
-need_cmd tc "needs tc (iproute2)"
-
-txs_tmp
-lab_up "$LAB"
-
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
+lab_test ip3r iperf3 tc
 # case_run NAME PAYLOAD N [iperf3 options]: recv's summary in $tmp/NAME.json, the server's JSON in NAME.srv.json
 case_run() {
   local name=$1 payload=$2 n=$3; shift 3

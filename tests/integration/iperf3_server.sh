@@ -27,28 +27,10 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name ip3s)
-A=$LAB-a
-B=$LAB-b
 
-# a failing case shows the server's log
-FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && sed "s/^/  server: /" "$tmp/srv.log"')
 
-need_txs
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd iperf3 "needs iperf3 (scripts/deps test)"
-need_cmd tc "needs tc (iproute2)"
-need_cmd nft "needs nft (scripts/deps test)"
-
-txs_tmp
-lab_up "$LAB"
-mkdir -p "$tmp/ts"
-
-TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --ctl-timeout 3 --max-time 30 >"$tmp/srv.json" 2>"$tmp/srv.log" &
-srv=$!
-listens() { ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null; }
-wait_for 20 listens || fail "the server does not listen"
+lab_test ip3s iperf3 tc nft
+lab_server --ctl-timeout 3 --max-time 30
 
 # ip3 NAME [iperf3 options...]: the client's JSON in $tmp/NAME.json
 ip3() {

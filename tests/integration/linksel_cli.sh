@@ -16,14 +16,7 @@ expect() { # expect "want" ARGS...
   local got; got=$(links "$@")
   [ "$got" = "$want" ] || fail "send $*: links '$got', want '$want'"
 }
-expect_err() { # expect_err needle ARGS...
-  local needle=$1; shift
-  local err rc
-  err=$("$TXS" send "$@" 198.18.0.2 2>&1 >/dev/null); rc=$?
-  [ $rc -eq 2 ] || fail "send $* -> exit $rc (want 2): $err"
-  grep -qF -- "$needle" <<<"$err" || fail "send $*: message lacks '$needle': $err"
-  [ "$(wc -l <<<"$err")" -eq 1 ] || fail "send $*: more than one line: $err"
-}
+expect_err() { txs_refuses --one-line "$1" send "${@:2}" 198.18.0.2; } # NEEDLE ARGS...
 
 run_case links_links_4_n_4000 expect "1000 1000 1000 1000" --links 4 -n 4000
 run_case links_links_4_bond_balance_rr_n_4000_p_2 expect "1000 1000 1000 1000" --links 4 --bond balance-rr -n 4000 -P 2

@@ -9,9 +9,7 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd curl "needs curl (scripts/deps test)"
+need_cmds python3 jq curl
 need_txs
 probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)
 ! grep -q "built without it" <<<"$probe" || skip "txscale was built without libmicrohttpd (--metrics)"

@@ -9,8 +9,7 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd python3 "needs python3"
+need_cmds jq python3
 need_txs
 txs_tmp
 refused() { # refused WANT_RC PATTERN CMD...: exits WANT_RC, stderr matches PATTERN

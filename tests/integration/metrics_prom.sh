@@ -25,12 +25,7 @@ run() {
     --metrics "127.0.0.1:$MR" --metrics-linger 4 >"$tmp/recv.json" 2>"$tmp/recv.err" &
   RECV_PID=$!
   # Prometheus scrapes recv (up == 1) before anything is sent
-  for _ in $(seq 150); do
-    [ "$(val 'up{job="txscale_recv"}')" = 1 ] && break
-    kill -0 $RECV_PID 2>/dev/null || fail "recv exited: $(cat "$tmp/recv.err")"
-    sleep 0.2
-  done
-  [ "$(val 'up{job="txscale_recv"}')" = 1 ] || fail "Prometheus never scraped recv: $(tail -3 "$tmp/prom.log")"
+  prom_scraped txscale_recv $RECV_PID recv "$tmp/recv.err"
   [ "$(val 'txscale_run_state{kind="recv",state="running"}')" = 1 ] || fail "recv's run_state is not running"
 
   "$TXS" send --dev udp -b 20k -n 40000 --flows 4 -p "$DATA" -i 0 -J --summary-file "$tmp/send.json" \

@@ -15,20 +15,11 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name ndr)
-A=$LAB-a
-B=$LAB-b
 
 need_txs
 
 # 0. bad input: exit 2, one line naming the value
-refused() {
-  local want=$1; shift
-  local out rc=0
-  out=$("$TXS" ndr "$@" 2>&1 >/dev/null) || rc=$?
-  [ $rc -eq 2 ] || fail "ndr $*: exit $rc, expected 2 ($out)"
-  case "$out" in *"$want"*) ;; *) fail "ndr $*: message '$out' does not name '$want'" ;; esac
-}
+refused() { txs_refuses "$1" ndr "${@:2}"; }
 bad_input() {
   refused "--precision" --precision 0 198.18.0.2
   refused "--hi" --lo 100k --hi 50k 198.18.0.2
@@ -41,13 +32,7 @@ bad_input() {
 }
 run_case bad_input
 
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd ip "needs ip (iproute2)"
-
-txs_tmp
-lab_up "$LAB"
+lab_test ndr ip
 
 if ! out=$(ip netns exec "$A" timeout 10 "$TXS" send --dev udp -n 1 -i 0 -p 9 198.18.0.2 2>&1); then
   case "$out" in

@@ -19,19 +19,8 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name pac)
-A=$LAB-a
-B=$LAB-b
 PORT=5301
-
-need_root
-need_cmd dumpcap "needs dumpcap (tshark)"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test pac dumpcap python3
 
 # capture NAME SEND-ARGS...: dumpcap in B, send in A over packet:tx0; leaves
 # $tmp/NAME.pcap and checks captured == sent, no capture drops
@@ -41,11 +30,7 @@ capture() {
   ip netns exec "$B" dumpcap -i rx0 -P -B 64 -s 128 -f "udp dst port $PORT" -w "$tmp/$name.pcap" \
     >"$tmp/$name.dc.out" 2>"$tmp/$name.dc.err" &
   local dpid=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$tmp/$name.dc.err" 2>/dev/null && break
-    sleep 0.1
-  done
-  grep -q "Capturing on" "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
+  capturing "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
   sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
   ip netns exec "$A" timeout 60 $RT "$TXS" send --dev packet:tx0 -p $PORT -i 0 --summary-file "$tmp/$name.json" "$@" \
     198.18.0.2 >"$tmp/$name.out" 2>&1 || fail "$name: send: $(cat "$tmp/$name.out")"

@@ -9,14 +9,7 @@ SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 need_cmd jq "jq not installed"
 
-expect_err() { # expect_err needle ARGS...
-  local needle=$1; shift
-  local err rc
-  err=$("$TXS" send "$@" 198.18.0.2 2>&1 >/dev/null); rc=$?
-  [ $rc -eq 2 ] || fail "send $* -> exit $rc (want 2): $err"
-  grep -qF -- "$needle" <<<"$err" || fail "send $*: message lacks '$needle': $err"
-  [ "$(wc -l <<<"$err")" -eq 1 ] || fail "send $*: more than one line: $err"
-}
+expect_err() { txs_refuses --one-line "$1" send "${@:2}" 198.18.0.2; } # NEEDLE ARGS...
 
 case $(uname -m) in
   x86_64) ;;

@@ -4,7 +4,8 @@
 # prom_up PORT TARGET...: starts prometheus on 127.0.0.1:PORT scraping each
 # TARGET ("job=ADDR:PORT") every second, its TSDB in $tmp, and waits until it
 # is ready (bounded); q PROMQL prints the API's JSON, val PROMQL the first
-# result's value ("none" without one).
+# result's value ("none" without one); prom_scraped JOB PID WHAT LOG waits
+# for Prometheus's first scrape of JOB.
 prom_up() {
   PP=$1; shift
   {
@@ -31,10 +32,19 @@ print(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?" % sys.argv[1] +
       urllib.parse.urlencode({"query": sys.argv[2]}), timeout=5).read().decode())' "$PP" "$1"
 }
 val() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
+# prom_scraped JOB PID WHAT LOG: waits (at most 30 s) until Prometheus has
+# scraped JOB (up == 1); fails when PID (WHAT, its stderr in LOG) ends first
+prom_scraped() {
+  local job=$1 pid=$2 what=$3 log=$4
+  for _ in $(seq 150); do
+    [ "$(val "up{job=\"$job\"}")" = 1 ] && return 0
+    kill -0 "$pid" 2>/dev/null || fail "$what exited: $(cat "$log")"
+    sleep 0.2
+  done
+  [ "$(val "up{job=\"$job\"}")" = 1 ] || fail "Prometheus never scraped $what: $(tail -3 "$tmp/prom.log")"
+}
 prom_need() {
-  need_cmd prometheus "needs prometheus (scripts/deps test)"
-  need_cmd python3 "needs python3"
-  need_cmd jq "needs jq (scripts/deps test)"
+  need_cmds prometheus python3 jq
   need_txs
   local probe
   probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)

@@ -18,21 +18,8 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name rout)
-A=$LAB-a
-B=$LAB-b
 PORT=5201
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd dumpcap "needs dumpcap (scripts/deps test)"
-need_cmd tshark "needs tshark (scripts/deps test)"
-need_cmd python3 "needs python3"
-need_cmd tc "needs tc (iproute2)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test rout dumpcap tshark python3 tc
 ip netns exec "$A" sysctl -qw net.ipv6.conf.tx0.disable_ipv6=1 >/dev/null
 CLEANUP_HOOKS+=('ip -n "$B" link set rx0 up 2>/dev/null')
 
@@ -40,13 +27,10 @@ cap_start() {
   ip netns exec "$B" timeout 60 dumpcap -q -B 128 -s 80 -f "udp dst port $PORT" -i any -w "$tmp/$1.pcapng" \
     >"$tmp/$1.dumpcap" 2>&1 &
   CPID=$!
-  for _ in $(seq 100); do
-    if grep -q "Capturing on" "$tmp/$1.dumpcap" 2>/dev/null; then
-      sleep 0.5 # "Capturing on" comes before the socket takes packets
-      return 0
-    fi
-    sleep 0.1
-  done
+  if capturing "$tmp/$1.dumpcap"; then
+    sleep 0.5 # "Capturing on" comes before the socket takes packets
+    return 0
+  fi
   fail "$1: dumpcap did not start: $(cat "$tmp/$1.dumpcap")"
 }
 
@@ -90,7 +74,6 @@ outage_run() {
   R=$tmp/$name.recv.json
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
 nothing() { :; }
 
 flap() { # seconds down, one after another, 0.6 s apart

@@ -14,18 +14,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-NS=$(lab_name rxr)
-PORT=$(free_port)
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-CLEANUP_HOOKS+=('ip netns del "$NS" 2>/dev/null')
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS" || skip "cannot create namespace $NS"
-ip -n "$NS" link set lo up
+ns_test rxr
 
 
 # expect_fail NAME RC PATTERN -- CMD...: CMD exits RC within 5 s, one stderr line matching PATTERN

@@ -12,17 +12,8 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name rxh)
-A=$LAB-a
-B=$LAB-b
 PORT=5201
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test rxh
 
 # refuse WHAT PATTERN RECV-ARGS...: exit 2, one line matching PATTERN, nothing received
 refuse() {

@@ -13,16 +13,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name rcv)
-A=$LAB-a
-B=$LAB-b
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test rcv
 
 # Is the udp device there yet? One datagram into the lab (198.18.0.2, port 9).
 if ! out=$(ip netns exec "$A" timeout 10 "$TXS" send --dev udp -n 1 -i 0 -p 9 -B 198.18.0.1 198.18.0.2 2>&1); then
@@ -49,8 +40,6 @@ veth_run() {
   S="$tmp/$name.send.json"
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
-sj() { jq -r "$1" "$S"; }
 
 # 1. lossless, IPv4 and IPv6
 lossless() { # 4|6

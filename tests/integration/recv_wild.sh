@@ -14,19 +14,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-NS=$(lab_name rxw)
-PORT=$(free_port)
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd python3 "needs python3"
-need_txs
-
-txs_tmp
-CLEANUP_HOOKS+=('ip netns del "$NS" 2>/dev/null')
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS" || skip "cannot create namespace $NS"
-ip -n "$NS" link set lo up
+ns_test rxw python3
 
 # send_wild CASE: the datagrams of one case, to 127.0.0.1:PORT in the namespace
 cat >"$tmp/wild.py" <<'PY'

@@ -20,15 +20,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name rxdp)
-A=$LAB-a
-B=$LAB-b
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-txs_tmp
-lab_up "$LAB"
+lab_test rxdp
 
 # CPUs for "1 core each" where there are two
 SCPU="" RCPU=""
@@ -65,9 +57,6 @@ xdp_run() {
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
   ! prog_on || fail "$name: rx0 still has an XDP program after recv ended"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
-rjc() { tail -n1 "$R" | jq -c "$1"; }
-sj() { jq -r "$1" "$S"; }
 
 # exact NAME: received == sent, nothing lost, dropped or malformed anywhere
 exact() {

@@ -13,16 +13,7 @@ set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 T="$SRC/tests/integration/replay_tool.py"
-LAB=$(lab_name rpu)
-A=$LAB-a
-B=$LAB-b
-need_root
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test rpu python3
 
 # 200 datagrams (every fifth IPv6) among 50 other frames, 1 ms apart
 python3 "$T" make "$tmp/in.pcap" 200 mixed

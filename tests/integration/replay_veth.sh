@@ -7,17 +7,7 @@ set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 T="$SRC/tests/integration/replay_tool.py"
-LAB=$(lab_name rpl)
-A=$LAB-a
-B=$LAB-b
-need_root
-need_cmd dumpcap "needs dumpcap (tshark)"
-need_cmd python3 "needs python3"
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test rpl dumpcap python3
 
 python3 "$T" make "$tmp/in.pcap" 300
 
@@ -28,11 +18,7 @@ replay_run() {
   ip netns exec "$B" dumpcap -i rx0 -P -B 64 -f "ether proto 0x88b5" -w "$tmp/$name.pcap" \
     >/dev/null 2>"$tmp/$name.dc.err" &
   local dpid=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$tmp/$name.dc.err" 2>/dev/null && break
-    sleep 0.1
-  done
-  grep -q "Capturing on" "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
+  capturing "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
   sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
   ip netns exec "$A" timeout 60 "$TXS" send --replay "$tmp/in.pcap" --dev "${DEV:-packet:tx0}" -i 0 \
     --summary-file "$tmp/$name.json" "$@" >"$tmp/$name.out" 2>&1 || fail "$name: send: $(cat "$tmp/$name.out")"

@@ -23,16 +23,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name shp)
-A=$LAB-a
-B=$LAB-b
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
-lab_up "$LAB"
+lab_test shp
 # the destination range: 198.18.0.2 .. 198.18.0.9, all local to B
 for i in 3 4 5 6 7 8 9; do ip -n "$B" addr add "198.18.0.$i/32" dev rx0; done
 # IPv6 destinations 2001:2::2..5 (case v6)
@@ -62,7 +53,6 @@ shp_run() {
   R="$tmp/$name.recv.json"
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
 
 flows() {
   local in0 in1 S sent bad kdelta
@@ -75,12 +65,11 @@ flows() {
   sent=$(jq -r .packets "$S")
   [ "$sent" = 40000 ] || fail "flows: sender sent $sent"
   [ "$(jq -r .flows_per_thread "$S")" = 500 ] || fail "flows: summary flows_per_thread $(jq -r .flows_per_thread "$S")"
-  [ "$(rj '.flows | length')" = 1000 ] || fail "flows: recv saw $(rj '.flows | length') flows, not 1000"
-  [ "$(rj .received)" = "$sent" ] || fail "flows: received $(rj .received) != sent $sent"
-  [ "$(rj .lost)" = 0 ] || fail "flows: lost $(rj .lost)"
-  [ "$(rj .duplicates)" = 0 ] || fail "flows: duplicates $(rj .duplicates)"
-  [ "$(rj '[.flows[] | select(.expected == null)] | length')" = 0 ] ||
-    fail "flows: flows without an expected count"
+  rj_is flows '.flows | length' 1000
+  rj_is flows .received "$sent"
+  rj_is flows .lost 0
+  rj_is flows .duplicates 0
+  rj_is flows '[.flows[] | select(.expected == null)] | length' 0 # flows without an expected count
   bad=$(rj '[.flows[] | select(.received != .expected or .lost != 0 or .duplicates != 0)] | length')
   [ "$bad" = 0 ] || fail "flows: $bad flows off their expected count: $(rj '[.flows[] | select(.received != .expected)][0]')"
   [ "$(rj '[.flows[].expected] | add')" = "$sent" ] || fail "flows: per-flow expectations do not add up to $sent"
@@ -181,10 +170,9 @@ port_range() { # DEV
   local dev=$1 off
   shp_run ports "-P 2 -p 5301-5310" \
     "--dev $dev -P 2 --flows 50 --sport 41000-41049 --dport 5301-5310 -p 5301 -n 10000 -b 20k 198.18.0.2"
-  [ "$(rj .received)" = 10000 ] || fail "ports ($dev): received $(rj .received)"
-  [ "$(rj '.flows | length')" = 100 ] || fail "ports ($dev): $(rj '.flows | length') flows, not 100"
-  [ "$(rj '[.flows[] | select(.received != 100 or .expected != 100 or .duplicates != 0)] | length')" = 0 ] ||
-    fail "ports ($dev): a flow off its 100 datagrams"
+  rj_is "ports ($dev)" .received 10000
+  rj_is "ports ($dev)" '.flows | length' 100
+  rj_is "ports ($dev)" '[.flows[] | select(.received != 100 or .expected != 100 or .duplicates != 0)] | length' 0
   off=$(rj '[.flows[] | select(.dport != 5301 + (.flow % 10))] | length')
   [ "$off" = 0 ] || fail "ports ($dev): $off flows not at their port: $(rj -c '[.flows[] | select(.dport != 5301 + (.flow % 10))][0]')"
   [ "$(rj '[.flows[].dport] | unique | length')" = 10 ] || fail "ports ($dev): not all 10 ports reached"

@@ -24,15 +24,7 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name shv)
-A=$LAB-a
-B=$LAB-b
-
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-
-txs_tmp
+lab_test --later shv
 
 refusals() {
   local rc1=0 rc2=0 rc3=0 rc4=0
@@ -117,6 +109,21 @@ qinq_xdp_refused() {
 }
 run_case qinq_xdp_refused
 
+# recv_pair NAME DST: two receivers in B on port 5301, ready: a kernel socket
+# bound to DST (upid, JSON in NAME.udp.json) and packet:rx0 (ppid,
+# NAME.pkt.json); upid and ppid are the caller's locals
+recv_pair() {
+  local name=$1
+  ip netns exec "$B" "$TXS" recv -B "$2" -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
+    >"$tmp/$name.udp.json" 2>"$tmp/$name.udp.err" 3>"$tmp/$name.udp.ready" &
+  upid=$!
+  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
+    >"$tmp/$name.pkt.json" 2>"$tmp/$name.pkt.err" 3>"$tmp/$name.pkt.ready" &
+  ppid=$!
+  wait_ready "$tmp/$name.udp.ready" $upid
+  wait_ready "$tmp/$name.pkt.ready" $ppid
+}
+
 # bpf_case NAME "SEND TAGS" "SUB-INTERFACE" LEN VERDICT "TAG COUNTS" "RAW": the
 # BPF sub-interface (txs_vlan_sub) on rx0 with a kernel UDP socket on rx0's
 # address behind it. VERDICT: the program's counter that must equal the
@@ -134,14 +141,8 @@ bpf_case() {
     sleep 0.1
   done
   grep -q '^attached' "$tmp/$name.vs.err" || fail "$name: txs_vlan_sub did not attach: $(cat "$tmp/$name.vs.err")"
-  ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
-    >"$tmp/$name.udp.json" 2>"$tmp/$name.udp.err" 3>"$tmp/$name.udp.ready" &
-  local upid=$!
-  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
-    >"$tmp/$name.pkt.json" 2>"$tmp/$name.pkt.err" 3>"$tmp/$name.pkt.ready" &
-  local ppid=$!
-  wait_ready "$tmp/$name.udp.ready" $upid
-  wait_ready "$tmp/$name.pkt.ready" $ppid
+  local upid ppid
+  recv_pair "$name" 198.18.0.2
   # shellcheck disable=SC2086
   ip netns exec "$A" timeout 60 "$TXS" send --dev packet:tx0 --dst-mac "$bmac" -B 198.18.0.1 $tag -p 5301 -n 4000 \
     -b 20k -l "$len" -i 0 -J 198.18.0.2 >"$tmp/$name.send.json" 2>"$tmp/$name.send.err" ||
@@ -227,14 +228,8 @@ ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.rx0/10
 # vlan_case NAME "TAG ARGS" DST SUBIF WANT LEN
 vlan_case() {
   local name=$1 tag=$2 dst=$3 subif=$4 want=$5 len=$6
-  ip netns exec "$B" "$TXS" recv -B "$dst" -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
-    >"$tmp/$name.udp.json" 2>"$tmp/$name.udp.err" 3>"$tmp/$name.udp.ready" &
-  local upid=$!
-  ip netns exec "$B" "$TXS" recv --dev packet:rx0 -p 5301 -i 0 -J --idle 1.5 -t 60 --ready-fd 3 \
-    >"$tmp/$name.pkt.json" 2>"$tmp/$name.pkt.err" 3>"$tmp/$name.pkt.ready" &
-  local ppid=$!
-  wait_ready "$tmp/$name.udp.ready" $upid
-  wait_ready "$tmp/$name.pkt.ready" $ppid
+  local upid ppid
+  recv_pair "$name" "$dst"
   local k0
   k0=$(ip netns exec "$B" cat "/sys/class/net/$subif/statistics/rx_packets")
   # shellcheck disable=SC2086

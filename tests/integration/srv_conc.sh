@@ -31,30 +31,11 @@ set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name conc)
-A=$LAB-a
-B=$LAB-b
 
-# a failing case shows the end of the server's log
-FAIL_HOOKS+=('[ -f "${tmp:-/nonexistent}/srv.log" ] && tail -n 40 "$tmp/srv.log" | sed "s/^/  server: /"')
+SRV_LOG_LINES=40 # a failing case shows the end of the server's log
 
-need_txs
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_cmd iperf3 "needs iperf3 (scripts/deps test)"
-
-txs_tmp
-lab_up "$LAB"
-mkdir -p "$tmp/ts" "$tmp/tc"
-
-TMPDIR=$tmp/ts ip netns exec "$B" "$TXS" server -J --max-sessions 4 --max-sessions-per-client 2 --max-rate 50k \
-  --ctl-timeout 3 --max-time 30 >"$tmp/srv.json" 2>"$tmp/srv.log" &
-srv=$!
-for _ in $(seq 50); do
-  ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null && break
-  sleep 0.1
-done
-ip netns exec "$B" ss -ltn 'sport = :5201' | grep LISTEN >/dev/null || fail "the server does not listen"
+lab_test conc iperf3
+lab_server --max-sessions 4 --max-sessions-per-client 2 --max-rate 50k --ctl-timeout 3 --max-time 30
 grep -q "sessions at once: at most 4 (2 per client)" "$tmp/srv.log" || fail "the server's first line does not say its limits"
 
 # the server's established control connections

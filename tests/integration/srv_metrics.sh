@@ -16,7 +16,7 @@ SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
 . "$SRC/tests/integration/prom.bash"
 prom_need
-need_cmd iperf3 "needs iperf3 (scripts/deps test)"
+need_cmd iperf3
 txs_tmp
 mkdir -p "$tmp/ts" "$tmp/tc"
 # a failing case shows the end of the server's log
@@ -32,12 +32,7 @@ TMPDIR=$tmp/ts "$TXS" server -B 127.0.0.1 --control-port "$CP" --max-sessions 3 
   --ctl-timeout 3 >"$tmp/srv.json" 2>"$tmp/srv.log" &
 SRV_PID=$!
 CLEANUP_HOOKS+=('kill $SRV_PID 2>/dev/null; wait $SRV_PID 2>/dev/null')
-for _ in $(seq 150); do
-  [ "$(val 'up{job="txscale_server"}')" = 1 ] && break
-  kill -0 $SRV_PID 2>/dev/null || fail "the server exited: $(cat "$tmp/srv.log")"
-  sleep 0.2
-done
-[ "$(val 'up{job="txscale_server"}')" = 1 ] || fail "Prometheus never scraped the server: $(tail -3 "$tmp/prom.log")"
+prom_scraped txscale_server $SRV_PID "the server" "$tmp/srv.log"
 [ "$(val 'txscale_server_sessions_active')" = 0 ] || fail "sessions_active is not 0 before any client"
 
 sessions() {

@@ -10,8 +10,7 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-command -v jq >/dev/null || skip "needs jq (scripts/deps test)"
-ring_setup ufv 1
+ring_setup ufv 1 jq
 settle
 
 snmp_v4() { ip netns exec "$B" awk -v f="$1" '$1 == "Ip:" { if (!h) { for (i = 2; i <= NF; i++) col[$i] = i; h = 1 } else print $col[f] }' /proc/net/snmp; }

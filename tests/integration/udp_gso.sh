@@ -20,12 +20,7 @@
 set -euo pipefail
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$SRC/tests/integration/common.bash"
-LAB=$(lab_name ugso)
-A=$LAB-a B=$LAB-b
-need_root
-need_cmd jq "needs jq (scripts/deps test)"
-need_txs
-txs_tmp
+lab_test --later ugso
 
 # the option: auto, off, or a SIZE; bad values and a double setting refused
 refused() { # WANT ARGS...: exit 2 and WANT on stderr
@@ -64,8 +59,6 @@ gso_run() {
   R="$tmp/$name.recv.json" S="$tmp/$name.send.json"
   tail -n1 "$R" | jq -e '.type == "summary" and .kind == "recv"' >/dev/null || fail "$name: no recv summary"
 }
-rj() { tail -n1 "$R" | jq -r "$1"; }
-sj() { jq -r "$1" "$S"; }
 
 # exact NAME FLOWS: received == sent, per flow and in all, nothing else
 exact() {
@@ -150,7 +143,7 @@ nodf_ids() {
   ip netns exec "$B" timeout 20 tshark -n -i rx0 -c 300 -f "udp and dst port 9" -T fields -e ip.id \
     >"$tmp/ids" 2>"$tmp/cap.log" &
   cap=$!
-  for _ in $(seq 100); do grep -q "Capturing on" "$tmp/cap.log" && break; sleep 0.1; done
+  capturing "$tmp/cap.log" || true
   sleep 0.3
   ip netns exec "$A" "$TXS" send --dev udp -n 300 -i 0 -p 9 198.18.0.2 >/dev/null 2>&1 || fail "ids: send failed"
   wait $cap || true
