@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bench_util.h"
@@ -39,4 +40,21 @@ unsigned bench_cpus(const struct opt_cpus *given, int *cpus)
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
 	return n;
+}
+
+int bench_opts(const char *cmd, const struct opt *opts, void *cfg, int argc, char **argv)
+{
+	const char *pos[1];
+	int npos;
+	int rc = opt_parse(cmd, "[options]", opts, cfg, argc, argv, pos, 0, &npos);
+	return rc ? (rc == 1 ? 0 : 2) : -1;
+}
+
+int bench_threads(const char *cmd, const char *list, unsigned *tl, unsigned max, unsigned *nt, bool nonempty)
+{
+	if (opt_parse_uint_list(list, tl, max, nt) < 0 || (nonempty && *nt == 0)) {
+		fprintf(stderr, "txscale %s: bad value for --threads: '%s'\n", cmd, list);
+		return 2;
+	}
+	return 0;
 }

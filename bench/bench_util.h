@@ -2,6 +2,7 @@
 /* Small helpers shared by the benchmarks. */
 #ifndef TXS_BENCH_UTIL_H
 #define TXS_BENCH_UTIL_H
+#include <stdbool.h>
 #include "opt.h"
 
 /* Median of n values (sorts a copy). */
@@ -9,4 +10,12 @@ double bench_median(const double *v, unsigned n);
 /* CPUs to pin to: the -A list, or every CPU this process may run on.
  * Returns the count. */
 unsigned bench_cpus(const struct opt_cpus *given, int *cpus);
+/* Parse a benchmark's options into cfg (no positional arguments).
+ * Returns -1 to go on, else the exit status: 0 after --help, 2 after a bad
+ * option (opt_parse printed the line). */
+int bench_opts(const char *cmd, const struct opt *opts, void *cfg, int argc, char **argv);
+/* The --threads list: up to max counts into tl (*nt of them; none is an
+ * error when nonempty). Returns 0, or 2 after printing the line naming
+ * the bad value under cmd ("bench path"). */
+int bench_threads(const char *cmd, const char *list, unsigned *tl, unsigned max, unsigned *nt, bool nonempty);
 #endif

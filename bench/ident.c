@@ -91,12 +91,7 @@ static double thread_cpu(void)
 static void *thr_run(void *arg)
 {
 	struct thr *t = arg;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)txs_pin_self(t->cpu); /* best effort: unpinned, it still runs */
 	struct txs_ident_core *c = NULL;
 	t->rc = txs_ident_core_open(t->id, t->k, &c);
 	pthread_barrier_wait(t->bar);
@@ -210,12 +205,7 @@ static void sleep_until(uint64_t due)
 static void *rthr_run(void *arg)
 {
 	struct rthr *t = arg;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)txs_pin_self(t->cpu); /* best effort: unpinned, it still runs */
 	struct txs_ident_core *c = NULL;
 	t->rc = txs_ident_core_open(t->id, t->k, &c);
 	pthread_barrier_wait(t->bar);
@@ -460,11 +450,9 @@ struct row {
 int bench_ident(int argc, char **argv)
 {
 	struct ident_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench ident", "[options]", ident_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc = bench_opts("bench ident", ident_opts, &cfg, argc, argv);
+	if (rc >= 0)
+		return rc;
 	if (cfg.reuse && cfg.spread) {
 		fprintf(stderr, "txscale bench ident: --reuse measures one destination; use --dests for many\n");
 		return 2;
@@ -474,10 +462,8 @@ int bench_ident(int argc, char **argv)
 		return 2;
 	}
 	unsigned tl[64], nt;
-	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0 || nt == 0) {
-		fprintf(stderr, "txscale bench ident: bad value for --threads: '%s'\n", cfg.threads);
-		return 2;
-	}
+	if ((rc = bench_threads("bench ident", cfg.threads, tl, 64, &nt, true)))
+		return rc;
 	for (unsigned i = 0; i < nt; i++)
 		if (tl[i] == 0 || tl[i] > TXS_MAX_CORES) {
 			fprintf(stderr, "txscale bench ident: bad value for --threads: '%s': 1..%d\n", cfg.threads,

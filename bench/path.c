@@ -142,16 +142,12 @@ static int bench_shapes(const struct path_cfg *cfg, const int *cpus)
 int bench_path(int argc, char **argv)
 {
 	struct path_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench path", "[options]", path_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc = bench_opts("bench path", path_opts, &cfg, argc, argv);
+	if (rc >= 0)
+		return rc;
 	unsigned tl[64], nt;
-	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0) {
-		fprintf(stderr, "txscale bench path: bad value for --threads: '%s'\n", cfg.threads);
-		return 2;
-	}
+	if ((rc = bench_threads("bench path", cfg.threads, tl, 64, &nt, false)))
+		return rc;
 	int cpus[TXS_MAX_CORES];
 	unsigned ncpu = bench_cpus(&cfg.cpus, cpus);
 	if (cfg.shapes)

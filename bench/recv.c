@@ -186,11 +186,9 @@ static double run_once(const uint8_t *buf, size_t len, bool full, bool no_id, ui
 int bench_recv(int argc, char **argv)
 {
 	struct brecv_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench recv", "[options]", brecv_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc = bench_opts("bench recv", brecv_opts, &cfg, argc, argv);
+	if (rc >= 0)
+		return rc;
 	if (cfg.cpus.n) {
 		cpu_set_t set;
 		CPU_ZERO(&set);

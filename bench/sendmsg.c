@@ -77,12 +77,7 @@ static void *sm_thread_main(void *arg)
 	struct sm_thread *t = arg;
 	const struct sm_cfg *c = t->cfg;
 	t->err = 0;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)txs_pin_self(t->cpu); /* best effort: unpinned, it still runs */
 	struct txs_netdev *dev = NULL;
 	struct txs_txq *q = NULL;
 	struct txs_ident_core *core = NULL;
@@ -199,11 +194,9 @@ static int sm_fail(const char *what, const char *val)
 int bench_sendmsg(int argc, char **argv)
 {
 	struct sm_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench sendmsg", "[options]", sm_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc = bench_opts("bench sendmsg", sm_opts, &cfg, argc, argv);
+	if (rc >= 0)
+		return rc;
 	int fams[2], nf = 0;
 	if (!strcmp(cfg.family, "4") || !strcmp(cfg.family, "both"))
 		fams[nf++] = 4;
@@ -222,8 +215,8 @@ int bench_sendmsg(int argc, char **argv)
 	if (cfg.dests & (cfg.dests - 1))
 		return sm_fail("--dests (a power of two)", "");
 	unsigned tl[64], nt;
-	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0)
-		return sm_fail("--threads", cfg.threads);
+	if ((rc = bench_threads("bench sendmsg", cfg.threads, tl, 64, &nt, false)))
+		return rc;
 	struct txs_ident *probe;
 	struct txs_ident_conf ic = { .strategy = cfg.ident };
 	if (txs_ident_create(&probe, &ic) < 0)

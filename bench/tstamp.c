@@ -91,11 +91,9 @@ static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mod
 int bench_tstamp(int argc, char **argv)
 {
 	struct ts_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench timestamps", "[options]", ts_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc = bench_opts("bench timestamps", ts_opts, &cfg, argc, argv);
+	if (rc >= 0)
+		return rc;
 	int cpu = cfg.cpus.n ? cfg.cpus.cpu[0] : -1;
 	g_dev = cfg.dev;
 	g_dst = cfg.dst;
