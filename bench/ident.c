@@ -88,13 +88,21 @@ static double thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A measuring thread's start: pinned (best effort: unpinned, it still
+ * runs), its core opened (*rc: the result), then the barrier all meet at. */
+static struct txs_ident_core *thr_start(struct txs_ident *id, unsigned k, int cpu, pthread_barrier_t *bar, int *rc)
+{
+	(void)txs_pin_self(cpu);
+	struct txs_ident_core *c = NULL;
+	*rc = txs_ident_core_open(id, k, &c);
+	pthread_barrier_wait(bar);
+	return c;
+}
+
 static void *thr_run(void *arg)
 {
 	struct thr *t = arg;
-	(void)txs_pin_self(t->cpu); /* best effort: unpinned, it still runs */
-	struct txs_ident_core *c = NULL;
-	t->rc = txs_ident_core_open(t->id, t->k, &c);
-	pthread_barrier_wait(t->bar);
+	struct txs_ident_core *c = thr_start(t->id, t->k, t->cpu, t->bar, &t->rc);
 	if (t->rc)
 		return NULL;
 	uint64_t sink = 0, n = t->ops;
@@ -205,10 +213,7 @@ static void sleep_until(uint64_t due)
 static void *rthr_run(void *arg)
 {
 	struct rthr *t = arg;
-	(void)txs_pin_self(t->cpu); /* best effort: unpinned, it still runs */
-	struct txs_ident_core *c = NULL;
-	t->rc = txs_ident_core_open(t->id, t->k, &c);
-	pthread_barrier_wait(t->bar);
+	struct txs_ident_core *c = thr_start(t->id, t->k, t->cpu, t->bar, &t->rc);
 	if (t->rc)
 		return NULL;
 	/* start together: on a busy machine a thread may wait for a CPU long
