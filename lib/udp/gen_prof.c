@@ -4,6 +4,18 @@
 #include <errno.h>
 #include "gen_priv.h"
 
+/* The stages' cycles of one burst: linksel s0..s1, ident s1..s2, header
+ * s2..now, each less the cost of a stamp. */
+static void prof_stages(struct txs_prof *pf, uint64_t s0, uint64_t s1, uint64_t s2)
+{
+	uint64_t s3 = txs_prof_stamp();
+	int64_t cost = (int64_t)pf->stamp_cost;
+	pf->cyc[TXS_PROF_LINKSEL] += (int64_t)(s1 - s0) - cost;
+	pf->cyc[TXS_PROF_IDENT] += (int64_t)(s2 - s1) - cost;
+	pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
+	pf->stamps += 4;
+}
+
 /* gen_fill for a sampled burst (engine profile): the same frames, built in
  * stages over the whole burst so that four counter reads time it: select the
  * links of every packet that fits, reserve their IDs, then patch the headers
@@ -16,7 +28,6 @@ unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned 
 		return udp_gen_fill_shaped_prof(w, b, n, now_ns);
 	const struct txs_tmpl *t = &g->t;
 	struct txs_prof *pf = &w->prof;
-	int64_t cost = (int64_t)pf->stamp_cost;
 	if (TXS_UNLIKELY(n && b[0].cap < t->wire_len))
 		return 0;
 	uint16_t ids[256];
@@ -63,24 +74,13 @@ unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned 
 	uint64_t seq = g->seq;
 	for (unsigned p = 0; p < np && i < n; p++) {
 		uint32_t mask = g->ls ? masks[p] : 1;
-		b[i].len = txs_tmpl_patch(t, b[i].data, ids[p], seq++, now_ns);
-		b[i].l4_off = t->l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
-		i++;
-		if (TXS_UNLIKELY(mask & (mask - 1)))
-			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+		gen_buf_set(&b[i], txs_tmpl_patch(t, b[i].data, ids[p], seq++, now_ns), t, mask);
+		i = gen_copies_next(g, b, i + 1, n, mask & (mask - 1), mask);
 	}
 	g->seq = seq;
 	g->ip_id = id;
-	uint64_t s3 = txs_prof_stamp();
-	pf->cyc[TXS_PROF_LINKSEL] += (int64_t)(s1 - s0) - cost;
-	pf->cyc[TXS_PROF_IDENT] += (int64_t)(s2 - s1) - cost;
-	pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
-	pf->stamps += 4;
-	if (TXS_UNLIKELY(i == 0 && n))
-		w->fill_err = -ENETDOWN; /* only "no link up" leaves a burst empty */
-	return i;
+	prof_stages(pf, s0, s1, s2);
+	return gen_fill_done(w, i, n);
 }
 
 /* The same for a shaped worker (udp_gen_fill_shaped's frames): flows in
@@ -89,7 +89,6 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 {
 	struct gen_state *g = w->gen;
 	struct txs_prof *pf = &w->prof;
-	int64_t cost = (int64_t)pf->stamp_cost;
 	if (TXS_UNLIKELY(n && b[0].cap < g->max_wire))
 		return 0;
 	uint16_t ids[256];
@@ -136,26 +135,15 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 	for (unsigned p = 0; p < np && i < n; p++) {
 		uint32_t mask = g->ls ? masks[p] : 1;
 		const struct txs_tmpl *t = &g->tm[cur * ns + g->pat[pos]];
-		b[i].len = gen_patch_shaped(g->nonce, t, &b[i], tags, ids[p], g->fl[cur].seq++, now_ns);
-		b[i].l4_off = t->l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
-		i++;
+		gen_buf_set(&b[i], gen_patch_shaped(g->nonce, t, &b[i], tags, ids[p], g->fl[cur].seq++, now_ns), t, mask);
 		if (++cur == nf)
 			cur = 0;
 		if (++pos == pl)
 			pos = 0;
-		if (TXS_UNLIKELY(mask & (mask - 1)))
-			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+		i = gen_copies_next(g, b, i + 1, n, mask & (mask - 1), mask);
 	}
 	g->cur = cur;
 	g->pat_pos = pos;
-	uint64_t s3 = txs_prof_stamp();
-	pf->cyc[TXS_PROF_LINKSEL] += (int64_t)(s1 - s0) - cost;
-	pf->cyc[TXS_PROF_IDENT] += (int64_t)(s2 - s1) - cost;
-	pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
-	pf->stamps += 4;
-	if (TXS_UNLIKELY(i == 0 && n))
-		w->fill_err = -ENETDOWN;
-	return i;
+	prof_stages(pf, s0, s1, s2);
+	return gen_fill_done(w, i, n);
 }

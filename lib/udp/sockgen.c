@@ -108,7 +108,7 @@ static void sg_free(struct sg_state *g)
 	free(g);
 }
 
-static void sg_key(struct txs_linksel *ls, struct txs_flow_key *k, const struct txs_flow_spec *sp)
+void udp_flow_key(struct txs_linksel *ls, struct txs_flow_key *k, const struct txs_flow_spec *sp)
 {
 	memcpy(k->src_mac, sp->src_mac, 6);
 	memcpy(k->dst_mac, sp->dst_mac, 6);
@@ -223,7 +223,7 @@ static int sg_init(struct txs_worker *w, void *confp)
 			}
 		}
 		if (c->linksel)
-			sg_key(c->linksel, &fl->key, &f);
+			udp_flow_key(c->linksel, &fl->key, &f);
 	}
 	if (rc == 0 && g->connected)
 		rc = txs_udp_connect(g->ep[0], (struct sockaddr *)&g->fl[0].ss, g->fl[0].sl);
