@@ -42,6 +42,15 @@ static const struct txs_json_u64_field res_frags[] = {
 static const struct txs_json_u64_field pair_counts[] = {
 	PAIR(datagrams), PAIR(reuses), PAIR(early), PAIR(min_distance), PAIR(p50_distance),
 };
+static const struct txs_json_u64_field size_counts[] = {
+	TXS_JSON_U64F(struct txs_rx_size, datagrams), TXS_JSON_U64K("payload_bytes", struct txs_rx_size, bytes),
+};
+static const struct txs_json_u64_field vlan_counts[] = {
+	TXS_JSON_U64F(struct txs_rx_vlan, packets), TXS_JSON_U64F(struct txs_rx_vlan, bytes),
+};
+static const struct txs_json_u64_field link_counts[] = {
+	TXS_JSON_U64F(struct txs_rx_link, packets), TXS_JSON_U64F(struct txs_rx_link, bytes),
+};
 
 /* "expected": the count, or null where none was known */
 static void expected_json(struct txs_json *j, bool have, uint64_t v)
@@ -162,8 +171,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	for (unsigned k = 0; k < r->n_sizes; k++) {
 		txs_json_obj_open(j, NULL);
 		txs_json_u64(j, "payload", r->sizes[k].payload);
-		txs_json_u64(j, "datagrams", r->sizes[k].datagrams);
-		txs_json_u64(j, "payload_bytes", r->sizes[k].bytes);
+		txs_json_u64_fields(j, &r->sizes[k], size_counts, TXS_ARRAY_SIZE(size_counts));
 		txs_json_obj_close(j);
 	}
 	txs_json_arr_close(j);
@@ -176,8 +184,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		txs_json_u64(j, "vlan", r->vlans[k].outer);
 		if (r->vlans[k].tags > 1)
 			txs_json_u64(j, "inner", r->vlans[k].inner);
-		txs_json_u64(j, "packets", r->vlans[k].packets);
-		txs_json_u64(j, "bytes", r->vlans[k].bytes);
+		txs_json_u64_fields(j, &r->vlans[k], vlan_counts, TXS_ARRAY_SIZE(vlan_counts));
 		txs_json_obj_close(j);
 	}
 	txs_json_arr_close(j);
@@ -189,8 +196,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		txs_json_obj_open(j, NULL);
 		txs_json_u64(j, "link", l);
 		txs_json_str(j, "name", name);
-		txs_json_u64(j, "packets", r->links[l].packets);
-		txs_json_u64(j, "bytes", r->links[l].bytes);
+		txs_json_u64_fields(j, &r->links[l], link_counts, TXS_ARRAY_SIZE(link_counts));
 		txs_json_dbl(j, "share", r->links[l].share);
 		txs_json_obj_close(j);
 	}
