@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "common/counters.h"
 #include "udp_priv.h"
 
 #define SIN6_LEN_RFC2133 24 /* the kernel accepts sockaddr_in6 without scope id */
@@ -579,12 +580,7 @@ TXS_API size_t txs_udp_pending(const struct txs_udp_ep *ep)
 
 TXS_API void txs_udp_stats(const struct txs_udp_ep *ep, struct txs_udp_stats *out)
 {
-	out->calls = TXS_STAT_READ(ep->st.calls);
-	out->datagrams = TXS_STAT_READ(ep->st.datagrams);
-	out->frames = TXS_STAT_READ(ep->st.frames);
-	out->bytes = TXS_STAT_READ(ep->st.bytes);
-	out->errors = TXS_STAT_READ(ep->st.errors);
-	out->drops = TXS_STAT_READ(ep->st.drops);
+	TXS_COUNTERS_READ(out, &ep->st);
 }
 
 TXS_API int txs_udp_connect(struct txs_udp_ep *ep, const struct sockaddr *name, socklen_t namelen)
