@@ -112,8 +112,7 @@ static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			pk += b[i].segs;
 			by += b[i].len;
 		}
-		TXS_STAT_ADD(TXS_NQ(q)->link[0].packets, pk);
-		TXS_STAT_ADD(TXS_NQ(q)->link[0].bytes, by);
+		txs_nq_count(q, 0, pk, by);
 		return n;
 	}
 	uint64_t pk[TXS_MAX_LINKS] = { 0 }, by[TXS_MAX_LINKS] = { 0 }, bad[TXS_MAX_LINKS] = { 0 };
@@ -132,8 +131,7 @@ static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	}
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		if (pk[l]) {
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk[l]);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
+			txs_nq_count(q, l, pk[l], by[l]);
 		}
 		if (bad[l])
 			TXS_STAT_ADD(TXS_NQ(q)->link[l].verify_err, bad[l]);

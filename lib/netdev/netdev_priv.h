@@ -37,6 +37,23 @@ struct txs_nq {
 	_Generic((dev), const struct txs_netdev *: (const struct txs_nd *)(const void *)(dev), \
 		 struct txs_netdev *: (struct txs_nd *)(void *)(dev))
 
+/* Frames sent on link l of q: pk of by bytes on its counters. */
+static inline __attribute__((always_inline)) void txs_nq_count(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t by)
+{
+	TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk);
+	TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by);
+}
+/* Frames counted as sent on link l of q that did not go: pk of by bytes
+ * taken back and counted as drops (drop_full: no room; else drop_err). */
+static inline void txs_nq_retract(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t by, bool full)
+{
+	txs_nq_count(q, l, -pk, -by);
+	if (full)
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_full, pk);
+	else
+		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
+}
+
 /* Each backend defines one of these; add it to backends[] in netdev.c. */
 extern const struct txs_netdev_ops txs_netdev_dummy_ops;
 extern const struct txs_netdev_ops txs_netdev_udp_ops;

@@ -300,9 +300,7 @@ static void uncount(struct txs_txq *q, struct pkt_ring *r, unsigned l, uint32_t 
 	}
 	if (!pk)
 		return;
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
+	txs_nq_retract(q, l, pk, by, false);
 }
 
 /* The kernel stopped at a frame it calls malformed (TP_STATUS_WRONG_FORMAT):
@@ -370,11 +368,8 @@ static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigne
 	r->head = k;
 	r->unkicked = 0;
 	r->dead = err;
-	if (pk) {
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
-	}
+	if (pk)
+		txs_nq_retract(q, l, pk, by, false);
 }
 
 /* Link l is back: the ring (rewound when it went down) takes frames again;
@@ -651,8 +646,7 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	for (unsigned l = 0; touched; l++, touched >>= 1) {
 		if (!(touched & 1))
 			continue;
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk[l]);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
+		txs_nq_count(q, l, pk[l], by[l]);
 		kick(q, &pq->ring[l], l); /* once per burst and link */
 	}
 	return i;

@@ -158,9 +158,7 @@ static int stage_write(struct txs_txq *q)
 	pthread_mutex_unlock(&d->lock);
 	for (unsigned l = 0; l < TXS_MAX_LINKS; l++) {
 		if (e && pq->staged_pk[l]) {
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pq->staged_pk[l]);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -pq->staged_by[l]);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pq->staged_pk[l]);
+			txs_nq_retract(q, l, pq->staged_pk[l], pq->staged_by[l], false);
 			__atomic_store_n(&TXS_NQ(q)->link[l].last_err, e, __ATOMIC_RELAXED);
 		}
 		pq->staged_pk[l] = pq->staged_by[l] = 0;
@@ -184,8 +182,7 @@ static uint8_t *stage_reserve(struct txs_txq *q, unsigned link, uint32_t len)
 	pq->stage_len += REC_SIZE(len);
 	pq->staged_pk[link]++;
 	pq->staged_by[link] += len;
-	TXS_STAT_ADD(TXS_NQ(q)->link[link].packets, 1);
-	TXS_STAT_ADD(TXS_NQ(q)->link[link].bytes, len);
+	txs_nq_count(q, link, 1, len);
 	return (uint8_t *)h + REC_HDR;
 }
 

@@ -909,8 +909,7 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 				gs += b[done + i].segs;
 		}
 		if (acc) {
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by);
+			txs_nq_count(q, l, pk, by);
 		}
 		if (gc) {
 			TXS_STAT_ADD(TXS_NQ(q)->link[l].gso_calls, gc);

@@ -360,11 +360,7 @@ static void uncount(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t to_full
 {
 	if (!pk)
 		return;
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
-	if (to_full)
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_full, pk);
-	else
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
+	txs_nq_retract(q, l, pk, 0, to_full);
 }
 
 /* Frames dropped kick after kick (EBUSY): what a lost carrier looks like in
@@ -534,8 +530,7 @@ static void xdp_txq_close(struct txs_txq *q)
 						by += s->flen[i];
 				free(isfree);
 			}
-			uncount(q, l, s->outstanding, 0);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
+			txs_nq_retract(q, l, s->outstanding, by, false);
 		}
 		sock_teardown(s);
 	}
@@ -631,8 +626,7 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		xsk_ring_prod__submit(&s->tx, cnt[l]);
 		s->outstanding += cnt[l];
 		s->unkicked += cnt[l];
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, cnt[l]);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
+		txs_nq_count(q, l, cnt[l], by[l]);
 		kick(q, s, l, last[l], false);
 	}
 	return i;
