@@ -137,28 +137,9 @@ static int pkt_open(struct txs_netdev *dev, const char *args)
 		return -ENOMEM;
 	d->ring = PKT_DEF_RING;
 	d->vnet = true;
-	dev->n_links = 0;
-	/* the first item (up to ',') is the interface list */
-	const char *comma = strchr(args, ',');
-	char first[256];
-	size_t fl = comma ? (size_t)(comma - args) : strlen(args);
-	int rc = -EINVAL;
-	if (fl >= sizeof(first)) {
-		txs_netdev_set_err(dev, "interface list too long");
-		goto fail;
-	}
-	memcpy(first, args, fl);
-	first[fl] = 0;
-	rc = txs_l2_add_links(dev, d->links, first, false);
+	int rc = txs_l2_open(dev, d->links, args, false, pkt_arg, d);
 	if (rc)
 		goto fail;
-	if (comma && (rc = txs_netdev_parse_args(dev, comma + 1, pkt_arg, d)))
-		goto fail;
-	rc = txs_l2_resolve(dev, d->links, dev->n_links);
-	if (rc)
-		goto fail;
-	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len)
-		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len; /* no frame is longer on this link */
 	uint32_t need = (uint32_t)PKT_HDR_OFF + (d->vnet ? PKT_VNET_LEN : 0) +
 			(dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size);
 	d->frame_sz = 128;
@@ -170,14 +151,8 @@ static int pkt_open(struct txs_netdev *dev, const char *args)
 		goto fail;
 	}
 	/* probe now, so that a missing privilege fails the open with its reason */
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-		txs_netdev_set_err(dev, "AF_PACKET socket: %s%s", strerror(errno),
-				   errno == EPERM ? " (needs CAP_NET_RAW: run as root)" : "");
+	if ((rc = txs_l2_probe_socket(dev, AF_PACKET, "AF_PACKET")))
 		goto fail;
-	}
-	close(fd);
 	TXS_ND(dev)->priv = d;
 	/* a kick hands the kernel every frame marked since the last one: 64
 	 * per kick costs less per frame than 32 (the TX_RING limit loop's kick) */

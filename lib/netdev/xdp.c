@@ -141,25 +141,9 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 		return -ENOMEM;
 	}
 	d->ring = XDP_DEF_RING;
-	dev->n_links = 0;
-	const char *comma = strchr(args, ',');
-	char first[256];
-	size_t fl = comma ? (size_t)(comma - args) : strlen(args);
-	int rc = -EINVAL;
-	if (fl >= sizeof(first)) {
-		txs_netdev_set_err(dev, "interface list too long");
+	int rc = txs_l2_open(dev, d->links, args, true, xdp_arg, d);
+	if (rc)
 		goto fail;
-	}
-	memcpy(first, args, fl);
-	first[fl] = 0;
-	if ((rc = txs_l2_add_links(dev, d->links, first, true)))
-		goto fail;
-	if (comma && (rc = txs_netdev_parse_args(dev, comma + 1, xdp_arg, d)))
-		goto fail;
-	if ((rc = txs_l2_resolve(dev, d->links, dev->n_links)))
-		goto fail;
-	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len)
-		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len; /* no frame is longer on this link */
 	uint32_t fs = dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size;
 	if (d->aligned || fs > 2048) {
 		d->aligned = true;
@@ -185,17 +169,8 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 			goto fail;
 		}
 	}
-	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-		if (errno == EAFNOSUPPORT)
-			txs_netdev_set_err(dev, "AF_XDP socket: this kernel has no AF_XDP (CONFIG_XDP_SOCKETS)");
-		else
-			txs_netdev_set_err(dev, "AF_XDP socket: %s%s", strerror(errno),
-					   errno == EPERM ? " (needs CAP_NET_RAW: run as root)" : "");
+	if ((rc = txs_l2_probe_socket(dev, AF_XDP, "AF_XDP")))
 		goto fail;
-	}
-	close(fd);
 	TXS_ND(dev)->priv = d;
 	/* bind queue 0's sockets now: privileges, the mode and the queue fail
 	 * here with their reason rather than in a worker. Queue 0 takes them
