@@ -167,6 +167,16 @@ static inline bool rx_csum_ok(uint64_t s)
 	return s != 0 && s % 0xffff == 0;
 }
 
+/* The UDP part of a datagram the fast path took: ports and payload. */
+static inline __attribute__((always_inline)) bool rx_fast_udp(struct rx_pkt *o, const uint8_t *u, uint32_t ulen)
+{
+	o->sport = txs_get_be16(u);
+	o->dport = txs_get_be16(u + 2);
+	o->payload = u + TXS_UDP_HLEN;
+	o->payload_len = ulen - TXS_UDP_HLEN;
+	return true;
+}
+
 static inline __attribute__((always_inline)) bool rx_fast4(const uint8_t *ip, size_t left, struct rx_pkt *o)
 {
 	if (left < TXS_IPV4_HLEN + TXS_UDP_HLEN || ip[0] != 0x45)
@@ -195,11 +205,7 @@ static inline __attribute__((always_inline)) bool rx_fast4(const uint8_t *ip, si
 	o->ip_id = txs_get_be16(ip + 4);
 	o->src = ip + 12;
 	o->dst = ip + 16;
-	o->sport = txs_get_be16(u);
-	o->dport = txs_get_be16(u + 2);
-	o->payload = u + TXS_UDP_HLEN;
-	o->payload_len = ulen - TXS_UDP_HLEN;
-	return true;
+	return rx_fast_udp(o, u, ulen);
 }
 
 static inline __attribute__((always_inline)) bool rx_fast6(const uint8_t *ip, size_t left, struct rx_pkt *o)
@@ -220,11 +226,7 @@ static inline __attribute__((always_inline)) bool rx_fast6(const uint8_t *ip, si
 	o->ip_id = 0;
 	o->src = ip + 8;
 	o->dst = ip + 24;
-	o->sport = txs_get_be16(u);
-	o->dport = txs_get_be16(u + 2);
-	o->payload = u + TXS_UDP_HLEN;
-	o->payload_len = plen - TXS_UDP_HLEN;
-	return true;
+	return rx_fast_udp(o, u, plen);
 }
 
 static inline __attribute__((always_inline)) bool rx_parse_fast(const uint8_t *buf, size_t len, enum txs_l2 l2, struct rx_pkt *o)
