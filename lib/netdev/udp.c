@@ -69,6 +69,7 @@
 #include <unistd.h>
 #include <txscale/pkt.h>
 #include "netdev_priv.h"
+#include "pkt/sockaddr.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -313,23 +314,10 @@ TXS_API unsigned txs_netdev_udp_max_segs(void)
 
 /* ---- socket setup (cold: once per queue and link) ---------------------- */
 
+/* family AF_INET, else AF_INET6 */
 static socklen_t fill_sa(struct sockaddr_storage *ss, const struct txs_addr *a, int family, uint16_t port)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		if (a && a->family == AF_INET)
-			s4->sin_addr = a->v4;
-		return sizeof(*s4);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	if (a && a->family == AF_INET6)
-		s6->sin6_addr = a->v6;
-	return sizeof(*s6);
+	return txs_sockaddr_set(ss, family == AF_INET ? AF_INET : AF_INET6, a, port);
 }
 
 static bool addr_unspec(const struct txs_addr *a)

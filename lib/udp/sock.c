@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "common/counters.h"
+#include "pkt/sockaddr.h"
 #include "udp_priv.h"
 
 #define SIN6_LEN_RFC2133 24 /* the kernel accepts sockaddr_in6 without scope id */
@@ -603,22 +604,7 @@ TXS_API int txs_udp_connect(struct txs_udp_ep *ep, const struct sockaddr *name, 
 
 TXS_API socklen_t txs_udp_sockaddr(struct sockaddr_storage *ss, const struct txs_addr *a, uint16_t port)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (a->family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		s->sin_addr = a->v4;
-		return sizeof(*s);
-	}
-	if (a->family == AF_INET6) {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(port);
-		s->sin6_addr = a->v6;
-		return sizeof(*s);
-	}
-	return 0;
+	return txs_sockaddr_set(ss, a->family, a, port);
 }
 
 TXS_API int txs_udp_open(struct txs_udp_ep **out, struct txs_txq *q, const struct txs_udp_conf *conf)
