@@ -25,18 +25,12 @@ static inline void txs_counters_add(void *dst, const void *src, size_t size)
 		d[i] += s[i];
 }
 
-/* The same for two structs of one counters-only type, sizes checked at
- * compile time. */
-#define TXS_COUNTERS_READ(dst, src)                                                                     \
+/* TXS_COUNTERS(read, dst, src), TXS_COUNTERS(add, dst, src): the above for
+ * two structs of one counters-only type, sizes checked at compile time. */
+#define TXS_COUNTERS(op, dst, src)                                                                      \
 	do {                                                                                            \
 		_Static_assert(sizeof(*(dst)) == sizeof(*(src)) && sizeof(*(dst)) % sizeof(uint64_t) == 0, \
 			       "counters only");                                                        \
-		txs_counters_read((dst), (src), sizeof(*(dst)));                                        \
-	} while (0)
-#define TXS_COUNTERS_ADD(dst, src)                                                                      \
-	do {                                                                                            \
-		_Static_assert(sizeof(*(dst)) == sizeof(*(src)) && sizeof(*(dst)) % sizeof(uint64_t) == 0, \
-			       "counters only");                                                        \
-		txs_counters_add((dst), (src), sizeof(*(dst)));                                         \
+		txs_counters_##op((dst), (src), sizeof(*(dst)));                                        \
 	} while (0)
 #endif

@@ -105,7 +105,7 @@ static void live_sum(const struct txs_metrics_rx *x, struct txs_rx_live *s)
 	for (unsigned i = 0; i < x->conf.n_cores; i++) {
 		struct txs_rx_live l;
 		txs_rx_core_live(x->conf.cores[i], &l);
-		TXS_COUNTERS_ADD(s, &l);
+		TXS_COUNTERS(add, s, &l);
 	}
 }
 

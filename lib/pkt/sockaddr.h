@@ -18,20 +18,14 @@ static inline socklen_t txs_sockaddr_set(struct sockaddr_storage *ss, int family
 	memset(ss, 0, sizeof(*ss));
 	bool have = a && a->family == family;
 	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		if (have)
-			s4->sin_addr = a->v4;
-		return sizeof(*s4);
+		*(struct sockaddr_in *)ss = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
+								  .sin_addr = have ? a->v4 : (struct in_addr){ 0 } };
+		return sizeof(struct sockaddr_in);
 	}
 	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		if (have)
-			s6->sin6_addr = a->v6;
-		return sizeof(*s6);
+		*(struct sockaddr_in6 *)ss = (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(port),
+								    .sin6_addr = have ? a->v6 : in6addr_any };
+		return sizeof(struct sockaddr_in6);
 	}
 	return 0;
 }

@@ -120,7 +120,7 @@ TXS_API void txs_rx_core_destroy(struct txs_rx_core *c)
 
 TXS_API void txs_rx_core_live(const struct txs_rx_core *c, struct txs_rx_live *o)
 {
-	TXS_COUNTERS_READ(o, &c->live);
+	TXS_COUNTERS(read, o, &c->live);
 }
 
 TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t n)

@@ -74,6 +74,13 @@ static void gen_free(struct gen_state *g)
 	free(g);
 }
 
+static void gen_fini(struct txs_worker *w)
+{
+	if (w->gen)
+		gen_free(w->gen);
+	w->gen = NULL;
+}
+
 /* Shaped worker: one template per (flow, size), the size cycle, per-flow
  * state. Everything per packet is then an index into these. */
 static int gen_shape_init(struct gen_state *g, const struct txs_gen_conf *c, const struct txs_flow_spec *sp0,
@@ -394,13 +401,6 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 	if (g->shaped)
 		return udp_gen_fill_shaped(w, b, n, now_ns);
 	return fill_one_modes(w, b, n, now_ns);
-}
-
-static void gen_fini(struct txs_worker *w)
-{
-	if (w->gen)
-		gen_free(w->gen);
-	w->gen = NULL;
 }
 
 TXS_API const struct txs_gen_ops txs_udp_gen_ops = {

@@ -581,7 +581,7 @@ TXS_API size_t txs_udp_pending(const struct txs_udp_ep *ep)
 
 TXS_API void txs_udp_stats(const struct txs_udp_ep *ep, struct txs_udp_stats *out)
 {
-	TXS_COUNTERS_READ(out, &ep->st);
+	TXS_COUNTERS(read, out, &ep->st);
 }
 
 TXS_API int txs_udp_connect(struct txs_udp_ep *ep, const struct sockaddr *name, socklen_t namelen)
