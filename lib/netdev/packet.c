@@ -45,6 +45,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/alloc.h"
 #include "l2.h"
 #include "linkstate.h"
 #include "refused.h"
@@ -468,10 +469,9 @@ static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 static int pkt_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
 	struct pkt_dev *d = TXS_ND(dev)->priv;
-	struct pkt_q *pq = aligned_alloc(TXS_CACHE_LINE, sizeof(*pq));
+	struct pkt_q *pq = txs_zalloc_line(sizeof(*pq));
 	if (!pq)
 		return -ENOMEM;
-	memset(pq, 0, sizeof(*pq));
 	pq->n_links = dev->n_links;
 	pq->deflink = q->id % dev->n_links;
 	pq->alink = pq->deflink;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <txscale/pkt.h>
+#include "common/alloc.h"
 #include "netdev_priv.h"
 
 #define PCAP_POOL 256
@@ -110,10 +111,9 @@ static void pcap_dev_close(struct txs_netdev *dev)
 
 static int pcap_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
-	struct pcap_q *pq = aligned_alloc(TXS_CACHE_LINE, sizeof(*pq));
+	struct pcap_q *pq = txs_zalloc_line(sizeof(*pq));
 	if (!pq)
 		return -ENOMEM;
-	memset(pq, 0, sizeof(*pq));
 	pq->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
 	pq->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)PCAP_POOL * pq->buf_size);
 	pq->stage_cap = PCAP_STAGE;

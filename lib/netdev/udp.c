@@ -68,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <txscale/pkt.h>
+#include "common/alloc.h"
 #include "netdev_priv.h"
 #include "pkt/sockaddr.h"
 
@@ -545,10 +546,9 @@ static void udp_close(struct txs_netdev *dev)
 static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
 	const struct udp_dev *d = TXS_ND(dev)->priv;
-	struct udp_q *u = aligned_alloc(TXS_CACHE_LINE, sizeof(*u));
+	struct udp_q *u = txs_zalloc_line(sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	memset(u, 0, sizeof(*u));
 	u->n_links = d->n_links;
 	u->gso_max = d->gso_max;
 	u->gso_auto = d->gso_mode == GSO_AUTO;

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "l2.h"
 #include "linkstate.h"
 #include "refused.h"
@@ -437,10 +438,9 @@ static inline void link_check(struct xdp_q *xq)
 static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
 	struct xdp_dev *d = TXS_ND(dev)->priv;
-	struct xdp_q *xq = aligned_alloc(TXS_CACHE_LINE, sizeof(*xq));
+	struct xdp_q *xq = txs_zalloc_line(sizeof(*xq));
 	if (!xq)
 		return -ENOMEM;
-	memset(xq, 0, sizeof(*xq));
 	xq->n_links = dev->n_links;
 	xq->deflink = q->id % dev->n_links;
 	xq->alink = xq->deflink;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <txscale/pkt.h>
 #include <txscale/replay.h>
+#include "common/alloc.h"
 
 struct txs_replay {
 	uint8_t *data;      /* the frames, back to back */
@@ -401,10 +402,9 @@ static int replay_init(struct txs_worker *w, void *conf)
 		return -EPROTOTYPE; /* udp: takes datagrams (txs_replay_udp), frame devices frames */
 	if (!r->n_dg && dev->mtu && r->max_len > dev->mtu + 14)
 		return -EMSGSIZE; /* through udp: the kernel fragments, as for generated datagrams */
-	struct replay_state *s = aligned_alloc(TXS_CACHE_LINE, sizeof(*s));
+	struct replay_state *s = txs_zalloc_line(sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	memset(s, 0, sizeof(*s));
 	s->r = r;
 	w->gen = s;
 	return 0;

@@ -28,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <netinet/udp.h>
+#include "common/alloc.h"
 #include "pkt/sockaddr.h"
 #include "rx_priv.h"
 #include "rxts.h"
@@ -491,12 +492,11 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 			return rc;
 		}
 	}
-	u->q = aligned_alloc(TXS_CACHE_LINE, sizeof(*u->q) * in->conf.n_queues);
+	u->q = txs_zalloc_line(sizeof(*u->q) * in->conf.n_queues);
 	if (!u->q) {
 		udp_close(in);
 		return -ENOMEM;
 	}
-	memset(u->q, 0, sizeof(*u->q) * in->conf.n_queues);
 	for (unsigned i = 0; i < in->conf.n_queues; i++)
 		u->q[i].ep = -1;
 	uint16_t hi = in->conf.port_hi > in->conf.port ? in->conf.port_hi : in->conf.port;

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <txscale/rx_iperf3.h>
+#include "common/alloc.h"
 #include "common/counters.h"
 #include "outage.h"
 
@@ -71,10 +72,9 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) || cf.payload > TXS_RX_PAYLOAD_IPERF3_64 ||
 	    (cf.dst.family && cf.dst.family != AF_INET && cf.dst.family != AF_INET6))
 		return -EINVAL;
-	struct txs_rx_core *c = aligned_alloc(TXS_CACHE_LINE, sizeof(*c));
+	struct txs_rx_core *c = txs_zalloc_line(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	memset(c, 0, sizeof(*c));
 	c->conf = cf;
 	c->out_floor = cf.outage_min_ns ? cf.outage_min_ns : TXS_RX_OUTAGE_FLOOR_NS;
 	c->window = cf.window;

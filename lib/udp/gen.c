@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <txscale/udp.h>
+#include "common/alloc.h"
 #include "gen_priv.h"
 #include "udp_priv.h"
 
@@ -140,10 +141,9 @@ static int gen_shape_init(struct gen_state *g, const struct txs_gen_conf *c, con
 static int gen_init(struct txs_worker *w, void *confp)
 {
 	const struct txs_gen_conf *c = confp;
-	struct gen_state *g = aligned_alloc(TXS_CACHE_LINE, sizeof(*g));
+	struct gen_state *g = txs_zalloc_line(sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	memset(g, 0, sizeof(*g));
 	struct txs_flow_spec sp = c->spec;
 	const struct txs_netdev *dev = w->txq->dev;
 	if (dev->l2_needed) {

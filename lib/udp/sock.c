@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "common/alloc.h"
 #include "common/counters.h"
 #include "pkt/sockaddr.h"
 #include "udp_priv.h"
@@ -631,16 +632,14 @@ TXS_API int txs_udp_open(struct txs_udp_ep **out, struct txs_txq *q, const struc
 	if (q->dev->conf.frame_size < frame_max || q->dev->conf.frame_size < 64)
 		return -EINVAL;
 
-	struct txs_udp_ep *ep = aligned_alloc(TXS_CACHE_LINE, sizeof(*ep));
+	struct txs_udp_ep *ep = txs_zalloc_line(sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
-	memset(ep, 0, sizeof(*ep));
-	ep->cache = aligned_alloc(TXS_CACHE_LINE, sizeof(*ep->cache) * cache);
+	ep->cache = txs_zalloc_line(sizeof(*ep->cache) * cache);
 	if (!ep->cache) {
 		free(ep);
 		return -ENOMEM;
 	}
-	memset(ep->cache, 0, sizeof(*ep->cache) * cache);
 	ep->cache_mask = cache - 1;
 	ep->conf = *c;
 	ep->q = q;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "udp_priv.h"
 
 /* One flow of a worker: its sequence space, flow id, destination, the
@@ -155,10 +156,9 @@ static int sg_init(struct txs_worker *w, void *confp)
 	const struct txs_udp_gen_conf *c = confp;
 	const struct txs_flow_spec *sp = &c->spec;
 	const struct txs_shape *sh = shaped(c->shape) ? c->shape : NULL;
-	struct sg_state *g = aligned_alloc(TXS_CACHE_LINE, sizeof(*g));
+	struct sg_state *g = txs_zalloc_line(sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	memset(g, 0, sizeof(*g));
 	const struct txs_netdev *dev = w->txq->dev;
 	uint32_t mtu = c->mtu ? c->mtu : dev->mtu ? dev->mtu : 1500;
 	struct txs_udp_conf uc = {
