@@ -209,12 +209,7 @@ static void xdp_close(struct txs_netdev *dev)
 
 static void sock_teardown(struct xdp_sock *s)
 {
-	if (s->xsk)
-		xsk_socket__delete(s->xsk);
-	if (s->umem)
-		xsk_umem__delete(s->umem);
-	if (s->area)
-		munmap(s->area, s->area_len);
+	txs_xsk_close(s->xsk, s->umem, s->area, s->area_len);
 	free(s->freeq);
 	free(s->flen);
 	s->flen = NULL;

@@ -95,12 +95,7 @@ static void xr_close(struct txs_rx_input *in)
 		close(x->link_fd);
 	for (unsigned i = 0; x->q && i < x->n; i++) {
 		struct xr_q *q = &x->q[i];
-		if (q->xsk)
-			xsk_socket__delete(q->xsk);
-		if (q->umem)
-			xsk_umem__delete(q->umem);
-		if (q->area)
-			munmap(q->area, q->area_len);
+		txs_xsk_close(q->xsk, q->umem, q->area, q->area_len);
 	}
 	free(x->q);
 	if (x->prog_fd >= 0)
