@@ -3,6 +3,7 @@
 #ifndef TXS_NETDEV_PRIV_H
 #define TXS_NETDEV_PRIV_H
 #include <stdarg.h>
+#include <stddef.h>
 #include <txscale/netdev.h>
 
 /* A device as lib/netdev keeps it: the public part first (a pointer to one
@@ -73,6 +74,17 @@ int txs_netdev_parse_args(struct txs_netdev *dev, const char *args,
 /* "key=N" with N a power of two in lo..hi; sets a one-line error naming it. */
 int txs_netdev_arg_pow2(struct txs_netdev *dev, const char *key, const char *val, unsigned lo, unsigned hi,
 			unsigned *out);
+/* A bare flag of a device's arguments: key stores v into the field at off
+ * of the backend's state, a bool or (size sizeof(int)) an int or enum. */
+struct txs_netdev_flag {
+	const char *key;
+	size_t off, size;
+	int v;
+};
+#define TXS_NETDEV_FLAG(key, type, field, v) { key, offsetof(type, field), sizeof(((type *)0)->field), v }
+/* Set the flag key names in t[0..n) (val NULL) in state: true, or false
+ * when none is named. */
+bool txs_netdev_arg_flag(const struct txs_netdev_flag *t, size_t n, const char *key, const char *val, void *state);
 /* "mtu=N", N in TXS_NETDEV_MTU_MIN..TXS_NETDEV_MTU_MAX: sets dev->mtu, or a
  * one-line error naming the value. */
 #define TXS_NETDEV_MTU_MIN 576u

@@ -108,23 +108,19 @@ static inline bool frame_busy(const struct tpacket2_hdr *h)
 
 /* ---- open ---------------------------------------------------------------- */
 
+static const struct txs_netdev_flag pkt_flags[] = {
+	TXS_NETDEV_FLAG("qdisc", struct pkt_dev, qdisc, true),
+	TXS_NETDEV_FLAG("vnet", struct pkt_dev, vnet, true),
+	TXS_NETDEV_FLAG("novnet", struct pkt_dev, vnet, false),
+};
+
 static int pkt_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
 {
 	struct pkt_dev *d = arg;
 	if (strncmp(key, "packet:", 7) == 0 && !val) /* "--dev packet:a,packet:b" */
 		return txs_l2_add_links(dev, d->links, key + 7, false);
-	if (strcmp(key, "qdisc") == 0 && !val) {
-		d->qdisc = true;
+	if (txs_netdev_arg_flag(pkt_flags, TXS_ARRAY_SIZE(pkt_flags), key, val, d))
 		return 0;
-	}
-	if (strcmp(key, "vnet") == 0 && !val) {
-		d->vnet = true;
-		return 0;
-	}
-	if (strcmp(key, "novnet") == 0 && !val) {
-		d->vnet = false;
-		return 0;
-	}
 	if (strcmp(key, "ring") == 0 && val)
 		return txs_netdev_arg_pow2(dev, key, val, 64, 65536, &d->ring);
 	txs_netdev_set_err(dev, "unknown packet option '%s' (expected qdisc, ring=N, vnet, novnet, packet:IF)", key);

@@ -108,23 +108,20 @@ struct xdp_q {
 static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_sock *s);
 static void sock_teardown(struct xdp_sock *s);
 
+_Static_assert(sizeof(enum xdp_mode) == sizeof(int), "xdp_flags sets mode as an int");
+static const struct txs_netdev_flag xdp_flags[] = {
+	TXS_NETDEV_FLAG("copy", struct xdp_dev, mode, XM_COPY),
+	TXS_NETDEV_FLAG("zc", struct xdp_dev, mode, XM_ZC),
+	TXS_NETDEV_FLAG("aligned", struct xdp_dev, aligned, true),
+};
+
 static int xdp_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
 {
 	struct xdp_dev *d = arg;
 	if (strncmp(key, "xdp:", 4) == 0 && !val)
 		return txs_l2_add_links(dev, d->links, key + 4, true);
-	if (strcmp(key, "copy") == 0 && !val) {
-		d->mode = XM_COPY;
+	if (txs_netdev_arg_flag(xdp_flags, TXS_ARRAY_SIZE(xdp_flags), key, val, d))
 		return 0;
-	}
-	if (strcmp(key, "zc") == 0 && !val) {
-		d->mode = XM_ZC;
-		return 0;
-	}
-	if (strcmp(key, "aligned") == 0 && !val) {
-		d->aligned = true;
-		return 0;
-	}
 	if (strcmp(key, "ring") == 0 && val)
 		return txs_netdev_arg_pow2(dev, key, val, 64, 32768, &d->ring);
 	txs_netdev_set_err(dev, "unknown xdp option '%s' (expected copy, zc, ring=N, aligned, xdp:IF[:Q])", key);
