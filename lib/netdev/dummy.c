@@ -67,8 +67,7 @@ static int dummy_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	struct dummy_q *dq = calloc(1, sizeof(*dq));
 	if (!dq)
 		return -ENOMEM;
-	dq->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
-	dq->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)DUMMY_POOL * dq->buf_size);
+	dq->pool = txs_pool_new(dev, DUMMY_POOL, &dq->buf_size);
 	if (!dq->pool) {
 		free(dq);
 		return -ENOMEM;
@@ -91,13 +90,7 @@ static unsigned dummy_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	if (n > DUMMY_POOL)
 		n = DUMMY_POOL;
 	for (unsigned i = 0; i < n; i++) {
-		b[i].data = dq->pool + (size_t)i * dq->buf_size;
-		b[i].cap = dq->buf_size;
-		b[i].len = 0;
-		b[i].link = 0;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = i;
+		txs_buf_give(&b[i], dq->pool + (size_t)i * dq->buf_size, dq->buf_size, 0, i);
 	}
 	return n;
 }

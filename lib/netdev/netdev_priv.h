@@ -3,6 +3,7 @@
 #ifndef TXS_NETDEV_PRIV_H
 #define TXS_NETDEV_PRIV_H
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <txscale/netdev.h>
 
@@ -37,6 +38,28 @@ struct txs_nq {
 #define TXS_ND(dev)                                                                    \
 	_Generic((dev), const struct txs_netdev *: (const struct txs_nd *)(const void *)(dev), \
 		 struct txs_netdev *: (struct txs_nd *)(void *)(dev))
+
+/* A buffer handed out by tx_alloc: cap bytes at data, empty, one segment,
+ * no GSO, on link, with the backend's priv. */
+static inline __attribute__((always_inline)) void txs_buf_give(struct txs_pktbuf *b, uint8_t *data, uint32_t cap,
+							       uint16_t link, uint64_t priv)
+{
+	b->data = data;
+	b->cap = cap;
+	b->len = 0;
+	b->link = link;
+	b->gso_size = 0;
+	b->segs = 1;
+	b->priv = priv;
+}
+
+/* A queue's pool of n frames of dev's frame size, each on its own cache
+ * lines (*buf_size apart). NULL when out of memory; free() it. */
+static inline uint8_t *txs_pool_new(const struct txs_netdev *dev, unsigned n, uint32_t *buf_size)
+{
+	*buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
+	return aligned_alloc(TXS_CACHE_LINE, (size_t)n * *buf_size);
+}
 
 /* Frames sent on link l of q: pk of by bytes on its counters. */
 static inline __attribute__((always_inline)) void txs_nq_count(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t by)

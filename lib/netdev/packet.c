@@ -547,13 +547,7 @@ static unsigned pkt_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	const uint32_t cap = r->max_len;
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t idx = r->head + i;
-		b[i].data = (uint8_t *)frame_hdr(r, idx) + r->eth_off;
-		b[i].cap = cap;
-		b[i].len = 0;
-		b[i].link = (uint16_t)l;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = idx;
+		txs_buf_give(&b[i], (uint8_t *)frame_hdr(r, idx) + r->eth_off, cap, (uint16_t)l, idx);
 	}
 	return n;
 }

@@ -114,8 +114,7 @@ static int pcap_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	struct pcap_q *pq = txs_zalloc_line(sizeof(*pq));
 	if (!pq)
 		return -ENOMEM;
-	pq->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
-	pq->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)PCAP_POOL * pq->buf_size);
+	pq->pool = txs_pool_new(dev, PCAP_POOL, &pq->buf_size);
 	pq->stage_cap = PCAP_STAGE;
 	if (pq->stage_cap < 4 * REC_SIZE(pq->buf_size))
 		pq->stage_cap = 4 * REC_SIZE(pq->buf_size);
@@ -257,13 +256,7 @@ static unsigned pcap_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	if (n > PCAP_POOL)
 		n = PCAP_POOL;
 	for (unsigned i = 0; i < n; i++) {
-		b[i].data = pq->pool + (size_t)i * pq->buf_size;
-		b[i].cap = pq->buf_size;
-		b[i].len = 0;
-		b[i].link = 0;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = 0;
+		txs_buf_give(&b[i], pq->pool + (size_t)i * pq->buf_size, pq->buf_size, 0, 0);
 	}
 	return n;
 }

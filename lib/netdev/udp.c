@@ -555,8 +555,7 @@ static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
 		u->s[i].fd = -1;
 	u->last_fd = -1;
-	u->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
-	u->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)UDP_POOL * u->buf_size);
+	u->pool = txs_pool_new(dev, UDP_POOL, &u->buf_size);
 	if (!u->pool) {
 		free(u);
 		return -ENOMEM;
@@ -614,13 +613,7 @@ static unsigned udp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	if (n > UDP_POOL)
 		n = UDP_POOL;
 	for (unsigned i = 0; i < n; i++) {
-		b[i].data = u->pool + (size_t)i * u->buf_size;
-		b[i].cap = u->buf_size;
-		b[i].len = 0;
-		b[i].link = 0;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = MARK_NONE;
+		txs_buf_give(&b[i], u->pool + (size_t)i * u->buf_size, u->buf_size, 0, MARK_NONE);
 	}
 	return n;
 }

@@ -527,13 +527,7 @@ static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	const uint32_t cap = s->max_len;
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t fi = s->fhead + i;
-		b[i].data = s->area + s->freeq[fi & s->mask];
-		b[i].cap = cap;
-		b[i].len = 0;
-		b[i].link = (uint16_t)l;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = fi;
+		txs_buf_give(&b[i], s->area + s->freeq[fi & s->mask], cap, (uint16_t)l, fi);
 	}
 	return n;
 }
