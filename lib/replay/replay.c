@@ -309,13 +309,14 @@ TXS_API int txs_replay_udp(struct txs_replay *r, const struct txs_flow_spec *spe
 	rc = -ENODATA;
 	if (!n)
 		goto fail;
+	/* the new table in place of the last one */
 	free(r->dg_frame);
-	free(r->dg_off);
-	free(r->dg_len);
-	txs_tmpl_free(&r->hdr);
 	r->dg_frame = fr;
+	free(r->dg_off);
 	r->dg_off = off;
+	free(r->dg_len);
 	r->dg_len = len;
+	txs_tmpl_free(&r->hdr);
 	r->hdr = t;
 	r->n_dg = n;
 	r->max_dg_frame = maxf;
