@@ -86,13 +86,8 @@ static void dummy_txq_close(struct txs_txq *q)
 
 static unsigned dummy_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct dummy_q *dq = TXS_NQ(q)->priv;
-	if (n > DUMMY_POOL)
-		n = DUMMY_POOL;
-	for (unsigned i = 0; i < n; i++) {
-		txs_buf_give(&b[i], dq->pool + (size_t)i * dq->buf_size, dq->buf_size, 0, i);
-	}
-	return n;
+	const struct dummy_q *dq = TXS_NQ(q)->priv;
+	return txs_pool_give(b, n, DUMMY_POOL, dq->pool, dq->buf_size, 0, 1); /* priv: the frame's index */
 }
 
 static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)

@@ -53,6 +53,19 @@ static inline __attribute__((always_inline)) void txs_buf_give(struct txs_pktbuf
 	b->priv = priv;
 }
 
+/* tx_alloc from a pool of frames buf_size apart (txs_pool_new): the first
+ * min(n, max), buffer i with priv + i * step. Returns how many. */
+static inline __attribute__((always_inline)) unsigned txs_pool_give(struct txs_pktbuf *b, unsigned n, unsigned max,
+								    uint8_t *pool, uint32_t buf_size, uint64_t priv,
+								    uint64_t step)
+{
+	if (n > max)
+		n = max;
+	for (unsigned i = 0; i < n; i++)
+		txs_buf_give(&b[i], pool + (size_t)i * buf_size, buf_size, 0, priv + i * step);
+	return n;
+}
+
 /* A queue's pool of n frames of dev's frame size, each on its own cache
  * lines (*buf_size apart). NULL when out of memory; free() it. */
 static inline uint8_t *txs_pool_new(const struct txs_netdev *dev, unsigned n, uint32_t *buf_size)

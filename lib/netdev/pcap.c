@@ -253,12 +253,7 @@ static unsigned pcap_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 	if (TXS_UNLIKELY(__atomic_load_n(&d->werr, __ATOMIC_RELAXED)))
 		return 0; /* the file failed for good: tx_flush returns the error, the worker stops */
-	if (n > PCAP_POOL)
-		n = PCAP_POOL;
-	for (unsigned i = 0; i < n; i++) {
-		txs_buf_give(&b[i], pq->pool + (size_t)i * pq->buf_size, pq->buf_size, 0, 0);
-	}
-	return n;
+	return txs_pool_give(b, n, PCAP_POOL, pq->pool, pq->buf_size, 0, 0);
 }
 
 /* Refused frames keep in priv the number of wire packets to count as

@@ -609,13 +609,8 @@ static void udp_txq_close(struct txs_txq *q)
 
 static unsigned udp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct udp_q *u = TXS_NQ(q)->priv;
-	if (n > UDP_POOL)
-		n = UDP_POOL;
-	for (unsigned i = 0; i < n; i++) {
-		txs_buf_give(&b[i], u->pool + (size_t)i * u->buf_size, u->buf_size, 0, MARK_NONE);
-	}
-	return n;
+	const struct udp_q *u = TXS_NQ(q)->priv;
+	return txs_pool_give(b, n, UDP_POOL, u->pool, u->buf_size, MARK_NONE, 0);
 }
 
 static inline unsigned link_of(const struct udp_q *u, const struct txs_pktbuf *b)
