@@ -75,13 +75,6 @@ static void gen_free(struct gen_state *g)
 	free(g);
 }
 
-static void gen_fini(struct txs_worker *w)
-{
-	if (w->gen)
-		gen_free(w->gen);
-	w->gen = NULL;
-}
-
 /* Shaped worker: one template per (flow, size), the size cycle, per-flow
  * state. Everything per packet is then an index into these. */
 static int gen_shape_init(struct gen_state *g, const struct txs_gen_conf *c, const struct txs_flow_spec *sp0,
@@ -205,6 +198,13 @@ static int gen_init(struct txs_worker *w, void *confp)
 	return 0;
 }
 
+static void gen_fini(struct txs_worker *w)
+{
+	if (w->gen)
+		gen_free(w->gen);
+	w->gen = NULL;
+}
+
 /* Broadcast: frames b[i..n) become copies of `frame` on the links of mask, in
  * link order. Copies that do not fit are owed: the frame is kept and the next
  * fill starts with them, so a packet reaches every link even when the engine
@@ -214,10 +214,7 @@ unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, u
 {
 	for (; mask && i < n; mask &= mask - 1, i++) {
 		memcpy(b[i].data, frame, len);
-		b[i].len = len;
-		b[i].l4_off = g->t.l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
+		gen_buf_set(&b[i], len, &g->t, mask);
 	}
 	if (mask && frame != g->bc_frame) {
 		memcpy(g->bc_frame, frame, len);
