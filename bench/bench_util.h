@@ -14,6 +14,15 @@ unsigned bench_cpus(const struct opt_cpus *given, int *cpus);
  * Returns -1 to go on, else the exit status: 0 after --help, 2 after a bad
  * option (opt_parse printed the line). */
 int bench_opts(const char *cmd, const struct opt *opts, void *cfg, int argc, char **argv);
+/* Define fn, the entry point of `txscale bench ...` (cmd): its options
+ * parsed into a zeroed T (bench_opts), then the exit status of run(cfg). */
+#define BENCH_MAIN(fn, cmd, T, opts, run)                                  \
+	int fn(int argc, char **argv)                                      \
+	{                                                                  \
+		T cfg = { 0 };                                             \
+		int rc = bench_opts(cmd, opts, &cfg, argc, argv);          \
+		return rc >= 0 ? rc : run(cfg);                            \
+	}
 /* The --threads list: up to max counts into tl (*nt of them; none is an
  * error when nonempty). Returns 0, or 2 after printing the line naming
  * the bad value under cmd ("bench path"). */

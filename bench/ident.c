@@ -452,12 +452,9 @@ struct row {
 	double mops;
 };
 
-int bench_ident(int argc, char **argv)
+static int ident_run(struct ident_cfg cfg)
 {
-	struct ident_cfg cfg = { 0 };
-	int rc = bench_opts("bench ident", ident_opts, &cfg, argc, argv);
-	if (rc >= 0)
-		return rc;
+	int rc;
 	if (cfg.reuse && cfg.spread) {
 		fprintf(stderr, "txscale bench ident: --reuse measures one destination; use --dests for many\n");
 		return 2;
@@ -593,3 +590,5 @@ int bench_ident(int argc, char **argv)
 		}
 	return 0;
 }
+
+BENCH_MAIN(bench_ident, "bench ident", struct ident_cfg, ident_opts, ident_run)

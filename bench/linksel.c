@@ -317,12 +317,9 @@ out:
 	return rc;
 }
 
-int bench_linksel(int argc, char **argv)
+static int linksel_run(struct ls_cfg cfg)
 {
-	struct ls_cfg cfg = { 0 };
-	int rc = bench_opts("bench linksel", ls_opts, &cfg, argc, argv);
-	if (rc >= 0)
-		return rc;
+	int rc;
 	unsigned tl[64], nt;
 	if ((rc = bench_threads("bench linksel", cfg.threads, tl, 64, &nt, true)))
 		return rc;
@@ -444,3 +441,5 @@ int bench_linksel(int argc, char **argv)
 	}
 	return 0;
 }
+
+BENCH_MAIN(bench_linksel, "bench linksel", struct ls_cfg, ls_opts, linksel_run)

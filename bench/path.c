@@ -139,12 +139,9 @@ static int bench_shapes(const struct path_cfg *cfg, const int *cpus)
 	return 0;
 }
 
-int bench_path(int argc, char **argv)
+static int path_run(struct path_cfg cfg)
 {
-	struct path_cfg cfg = { 0 };
-	int rc = bench_opts("bench path", path_opts, &cfg, argc, argv);
-	if (rc >= 0)
-		return rc;
+	int rc;
 	unsigned tl[64], nt;
 	if ((rc = bench_threads("bench path", cfg.threads, tl, 64, &nt, false)))
 		return rc;
@@ -189,3 +186,5 @@ int bench_path(int argc, char **argv)
 	}
 	return 0;
 }
+
+BENCH_MAIN(bench_path, "bench path", struct path_cfg, path_opts, path_run)

@@ -183,12 +183,8 @@ static double run_once(const uint8_t *buf, size_t len, bool full, bool no_id, ui
 	return dt > 0 ? n / dt / 1e6 : -1;
 }
 
-int bench_recv(int argc, char **argv)
+static int recv_run(struct brecv_cfg cfg)
 {
-	struct brecv_cfg cfg = { 0 };
-	int rc = bench_opts("bench recv", brecv_opts, &cfg, argc, argv);
-	if (rc >= 0)
-		return rc;
 	if (cfg.cpus.n) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -240,3 +236,5 @@ int bench_recv(int argc, char **argv)
 	free(buf);
 	return ret;
 }
+
+BENCH_MAIN(bench_recv, "bench recv", struct brecv_cfg, brecv_opts, recv_run)

@@ -191,12 +191,9 @@ static int sm_fail(const char *what, const char *val)
 	return 2;
 }
 
-int bench_sendmsg(int argc, char **argv)
+static int sendmsg_run(struct sm_cfg cfg)
 {
-	struct sm_cfg cfg = { 0 };
-	int rc = bench_opts("bench sendmsg", sm_opts, &cfg, argc, argv);
-	if (rc >= 0)
-		return rc;
+	int rc;
 	int fams[2], nf = 0;
 	if (!strcmp(cfg.family, "4") || !strcmp(cfg.family, "both"))
 		fams[nf++] = 4;
@@ -292,3 +289,5 @@ int bench_sendmsg(int argc, char **argv)
 	}
 	return 0;
 }
+
+BENCH_MAIN(bench_sendmsg, "bench sendmsg", struct sm_cfg, sm_opts, sendmsg_run)

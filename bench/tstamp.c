@@ -88,12 +88,8 @@ static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mod
 	return mpps;
 }
 
-int bench_tstamp(int argc, char **argv)
+static int tstamp_run(struct ts_cfg cfg)
 {
-	struct ts_cfg cfg = { 0 };
-	int rc = bench_opts("bench timestamps", ts_opts, &cfg, argc, argv);
-	if (rc >= 0)
-		return rc;
 	int cpu = cfg.cpus.n ? cfg.cpus.cpu[0] : -1;
 	g_dev = cfg.dev;
 	g_dst = cfg.dst;
@@ -159,3 +155,5 @@ int bench_tstamp(int argc, char **argv)
 		       mrq, 100 * (1 - mrq), em, e5, e9, ex, rd);
 	return 0;
 }
+
+BENCH_MAIN(bench_tstamp, "bench timestamps", struct ts_cfg, ts_opts, tstamp_run)
