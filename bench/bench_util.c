@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <txscale/txscale.h>
 #include "bench_util.h"
 
 static int cmp_dbl(const void *a, const void *b)
@@ -57,4 +58,24 @@ int bench_threads(const char *cmd, const char *list, unsigned *tl, unsigned max,
 		return 2;
 	}
 	return 0;
+}
+
+double bench_engine_pps(const struct txs_engine_conf *ec, int (*check)(struct txs_engine *e, void *arg), void *arg)
+{
+	struct txs_engine *e;
+	double pps = -1;
+	if (txs_engine_create(&e, ec) == 0) {
+		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
+			struct txs_stat_row rows[TXS_MAX_CORES];
+			double s = txs_engine_read(e, rows);
+			uint64_t pk = 0;
+			for (unsigned i = 0; i < ec->n_workers; i++)
+				pk += rows[i].packets;
+			pps = (double)pk / s;
+			if (check && check(e, arg) < 0)
+				pps = -1;
+		}
+		txs_engine_destroy(e);
+	}
+	return pps;
 }

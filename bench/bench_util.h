@@ -14,6 +14,13 @@ unsigned bench_cpus(const struct opt_cpus *given, int *cpus);
  * Returns -1 to go on, else the exit status: 0 after --help, 2 after a bad
  * option (opt_parse printed the line). */
 int bench_opts(const char *cmd, const struct opt *opts, void *cfg, int argc, char **argv);
+/* One engine run of ec to its end: the packets its workers sent per
+ * second, or -1 when it did not run or check (NULL: none), called on the
+ * engine after the run, returned < 0. */
+struct txs_engine;
+struct txs_engine_conf;
+double bench_engine_pps(const struct txs_engine_conf *ec, int (*check)(struct txs_engine *e, void *arg), void *arg);
+
 /* Define fn, the entry point of `txscale bench ...` (cmd): its options
  * parsed into a zeroed T (bench_opts), then the exit status of run(cfg). */
 #define BENCH_MAIN(fn, cmd, T, opts, run)                                  \

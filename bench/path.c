@@ -63,19 +63,8 @@ static double run_once(int family, unsigned threads, const int *cpus, uint64_t p
 	}
 	struct txs_engine_conf ec = { .n_workers = threads, .cpus = cpus, .count = per_thread * threads,
 				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
-	struct txs_engine *e;
-	double mpps = -1;
-	if (txs_engine_create(&e, &ec) == 0) {
-		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
-			struct txs_stat_row rows[TXS_MAX_CORES];
-			double s = txs_engine_read(e, rows);
-			uint64_t pk = 0;
-			for (unsigned i = 0; i < threads; i++)
-				pk += rows[i].packets;
-			mpps = pk / s / 1e6;
-		}
-		txs_engine_destroy(e);
-	}
+	double pps = bench_engine_pps(&ec, NULL, NULL);
+	double mpps = pps < 0 ? -1 : pps / 1e6;
 	txs_netdev_close(dev);
 	txs_ident_destroy(gc.ident_inst);
 	return mpps;

@@ -171,16 +171,7 @@ static double engine_run(const struct sm_cfg *c, int family, bool sock, int cpu)
 	struct txs_engine_conf ec = { .n_workers = 1, .cpus = &cpu, .count = c->count, .dev = dev,
 				      .gen = sock ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
 				      .gen_conf = sock ? (void *)&uc : (void *)&gc };
-	struct txs_engine *e;
-	double r = -1;
-	if (txs_engine_create(&e, &ec) == 0) {
-		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
-			struct txs_stat_row row;
-			double s = txs_engine_read(e, &row);
-			r = (double)row.packets / s;
-		}
-		txs_engine_destroy(e);
-	}
+	double r = bench_engine_pps(&ec, NULL, NULL);
 	txs_netdev_close(dev);
 	return r;
 }

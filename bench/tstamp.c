@@ -42,6 +42,11 @@ static const char *g_dev = "dummy", *g_dst = "198.18.0.2";
 
 static struct txs_ts_check g_chk;
 
+static int interp_check(struct txs_engine *e, void *chk)
+{
+	return txs_engine_ts_check(e, chk);
+}
+
 static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mode mode)
 {
 	struct txs_gen_conf gc = { 0 };
@@ -71,18 +76,9 @@ static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mod
 	}
 	struct txs_engine_conf ec = { .n_workers = 1, .cpus = &cpu, .count = count, .dev = dev,
 				      .gen = &txs_udp_gen_ops, .gen_conf = &gc, .timestamps = mode };
-	struct txs_engine *e;
-	double mpps = -1;
-	if (txs_engine_create(&e, &ec) == 0) {
-		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
-			struct txs_stat_row row;
-			double s = txs_engine_read(e, &row);
-			mpps = row.packets / s / 1e6;
-			if (mode == TXS_TS_INTERP && txs_engine_ts_check(e, &g_chk) < 0)
-				mpps = -1; /* interp that checked nothing: not a run */
-		}
-		txs_engine_destroy(e);
-	}
+	/* interp that checked nothing: not a run */
+	double pps = bench_engine_pps(&ec, mode == TXS_TS_INTERP ? interp_check : NULL, &g_chk);
+	double mpps = pps < 0 ? -1 : pps / 1e6;
 	txs_netdev_close(dev);
 	txs_ident_destroy(gc.ident_inst);
 	return mpps;
