@@ -3,6 +3,7 @@
 #ifndef TXS_RX_PRIV_H
 #define TXS_RX_PRIV_H
 #include <txscale/rx.h>
+#include "pkt/eth.h"
 
 /* One "the running maximum increased" event: arrival index and sequence.
  * Both grow monotonically along the ring, so the RFC 4737 extent of a
@@ -233,18 +234,10 @@ static inline __attribute__((always_inline)) bool rx_parse_fast(const uint8_t *b
 {
 	o->n_vlan = 0;
 	if (l2 == TXS_L2_ETH) {
-		if (len < TXS_ETH_HLEN)
+		uint16_t type;
+		size_t off = txs_eth_walk(buf, len, &type, o->vlan_tci, &o->n_vlan);
+		if (!off)
 			return false;
-		uint16_t type = txs_get_be16(buf + 12);
-		size_t off = TXS_ETH_HLEN;
-		while (TXS_UNLIKELY(type == TXS_ETHERTYPE_8021Q || type == TXS_ETHERTYPE_8021AD) &&
-		       o->n_vlan < TXS_VLAN_MAX_TAGS) {
-			if (len < off + TXS_VLAN_HLEN)
-				return false;
-			o->vlan_tci[o->n_vlan++] = txs_get_be16(buf + off);
-			type = txs_get_be16(buf + off + 2);
-			off += TXS_VLAN_HLEN;
-		}
 		if (type == TXS_ETHERTYPE_IPV4)
 			return rx_fast4(buf + off, len - off, o);
 		if (type == TXS_ETHERTYPE_IPV6)
