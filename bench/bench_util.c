@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <txscale/txscale.h>
 #include "bench_util.h"
 
 static int cmp_dbl(const void *a, const void *b)
@@ -39,4 +41,41 @@ unsigned bench_cpus(const struct opt_cpus *given, int *cpus)
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
 	return n;
+}
+
+int bench_opts(const char *cmd, const struct opt *opts, void *cfg, int argc, char **argv)
+{
+	const char *pos[1];
+	int npos;
+	int rc = opt_parse(cmd, "[options]", opts, cfg, argc, argv, pos, 0, &npos);
+	return rc ? (rc == 1 ? 0 : 2) : -1;
+}
+
+int bench_threads(const char *cmd, const char *list, unsigned *tl, unsigned max, unsigned *nt, bool nonempty)
+{
+	if (opt_parse_uint_list(list, tl, max, nt) < 0 || (nonempty && *nt == 0)) {
+		fprintf(stderr, "txscale %s: bad value for --threads: '%s'\n", cmd, list);
+		return 2;
+	}
+	return 0;
+}
+
+double bench_engine_pps(const struct txs_engine_conf *ec, int (*check)(struct txs_engine *e, void *arg), void *arg)
+{
+	struct txs_engine *e;
+	double pps = -1;
+	if (txs_engine_create(&e, ec) == 0) {
+		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
+			struct txs_stat_row rows[TXS_MAX_CORES];
+			double s = txs_engine_read(e, rows);
+			uint64_t pk = 0;
+			for (unsigned i = 0; i < ec->n_workers; i++)
+				pk += rows[i].packets;
+			pps = (double)pk / s;
+			if (check && check(e, arg) < 0)
+				pps = -1;
+		}
+		txs_engine_destroy(e);
+	}
+	return pps;
 }

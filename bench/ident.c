@@ -88,18 +88,21 @@ static double thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A measuring thread's start: pinned (best effort: unpinned, it still
+ * runs), its core opened (*rc: the result), then the barrier all meet at. */
+static struct txs_ident_core *thr_start(struct txs_ident *id, unsigned k, int cpu, pthread_barrier_t *bar, int *rc)
+{
+	(void)txs_pin_self(cpu);
+	struct txs_ident_core *c = NULL;
+	*rc = txs_ident_core_open(id, k, &c);
+	pthread_barrier_wait(bar);
+	return c;
+}
+
 static void *thr_run(void *arg)
 {
 	struct thr *t = arg;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
-	struct txs_ident_core *c = NULL;
-	t->rc = txs_ident_core_open(t->id, t->k, &c);
-	pthread_barrier_wait(t->bar);
+	struct txs_ident_core *c = thr_start(t->id, t->k, t->cpu, t->bar, &t->rc);
 	if (t->rc)
 		return NULL;
 	uint64_t sink = 0, n = t->ops;
@@ -210,15 +213,7 @@ static void sleep_until(uint64_t due)
 static void *rthr_run(void *arg)
 {
 	struct rthr *t = arg;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
-	struct txs_ident_core *c = NULL;
-	t->rc = txs_ident_core_open(t->id, t->k, &c);
-	pthread_barrier_wait(t->bar);
+	struct txs_ident_core *c = thr_start(t->id, t->k, t->cpu, t->bar, &t->rc);
 	if (t->rc)
 		return NULL;
 	/* start together: on a busy machine a thread may wait for a CPU long
@@ -457,14 +452,9 @@ struct row {
 	double mops;
 };
 
-int bench_ident(int argc, char **argv)
+static int ident_run(struct ident_cfg cfg)
 {
-	struct ident_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench ident", "[options]", ident_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc;
 	if (cfg.reuse && cfg.spread) {
 		fprintf(stderr, "txscale bench ident: --reuse measures one destination; use --dests for many\n");
 		return 2;
@@ -474,10 +464,8 @@ int bench_ident(int argc, char **argv)
 		return 2;
 	}
 	unsigned tl[64], nt;
-	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0 || nt == 0) {
-		fprintf(stderr, "txscale bench ident: bad value for --threads: '%s'\n", cfg.threads);
-		return 2;
-	}
+	if ((rc = bench_threads("bench ident", cfg.threads, tl, 64, &nt, true)))
+		return rc;
 	for (unsigned i = 0; i < nt; i++)
 		if (tl[i] == 0 || tl[i] > TXS_MAX_CORES) {
 			fprintf(stderr, "txscale bench ident: bad value for --threads: '%s': 1..%d\n", cfg.threads,
@@ -602,3 +590,5 @@ int bench_ident(int argc, char **argv)
 		}
 	return 0;
 }
+
+BENCH_MAIN(bench_ident, "bench ident", struct ident_cfg, ident_opts, ident_run)

@@ -128,12 +128,7 @@ static void *thr_main(void *arg)
 {
 	struct thr *t = arg;
 	struct point *p = t->p;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)txs_pin_self(t->cpu); /* best effort: unpinned, it still runs */
 	struct txs_linksel_core *c;
 	t->err = txs_linksel_core_open(p->ls, t->id, &c);
 	struct txs_flow_key k[FLOWS];
@@ -322,19 +317,12 @@ out:
 	return rc;
 }
 
-int bench_linksel(int argc, char **argv)
+static int linksel_run(struct ls_cfg cfg)
 {
-	struct ls_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench linksel", "[options]", ls_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc;
 	unsigned tl[64], nt;
-	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0 || nt == 0) {
-		fprintf(stderr, "txscale bench linksel: bad value for --threads: '%s'\n", cfg.threads);
-		return 2;
-	}
+	if ((rc = bench_threads("bench linksel", cfg.threads, tl, 64, &nt, true)))
+		return rc;
 	for (unsigned i = 0; i < nt; i++)
 		if (tl[i] < 1 || tl[i] > TXS_MAX_CORES) {
 			fprintf(stderr, "txscale bench linksel: bad value for --threads: '%u': expected 1..%d\n", tl[i],
@@ -453,3 +441,5 @@ int bench_linksel(int argc, char **argv)
 	}
 	return 0;
 }
+
+BENCH_MAIN(bench_linksel, "bench linksel", struct ls_cfg, ls_opts, linksel_run)

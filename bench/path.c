@@ -63,19 +63,8 @@ static double run_once(int family, unsigned threads, const int *cpus, uint64_t p
 	}
 	struct txs_engine_conf ec = { .n_workers = threads, .cpus = cpus, .count = per_thread * threads,
 				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
-	struct txs_engine *e;
-	double mpps = -1;
-	if (txs_engine_create(&e, &ec) == 0) {
-		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
-			struct txs_stat_row rows[TXS_MAX_CORES];
-			double s = txs_engine_read(e, rows);
-			uint64_t pk = 0;
-			for (unsigned i = 0; i < threads; i++)
-				pk += rows[i].packets;
-			mpps = pk / s / 1e6;
-		}
-		txs_engine_destroy(e);
-	}
+	double pps = bench_engine_pps(&ec, NULL, NULL);
+	double mpps = pps < 0 ? -1 : pps / 1e6;
 	txs_netdev_close(dev);
 	txs_ident_destroy(gc.ident_inst);
 	return mpps;
@@ -139,19 +128,12 @@ static int bench_shapes(const struct path_cfg *cfg, const int *cpus)
 	return 0;
 }
 
-int bench_path(int argc, char **argv)
+static int path_run(struct path_cfg cfg)
 {
-	struct path_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench path", "[options]", path_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc;
 	unsigned tl[64], nt;
-	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0) {
-		fprintf(stderr, "txscale bench path: bad value for --threads: '%s'\n", cfg.threads);
-		return 2;
-	}
+	if ((rc = bench_threads("bench path", cfg.threads, tl, 64, &nt, false)))
+		return rc;
 	int cpus[TXS_MAX_CORES];
 	unsigned ncpu = bench_cpus(&cfg.cpus, cpus);
 	if (cfg.shapes)
@@ -193,3 +175,5 @@ int bench_path(int argc, char **argv)
 	}
 	return 0;
 }
+
+BENCH_MAIN(bench_path, "bench path", struct path_cfg, path_opts, path_run)

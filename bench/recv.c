@@ -183,14 +183,8 @@ static double run_once(const uint8_t *buf, size_t len, bool full, bool no_id, ui
 	return dt > 0 ? n / dt / 1e6 : -1;
 }
 
-int bench_recv(int argc, char **argv)
+static int recv_run(struct brecv_cfg cfg)
 {
-	struct brecv_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench recv", "[options]", brecv_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
 	if (cfg.cpus.n) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -242,3 +236,5 @@ int bench_recv(int argc, char **argv)
 	free(buf);
 	return ret;
 }
+
+BENCH_MAIN(bench_recv, "bench recv", struct brecv_cfg, brecv_opts, recv_run)

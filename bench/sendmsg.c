@@ -77,12 +77,7 @@ static void *sm_thread_main(void *arg)
 	struct sm_thread *t = arg;
 	const struct sm_cfg *c = t->cfg;
 	t->err = 0;
-	if (t->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(t->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
+	(void)txs_pin_self(t->cpu); /* best effort: unpinned, it still runs */
 	struct txs_netdev *dev = NULL;
 	struct txs_txq *q = NULL;
 	struct txs_ident_core *core = NULL;
@@ -176,16 +171,7 @@ static double engine_run(const struct sm_cfg *c, int family, bool sock, int cpu)
 	struct txs_engine_conf ec = { .n_workers = 1, .cpus = &cpu, .count = c->count, .dev = dev,
 				      .gen = sock ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
 				      .gen_conf = sock ? (void *)&uc : (void *)&gc };
-	struct txs_engine *e;
-	double r = -1;
-	if (txs_engine_create(&e, &ec) == 0) {
-		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
-			struct txs_stat_row row;
-			double s = txs_engine_read(e, &row);
-			r = (double)row.packets / s;
-		}
-		txs_engine_destroy(e);
-	}
+	double r = bench_engine_pps(&ec, NULL, NULL);
 	txs_netdev_close(dev);
 	return r;
 }
@@ -196,14 +182,9 @@ static int sm_fail(const char *what, const char *val)
 	return 2;
 }
 
-int bench_sendmsg(int argc, char **argv)
+static int sendmsg_run(struct sm_cfg cfg)
 {
-	struct sm_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench sendmsg", "[options]", sm_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	int rc;
 	int fams[2], nf = 0;
 	if (!strcmp(cfg.family, "4") || !strcmp(cfg.family, "both"))
 		fams[nf++] = 4;
@@ -222,8 +203,8 @@ int bench_sendmsg(int argc, char **argv)
 	if (cfg.dests & (cfg.dests - 1))
 		return sm_fail("--dests (a power of two)", "");
 	unsigned tl[64], nt;
-	if (opt_parse_uint_list(cfg.threads, tl, 64, &nt) < 0)
-		return sm_fail("--threads", cfg.threads);
+	if ((rc = bench_threads("bench sendmsg", cfg.threads, tl, 64, &nt, false)))
+		return rc;
 	struct txs_ident *probe;
 	struct txs_ident_conf ic = { .strategy = cfg.ident };
 	if (txs_ident_create(&probe, &ic) < 0)
@@ -299,3 +280,5 @@ int bench_sendmsg(int argc, char **argv)
 	}
 	return 0;
 }
+
+BENCH_MAIN(bench_sendmsg, "bench sendmsg", struct sm_cfg, sm_opts, sendmsg_run)

@@ -42,6 +42,11 @@ static const char *g_dev = "dummy", *g_dst = "198.18.0.2";
 
 static struct txs_ts_check g_chk;
 
+static int interp_check(struct txs_engine *e, void *chk)
+{
+	return txs_engine_ts_check(e, chk);
+}
+
 static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mode mode)
 {
 	struct txs_gen_conf gc = { 0 };
@@ -71,31 +76,16 @@ static double run_once(int cpu, uint64_t count, unsigned length, enum txs_ts_mod
 	}
 	struct txs_engine_conf ec = { .n_workers = 1, .cpus = &cpu, .count = count, .dev = dev,
 				      .gen = &txs_udp_gen_ops, .gen_conf = &gc, .timestamps = mode };
-	struct txs_engine *e;
-	double mpps = -1;
-	if (txs_engine_create(&e, &ec) == 0) {
-		if (txs_engine_start(e) == 0 && txs_engine_wait(e) == 0) {
-			struct txs_stat_row row;
-			double s = txs_engine_read(e, &row);
-			mpps = row.packets / s / 1e6;
-			if (mode == TXS_TS_INTERP && txs_engine_ts_check(e, &g_chk) < 0)
-				mpps = -1; /* interp that checked nothing: not a run */
-		}
-		txs_engine_destroy(e);
-	}
+	/* interp that checked nothing: not a run */
+	double pps = bench_engine_pps(&ec, mode == TXS_TS_INTERP ? interp_check : NULL, &g_chk);
+	double mpps = pps < 0 ? -1 : pps / 1e6;
 	txs_netdev_close(dev);
 	txs_ident_destroy(gc.ident_inst);
 	return mpps;
 }
 
-int bench_tstamp(int argc, char **argv)
+static int tstamp_run(struct ts_cfg cfg)
 {
-	struct ts_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos;
-	int rc = opt_parse("bench timestamps", "[options]", ts_opts, &cfg, argc, argv, pos, 0, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
 	int cpu = cfg.cpus.n ? cfg.cpus.cpu[0] : -1;
 	g_dev = cfg.dev;
 	g_dst = cfg.dst;
@@ -161,3 +151,5 @@ int bench_tstamp(int argc, char **argv)
 		       mrq, 100 * (1 - mrq), em, e5, e9, ex, rd);
 	return 0;
 }
+
+BENCH_MAIN(bench_tstamp, "bench timestamps", struct ts_cfg, ts_opts, tstamp_run)

@@ -103,17 +103,18 @@ TXS_API void txs_json_key(struct txs_json *j, const char *key)
 	sep(j, key);
 }
 
+/* The end of the innermost object or array (its closing c). */
+static void pop(struct txs_json *j, char c)
+{
+	if (j->depth > 0)
+		j->depth--;
+	fputc(c, j->f);
+}
+
 TXS_API void txs_json_obj_open(struct txs_json *j, const char *key)
 {
 	sep(j, key);
 	push(j, '{');
-}
-
-TXS_API void txs_json_obj_close(struct txs_json *j)
-{
-	if (j->depth > 0)
-		j->depth--;
-	fputc('}', j->f);
 }
 
 TXS_API void txs_json_arr_open(struct txs_json *j, const char *key)
@@ -122,11 +123,14 @@ TXS_API void txs_json_arr_open(struct txs_json *j, const char *key)
 	push(j, '[');
 }
 
+TXS_API void txs_json_obj_close(struct txs_json *j)
+{
+	pop(j, '}');
+}
+
 TXS_API void txs_json_arr_close(struct txs_json *j)
 {
-	if (j->depth > 0)
-		j->depth--;
-	fputc(']', j->f);
+	pop(j, ']');
 }
 
 TXS_API void txs_json_u64(struct txs_json *j, const char *key, uint64_t v)

@@ -71,38 +71,34 @@ json_t *txs_jpath(const json_t *root, const char *path)
 	return NULL;
 }
 
-int txs_jget_u64(const json_t *root, const char *path, uint64_t *out)
+enum jkind { JK_UINT, JK_NUM, JK_BOOL };
+
+/* The value at path when it is of kind k: 0 with *v, -ENOENT (absent) or
+ * -EINVAL (another kind). */
+static int jget(const json_t *root, const char *path, enum jkind k, json_t **v)
 {
-	json_t *v = txs_jpath(root, path);
-	if (!v)
+	*v = txs_jpath(root, path);
+	if (!*v)
 		return -ENOENT;
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return -EINVAL;
-	*out = (uint64_t)json_integer_value(v);
-	return 0;
+	bool ok = k == JK_UINT ? json_is_integer(*v) && json_integer_value(*v) >= 0
+		: k == JK_NUM  ? json_is_number(*v)
+			       : json_is_boolean(*v);
+	return ok ? 0 : -EINVAL;
 }
 
-int txs_jget_dbl(const json_t *root, const char *path, double *out)
-{
-	json_t *v = txs_jpath(root, path);
-	if (!v)
-		return -ENOENT;
-	if (!json_is_number(v))
-		return -EINVAL;
-	*out = json_number_value(v);
-	return 0;
-}
-
-int txs_jget_bool(const json_t *root, const char *path, bool *out)
-{
-	json_t *v = txs_jpath(root, path);
-	if (!v)
-		return -ENOENT;
-	if (!json_is_boolean(v))
-		return -EINVAL;
-	*out = json_is_true(v);
-	return 0;
-}
+/* The typed getters of jsonpath.h, each jget and the value read as its type. */
+#define JGET(fn, T, kind, value)                                        \
+	int fn(const json_t *root, const char *path, T *out)            \
+	{                                                               \
+		json_t *v;                                              \
+		int rc = jget(root, path, kind, &v);                    \
+		if (!rc)                                                \
+			*out = (value);                                 \
+		return rc;                                              \
+	}
+JGET(txs_jget_u64, uint64_t, JK_UINT, (uint64_t)json_integer_value(v))
+JGET(txs_jget_dbl, double, JK_NUM, json_number_value(v))
+JGET(txs_jget_bool, bool, JK_BOOL, json_is_true(v))
 
 int txs_jsum_members(const json_t *root, const char *path, const char *field, uint64_t *out)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/random.h>
+#include "common/alloc.h"
 #include "ident_priv.h"
 
 static const struct ident_ops *const strategies[] = {
@@ -176,12 +177,11 @@ TXS_API int txs_ident_core_open(struct txs_ident *id, unsigned core, struct txs_
 	if (__atomic_exchange_n(&id->open[core], 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	/* allocated by the owning thread: first touch puts it on its node */
-	struct txs_ident_core *c = aligned_alloc(TXS_CACHE_LINE, sizeof(*c));
+	struct txs_ident_core *c = txs_zalloc_line(sizeof(*c));
 	if (!c) {
 		__atomic_store_n(&id->open[core], 0, __ATOMIC_RELEASE);
 		return -ENOMEM;
 	}
-	memset(c, 0, sizeof(*c));
 	c->id = id;
 	c->buckets = id->buckets;
 	c->mask = id->mask;

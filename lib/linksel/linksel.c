@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "common/err.h"
 #include "linksel_priv.h"
 
@@ -182,16 +183,14 @@ TXS_API int txs_linksel_create(struct txs_linksel **out, const struct txs_linkse
 	const struct txs_linksel_mode_ops *ops = modes[p.mode];
 	if (ops->check && (rc = ops->check(&p, conf->n_links, err, errlen)) < 0)
 		return rc;
-	struct txs_linksel *ls = aligned_alloc(TXS_CACHE_LINE, sizeof(*ls));
+	struct txs_linksel *ls = txs_zalloc_line(sizeof(*ls));
 	if (!ls)
 		return -ENOMEM;
-	memset(ls, 0, sizeof(*ls));
-	ls->cores = aligned_alloc(TXS_CACHE_LINE, sizeof(*ls->cores) * max_cores);
+	ls->cores = txs_zalloc_line(sizeof(*ls->cores) * max_cores);
 	if (!ls->cores) {
 		free(ls);
 		return -ENOMEM;
 	}
-	memset(ls->cores, 0, sizeof(*ls->cores) * max_cores);
 	ls->p = p;
 	ls->ops = ops;
 	ls->n_links = conf->n_links;

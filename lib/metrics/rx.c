@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <txscale/metrics.h>
+#include "common/counters.h"
 #include "metrics_priv.h"
 
 /* a scrape waits this long for the owners' copies; one this young is taken */
@@ -104,15 +105,7 @@ static void live_sum(const struct txs_metrics_rx *x, struct txs_rx_live *s)
 	for (unsigned i = 0; i < x->conf.n_cores; i++) {
 		struct txs_rx_live l;
 		txs_rx_core_live(x->conf.cores[i], &l);
-		s->received += l.received;
-		s->bytes += l.bytes;
-		s->unique += l.unique;
-		s->duplicates += l.duplicates;
-		s->reordered += l.reordered;
-		s->late += l.late;
-		s->gaps += l.gaps;
-		s->malformed += l.malformed;
-		s->ignored += l.ignored;
+		TXS_COUNTERS(add, s, &l);
 	}
 }
 

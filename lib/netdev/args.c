@@ -61,3 +61,21 @@ int txs_netdev_arg_mtu(struct txs_netdev *dev, const char *val)
 	dev->mtu = (uint32_t)n;
 	return 0;
 }
+
+bool txs_netdev_arg_flag(const struct txs_netdev_flag *t, size_t n, const char *key, const char *val, void *state)
+{
+	for (size_t i = 0; i < n && !val; i++) {
+		if (strcmp(key, t[i].key) != 0)
+			continue;
+		char *p = (char *)state + t[i].off;
+		if (t[i].size == sizeof(int)) {
+			int v = t[i].v;
+			memcpy(p, &v, sizeof(v));
+		} else {
+			bool b = t[i].v != 0;
+			memcpy(p, &b, sizeof(b));
+		}
+		return true;
+	}
+	return false;
+}

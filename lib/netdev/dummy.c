@@ -67,8 +67,7 @@ static int dummy_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	struct dummy_q *dq = calloc(1, sizeof(*dq));
 	if (!dq)
 		return -ENOMEM;
-	dq->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
-	dq->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)DUMMY_POOL * dq->buf_size);
+	dq->pool = txs_pool_new(dev, DUMMY_POOL, &dq->buf_size);
 	if (!dq->pool) {
 		free(dq);
 		return -ENOMEM;
@@ -87,19 +86,8 @@ static void dummy_txq_close(struct txs_txq *q)
 
 static unsigned dummy_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct dummy_q *dq = TXS_NQ(q)->priv;
-	if (n > DUMMY_POOL)
-		n = DUMMY_POOL;
-	for (unsigned i = 0; i < n; i++) {
-		b[i].data = dq->pool + (size_t)i * dq->buf_size;
-		b[i].cap = dq->buf_size;
-		b[i].len = 0;
-		b[i].link = 0;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = i;
-	}
-	return n;
+	const struct dummy_q *dq = TXS_NQ(q)->priv;
+	return txs_pool_give(b, n, DUMMY_POOL, dq->pool, dq->buf_size, 0, 1); /* priv: the frame's index */
 }
 
 static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
@@ -112,8 +100,7 @@ static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			pk += b[i].segs;
 			by += b[i].len;
 		}
-		TXS_STAT_ADD(TXS_NQ(q)->link[0].packets, pk);
-		TXS_STAT_ADD(TXS_NQ(q)->link[0].bytes, by);
+		txs_nq_count(q, 0, pk, by);
 		return n;
 	}
 	uint64_t pk[TXS_MAX_LINKS] = { 0 }, by[TXS_MAX_LINKS] = { 0 }, bad[TXS_MAX_LINKS] = { 0 };
@@ -132,8 +119,7 @@ static unsigned dummy_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	}
 	for (unsigned l = 0; l < dev->n_links; l++) {
 		if (pk[l]) {
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk[l]);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
+			txs_nq_count(q, l, pk[l], by[l]);
 		}
 		if (bad[l])
 			TXS_STAT_ADD(TXS_NQ(q)->link[l].verify_err, bad[l]);

@@ -343,3 +343,45 @@ int txs_l2_resolve(struct txs_netdev *dev, struct txs_l2link *links, unsigned n)
 	}
 	return 0;
 }
+
+int txs_l2_open(struct txs_netdev *dev, struct txs_l2link *links, const char *args, bool allow_queue,
+		int (*arg)(struct txs_netdev *dev, const char *key, const char *val, void *ctx), void *ctx)
+{
+	dev->n_links = 0;
+	/* the first item (up to ',') is the interface list */
+	const char *comma = strchr(args, ',');
+	char first[256];
+	size_t fl = comma ? (size_t)(comma - args) : strlen(args);
+	if (fl >= sizeof(first)) {
+		txs_netdev_set_err(dev, "interface list too long");
+		return -EINVAL;
+	}
+	memcpy(first, args, fl);
+	first[fl] = 0;
+	int rc = txs_l2_add_links(dev, links, first, allow_queue);
+	if (rc)
+		return rc;
+	if (comma && (rc = txs_netdev_parse_args(dev, comma + 1, arg, ctx)))
+		return rc;
+	if ((rc = txs_l2_resolve(dev, links, dev->n_links)))
+		return rc;
+	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len)
+		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len; /* no frame is longer on this link */
+	return 0;
+}
+
+int txs_l2_probe_socket(struct txs_netdev *dev, int family, const char *what)
+{
+	int fd = socket(family, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		int e = errno;
+		if (family == AF_XDP && e == EAFNOSUPPORT)
+			txs_netdev_set_err(dev, "%s socket: this kernel has no AF_XDP (CONFIG_XDP_SOCKETS)", what);
+		else
+			txs_netdev_set_err(dev, "%s socket: %s%s", what, strerror(e),
+					   e == EPERM ? " (needs CAP_NET_RAW: run as root)" : "");
+		return -e;
+	}
+	close(fd);
+	return 0;
+}

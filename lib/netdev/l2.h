@@ -32,6 +32,17 @@ int txs_l2_add_links(struct txs_netdev *dev, struct txs_l2link *links, const cha
  * Returns 0 or -errno with dev->err naming what is unresolved. */
 int txs_l2_resolve(struct txs_netdev *dev, struct txs_l2link *links, unsigned n);
 
+/* The open of a frame device from its spec "LINKS[,ARGS]": the link list
+ * (txs_l2_add_links), then each ARGS item through arg (txs_netdev_parse_args),
+ * then txs_l2_resolve, and the frame size capped at what the link carries.
+ * dev->n_links counts the links. Returns 0 or -errno (dev->err says why). */
+int txs_l2_open(struct txs_netdev *dev, struct txs_l2link *links, const char *args, bool allow_queue,
+		int (*arg)(struct txs_netdev *dev, const char *key, const char *val, void *ctx), void *ctx);
+
+/* Probe that a socket of `family` opens (privilege, kernel support), named
+ * `what` in the error. Returns 0 or -errno (dev->err says why). */
+int txs_l2_probe_socket(struct txs_netdev *dev, int family, const char *what);
+
 /* First address of `family` on ifname (IPv6: global before link-local).
  * Returns 0 or -EADDRNOTAVAIL. */
 int txs_l2_if_addr(const char *ifname, int family, struct txs_addr *out);

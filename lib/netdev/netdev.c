@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "netdev_priv.h"
 
 static const struct txs_netdev_ops *const backends[] = {
@@ -130,10 +131,9 @@ TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **o
 	struct txs_nd *nd = TXS_ND(dev);
 	if (id >= dev->conf.max_queues || nd->queues[id])
 		return -EINVAL;
-	struct txs_nq *nq = aligned_alloc(TXS_CACHE_LINE, sizeof(*nq));
+	struct txs_nq *nq = txs_zalloc_line(sizeof(*nq));
 	if (!nq)
 		return -ENOMEM;
-	memset(nq, 0, sizeof(*nq));
 	struct txs_txq *q = &nq->pub;
 	q->dev = dev;
 	q->id = id;

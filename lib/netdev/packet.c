@@ -45,6 +45,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/alloc.h"
 #include "l2.h"
 #include "linkstate.h"
 #include "refused.h"
@@ -107,23 +108,19 @@ static inline bool frame_busy(const struct tpacket2_hdr *h)
 
 /* ---- open ---------------------------------------------------------------- */
 
+static const struct txs_netdev_flag pkt_flags[] = {
+	TXS_NETDEV_FLAG("qdisc", struct pkt_dev, qdisc, true),
+	TXS_NETDEV_FLAG("vnet", struct pkt_dev, vnet, true),
+	TXS_NETDEV_FLAG("novnet", struct pkt_dev, vnet, false),
+};
+
 static int pkt_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
 {
 	struct pkt_dev *d = arg;
 	if (strncmp(key, "packet:", 7) == 0 && !val) /* "--dev packet:a,packet:b" */
 		return txs_l2_add_links(dev, d->links, key + 7, false);
-	if (strcmp(key, "qdisc") == 0 && !val) {
-		d->qdisc = true;
+	if (txs_netdev_arg_flag(pkt_flags, TXS_ARRAY_SIZE(pkt_flags), key, val, d))
 		return 0;
-	}
-	if (strcmp(key, "vnet") == 0 && !val) {
-		d->vnet = true;
-		return 0;
-	}
-	if (strcmp(key, "novnet") == 0 && !val) {
-		d->vnet = false;
-		return 0;
-	}
 	if (strcmp(key, "ring") == 0 && val)
 		return txs_netdev_arg_pow2(dev, key, val, 64, 65536, &d->ring);
 	txs_netdev_set_err(dev, "unknown packet option '%s' (expected qdisc, ring=N, vnet, novnet, packet:IF)", key);
@@ -137,28 +134,9 @@ static int pkt_open(struct txs_netdev *dev, const char *args)
 		return -ENOMEM;
 	d->ring = PKT_DEF_RING;
 	d->vnet = true;
-	dev->n_links = 0;
-	/* the first item (up to ',') is the interface list */
-	const char *comma = strchr(args, ',');
-	char first[256];
-	size_t fl = comma ? (size_t)(comma - args) : strlen(args);
-	int rc = -EINVAL;
-	if (fl >= sizeof(first)) {
-		txs_netdev_set_err(dev, "interface list too long");
-		goto fail;
-	}
-	memcpy(first, args, fl);
-	first[fl] = 0;
-	rc = txs_l2_add_links(dev, d->links, first, false);
+	int rc = txs_l2_open(dev, d->links, args, false, pkt_arg, d);
 	if (rc)
 		goto fail;
-	if (comma && (rc = txs_netdev_parse_args(dev, comma + 1, pkt_arg, d)))
-		goto fail;
-	rc = txs_l2_resolve(dev, d->links, dev->n_links);
-	if (rc)
-		goto fail;
-	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len)
-		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len; /* no frame is longer on this link */
 	uint32_t need = (uint32_t)PKT_HDR_OFF + (d->vnet ? PKT_VNET_LEN : 0) +
 			(dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size);
 	d->frame_sz = 128;
@@ -170,14 +148,8 @@ static int pkt_open(struct txs_netdev *dev, const char *args)
 		goto fail;
 	}
 	/* probe now, so that a missing privilege fails the open with its reason */
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-		txs_netdev_set_err(dev, "AF_PACKET socket: %s%s", strerror(errno),
-				   errno == EPERM ? " (needs CAP_NET_RAW: run as root)" : "");
+	if ((rc = txs_l2_probe_socket(dev, AF_PACKET, "AF_PACKET")))
 		goto fail;
-	}
-	close(fd);
 	TXS_ND(dev)->priv = d;
 	/* a kick hands the kernel every frame marked since the last one: 64
 	 * per kick costs less per frame than 32 (the TX_RING limit loop's kick) */
@@ -300,9 +272,7 @@ static void uncount(struct txs_txq *q, struct pkt_ring *r, unsigned l, uint32_t 
 	}
 	if (!pk)
 		return;
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
+	txs_nq_retract(q, l, pk, by, false);
 }
 
 /* The kernel stopped at a frame it calls malformed (TP_STATUS_WRONG_FORMAT):
@@ -370,11 +340,8 @@ static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigne
 	r->head = k;
 	r->unkicked = 0;
 	r->dead = err;
-	if (pk) {
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
-	}
+	if (pk)
+		txs_nq_retract(q, l, pk, by, false);
 }
 
 /* Link l is back: the ring (rewound when it went down) takes frames again;
@@ -498,10 +465,9 @@ static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 static int pkt_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
 	struct pkt_dev *d = TXS_ND(dev)->priv;
-	struct pkt_q *pq = aligned_alloc(TXS_CACHE_LINE, sizeof(*pq));
+	struct pkt_q *pq = txs_zalloc_line(sizeof(*pq));
 	if (!pq)
 		return -ENOMEM;
-	memset(pq, 0, sizeof(*pq));
 	pq->n_links = dev->n_links;
 	pq->deflink = q->id % dev->n_links;
 	pq->alink = pq->deflink;
@@ -581,13 +547,7 @@ static unsigned pkt_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	const uint32_t cap = r->max_len;
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t idx = r->head + i;
-		b[i].data = (uint8_t *)frame_hdr(r, idx) + r->eth_off;
-		b[i].cap = cap;
-		b[i].len = 0;
-		b[i].link = (uint16_t)l;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = idx;
+		txs_buf_give(&b[i], (uint8_t *)frame_hdr(r, idx) + r->eth_off, cap, (uint16_t)l, idx);
 	}
 	return n;
 }
@@ -651,8 +611,7 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	for (unsigned l = 0; touched; l++, touched >>= 1) {
 		if (!(touched & 1))
 			continue;
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk[l]);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
+		txs_nq_count(q, l, pk[l], by[l]);
 		kick(q, &pq->ring[l], l); /* once per burst and link */
 	}
 	return i;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <txscale/pkt.h>
+#include "common/alloc.h"
 #include "netdev_priv.h"
 
 #define PCAP_POOL 256
@@ -110,12 +111,10 @@ static void pcap_dev_close(struct txs_netdev *dev)
 
 static int pcap_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
-	struct pcap_q *pq = aligned_alloc(TXS_CACHE_LINE, sizeof(*pq));
+	struct pcap_q *pq = txs_zalloc_line(sizeof(*pq));
 	if (!pq)
 		return -ENOMEM;
-	memset(pq, 0, sizeof(*pq));
-	pq->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
-	pq->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)PCAP_POOL * pq->buf_size);
+	pq->pool = txs_pool_new(dev, PCAP_POOL, &pq->buf_size);
 	pq->stage_cap = PCAP_STAGE;
 	if (pq->stage_cap < 4 * REC_SIZE(pq->buf_size))
 		pq->stage_cap = 4 * REC_SIZE(pq->buf_size);
@@ -158,9 +157,7 @@ static int stage_write(struct txs_txq *q)
 	pthread_mutex_unlock(&d->lock);
 	for (unsigned l = 0; l < TXS_MAX_LINKS; l++) {
 		if (e && pq->staged_pk[l]) {
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pq->staged_pk[l]);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -pq->staged_by[l]);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pq->staged_pk[l]);
+			txs_nq_retract(q, l, pq->staged_pk[l], pq->staged_by[l], false);
 			__atomic_store_n(&TXS_NQ(q)->link[l].last_err, e, __ATOMIC_RELAXED);
 		}
 		pq->staged_pk[l] = pq->staged_by[l] = 0;
@@ -184,8 +181,7 @@ static uint8_t *stage_reserve(struct txs_txq *q, unsigned link, uint32_t len)
 	pq->stage_len += REC_SIZE(len);
 	pq->staged_pk[link]++;
 	pq->staged_by[link] += len;
-	TXS_STAT_ADD(TXS_NQ(q)->link[link].packets, 1);
-	TXS_STAT_ADD(TXS_NQ(q)->link[link].bytes, len);
+	txs_nq_count(q, link, 1, len);
 	return (uint8_t *)h + REC_HDR;
 }
 
@@ -257,18 +253,7 @@ static unsigned pcap_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	const struct pcap_dev *d = TXS_ND(q->dev)->priv;
 	if (TXS_UNLIKELY(__atomic_load_n(&d->werr, __ATOMIC_RELAXED)))
 		return 0; /* the file failed for good: tx_flush returns the error, the worker stops */
-	if (n > PCAP_POOL)
-		n = PCAP_POOL;
-	for (unsigned i = 0; i < n; i++) {
-		b[i].data = pq->pool + (size_t)i * pq->buf_size;
-		b[i].cap = pq->buf_size;
-		b[i].len = 0;
-		b[i].link = 0;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = 0;
-	}
-	return n;
+	return txs_pool_give(b, n, PCAP_POOL, pq->pool, pq->buf_size, 0, 0);
 }
 
 /* Refused frames keep in priv the number of wire packets to count as

@@ -68,7 +68,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <txscale/pkt.h>
+#include "common/alloc.h"
 #include "netdev_priv.h"
+#include "pkt/sockaddr.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -313,23 +315,10 @@ TXS_API unsigned txs_netdev_udp_max_segs(void)
 
 /* ---- socket setup (cold: once per queue and link) ---------------------- */
 
+/* family AF_INET, else AF_INET6 */
 static socklen_t fill_sa(struct sockaddr_storage *ss, const struct txs_addr *a, int family, uint16_t port)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		if (a && a->family == AF_INET)
-			s4->sin_addr = a->v4;
-		return sizeof(*s4);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	if (a && a->family == AF_INET6)
-		s6->sin6_addr = a->v6;
-	return sizeof(*s6);
+	return txs_sockaddr_set(ss, family == AF_INET ? AF_INET : AF_INET6, a, port);
 }
 
 static bool addr_unspec(const struct txs_addr *a)
@@ -557,18 +546,16 @@ static void udp_close(struct txs_netdev *dev)
 static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
 	const struct udp_dev *d = TXS_ND(dev)->priv;
-	struct udp_q *u = aligned_alloc(TXS_CACHE_LINE, sizeof(*u));
+	struct udp_q *u = txs_zalloc_line(sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	memset(u, 0, sizeof(*u));
 	u->n_links = d->n_links;
 	u->gso_max = d->gso_max;
 	u->gso_auto = d->gso_mode == GSO_AUTO;
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
 		u->s[i].fd = -1;
 	u->last_fd = -1;
-	u->buf_size = (dev->conf.frame_size + TXS_CACHE_LINE - 1) & ~(uint32_t)(TXS_CACHE_LINE - 1);
-	u->pool = aligned_alloc(TXS_CACHE_LINE, (size_t)UDP_POOL * u->buf_size);
+	u->pool = txs_pool_new(dev, UDP_POOL, &u->buf_size);
 	if (!u->pool) {
 		free(u);
 		return -ENOMEM;
@@ -622,19 +609,8 @@ static void udp_txq_close(struct txs_txq *q)
 
 static unsigned udp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
-	struct udp_q *u = TXS_NQ(q)->priv;
-	if (n > UDP_POOL)
-		n = UDP_POOL;
-	for (unsigned i = 0; i < n; i++) {
-		b[i].data = u->pool + (size_t)i * u->buf_size;
-		b[i].cap = u->buf_size;
-		b[i].len = 0;
-		b[i].link = 0;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = MARK_NONE;
-	}
-	return n;
+	const struct udp_q *u = TXS_NQ(q)->priv;
+	return txs_pool_give(b, n, UDP_POOL, u->pool, u->buf_size, MARK_NONE, 0);
 }
 
 static inline unsigned link_of(const struct udp_q *u, const struct txs_pktbuf *b)
@@ -909,8 +885,7 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 				gs += b[done + i].segs;
 		}
 		if (acc) {
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, pk);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by);
+			txs_nq_count(q, l, pk, by);
 		}
 		if (gc) {
 			TXS_STAT_ADD(TXS_NQ(q)->link[l].gso_calls, gc);

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "l2.h"
 #include "linkstate.h"
 #include "refused.h"
@@ -107,23 +108,20 @@ struct xdp_q {
 static int sock_setup(struct txs_txq *q, const struct xdp_dev *d, struct xdp_sock *s);
 static void sock_teardown(struct xdp_sock *s);
 
+_Static_assert(sizeof(enum xdp_mode) == sizeof(int), "xdp_flags sets mode as an int");
+static const struct txs_netdev_flag xdp_flags[] = {
+	TXS_NETDEV_FLAG("copy", struct xdp_dev, mode, XM_COPY),
+	TXS_NETDEV_FLAG("zc", struct xdp_dev, mode, XM_ZC),
+	TXS_NETDEV_FLAG("aligned", struct xdp_dev, aligned, true),
+};
+
 static int xdp_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
 {
 	struct xdp_dev *d = arg;
 	if (strncmp(key, "xdp:", 4) == 0 && !val)
 		return txs_l2_add_links(dev, d->links, key + 4, true);
-	if (strcmp(key, "copy") == 0 && !val) {
-		d->mode = XM_COPY;
+	if (txs_netdev_arg_flag(xdp_flags, TXS_ARRAY_SIZE(xdp_flags), key, val, d))
 		return 0;
-	}
-	if (strcmp(key, "zc") == 0 && !val) {
-		d->mode = XM_ZC;
-		return 0;
-	}
-	if (strcmp(key, "aligned") == 0 && !val) {
-		d->aligned = true;
-		return 0;
-	}
 	if (strcmp(key, "ring") == 0 && val)
 		return txs_netdev_arg_pow2(dev, key, val, 64, 32768, &d->ring);
 	txs_netdev_set_err(dev, "unknown xdp option '%s' (expected copy, zc, ring=N, aligned, xdp:IF[:Q])", key);
@@ -141,25 +139,9 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 		return -ENOMEM;
 	}
 	d->ring = XDP_DEF_RING;
-	dev->n_links = 0;
-	const char *comma = strchr(args, ',');
-	char first[256];
-	size_t fl = comma ? (size_t)(comma - args) : strlen(args);
-	int rc = -EINVAL;
-	if (fl >= sizeof(first)) {
-		txs_netdev_set_err(dev, "interface list too long");
+	int rc = txs_l2_open(dev, d->links, args, true, xdp_arg, d);
+	if (rc)
 		goto fail;
-	}
-	memcpy(first, args, fl);
-	first[fl] = 0;
-	if ((rc = txs_l2_add_links(dev, d->links, first, true)))
-		goto fail;
-	if (comma && (rc = txs_netdev_parse_args(dev, comma + 1, xdp_arg, d)))
-		goto fail;
-	if ((rc = txs_l2_resolve(dev, d->links, dev->n_links)))
-		goto fail;
-	if (dev->conf.frame_size > dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len)
-		dev->conf.frame_size = dev->mtu + TXS_ETH_HLEN + dev->conf.vlan_len; /* no frame is longer on this link */
 	uint32_t fs = dev->conf.frame_size < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : dev->conf.frame_size;
 	if (d->aligned || fs > 2048) {
 		d->aligned = true;
@@ -185,17 +167,8 @@ static int xdp_open(struct txs_netdev *dev, const char *args)
 			goto fail;
 		}
 	}
-	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		rc = -errno;
-		if (errno == EAFNOSUPPORT)
-			txs_netdev_set_err(dev, "AF_XDP socket: this kernel has no AF_XDP (CONFIG_XDP_SOCKETS)");
-		else
-			txs_netdev_set_err(dev, "AF_XDP socket: %s%s", strerror(errno),
-					   errno == EPERM ? " (needs CAP_NET_RAW: run as root)" : "");
+	if ((rc = txs_l2_probe_socket(dev, AF_XDP, "AF_XDP")))
 		goto fail;
-	}
-	close(fd);
 	TXS_ND(dev)->priv = d;
 	/* bind queue 0's sockets now: privileges, the mode and the queue fail
 	 * here with their reason rather than in a worker. Queue 0 takes them
@@ -233,12 +206,7 @@ static void xdp_close(struct txs_netdev *dev)
 
 static void sock_teardown(struct xdp_sock *s)
 {
-	if (s->xsk)
-		xsk_socket__delete(s->xsk);
-	if (s->umem)
-		xsk_umem__delete(s->umem);
-	if (s->area)
-		munmap(s->area, s->area_len);
+	txs_xsk_close(s->xsk, s->umem, s->area, s->area_len);
 	free(s->freeq);
 	free(s->flen);
 	s->flen = NULL;
@@ -360,11 +328,7 @@ static void uncount(struct txs_txq *q, unsigned l, uint64_t pk, uint64_t to_full
 {
 	if (!pk)
 		return;
-	TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, -pk);
-	if (to_full)
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_full, pk);
-	else
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].drop_err, pk);
+	txs_nq_retract(q, l, pk, 0, to_full);
 }
 
 /* Frames dropped kick after kick (EBUSY): what a lost carrier looks like in
@@ -466,10 +430,9 @@ static inline void link_check(struct xdp_q *xq)
 static int xdp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 {
 	struct xdp_dev *d = TXS_ND(dev)->priv;
-	struct xdp_q *xq = aligned_alloc(TXS_CACHE_LINE, sizeof(*xq));
+	struct xdp_q *xq = txs_zalloc_line(sizeof(*xq));
 	if (!xq)
 		return -ENOMEM;
-	memset(xq, 0, sizeof(*xq));
 	xq->n_links = dev->n_links;
 	xq->deflink = q->id % dev->n_links;
 	xq->alink = xq->deflink;
@@ -534,8 +497,7 @@ static void xdp_txq_close(struct txs_txq *q)
 						by += s->flen[i];
 				free(isfree);
 			}
-			uncount(q, l, s->outstanding, 0);
-			TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, -by);
+			txs_nq_retract(q, l, s->outstanding, by, false);
 		}
 		sock_teardown(s);
 	}
@@ -565,13 +527,7 @@ static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	const uint32_t cap = s->max_len;
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t fi = s->fhead + i;
-		b[i].data = s->area + s->freeq[fi & s->mask];
-		b[i].cap = cap;
-		b[i].len = 0;
-		b[i].link = (uint16_t)l;
-		b[i].gso_size = 0;
-		b[i].segs = 1;
-		b[i].priv = fi;
+		txs_buf_give(&b[i], s->area + s->freeq[fi & s->mask], cap, (uint16_t)l, fi);
 	}
 	return n;
 }
@@ -631,8 +587,7 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		xsk_ring_prod__submit(&s->tx, cnt[l]);
 		s->outstanding += cnt[l];
 		s->unkicked += cnt[l];
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].packets, cnt[l]);
-		TXS_STAT_ADD(TXS_NQ(q)->link[l].bytes, by[l]);
+		txs_nq_count(q, l, cnt[l], by[l]);
 		kick(q, s, l, last[l], false);
 	}
 	return i;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Bounds-checked parser: every read is preceded by a length check. */
 #include <txscale/pkt.h>
+#include "eth.h"
 
 static const char *const perr_names[TXS_PERR__COUNT] = {
 	[TXS_PERR_OK] = "ok",
@@ -50,17 +51,9 @@ TXS_API enum txs_perr txs_parse(const uint8_t *buf, size_t len, enum txs_l2 l2, 
 	size_t off = 0;
 	int ver;
 	if (l2 == TXS_L2_ETH) {
-		if (len < TXS_ETH_HLEN)
+		uint16_t type;
+		if (!(off = txs_eth_walk(buf, len, &type, o->vlan_tci, &o->n_vlan)))
 			return TXS_PERR_TRUNCATED;
-		uint16_t type = txs_get_be16(buf + 12);
-		off = TXS_ETH_HLEN;
-		while ((type == TXS_ETHERTYPE_8021Q || type == TXS_ETHERTYPE_8021AD) && o->n_vlan < TXS_VLAN_MAX_TAGS) {
-			if (len < off + TXS_VLAN_HLEN)
-				return TXS_PERR_TRUNCATED;
-			o->vlan_tci[o->n_vlan++] = txs_get_be16(buf + off);
-			type = txs_get_be16(buf + off + 2);
-			off += TXS_VLAN_HLEN;
-		}
 		if (type == TXS_ETHERTYPE_IPV4)
 			ver = 4;
 		else if (type == TXS_ETHERTYPE_IPV6)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <txscale/pkt.h>
 #include <txscale/replay.h>
+#include "common/alloc.h"
 
 struct txs_replay {
 	uint8_t *data;      /* the frames, back to back */
@@ -272,14 +273,10 @@ TXS_API int txs_replay_udp(struct txs_replay *r, const struct txs_flow_spec *spe
 		return rc;
 	uint64_t *fr = malloc(r->n * sizeof(*fr));
 	uint32_t *off = malloc(r->n * sizeof(*off)), *len = malloc(r->n * sizeof(*len));
-	if (!fr || !off || !len) {
-		free(fr);
-		free(off);
-		free(len);
-		txs_tmpl_free(&t);
-		return -ENOMEM;
-	}
 	uint64_t n = 0;
+	rc = -ENOMEM;
+	if (!fr || !off || !len)
+		goto fail;
 	uint32_t maxf = 0;
 	for (uint64_t i = 0; i < r->n; i++) {
 		int fam = 0;
@@ -309,24 +306,27 @@ TXS_API int txs_replay_udp(struct txs_replay *r, const struct txs_flow_spec *spe
 		n++;
 	}
 	info->datagrams = n;
-	if (!n) {
-		free(fr);
-		free(off);
-		free(len);
-		txs_tmpl_free(&t);
-		return -ENODATA;
-	}
+	rc = -ENODATA;
+	if (!n)
+		goto fail;
+	/* the new table in place of the last one */
 	free(r->dg_frame);
-	free(r->dg_off);
-	free(r->dg_len);
-	txs_tmpl_free(&r->hdr);
 	r->dg_frame = fr;
+	free(r->dg_off);
 	r->dg_off = off;
+	free(r->dg_len);
 	r->dg_len = len;
+	txs_tmpl_free(&r->hdr);
 	r->hdr = t;
 	r->n_dg = n;
 	r->max_dg_frame = maxf;
 	return 0;
+fail:
+	free(fr);
+	free(off);
+	free(len);
+	txs_tmpl_free(&t);
+	return rc;
 }
 
 TXS_API uint64_t txs_replay_datagrams(const struct txs_replay *r)
@@ -383,6 +383,16 @@ struct replay_state {
 	uint64_t next; /* frame (datagram, through udp:) index to send next */
 } TXS_CACHE_ALIGNED;
 
+/* A filled buffer: one frame of len bytes on link 0, no GSO. */
+static inline void frame_set(struct txs_pktbuf *b, uint32_t len, uint16_t l4_off)
+{
+	b->len = len;
+	b->l4_off = l4_off;
+	b->gso_size = 0;
+	b->segs = 1;
+	b->link = 0;
+}
+
 static int replay_init(struct txs_worker *w, void *conf)
 {
 	const struct txs_replay *r = conf;
@@ -393,10 +403,9 @@ static int replay_init(struct txs_worker *w, void *conf)
 		return -EPROTOTYPE; /* udp: takes datagrams (txs_replay_udp), frame devices frames */
 	if (!r->n_dg && dev->mtu && r->max_len > dev->mtu + 14)
 		return -EMSGSIZE; /* through udp: the kernel fragments, as for generated datagrams */
-	struct replay_state *s = aligned_alloc(TXS_CACHE_LINE, sizeof(*s));
+	struct replay_state *s = txs_zalloc_line(sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	memset(s, 0, sizeof(*s));
 	s->r = r;
 	w->gen = s;
 	return 0;
@@ -420,11 +429,7 @@ static unsigned replay_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned
 			break;
 		}
 		memcpy(b[k].data, r->data + r->off[i], len);
-		b[k].len = len;
-		b[k].l4_off = 0;
-		b[k].gso_size = 0;
-		b[k].segs = 1;
-		b[k].link = 0;
+		frame_set(&b[k], len, 0);
 		if (++i == r->n)
 			i = 0;
 	}
@@ -471,11 +476,7 @@ static unsigned replay_fill_udp(struct txs_worker *w, struct txs_pktbuf *b, unsi
 			c = txs_udp6_csum(ip6, udp, ulen);
 		}
 		memcpy(udp + 6, &c, 2);
-		b[k].len = wire;
-		b[k].l4_off = h->l4_off;
-		b[k].gso_size = 0;
-		b[k].segs = 1;
-		b[k].link = 0;
+		frame_set(&b[k], wire, h->l4_off);
 		if (++j == r->n_dg)
 			j = 0;
 	}

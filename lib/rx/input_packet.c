@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include "common/alloc.h"
 #include "rx_priv.h"
 
 #define BLOCK_SIZE (1u << 20)
@@ -208,12 +209,11 @@ static int pk_open(struct txs_rx_input *in, const char *args)
 		pk_close(in);
 		return lrc;
 	}
-	p->q = aligned_alloc(TXS_CACHE_LINE, sizeof(*p->q) * in->conf.n_queues);
+	p->q = txs_zalloc_line(sizeof(*p->q) * in->conf.n_queues);
 	if (!p->q) {
 		pk_close(in);
 		return -ENOMEM;
 	}
-	memset(p->q, 0, sizeof(*p->q) * in->conf.n_queues);
 	static unsigned group_seq;
 	int fanout_id = (int)((unsigned)getpid() ^ (__atomic_fetch_add(&group_seq, 1, __ATOMIC_RELAXED) << 12));
 	for (unsigned i = 0; i < in->conf.n_queues; i++) {

@@ -28,6 +28,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <netinet/udp.h>
+#include "common/alloc.h"
+#include "pkt/sockaddr.h"
 #include "rx_priv.h"
 #include "rxts.h"
 
@@ -249,27 +251,11 @@ static void q_free(struct udp_q *q)
 static socklen_t local_addr(const struct txs_rx_input_conf *c, int family, uint16_t port,
 			    struct sockaddr_storage *ss, struct txs_rx_tuple *t)
 {
-	memset(ss, 0, sizeof(*ss));
 	memset(t, 0, sizeof(*t));
 	t->dport = port;
-	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		if (c->have_bind) {
-			s4->sin_addr = c->bind.v4;
-			t->dst = c->bind;
-		}
-		return sizeof(*s4);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	if (c->have_bind) {
-		s6->sin6_addr = c->bind.v6;
+	if (c->have_bind)
 		t->dst = c->bind;
-	}
-	return sizeof(*s6);
+	return txs_sockaddr_set(ss, family == AF_INET ? AF_INET : AF_INET6, c->have_bind ? &c->bind : NULL, port);
 }
 
 static int in_family(const struct txs_rx_input_conf *c)
@@ -506,12 +492,11 @@ static int udp_open(struct txs_rx_input *in, const char *args)
 			return rc;
 		}
 	}
-	u->q = aligned_alloc(TXS_CACHE_LINE, sizeof(*u->q) * in->conf.n_queues);
+	u->q = txs_zalloc_line(sizeof(*u->q) * in->conf.n_queues);
 	if (!u->q) {
 		udp_close(in);
 		return -ENOMEM;
 	}
-	memset(u->q, 0, sizeof(*u->q) * in->conf.n_queues);
 	for (unsigned i = 0; i < in->conf.n_queues; i++)
 		u->q[i].ep = -1;
 	uint16_t hi = in->conf.port_hi > in->conf.port ? in->conf.port_hi : in->conf.port;

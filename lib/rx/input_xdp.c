@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "rx_priv.h"
 
 #ifdef TXS_HAVE_XDP
@@ -94,12 +95,7 @@ static void xr_close(struct txs_rx_input *in)
 		close(x->link_fd);
 	for (unsigned i = 0; x->q && i < x->n; i++) {
 		struct xr_q *q = &x->q[i];
-		if (q->xsk)
-			xsk_socket__delete(q->xsk);
-		if (q->umem)
-			xsk_umem__delete(q->umem);
-		if (q->area)
-			munmap(q->area, q->area_len);
+		txs_xsk_close(q->xsk, q->umem, q->area, q->area_len);
 	}
 	free(x->q);
 	if (x->prog_fd >= 0)
@@ -372,12 +368,11 @@ static int xr_open(struct txs_rx_input *in, const char *args)
 	/* the generic path hands the program the whole frame; the driver's
 	 * needs headroom below it: 2048-byte frames carry up to 1792 */
 	x->frame = if_mtu(buf) + TXS_ETH_HLEN + 2 * TXS_VLAN_HLEN > 2048 - XDP_PACKET_HEADROOM ? 4096 : 2048;
-	x->q = aligned_alloc(TXS_CACHE_LINE, sizeof(*x->q) * in->conf.n_queues);
+	x->q = txs_zalloc_line(sizeof(*x->q) * in->conf.n_queues);
 	if (!x->q) {
 		xr_close(in);
 		return -ENOMEM;
 	}
-	memset(x->q, 0, sizeof(*x->q) * in->conf.n_queues);
 	if ((rc = prog_load(in, x)) < 0 || (rc = attach(in, x)) < 0) {
 		xr_close(in);
 		return rc;

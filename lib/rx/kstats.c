@@ -65,82 +65,80 @@ static void read_snmp(struct txs_rx_kstats *k, const char *root)
 	fclose(f);
 }
 
-/* "Udp6InDatagrams   123" */
-static void read_snmp6(struct txs_rx_kstats *k, const char *root)
+/* Call fn on each line of root/rel until it returns false (no file:
+ * nothing read). */
+static void each_line(struct txs_rx_kstats *k, const char *root, const char *rel,
+		      bool (*fn)(struct txs_rx_kstats *k, char *line))
 {
-	FILE *f = open_under(root, "net/snmp6");
-	if (!f)
-		return;
-	char line[256];
-	while (fgets(line, sizeof(line), f)) {
-		char name[128];
-		unsigned long long v;
-		if (sscanf(line, "%127s %llu", name, &v) != 2 || strncmp(name, "Udp6", 4) != 0)
-			continue;
-		int i = udp_index(name + 4);
-		if (i >= 0) {
-			k->udp6[i] = v;
-			k->have_udp6 = true;
-		}
-	}
-	fclose(f);
-}
-
-/* one line per CPU, hex: processed dropped time_squeeze ... */
-static void read_softnet(struct txs_rx_kstats *k, const char *root)
-{
-	FILE *f = open_under(root, "net/softnet_stat");
+	FILE *f = open_under(root, rel);
 	if (!f)
 		return;
 	char line[512];
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long processed, dropped, squeezed;
-		if (sscanf(line, "%llx %llx %llx", &processed, &dropped, &squeezed) != 3)
-			continue;
-		k->softnet_dropped += dropped;
-		k->softnet_squeezed += squeezed;
-		k->have_softnet = true;
-	}
+	while (fgets(line, sizeof(line), f) && fn(k, line))
+		;
 	fclose(f);
 }
 
-/* "  rx0: bytes packets errs drop fifo frame compressed multicast | tx ..." */
-static void read_dev(struct txs_rx_kstats *k, const char *root)
+/* net/snmp6: "Udp6InDatagrams   123" */
+static bool snmp6_line(struct txs_rx_kstats *k, char *line)
 {
-	FILE *f = open_under(root, "net/dev");
-	if (!f)
-		return;
-	char line[512];
-	while (fgets(line, sizeof(line), f) && k->n_if < TXS_KS_MAX_IF) {
-		char *colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		*colon = 0;
-		char *name = line;
-		while (*name == ' ')
-			name++;
-		if (!*name || strchr(name, '|'))
-			continue;
-		unsigned long long bytes, pk, errs, drop, fifo;
-		if (sscanf(colon + 1, "%llu %llu %llu %llu %llu", &bytes, &pk, &errs, &drop, &fifo) != 5)
-			continue;
-		unsigned i = k->n_if++;
-		snprintf(k->ifs[i].name, sizeof(k->ifs[i].name), "%.31s", name);
-		k->ifs[i].rx_packets = pk;
-		k->ifs[i].rx_errs = errs;
-		k->ifs[i].rx_drop = drop;
-		k->ifs[i].rx_fifo = fifo;
+	char name[128];
+	unsigned long long v;
+	if (sscanf(line, "%127s %llu", name, &v) != 2 || strncmp(name, "Udp6", 4) != 0)
+		return true;
+	int i = udp_index(name + 4);
+	if (i >= 0) {
+		k->udp6[i] = v;
+		k->have_udp6 = true;
 	}
-	fclose(f);
+	return true;
+}
+
+/* net/softnet_stat: one line per CPU, hex: processed dropped time_squeeze ... */
+static bool softnet_line(struct txs_rx_kstats *k, char *line)
+{
+	unsigned long long processed, dropped, squeezed;
+	if (sscanf(line, "%llx %llx %llx", &processed, &dropped, &squeezed) != 3)
+		return true;
+	k->softnet_dropped += dropped;
+	k->softnet_squeezed += squeezed;
+	k->have_softnet = true;
+	return true;
+}
+
+/* net/dev: "  rx0: bytes packets errs drop fifo frame compressed multicast | tx ..." */
+static bool dev_line(struct txs_rx_kstats *k, char *line)
+{
+	if (k->n_if >= TXS_KS_MAX_IF)
+		return false;
+	char *colon = strchr(line, ':');
+	if (!colon)
+		return true;
+	*colon = 0;
+	char *name = line;
+	while (*name == ' ')
+		name++;
+	if (!*name || strchr(name, '|'))
+		return true;
+	unsigned long long bytes, pk, errs, drop, fifo;
+	if (sscanf(colon + 1, "%llu %llu %llu %llu %llu", &bytes, &pk, &errs, &drop, &fifo) != 5)
+		return true;
+	unsigned i = k->n_if++;
+	snprintf(k->ifs[i].name, sizeof(k->ifs[i].name), "%.31s", name);
+	k->ifs[i].rx_packets = pk;
+	k->ifs[i].rx_errs = errs;
+	k->ifs[i].rx_drop = drop;
+	k->ifs[i].rx_fifo = fifo;
+	return true;
 }
 
 TXS_API int txs_rx_kstats_read(struct txs_rx_kstats *k, const char *proc_root)
 {
 	memset(k, 0, sizeof(*k));
 	read_snmp(k, proc_root);
-	read_snmp6(k, proc_root);
-	read_softnet(k, proc_root);
-	read_dev(k, proc_root);
+	each_line(k, proc_root, "net/snmp6", snmp6_line);
+	each_line(k, proc_root, "net/softnet_stat", softnet_line);
+	each_line(k, proc_root, "net/dev", dev_line);
 	return 0;
 }
 
@@ -187,6 +185,15 @@ static bool if_wanted(const char *name, const char *const *ifnames, unsigned n)
 	return false;
 }
 
+/* One UDP MIB (udp or udp6) as an object of its counters by name. */
+static void udp_json(struct txs_json *j, const char *key, const uint64_t *v)
+{
+	txs_json_obj_open(j, key);
+	for (int i = 0; i < TXS_KS_UDP__COUNT; i++)
+		txs_json_u64(j, udp_names[i], v[i]);
+	txs_json_obj_close(j);
+}
+
 TXS_API void txs_rx_kstats_json(struct txs_json *j, const char *key, const struct txs_rx_kstats *d,
 				const char *const *ifnames, unsigned n, int64_t socket_drops)
 {
@@ -195,18 +202,10 @@ TXS_API void txs_rx_kstats_json(struct txs_json *j, const char *key, const struc
 		txs_json_u64(j, "sockets", (uint64_t)socket_drops);
 	else
 		txs_json_dbl(j, "sockets", NAN);
-	if (d->have_udp) {
-		txs_json_obj_open(j, "udp");
-		for (int i = 0; i < TXS_KS_UDP__COUNT; i++)
-			txs_json_u64(j, udp_names[i], d->udp[i]);
-		txs_json_obj_close(j);
-	}
-	if (d->have_udp6) {
-		txs_json_obj_open(j, "udp6");
-		for (int i = 0; i < TXS_KS_UDP__COUNT; i++)
-			txs_json_u64(j, udp_names[i], d->udp6[i]);
-		txs_json_obj_close(j);
-	}
+	if (d->have_udp)
+		udp_json(j, "udp", d->udp);
+	if (d->have_udp6)
+		udp_json(j, "udp6", d->udp6);
 	if (d->have_softnet) {
 		txs_json_obj_open(j, "softnet");
 		txs_json_u64(j, "dropped", d->softnet_dropped);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+#include "common/json_fields.h"
 #include "outage.h"
 
 static const enum txs_perr malformed_perr[] = {
@@ -18,6 +19,56 @@ static const char *kind_str(enum txs_ph_kind k)
 static void json_null(struct txs_json *j, const char *key)
 {
 	txs_json_dbl(j, key, NAN);
+}
+
+#define FLOW(f) TXS_JSON_U64F(struct txs_rx_flow, f)
+#define RES(f) TXS_JSON_U64F(struct txs_rx_result, f)
+static const struct txs_json_u64_field flow_seq1[] = { FLOW(unique), FLOW(lost) };
+static const struct txs_json_u64_field flow_seq2[] = {
+	FLOW(excess), FLOW(duplicates), FLOW(reordered), FLOW(late), FLOW(next_seq), FLOW(first_seq), FLOW(span),
+	FLOW(resyncs),
+};
+static const struct txs_json_u64_field res_counts[] = {
+	RES(received), RES(lost), RES(duplicates), RES(reordered), RES(malformed), RES(late),
+	RES(unique), RES(unsequenced), RES(bytes), RES(ignored), RES(overflow),
+};
+static const struct txs_json_u64_field res_after[] = { RES(excess), RES(sender_drops), RES(resyncs) };
+static const struct txs_json_u64_field res_split[] = { RES(split_flows), RES(split_inexact), RES(cross_duplicates) };
+static const struct txs_json_u64_field res_frags[] = {
+	TXS_JSON_U64K("ipv4", struct txs_rx_result, frag_v4), TXS_JSON_U64K("ipv4_first", struct txs_rx_result, frag_v4_first),
+	TXS_JSON_U64K("ipv6", struct txs_rx_result, frag_v6), TXS_JSON_U64K("ipv6_first", struct txs_rx_result, frag_v6_first),
+};
+#define PAIR(f) TXS_JSON_U64F(struct txs_rx_idpair, f)
+static const struct txs_json_u64_field pair_counts[] = {
+	PAIR(datagrams), PAIR(reuses), PAIR(early), PAIR(min_distance), PAIR(p50_distance),
+};
+static const struct txs_json_u64_field size_counts[] = {
+	TXS_JSON_U64F(struct txs_rx_size, datagrams), TXS_JSON_U64K("payload_bytes", struct txs_rx_size, bytes),
+};
+static const struct txs_json_u64_field vlan_counts[] = {
+	TXS_JSON_U64F(struct txs_rx_vlan, packets), TXS_JSON_U64F(struct txs_rx_vlan, bytes),
+};
+static const struct txs_json_u64_field link_counts[] = {
+	TXS_JSON_U64F(struct txs_rx_link, packets), TXS_JSON_U64F(struct txs_rx_link, bytes),
+};
+
+/* "expected": the count, or null where none was known */
+static void expected_json(struct txs_json *j, bool have, uint64_t v)
+{
+	if (have)
+		txs_json_u64(j, "expected", v);
+	else
+		json_null(j, "expected");
+}
+
+/* RFC 4737 reordering extent of `reordered` datagrams */
+static void extent_json(struct txs_json *j, uint64_t max, uint64_t sum, uint64_t beyond, uint64_t reordered)
+{
+	txs_json_obj_open(j, "reorder_extent");
+	txs_json_u64(j, "max", max);
+	txs_json_dbl(j, "mean", reordered ? (double)sum / (double)reordered : 0);
+	txs_json_u64(j, "beyond_window", beyond);
+	txs_json_obj_close(j);
 }
 
 static void link_name(char *buf, size_t len, const char *const *names, unsigned l)
@@ -50,25 +101,10 @@ static void flow_json(struct txs_json *j, const struct txs_rx_flow *f)
 	txs_json_u64(j, "received", f->received);
 	txs_json_u64(j, "bytes", f->bytes);
 	if (f->sequenced) {
-		txs_json_u64(j, "unique", f->unique);
-		txs_json_u64(j, "lost", f->lost);
-		if (f->have_expected)
-			txs_json_u64(j, "expected", f->expected);
-		else
-			json_null(j, "expected");
-		txs_json_u64(j, "excess", f->excess);
-		txs_json_u64(j, "duplicates", f->duplicates);
-		txs_json_u64(j, "reordered", f->reordered);
-		txs_json_u64(j, "late", f->late);
-		txs_json_u64(j, "next_seq", f->next_seq);
-		txs_json_u64(j, "first_seq", f->first_seq);
-		txs_json_u64(j, "span", f->span);
-		txs_json_u64(j, "resyncs", f->resyncs);
-		txs_json_obj_open(j, "reorder_extent");
-		txs_json_u64(j, "max", f->extent_max);
-		txs_json_dbl(j, "mean", f->reordered ? (double)f->extent_sum / (double)f->reordered : 0);
-		txs_json_u64(j, "beyond_window", f->extent_beyond);
-		txs_json_obj_close(j);
+		txs_json_u64_fields(j, f, flow_seq1, TXS_ARRAY_SIZE(flow_seq1));
+		expected_json(j, f->have_expected, f->expected);
+		txs_json_u64_fields(j, f, flow_seq2, TXS_ARRAY_SIZE(flow_seq2));
+		extent_json(j, f->extent_max, f->extent_sum, f->extent_beyond, f->reordered);
 		txs_json_obj_open(j, "latency_ns");
 		txs_json_u64(j, "count", f->lat_count);
 		txs_json_u64(j, "min", f->lat_min);
@@ -85,25 +121,10 @@ static void flow_json(struct txs_json *j, const struct txs_rx_flow *f)
 
 TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *r, const char *const *link_names)
 {
-	txs_json_u64(j, "received", r->received);
-	txs_json_u64(j, "lost", r->lost);
-	txs_json_u64(j, "duplicates", r->duplicates);
-	txs_json_u64(j, "reordered", r->reordered);
-	txs_json_u64(j, "malformed", r->malformed);
-	txs_json_u64(j, "late", r->late);
-	txs_json_u64(j, "unique", r->unique);
-	txs_json_u64(j, "unsequenced", r->unsequenced);
-	txs_json_u64(j, "bytes", r->bytes);
-	txs_json_u64(j, "ignored", r->ignored);
-	txs_json_u64(j, "overflow", r->overflow);
+	txs_json_u64_fields(j, r, res_counts, TXS_ARRAY_SIZE(res_counts));
 	txs_json_bool(j, "lost_exact", r->lost_exact);
-	if (r->have_expected)
-		txs_json_u64(j, "expected", r->expected);
-	else
-		json_null(j, "expected");
-	txs_json_u64(j, "excess", r->excess);
-	txs_json_u64(j, "sender_drops", r->sender_drops);
-	txs_json_u64(j, "resyncs", r->resyncs);
+	expected_json(j, r->have_expected, r->expected);
+	txs_json_u64_fields(j, r, res_after, TXS_ARRAY_SIZE(res_after));
 
 	txs_json_obj_open(j, "malformed_by_kind");
 	for (size_t i = 0; i < TXS_ARRAY_SIZE(malformed_perr); i++)
@@ -117,11 +138,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	txs_json_u64(j, "filtered", r->filtered);
 	txs_json_obj_close(j);
 
-	txs_json_obj_open(j, "reorder_extent");
-	txs_json_u64(j, "max", r->extent_max);
-	txs_json_dbl(j, "mean", r->reordered ? (double)r->extent_sum / (double)r->reordered : 0);
-	txs_json_u64(j, "beyond_window", r->extent_beyond);
-	txs_json_obj_close(j);
+	extent_json(j, r->extent_max, r->extent_sum, r->extent_beyond, r->reordered);
 
 	const struct txs_hist *h = &r->lat;
 	txs_json_obj_open(j, "latency_ns");
@@ -149,15 +166,12 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		flow_json(j, &r->flows[i]);
 	txs_json_arr_close(j);
 
-	txs_json_u64(j, "split_flows", r->split_flows);
-	txs_json_u64(j, "split_inexact", r->split_inexact);
-	txs_json_u64(j, "cross_duplicates", r->cross_duplicates);
+	txs_json_u64_fields(j, r, res_split, TXS_ARRAY_SIZE(res_split));
 	txs_json_arr_open(j, "sizes");
 	for (unsigned k = 0; k < r->n_sizes; k++) {
 		txs_json_obj_open(j, NULL);
 		txs_json_u64(j, "payload", r->sizes[k].payload);
-		txs_json_u64(j, "datagrams", r->sizes[k].datagrams);
-		txs_json_u64(j, "payload_bytes", r->sizes[k].bytes);
+		txs_json_u64_fields(j, &r->sizes[k], size_counts, TXS_ARRAY_SIZE(size_counts));
 		txs_json_obj_close(j);
 	}
 	txs_json_arr_close(j);
@@ -170,8 +184,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		txs_json_u64(j, "vlan", r->vlans[k].outer);
 		if (r->vlans[k].tags > 1)
 			txs_json_u64(j, "inner", r->vlans[k].inner);
-		txs_json_u64(j, "packets", r->vlans[k].packets);
-		txs_json_u64(j, "bytes", r->vlans[k].bytes);
+		txs_json_u64_fields(j, &r->vlans[k], vlan_counts, TXS_ARRAY_SIZE(vlan_counts));
 		txs_json_obj_close(j);
 	}
 	txs_json_arr_close(j);
@@ -183,8 +196,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		txs_json_obj_open(j, NULL);
 		txs_json_u64(j, "link", l);
 		txs_json_str(j, "name", name);
-		txs_json_u64(j, "packets", r->links[l].packets);
-		txs_json_u64(j, "bytes", r->links[l].bytes);
+		txs_json_u64_fields(j, &r->links[l], link_counts, TXS_ARRAY_SIZE(link_counts));
 		txs_json_dbl(j, "share", r->links[l].share);
 		txs_json_obj_close(j);
 	}
@@ -194,10 +206,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	txs_json_obj_open(j, "ip");
 	txs_json_bool(j, "seen", r->raw);
 	txs_json_obj_open(j, "fragments");
-	txs_json_u64(j, "ipv4", r->frag_v4);
-	txs_json_u64(j, "ipv4_first", r->frag_v4_first);
-	txs_json_u64(j, "ipv6", r->frag_v6);
-	txs_json_u64(j, "ipv6_first", r->frag_v6_first);
+	txs_json_u64_fields(j, r, res_frags, TXS_ARRAY_SIZE(res_frags));
 	txs_json_obj_close(j);
 	txs_json_obj_open(j, "tos");
 	for (unsigned t = 0; t < 256; t++)
@@ -214,11 +223,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 		txs_json_obj_open(j, NULL);
 		txs_json_str(j, "src", txs_addr_str(&p->src, a, sizeof(a)));
 		txs_json_str(j, "dst", txs_addr_str(&p->dst, a, sizeof(a)));
-		txs_json_u64(j, "datagrams", p->datagrams);
-		txs_json_u64(j, "reuses", p->reuses);
-		txs_json_u64(j, "early", p->early);
-		txs_json_u64(j, "min_distance", p->min_distance);
-		txs_json_u64(j, "p50_distance", p->p50_distance);
+		txs_json_u64_fields(j, p, pair_counts, TXS_ARRAY_SIZE(pair_counts));
 		txs_json_u64(j, "cores", p->cores);
 		txs_json_obj_close(j);
 	}

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <txscale/rx_iperf3.h>
+#include "common/alloc.h"
+#include "common/counters.h"
 #include "outage.h"
 
 #define EV_MASK (TXS_RX_EXTENT_RING - 1)
@@ -70,10 +72,9 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) || cf.payload > TXS_RX_PAYLOAD_IPERF3_64 ||
 	    (cf.dst.family && cf.dst.family != AF_INET && cf.dst.family != AF_INET6))
 		return -EINVAL;
-	struct txs_rx_core *c = aligned_alloc(TXS_CACHE_LINE, sizeof(*c));
+	struct txs_rx_core *c = txs_zalloc_line(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	memset(c, 0, sizeof(*c));
 	c->conf = cf;
 	c->out_floor = cf.outage_min_ns ? cf.outage_min_ns : TXS_RX_OUTAGE_FLOOR_NS;
 	c->window = cf.window;
@@ -119,17 +120,7 @@ TXS_API void txs_rx_core_destroy(struct txs_rx_core *c)
 
 TXS_API void txs_rx_core_live(const struct txs_rx_core *c, struct txs_rx_live *o)
 {
-	o->received = TXS_STAT_READ(c->live.received);
-	o->bytes = TXS_STAT_READ(c->live.bytes);
-	o->unique = TXS_STAT_READ(c->live.unique);
-	o->duplicates = TXS_STAT_READ(c->live.duplicates);
-	o->reordered = TXS_STAT_READ(c->live.reordered);
-	o->late = TXS_STAT_READ(c->live.late);
-	o->gaps = TXS_STAT_READ(c->live.gaps);
-	o->malformed = TXS_STAT_READ(c->live.malformed);
-	o->ignored = TXS_STAT_READ(c->live.ignored);
-	o->outages = TXS_STAT_READ(c->live.outages);
-	o->outage_ns = TXS_STAT_READ(c->live.outage_ns);
+	TXS_COUNTERS(read, o, &c->live);
 }
 
 TXS_API void txs_rx_count_perr(struct txs_rx_core *c, enum txs_perr e, uint64_t n)

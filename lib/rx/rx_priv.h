@@ -3,6 +3,7 @@
 #ifndef TXS_RX_PRIV_H
 #define TXS_RX_PRIV_H
 #include <txscale/rx.h>
+#include "pkt/eth.h"
 
 /* One "the running maximum increased" event: arrival index and sequence.
  * Both grow monotonically along the ring, so the RFC 4737 extent of a
@@ -167,6 +168,16 @@ static inline bool rx_csum_ok(uint64_t s)
 	return s != 0 && s % 0xffff == 0;
 }
 
+/* The UDP part of a datagram the fast path took: ports and payload. */
+static inline __attribute__((always_inline)) bool rx_fast_udp(struct rx_pkt *o, const uint8_t *u, uint32_t ulen)
+{
+	o->sport = txs_get_be16(u);
+	o->dport = txs_get_be16(u + 2);
+	o->payload = u + TXS_UDP_HLEN;
+	o->payload_len = ulen - TXS_UDP_HLEN;
+	return true;
+}
+
 static inline __attribute__((always_inline)) bool rx_fast4(const uint8_t *ip, size_t left, struct rx_pkt *o)
 {
 	if (left < TXS_IPV4_HLEN + TXS_UDP_HLEN || ip[0] != 0x45)
@@ -195,11 +206,7 @@ static inline __attribute__((always_inline)) bool rx_fast4(const uint8_t *ip, si
 	o->ip_id = txs_get_be16(ip + 4);
 	o->src = ip + 12;
 	o->dst = ip + 16;
-	o->sport = txs_get_be16(u);
-	o->dport = txs_get_be16(u + 2);
-	o->payload = u + TXS_UDP_HLEN;
-	o->payload_len = ulen - TXS_UDP_HLEN;
-	return true;
+	return rx_fast_udp(o, u, ulen);
 }
 
 static inline __attribute__((always_inline)) bool rx_fast6(const uint8_t *ip, size_t left, struct rx_pkt *o)
@@ -220,29 +227,17 @@ static inline __attribute__((always_inline)) bool rx_fast6(const uint8_t *ip, si
 	o->ip_id = 0;
 	o->src = ip + 8;
 	o->dst = ip + 24;
-	o->sport = txs_get_be16(u);
-	o->dport = txs_get_be16(u + 2);
-	o->payload = u + TXS_UDP_HLEN;
-	o->payload_len = plen - TXS_UDP_HLEN;
-	return true;
+	return rx_fast_udp(o, u, plen);
 }
 
 static inline __attribute__((always_inline)) bool rx_parse_fast(const uint8_t *buf, size_t len, enum txs_l2 l2, struct rx_pkt *o)
 {
 	o->n_vlan = 0;
 	if (l2 == TXS_L2_ETH) {
-		if (len < TXS_ETH_HLEN)
+		uint16_t type;
+		size_t off = txs_eth_walk(buf, len, &type, o->vlan_tci, &o->n_vlan);
+		if (!off)
 			return false;
-		uint16_t type = txs_get_be16(buf + 12);
-		size_t off = TXS_ETH_HLEN;
-		while (TXS_UNLIKELY(type == TXS_ETHERTYPE_8021Q || type == TXS_ETHERTYPE_8021AD) &&
-		       o->n_vlan < TXS_VLAN_MAX_TAGS) {
-			if (len < off + TXS_VLAN_HLEN)
-				return false;
-			o->vlan_tci[o->n_vlan++] = txs_get_be16(buf + off);
-			type = txs_get_be16(buf + off + 2);
-			off += TXS_VLAN_HLEN;
-		}
 		if (type == TXS_ETHERTYPE_IPV4)
 			return rx_fast4(buf + off, len - off, o);
 		if (type == TXS_ETHERTYPE_IPV6)

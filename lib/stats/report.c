@@ -84,6 +84,16 @@ static void json_rows(struct txs_reporter *r, struct txs_json *j, double dt, con
 	txs_json_arr_close(j);
 }
 
+/* A record's head: its type, the reporter's kind, then its first time
+ * field (key = t). */
+static void json_head(const struct txs_reporter *r, struct txs_json *j, const char *type, const char *key, double t)
+{
+	txs_json_begin(j, r->out);
+	txs_json_str(j, "type", type);
+	txs_json_str(j, "kind", r->kind);
+	txs_json_dbl(j, key, t);
+}
+
 static void text_links(struct txs_reporter *r, double t0, double t1, const struct txs_stat_row *links)
 {
 	if (!links || r->n_links < 2)
@@ -95,16 +105,28 @@ static void text_links(struct txs_reporter *r, double t0, double t1, const struc
 	}
 }
 
+/* A record's text rows: each thread's (a single thread's too when every),
+ * each link's, then the sum. */
+static void text_rows(struct txs_reporter *r, double t0, double t1, const struct txs_stat_row *threads,
+		      const struct txs_stat_row *links, const struct txs_stat_row *sum, bool every)
+{
+	if (every || r->n_threads > 1)
+		for (unsigned i = 0; i < r->n_threads; i++) {
+			char id[16];
+			snprintf(id, sizeof(id), "%u", i);
+			text_row(r->out, id, t0, t1, &threads[i]);
+		}
+	text_links(r, t0, t1, links);
+	text_row(r->out, "SUM", t0, t1, sum);
+}
+
 TXS_API void txs_report_interval(struct txs_reporter *r, double t0, double t1, const struct txs_stat_row *threads,
 				 const struct txs_stat_row *links)
 {
 	struct txs_stat_row sum = txs_stat_rows_sum(threads, r->n_threads);
 	if (r->json) {
 		struct txs_json j;
-		txs_json_begin(&j, r->out);
-		txs_json_str(&j, "type", "interval");
-		txs_json_str(&j, "kind", r->kind);
-		txs_json_dbl(&j, "start", t0);
+		json_head(r, &j, "interval", "start", t0);
 		txs_json_dbl(&j, "end", t1);
 		json_row(&j, &sum, t1 - t0);
 		if (r->frames)
@@ -117,14 +139,7 @@ TXS_API void txs_report_interval(struct txs_reporter *r, double t0, double t1, c
 		fprintf(r->out, "[  ID] Interval       %24s %13s %15s %16s\n", "Packets", "Rate", "Bitrate", "Drops");
 		r->header_done = true;
 	}
-	if (r->n_threads > 1)
-		for (unsigned i = 0; i < r->n_threads; i++) {
-			char id[16];
-			snprintf(id, sizeof(id), "%u", i);
-			text_row(r->out, id, t0, t1, &threads[i]);
-		}
-	text_links(r, t0, t1, links);
-	text_row(r->out, "SUM", t0, t1, &sum);
+	text_rows(r, t0, t1, threads, links, &sum, false);
 	fflush(r->out);
 }
 
@@ -135,10 +150,7 @@ TXS_API void txs_report_summary(struct txs_reporter *r, double seconds, const st
 	struct txs_stat_row sum = txs_stat_rows_sum(threads, r->n_threads);
 	if (r->json) {
 		struct txs_json j;
-		txs_json_begin(&j, r->out);
-		txs_json_str(&j, "type", "summary");
-		txs_json_str(&j, "kind", r->kind);
-		txs_json_dbl(&j, "seconds", seconds);
+		json_head(r, &j, "summary", "seconds", seconds);
 		json_row(&j, &sum, seconds);
 		if (r->frames) {
 			txs_json_u64(&j, "datagrams", sum.packets);
@@ -151,13 +163,7 @@ TXS_API void txs_report_summary(struct txs_reporter *r, double seconds, const st
 		return;
 	}
 	fprintf(r->out, "- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n");
-	for (unsigned i = 0; i < r->n_threads; i++) {
-		char id[16];
-		snprintf(id, sizeof(id), "%u", i);
-		text_row(r->out, id, 0, seconds, &threads[i]);
-	}
-	text_links(r, 0, seconds, links);
-	text_row(r->out, "SUM", 0, seconds, &sum);
+	text_rows(r, 0, seconds, threads, links, &sum, true);
 	if (seconds > 0 && r->n_threads) {
 		char pc[32];
 		fprintf(r->out, "%s: %" PRIu64 " packets, %" PRIu64 " bytes in %.3f s, %s pps per thread\n", r->kind,

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <sys/random.h>
 #include <txscale/udp.h>
+#include "common/alloc.h"
 #include "gen_priv.h"
+#include "udp_priv.h"
 
 /* ---- IPv4 ID from lib/ident (conf->ident_inst) -------------------------- */
 static int gen_ident_open(struct gen_ident *gi, struct txs_ident *inst, const struct txs_flow_spec *sp, unsigned k)
@@ -42,26 +44,13 @@ static uint64_t seed64(uint64_t seed, unsigned id)
 	return v ^ (v >> 31);
 }
 
-static void gen_key(struct txs_linksel *ls, struct txs_flow_key *k, const struct txs_flow_spec *sp)
-{
-	memcpy(k->src_mac, sp->src_mac, 6);
-	memcpy(k->dst_mac, sp->dst_mac, 6);
-	k->family = sp->src.family;
-	memcpy(k->saddr, sp->src.bytes, sp->src.family == AF_INET ? 4 : 16);
-	memcpy(k->daddr, sp->dst.bytes, sp->dst.family == AF_INET ? 4 : 16);
-	k->sport = sp->sport;
-	k->dport = sp->dport;
-	k->proto = TXS_IPPROTO_UDP;
-	txs_linksel_key_prepare(ls, k);
-}
-
 static int gen_linksel_init(struct gen_state *g, struct txs_linksel *ls, unsigned core,
 			    const struct txs_flow_spec *sp)
 {
 	int rc = txs_linksel_core_open(ls, core, &g->ls);
 	if (rc < 0)
 		return rc;
-	gen_key(ls, &g->key, sp);
+	udp_flow_key(ls, &g->key, sp);
 	if (txs_linksel_core_broadcast(g->ls) && !(g->bc_frame = malloc(g->max_wire)))
 		return -ENOMEM;
 	return 0;
@@ -145,10 +134,9 @@ static int gen_shape_init(struct gen_state *g, const struct txs_gen_conf *c, con
 static int gen_init(struct txs_worker *w, void *confp)
 {
 	const struct txs_gen_conf *c = confp;
-	struct gen_state *g = aligned_alloc(TXS_CACHE_LINE, sizeof(*g));
+	struct gen_state *g = txs_zalloc_line(sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	memset(g, 0, sizeof(*g));
 	struct txs_flow_spec sp = c->spec;
 	const struct txs_netdev *dev = w->txq->dev;
 	if (dev->l2_needed) {
@@ -198,7 +186,7 @@ static int gen_init(struct txs_worker *w, void *confp)
 			uint64_t rng = rng0;
 			for (uint32_t i = 0; i < g->n_flows; i++) {
 				txs_shape_flow(sh, &sp, c->spread_sport, w->id, i, &rng, &f);
-				gen_key(c->linksel, &g->keys[i], &f);
+				udp_flow_key(c->linksel, &g->keys[i], &f);
 			}
 		}
 	}
@@ -210,6 +198,13 @@ static int gen_init(struct txs_worker *w, void *confp)
 	return 0;
 }
 
+static void gen_fini(struct txs_worker *w)
+{
+	if (w->gen)
+		gen_free(w->gen);
+	w->gen = NULL;
+}
+
 /* Broadcast: frames b[i..n) become copies of `frame` on the links of mask, in
  * link order. Copies that do not fit are owed: the frame is kept and the next
  * fill starts with them, so a packet reaches every link even when the engine
@@ -219,10 +214,7 @@ unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, u
 {
 	for (; mask && i < n; mask &= mask - 1, i++) {
 		memcpy(b[i].data, frame, len);
-		b[i].len = len;
-		b[i].l4_off = g->t.l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
+		gen_buf_set(&b[i], len, &g->t, mask);
 	}
 	if (mask && frame != g->bc_frame) {
 		memcpy(g->bc_frame, frame, len);
@@ -241,6 +233,53 @@ unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, u
  * always-inline body with `each` constant, so the burst path has no test per
  * packet and the packet path no call per packet. */
 #define GEN_TS(each, st, now_ns) ((each) == 1 ? txs_stamper_read(&(st)) : (each) == 2 ? txs_stamper_next(&(st)) : (now_ns))
+/* FILL_modes(): FILL (an always-inline body taking `each`) for the worker's
+ * stamp mode, the two per-datagram modes apart (noinline) so that the
+ * burst loop is compiled alone. */
+#define GEN_STAMP_MODES(fill)                                                                              \
+	static __attribute__((noinline)) unsigned fill##_tsc(struct txs_worker *w, struct txs_pktbuf *b,   \
+							     unsigned n, uint64_t now_ns)                  \
+	{                                                                                                  \
+		return fill(w, b, n, now_ns, 1);                                                           \
+	}                                                                                                  \
+	static __attribute__((noinline)) unsigned fill##_interp(struct txs_worker *w, struct txs_pktbuf *b, \
+								unsigned n, uint64_t now_ns)               \
+	{                                                                                                  \
+		return fill(w, b, n, now_ns, 2);                                                           \
+	}                                                                                                  \
+	static inline __attribute__((always_inline)) unsigned fill##_modes(struct txs_worker *w,           \
+									   struct txs_pktbuf *b, unsigned n,   \
+									   uint64_t now_ns)                    \
+	{                                                                                                  \
+		if (TXS_UNLIKELY(w->ts_packet))                                                            \
+			return w->ts_cur == TXS_TS_INTERP ? fill##_interp(w, b, n, now_ns)                 \
+							  : fill##_tsc(w, b, n, now_ns);                   \
+		return fill(w, b, n, now_ns, 0);                                                           \
+	}
+
+static inline __attribute__((always_inline)) void stamper_init(struct txs_stamper *st, struct txs_worker *w,
+								 const int each)
+{
+	if (each == 2)
+		txs_stamper_init_interp(st, w);
+	else
+		txs_stamper_init(st, w);
+}
+
+/* A burst's first steps: stale leases expire (once per burst), the
+ * broadcast copies owed from the last fill go first. Returns the buffers
+ * those took; *gip: the ident, or NULL (per-flow counters). */
+static inline __attribute__((always_inline)) unsigned burst_begin(struct gen_state *g, struct txs_pktbuf *b,
+								  unsigned n, struct gen_ident **gip)
+{
+	struct gen_ident *gi = g->id.core ? &g->id : NULL;
+	if (gi)
+		txs_ident_core_tick(gi->core);
+	*gip = gi;
+	if (TXS_UNLIKELY(g->bc_left))
+		return udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
+	return 0;
+}
 
 /* The shaped loop on link 0. kind 1: one size (t = tm[cur]); kind 2: one
  * flow (t = tm[pat[pos]]); kind 0: both vary (t = tm[cur * ns + pat[pos]]).
@@ -257,10 +296,7 @@ shaped_run(struct txs_stamper *stp, struct gen_ident *gi, struct txs_pktbuf *b, 
 		struct gen_flow *f = kind == 2 ? fl : &fl[cur];
 		const struct txs_tmpl *t = kind == 1 ? &tm[cur] : kind == 2 ? &tm[pat[pos]] : &tm[cur * ns + pat[pos]];
 		uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
-		b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns));
-		b[i].l4_off = t->l4_off;
-		b[i].segs = 1;
-		b[i].link = 0;
+		gen_buf_set(&b[i], gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns)), t, 1);
 		if (kind != 2)
 			cur = cur + 1 == nf ? 0 : cur + 1;
 		if (kind != 1)
@@ -276,19 +312,12 @@ static inline __attribute__((always_inline)) unsigned fill_shaped(struct txs_wor
 								     unsigned n, uint64_t now_ns, const int each)
 {
 	struct txs_stamper st;
-	if (each == 2)
-		txs_stamper_init_interp(&st, w);
-	else
-		txs_stamper_init(&st, w);
+	stamper_init(&st, w, each);
 	struct gen_state *g = w->gen;
 	if (TXS_UNLIKELY(n && b[0].cap < g->max_wire))
 		return 0;
-	struct gen_ident *gi = g->id.core ? &g->id : NULL;
-	if (gi)
-		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
-	unsigned i = 0;
-	if (TXS_UNLIKELY(g->bc_left)) /* copies owed from the last fill */
-		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
+	struct gen_ident *gi;
+	unsigned i = burst_begin(g, b, n, &gi);
 	uint32_t cur = g->cur, pos = g->pat_pos;
 	const uint32_t nf = g->n_flows, ns = g->n_sizes, pl = g->pat_len;
 	const uint8_t *const pat = g->pat;
@@ -316,64 +345,36 @@ static inline __attribute__((always_inline)) unsigned fill_shaped(struct txs_wor
 			break; /* no link up: counted by the selector */
 		const struct txs_tmpl *t = &tm[cur * ns + pat[pos]];
 		uint16_t id = gi ? gen_ident_next(gi, f) : f->ip_id++;
-		b[i].len = gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns));
-		b[i].l4_off = t->l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
-		i++;
+		gen_buf_set(&b[i], gen_patch_shaped(nonce, t, &b[i], tags, id, f->seq++, GEN_TS(each, st, now_ns)), t, mask);
 		cur = cur + 1 == nf ? 0 : cur + 1;
 		pos = pos + 1 == pl ? 0 : pos + 1;
-		if (TXS_UNLIKELY(copies > 1))
-			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+		i = gen_copies_next(g, b, i + 1, n, copies > 1, mask);
 	}
 	g->cur = cur;
 	g->pat_pos = pos;
-	if (TXS_UNLIKELY(i == 0 && n))
-		w->fill_err = -ENETDOWN; /* only "no link up" leaves a burst empty */
-	return i;
+	return gen_fill_done(w, i, n);
 }
 
-/* the per-datagram stamp modes apart (noinline): the burst loop below is
- * compiled alone, as before they existed */
-static __attribute__((noinline)) unsigned fill_shaped_tsc(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
-							  uint64_t now_ns)
-{
-	return fill_shaped(w, b, n, now_ns, 1);
-}
-
-static __attribute__((noinline)) unsigned fill_shaped_interp(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
-							     uint64_t now_ns)
-{
-	return fill_shaped(w, b, n, now_ns, 2);
-}
+GEN_STAMP_MODES(fill_shaped)
 
 unsigned udp_gen_fill_shaped(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
-	if (TXS_UNLIKELY(w->ts_packet))
-		return w->ts_cur == TXS_TS_INTERP ? fill_shaped_interp(w, b, n, now_ns) : fill_shaped_tsc(w, b, n, now_ns);
-	return fill_shaped(w, b, n, now_ns, 0);
+	return fill_shaped_modes(w, b, n, now_ns);
 }
 
 static inline __attribute__((always_inline)) unsigned fill_one(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 								  uint64_t now_ns, const int each)
 {
 	struct txs_stamper st;
-	if (each == 2)
-		txs_stamper_init_interp(&st, w);
-	else
-		txs_stamper_init(&st, w);
+	stamper_init(&st, w, each);
 	struct gen_state *g = w->gen;
 	const struct txs_tmpl *t = &g->t;
 	if (TXS_UNLIKELY(n && b[0].cap < t->wire_len))
 		return 0;
 	uint64_t seq = g->seq;
 	uint16_t id = g->ip_id;
-	struct gen_ident *gi = g->id.core ? &g->id : NULL;
-	if (gi)
-		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
-	unsigned i = 0;
-	if (TXS_UNLIKELY(g->bc_left)) /* copies owed from the last fill */
-		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
+	struct gen_ident *gi;
+	unsigned i = burst_begin(g, b, n, &gi);
 	while (i < n) {
 		uint32_t mask = 1; /* links of this packet: one, or every up link (broadcast) */
 		int copies = 1;
@@ -381,50 +382,22 @@ static inline __attribute__((always_inline)) unsigned fill_one(struct txs_worker
 			break; /* no link up: counted by the selector */
 		if (gi)
 			id = gen_ident_next(gi, &g->one);
-		b[i].len = txs_tmpl_patch(t, b[i].data, id++, seq++, GEN_TS(each, st, now_ns));
-		b[i].l4_off = t->l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
-		i++;
-		if (TXS_UNLIKELY(copies > 1))
-			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+		gen_buf_set(&b[i], txs_tmpl_patch(t, b[i].data, id++, seq++, GEN_TS(each, st, now_ns)), t, mask);
+		i = gen_copies_next(g, b, i + 1, n, copies > 1, mask);
 	}
 	g->seq = seq;
 	g->ip_id = id;
-	if (TXS_UNLIKELY(i == 0 && n))
-		w->fill_err = -ENETDOWN; /* only "no link up" leaves a burst empty */
-	return i;
+	return gen_fill_done(w, i, n);
 }
 
-static __attribute__((noinline)) unsigned fill_one_tsc(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
-						       uint64_t now_ns)
-{
-	return fill_one(w, b, n, now_ns, 1);
-}
-
-static __attribute__((noinline)) unsigned fill_one_interp(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
-							  uint64_t now_ns)
-{
-	return fill_one(w, b, n, now_ns, 2);
-}
+GEN_STAMP_MODES(fill_one)
 
 static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
 	const struct gen_state *g = w->gen;
 	if (g->shaped)
 		return udp_gen_fill_shaped(w, b, n, now_ns);
-	if (TXS_UNLIKELY(w->ts_packet))
-		return w->ts_cur == TXS_TS_INTERP ? fill_one_interp(w, b, n, now_ns) : fill_one_tsc(w, b, n, now_ns);
-	return fill_one(w, b, n, now_ns, 0);
-}
-
-static void gen_fini(struct txs_worker *w)
-{
-	struct gen_state *g = w->gen;
-	if (!g)
-		return;
-	gen_free(g);
-	w->gen = NULL;
+	return fill_one_modes(w, b, n, now_ns);
 }
 
 TXS_API const struct txs_gen_ops txs_udp_gen_ops = {

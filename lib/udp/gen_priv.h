@@ -102,9 +102,38 @@ static inline __attribute__((always_inline)) uint32_t gen_patch_shaped(uint64_t 
 	return len;
 }
 
+/* A filled buffer: len bytes of template t, one segment, on the lowest
+ * link of mask. */
+static inline __attribute__((always_inline)) void gen_buf_set(struct txs_pktbuf *b, uint32_t len,
+							      const struct txs_tmpl *t, uint32_t mask)
+{
+	b->len = len;
+	b->l4_off = t->l4_off;
+	b->segs = 1;
+	b->link = (uint16_t)__builtin_ctz(mask);
+}
+
+/* The end of a fill of i buffers out of n: only "no link up" leaves a
+ * burst empty. */
+static inline __attribute__((always_inline)) unsigned gen_fill_done(struct txs_worker *w, unsigned i, unsigned n)
+{
+	if (TXS_UNLIKELY(i == 0 && n))
+		w->fill_err = -ENETDOWN;
+	return i;
+}
+
 /* Broadcast copies (gen.c). */
 unsigned udp_gen_copies(struct gen_state *g, struct txs_pktbuf *b, unsigned i, unsigned n, const uint8_t *frame,
 			uint32_t len, uint32_t mask);
+/* After the packet in b[i - 1]: its copies on the other links of mask
+ * when more (a broadcast). Returns the next free index. */
+static inline __attribute__((always_inline)) unsigned gen_copies_next(struct gen_state *g, struct txs_pktbuf *b,
+								      unsigned i, unsigned n, bool more, uint32_t mask)
+{
+	if (TXS_UNLIKELY(more))
+		return udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+	return i;
+}
 /* txs_udp_gen_ops.fill_prof (gen_prof.c). */
 unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns);
 /* the fill of shaped workers (gen.c) and its profiled form (gen_prof.c) */

@@ -4,6 +4,26 @@
 #include <errno.h>
 #include "gen_priv.h"
 
+/* A profiled burst's packets (at most PROF_MAX): their IDs and links,
+ * gathered stage by stage. */
+#define PROF_MAX 256
+struct prof_scratch {
+	uint16_t ids[PROF_MAX];
+	uint32_t masks[PROF_MAX];
+};
+
+/* The stages' cycles of one burst: linksel s0..s1, ident s1..s2, header
+ * s2..now, each less the cost of a stamp. */
+static void prof_stages(struct txs_prof *pf, uint64_t s0, uint64_t s1, uint64_t s2)
+{
+	uint64_t s3 = txs_prof_stamp();
+	int64_t cost = (int64_t)pf->stamp_cost;
+	pf->cyc[TXS_PROF_LINKSEL] += (int64_t)(s1 - s0) - cost;
+	pf->cyc[TXS_PROF_IDENT] += (int64_t)(s2 - s1) - cost;
+	pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
+	pf->stamps += 4;
+}
+
 /* gen_fill for a sampled burst (engine profile): the same frames, built in
  * stages over the whole burst so that four counter reads time it: select the
  * links of every packet that fits, reserve their IDs, then patch the headers
@@ -16,13 +36,11 @@ unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned 
 		return udp_gen_fill_shaped_prof(w, b, n, now_ns);
 	const struct txs_tmpl *t = &g->t;
 	struct txs_prof *pf = &w->prof;
-	int64_t cost = (int64_t)pf->stamp_cost;
 	if (TXS_UNLIKELY(n && b[0].cap < t->wire_len))
 		return 0;
-	uint16_t ids[256];
-	uint32_t masks[256];
-	if (TXS_UNLIKELY(n > TXS_ARRAY_SIZE(ids)))
-		n = TXS_ARRAY_SIZE(ids);
+	struct prof_scratch sc;
+	if (TXS_UNLIKELY(n > PROF_MAX))
+		n = PROF_MAX;
 	uint64_t s0 = txs_prof_stamp();
 	/* linksel: links of each packet, as many packets as their frames fit */
 	unsigned i0 = 0, np = 0, frames;
@@ -35,7 +53,7 @@ unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned 
 			int copies = txs_linksel_select_mask(g->ls, &g->key, &mask);
 			if (TXS_UNLIKELY(copies < 0))
 				break; /* no link up: counted by the selector */
-			masks[np++] = mask;
+			sc.masks[np++] = mask;
 			frames += (unsigned)copies;
 		}
 	} else {
@@ -48,12 +66,12 @@ unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned 
 	if (gi) {
 		txs_ident_core_tick(gi->core); /* once per burst: stale leases expire */
 		for (unsigned p = 0; p < np; p++)
-			ids[p] = gen_ident_next(gi, &g->one);
+			sc.ids[p] = gen_ident_next(gi, &g->one);
 		if (np)
-			id = (uint16_t)(ids[np - 1] + 1);
+			id = (uint16_t)(sc.ids[np - 1] + 1);
 	} else {
 		for (unsigned p = 0; p < np; p++)
-			ids[p] = id++;
+			sc.ids[p] = id++;
 	}
 	uint64_t s2 = txs_prof_stamp();
 	/* header: patch the template into each packet's first frame */
@@ -62,25 +80,14 @@ unsigned udp_gen_fill_prof(struct txs_worker *w, struct txs_pktbuf *b, unsigned 
 		i = udp_gen_copies(g, b, 0, n, g->bc_frame, g->bc_len, g->bc_left);
 	uint64_t seq = g->seq;
 	for (unsigned p = 0; p < np && i < n; p++) {
-		uint32_t mask = g->ls ? masks[p] : 1;
-		b[i].len = txs_tmpl_patch(t, b[i].data, ids[p], seq++, now_ns);
-		b[i].l4_off = t->l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
-		i++;
-		if (TXS_UNLIKELY(mask & (mask - 1)))
-			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+		uint32_t mask = g->ls ? sc.masks[p] : 1;
+		gen_buf_set(&b[i], txs_tmpl_patch(t, b[i].data, sc.ids[p], seq++, now_ns), t, mask);
+		i = gen_copies_next(g, b, i + 1, n, mask & (mask - 1), mask);
 	}
 	g->seq = seq;
 	g->ip_id = id;
-	uint64_t s3 = txs_prof_stamp();
-	pf->cyc[TXS_PROF_LINKSEL] += (int64_t)(s1 - s0) - cost;
-	pf->cyc[TXS_PROF_IDENT] += (int64_t)(s2 - s1) - cost;
-	pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
-	pf->stamps += 4;
-	if (TXS_UNLIKELY(i == 0 && n))
-		w->fill_err = -ENETDOWN; /* only "no link up" leaves a burst empty */
-	return i;
+	prof_stages(pf, s0, s1, s2);
+	return gen_fill_done(w, i, n);
 }
 
 /* The same for a shaped worker (udp_gen_fill_shaped's frames): flows in
@@ -89,13 +96,11 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 {
 	struct gen_state *g = w->gen;
 	struct txs_prof *pf = &w->prof;
-	int64_t cost = (int64_t)pf->stamp_cost;
 	if (TXS_UNLIKELY(n && b[0].cap < g->max_wire))
 		return 0;
-	uint16_t ids[256];
-	uint32_t masks[256];
-	if (TXS_UNLIKELY(n > TXS_ARRAY_SIZE(ids)))
-		n = TXS_ARRAY_SIZE(ids);
+	struct prof_scratch sc;
+	if (TXS_UNLIKELY(n > PROF_MAX))
+		n = PROF_MAX;
 	const uint32_t nf = g->n_flows, ns = g->n_sizes, pl = g->pat_len;
 	uint64_t s0 = txs_prof_stamp();
 	unsigned np = 0, frames;
@@ -109,7 +114,7 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 			int copies = txs_linksel_select_mask(g->ls, &g->keys[cur], &mask);
 			if (TXS_UNLIKELY(copies < 0))
 				break;
-			masks[np++] = mask;
+			sc.masks[np++] = mask;
 			frames += (unsigned)copies;
 			if (++cur == nf)
 				cur = 0;
@@ -123,7 +128,7 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 		txs_ident_core_tick(gi->core);
 	for (unsigned p = 0, cur = g->cur; p < np; p++) {
 		struct gen_flow *f = &g->fl[cur];
-		ids[p] = gi ? gen_ident_next(gi, f) : f->ip_id++;
+		sc.ids[p] = gi ? gen_ident_next(gi, f) : f->ip_id++;
 		if (++cur == nf)
 			cur = 0;
 	}
@@ -134,28 +139,17 @@ unsigned udp_gen_fill_shaped_prof(struct txs_worker *w, struct txs_pktbuf *b, un
 	uint32_t cur = g->cur, pos = g->pat_pos;
 	const bool tags = n && b[0].cap >= g->max_wire + GEN_TAG_LEN;
 	for (unsigned p = 0; p < np && i < n; p++) {
-		uint32_t mask = g->ls ? masks[p] : 1;
+		uint32_t mask = g->ls ? sc.masks[p] : 1;
 		const struct txs_tmpl *t = &g->tm[cur * ns + g->pat[pos]];
-		b[i].len = gen_patch_shaped(g->nonce, t, &b[i], tags, ids[p], g->fl[cur].seq++, now_ns);
-		b[i].l4_off = t->l4_off;
-		b[i].segs = 1;
-		b[i].link = (uint16_t)__builtin_ctz(mask);
-		i++;
+		gen_buf_set(&b[i], gen_patch_shaped(g->nonce, t, &b[i], tags, sc.ids[p], g->fl[cur].seq++, now_ns), t, mask);
 		if (++cur == nf)
 			cur = 0;
 		if (++pos == pl)
 			pos = 0;
-		if (TXS_UNLIKELY(mask & (mask - 1)))
-			i = udp_gen_copies(g, b, i, n, b[i - 1].data, b[i - 1].len, mask & (mask - 1));
+		i = gen_copies_next(g, b, i + 1, n, mask & (mask - 1), mask);
 	}
 	g->cur = cur;
 	g->pat_pos = pos;
-	uint64_t s3 = txs_prof_stamp();
-	pf->cyc[TXS_PROF_LINKSEL] += (int64_t)(s1 - s0) - cost;
-	pf->cyc[TXS_PROF_IDENT] += (int64_t)(s2 - s1) - cost;
-	pf->cyc[TXS_PROF_HEADER] += (int64_t)(s3 - s2) - cost;
-	pf->stamps += 4;
-	if (TXS_UNLIKELY(i == 0 && n))
-		w->fill_err = -ENETDOWN;
-	return i;
+	prof_stages(pf, s0, s1, s2);
+	return gen_fill_done(w, i, n);
 }

@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "common/alloc.h"
+#include "common/counters.h"
+#include "pkt/sockaddr.h"
 #include "udp_priv.h"
 
 #define SIN6_LEN_RFC2133 24 /* the kernel accepts sockaddr_in6 without scope id */
@@ -579,12 +582,7 @@ TXS_API size_t txs_udp_pending(const struct txs_udp_ep *ep)
 
 TXS_API void txs_udp_stats(const struct txs_udp_ep *ep, struct txs_udp_stats *out)
 {
-	out->calls = TXS_STAT_READ(ep->st.calls);
-	out->datagrams = TXS_STAT_READ(ep->st.datagrams);
-	out->frames = TXS_STAT_READ(ep->st.frames);
-	out->bytes = TXS_STAT_READ(ep->st.bytes);
-	out->errors = TXS_STAT_READ(ep->st.errors);
-	out->drops = TXS_STAT_READ(ep->st.drops);
+	TXS_COUNTERS(read, out, &ep->st);
 }
 
 TXS_API int txs_udp_connect(struct txs_udp_ep *ep, const struct sockaddr *name, socklen_t namelen)
@@ -607,22 +605,7 @@ TXS_API int txs_udp_connect(struct txs_udp_ep *ep, const struct sockaddr *name, 
 
 TXS_API socklen_t txs_udp_sockaddr(struct sockaddr_storage *ss, const struct txs_addr *a, uint16_t port)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (a->family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		s->sin_addr = a->v4;
-		return sizeof(*s);
-	}
-	if (a->family == AF_INET6) {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(port);
-		s->sin6_addr = a->v6;
-		return sizeof(*s);
-	}
-	return 0;
+	return txs_sockaddr_set(ss, a->family, a, port);
 }
 
 TXS_API int txs_udp_open(struct txs_udp_ep **out, struct txs_txq *q, const struct txs_udp_conf *conf)
@@ -649,16 +632,14 @@ TXS_API int txs_udp_open(struct txs_udp_ep **out, struct txs_txq *q, const struc
 	if (q->dev->conf.frame_size < frame_max || q->dev->conf.frame_size < 64)
 		return -EINVAL;
 
-	struct txs_udp_ep *ep = aligned_alloc(TXS_CACHE_LINE, sizeof(*ep));
+	struct txs_udp_ep *ep = txs_zalloc_line(sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
-	memset(ep, 0, sizeof(*ep));
-	ep->cache = aligned_alloc(TXS_CACHE_LINE, sizeof(*ep->cache) * cache);
+	ep->cache = txs_zalloc_line(sizeof(*ep->cache) * cache);
 	if (!ep->cache) {
 		free(ep);
 		return -ENOMEM;
 	}
-	memset(ep->cache, 0, sizeof(*ep->cache) * cache);
 	ep->cache_mask = cache - 1;
 	ep->conf = *c;
 	ep->q = q;

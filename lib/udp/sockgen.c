@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/alloc.h"
 #include "udp_priv.h"
 
 /* One flow of a worker: its sequence space, flow id, destination, the
@@ -108,7 +109,7 @@ static void sg_free(struct sg_state *g)
 	free(g);
 }
 
-static void sg_key(struct txs_linksel *ls, struct txs_flow_key *k, const struct txs_flow_spec *sp)
+void udp_flow_key(struct txs_linksel *ls, struct txs_flow_key *k, const struct txs_flow_spec *sp)
 {
 	memcpy(k->src_mac, sp->src_mac, 6);
 	memcpy(k->dst_mac, sp->dst_mac, 6);
@@ -155,10 +156,9 @@ static int sg_init(struct txs_worker *w, void *confp)
 	const struct txs_udp_gen_conf *c = confp;
 	const struct txs_flow_spec *sp = &c->spec;
 	const struct txs_shape *sh = shaped(c->shape) ? c->shape : NULL;
-	struct sg_state *g = aligned_alloc(TXS_CACHE_LINE, sizeof(*g));
+	struct sg_state *g = txs_zalloc_line(sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	memset(g, 0, sizeof(*g));
 	const struct txs_netdev *dev = w->txq->dev;
 	uint32_t mtu = c->mtu ? c->mtu : dev->mtu ? dev->mtu : 1500;
 	struct txs_udp_conf uc = {
@@ -223,7 +223,7 @@ static int sg_init(struct txs_worker *w, void *confp)
 			}
 		}
 		if (c->linksel)
-			sg_key(c->linksel, &fl->key, &f);
+			udp_flow_key(c->linksel, &fl->key, &f);
 	}
 	if (rc == 0 && g->connected)
 		rc = txs_udp_connect(g->ep[0], (struct sockaddr *)&g->fl[0].ss, g->fl[0].sl);

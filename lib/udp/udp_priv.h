@@ -94,6 +94,13 @@ void udp_emit_frag4(struct txs_udp_ep *ep, struct txs_pktbuf *fb, unsigned n, co
 void udp_emit_frag6(struct txs_udp_ep *ep, struct txs_pktbuf *fb, unsigned n, const struct udp_dst *d,
 		    const struct udp_eff *o, uint32_t frag_id, const uint8_t *p, size_t len);
 
+/* A flow's linksel key from its spec, prepared for ls (sockgen.c; gen.c
+ * too). */
+struct txs_linksel;
+struct txs_flow_key;
+struct txs_flow_spec;
+void udp_flow_key(struct txs_linksel *ls, struct txs_flow_key *k, const struct txs_flow_spec *sp);
+
 /* sockgen.c <-> sock.c: lend the engine's buffers to the endpoint for one
  * fill; unborrow returns how many frames were written. */
 void udp_ep_borrow(struct txs_udp_ep *ep, struct txs_pktbuf *b, unsigned n);

@@ -8,6 +8,7 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "xsk_util.h"
@@ -70,3 +71,13 @@ const char *txs_xsk_hint(int rc, bool zc_forced)
 	return "";
 }
 #endif
+
+void txs_xsk_close(struct xsk_socket *xsk, struct xsk_umem *umem, void *area, size_t area_len)
+{
+	if (xsk)
+		xsk_socket__delete(xsk);
+	if (umem)
+		xsk_umem__delete(umem);
+	if (area)
+		munmap(area, area_len);
+}

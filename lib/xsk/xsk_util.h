@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <xdp/libxdp.h>
 #include <bpf/libbpf.h>
+#include <xdp/xsk.h>
 
 /* Hardware queues of ifname in one direction (rx: RX + combined, else TX +
  * combined, ETHTOOL_GCHANNELS), or 0 when the driver does not say. */
@@ -23,4 +24,7 @@ void txs_xsk_loud(const struct txs_xsk_print *saved);
 /* What an AF_XDP UMEM registration or bind failing with rc (-errno) most
  * likely means here, as " (...)" to append to the error, or "". */
 const char *txs_xsk_hint(int rc, bool zc_forced);
+/* Take down what an AF_XDP socket's setup made, in order: the socket, its
+ * UMEM, the UMEM's area (each NULL when not made). */
+void txs_xsk_close(struct xsk_socket *xsk, struct xsk_umem *umem, void *area, size_t area_len);
 #endif
