@@ -272,6 +272,14 @@ void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FI
 	fprintf(f, "  -h, --help                 show this help\n");
 }
 
+int opt_defaults(const char *cmd, const struct opt *opts, void *cfg)
+{
+	for (const struct opt *o = opts; o->lng; o++)
+		if (o->def && apply(cmd, o, cfg, o->def) < 0)
+			return -1;
+	return 0;
+}
+
 int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, void *cfg, int argc, char **argv,
 	      const char **positional, int max_pos, int *n_pos)
 {
@@ -302,13 +310,11 @@ int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, voi
 	lo[n].name = "help";
 	lo[n].val = 'h';
 	so[sp++] = 'h';
-	/* defaults */
-	for (size_t i = 0; i < n; i++)
-		if (opts[i].def && apply(cmd, &opts[i], cfg, opts[i].def) < 0) {
-			free(lo);
-			free(so);
-			return 2;
-		}
+	if (opt_defaults(cmd, opts, cfg) < 0) {
+		free(lo);
+		free(so);
+		return 2;
+	}
 	int rc = 0, c;
 	optind = 1;
 	opterr = 0;

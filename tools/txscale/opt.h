@@ -55,6 +55,8 @@ struct opt {
 int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, void *cfg, int argc, char **argv,
 	      const char **positional, int max_pos, int *n_pos);
 void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FILE *f);
+/* The table's defaults into cfg (what opt_parse does first). 0, or -1 said. */
+int opt_defaults(const char *cmd, const struct opt *opts, void *cfg);
 
 /* Parsers, also used directly. Return 0 or -1 with err filled. */
 int opt_parse_u64(const char *s, uint64_t *out);

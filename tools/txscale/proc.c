@@ -3,6 +3,7 @@
  * fork + exec, reaping, a graceful-then-forced stop, and the small file
  * helpers around their summaries. Used by txscale ndr (local trials) and by
  * the control channel (server.c, client.c). Single-threaded callers. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -140,6 +141,36 @@ pid_t spawn(const struct args *a, const char *errpath, int keep_fd)
 	return spawn_io(a, PROC_NULL, errpath, PROC_NULL, keep_fd);
 }
 
+/* In a new child: dies with its parent, stdin from /dev/null, stdout and
+ * stderr as spawn_io says, keep_fd kept across exec, the signals the
+ * parent handles back to their defaults. false: the parent is gone. */
+static bool child_setup(pid_t parent, int out_fd, const char *errpath, int err_fd, int keep_fd)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		return false;
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int err = errpath ? open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+	if (nul >= 0)
+		dup2(nul, STDIN_FILENO);
+	if (out_fd == PROC_NULL && nul >= 0)
+		dup2(nul, STDOUT_FILENO);
+	else if (out_fd >= 0)
+		dup2(out_fd, STDOUT_FILENO);
+	if (err >= 0)
+		dup2(err, STDERR_FILENO);
+	else if (err_fd == PROC_NULL && nul >= 0)
+		dup2(nul, STDERR_FILENO);
+	else if (err_fd >= 0)
+		dup2(err_fd, STDERR_FILENO);
+	if (keep_fd >= 0)
+		fcntl(keep_fd, F_SETFD, 0);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	return true;
+}
+
 pid_t spawn_io(const struct args *a, int out_fd, const char *errpath, int err_fd, int keep_fd)
 {
 	pid_t parent = getpid();
@@ -148,31 +179,49 @@ pid_t spawn_io(const struct args *a, int out_fd, const char *errpath, int err_fd
 		return -errno;
 	if (pid == 0) {
 		/* a child never outlives the process that runs it */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (!child_setup(parent, out_fd, errpath, err_fd, keep_fd))
 			_exit(127);
-		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-		int err = errpath ? open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-		if (nul >= 0)
-			dup2(nul, STDIN_FILENO);
-		if (out_fd == PROC_NULL && nul >= 0)
-			dup2(nul, STDOUT_FILENO);
-		else if (out_fd >= 0)
-			dup2(out_fd, STDOUT_FILENO);
-		if (err >= 0)
-			dup2(err, STDERR_FILENO);
-		else if (err_fd == PROC_NULL && nul >= 0)
-			dup2(nul, STDERR_FILENO);
-		else if (err_fd >= 0)
-			dup2(err_fd, STDERR_FILENO);
-		if (keep_fd >= 0)
-			fcntl(keep_fd, F_SETFD, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
 		execvp(a->v[0], (char *const *)a->v);
 		fprintf(stderr, "cannot run %s: %s\n", a->v[0], strerror(errno));
 		_exit(127);
+	}
+	return pid;
+}
+
+/* What exec would do to the descriptors: those marked close-on-exec close */
+static void close_cloexec(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int self = dirfd(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || end == e->d_name || fd <= STDERR_FILENO || fd == self)
+			continue;
+		int fl = fcntl((int)fd, F_GETFD);
+		if (fl >= 0 && (fl & FD_CLOEXEC))
+			close((int)fd);
+	}
+	closedir(d);
+}
+
+pid_t spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd)
+{
+	pid_t parent = getpid();
+	fflush(NULL); /* the child flushes its copy of our buffers when it ends */
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (!child_setup(parent, PROC_NULL, errpath, PROC_NULL, keep_fd))
+			_exit(127);
+		close_cloexec();
+		int rc = fn(arg);
+		fflush(NULL);
+		_exit(rc & 0xff);
 	}
 	return pid;
 }

@@ -51,6 +51,12 @@ pid_t spawn(const struct args *a, const char *errpath, int keep_fd);
 /* The same with a choice: stdout to out_fd (or PROC_NULL / PROC_INHERIT);
  * stderr to errpath when not NULL, else to err_fd (or PROC_NULL / PROC_INHERIT). */
 pid_t spawn_io(const struct args *a, int out_fd, const char *errpath, int err_fd, int keep_fd);
+/* fork and run fn(arg) in the child as spawn() would run a program there
+ * (stdout to /dev/null, stderr to errpath, the descriptors marked
+ * close-on-exec closed but keep_fd, killed with its parent); the child
+ * exits with fn's return value. For a process that runs no other thread.
+ * Returns the pid or -errno. */
+pid_t spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd);
 /* Reap pid if it has exited: 1 and *status, 0 still running. */
 int reaped(pid_t pid, int *status);
 /* Wait up to grace s for pid to exit by itself, then SIGTERM, then SIGKILL

@@ -276,6 +276,67 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f)
 	return ret;
 }
 
+/* The config's checks, --summary-file, the session: the exit status */
+static int recv_main(struct recv_cfg *cfg)
+{
+	fill_conf(cfg);
+	char err[512];
+	if (txs_recv_conf_check(&cfg->c, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale recv: %s\n", err);
+		return 2;
+	}
+	/* a bad --summary-file is refused before anything starts */
+	FILE *summary_f = NULL;
+	if (cfg->summary_file) {
+		summary_f = fopen(cfg->summary_file, "we");
+		if (!summary_f) {
+			fprintf(stderr, "txscale recv: bad value for --summary-file: '%s': %s\n", cfg->summary_file,
+				strerror(errno));
+			return 2;
+		}
+	}
+	return session(cfg, summary_f);
+}
+
+int recv_run_spec(const struct recv_spec_run *rs)
+{
+	const struct txs_ctl_recv_spec *r = rs->spec;
+	struct recv_cfg cfg = { 0 };
+	txs_recv_conf_init(&cfg.c);
+	if (opt_defaults("recv", recv_opts, &cfg) < 0)
+		return 2;
+	char port[8], err[256];
+	snprintf(port, sizeof(port), "%u", (unsigned)r->port);
+	cfg.c.dev = r->dev;
+	cfg.c.bind = rs->bind;
+	cfg.c.port = port;
+	cfg.json = true;
+	cfg.c.interval = 0;
+	cfg.c.idle = rs->idle;
+	cfg.time.set = true;
+	cfg.time.v = rs->limit;
+	cfg.c.sender_summary = rs->sender_summary;
+	cfg.summary_file = rs->summary_file;
+	cfg.ready_fd = (unsigned)rs->ready_fd;
+	cfg.c.threads = r->threads;
+	if (r->cpus[0] && opt_parse_cpus(r->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale recv: bad value for -A/--affinity: '%s': %s\n", r->cpus, err);
+		return 2;
+	}
+	cfg.no_pin = r->no_pin;
+	if (r->rcvbuf)
+		cfg.c.rcvbuf = r->rcvbuf;
+	if (r->window)
+		cfg.c.window = r->window;
+	if (rs->metrics_file && rs->metrics_file[0])
+		cfg.metrics.file = rs->metrics_file;
+	if (r->clock.on) { /* measured by the client before this test */
+		cfg.clock_offset.set = true;
+		cfg.clock_offset.ns = r->clock.offset_ns;
+	}
+	return recv_main(&cfg);
+}
+
 int cmd_recv(int argc, char **argv)
 {
 	if (ctl_recv_wants_server(argc, argv)) /* recv -s: the control channel (server.c) */
@@ -290,21 +351,5 @@ int cmd_recv(int argc, char **argv)
 	int rc = opt_parse("recv", syn, recv_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	fill_conf(&cfg);
-	char err[512];
-	if (txs_recv_conf_check(&cfg.c, err, sizeof(err)) < 0) {
-		fprintf(stderr, "txscale recv: %s\n", err);
-		return 2;
-	}
-	/* a bad --summary-file is refused before anything starts */
-	FILE *summary_f = NULL;
-	if (cfg.summary_file) {
-		summary_f = fopen(cfg.summary_file, "we");
-		if (!summary_f) {
-			fprintf(stderr, "txscale recv: bad value for --summary-file: '%s': %s\n", cfg.summary_file,
-				strerror(errno));
-			return 2;
-		}
-	}
-	return session(&cfg, summary_f);
+	return recv_main(&cfg);
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
+#include <txscale/ctl.h>
 #include "cli.h"
 #include "opt.h"
 #include "metrics_cli.h"
@@ -409,42 +410,29 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf)
 	return rc < 0 || failed ? 1 : r->verify_errors ? 1 : 0;
 }
 
-int cmd_send(int argc, char **argv)
+/* From the parsed options on (dest set): the exit status. argc/argv: what
+ * the client check reads (the iperf3 form: -c without --dev). */
+static int send_main(struct send_cfg *cfg, int argc, char **argv)
 {
-	struct send_cfg cfg = { 0 };
-	const char *pos[1];
-	int npos = 0;
-	static const char *syn = "[options] [-c] DEST";
-	build_dev_help();
-	int rc = opt_parse("send", syn, send_opts, &cfg, argc, argv, pos, 1, &npos);
-	if (rc)
-		return rc == 1 ? 0 : 2;
 	struct txs_send_conf conf;
 	if (test_stamp_shift(&conf.stamp_shift_ns))
 		return 2;
 	int64_t shift = conf.stamp_shift_ns;
-	if (npos) {
-		if (cfg.dest) {
-			fprintf(stderr, "txscale send: destination given twice ('%s' and '%s')\n", cfg.dest, pos[0]);
-			return 2;
-		}
-		cfg.dest = pos[0];
-	}
-	fill_conf(&cfg, &conf);
+	fill_conf(cfg, &conf);
 	conf.stamp_shift_ns = shift;
 	char err[512];
 	struct txs_send_plan plan;
-	rc = txs_send_conf_check(&conf, &plan, err, sizeof(err));
+	int rc = txs_send_conf_check(&conf, &plan, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "txscale send: %s\n", err);
 		return rc == -EINVAL ? 2 : 1;
 	}
-	if (ctl_client_wanted(&cfg.ctl, plan.dest, argc, argv))
-		return run_client(&cfg, &plan, argc, argv);
+	if (ctl_client_wanted(&cfg->ctl, plan.dest, argc, argv))
+		return run_client(cfg, &plan, argc, argv);
 	/* --summary-file: refused before anything starts, not reported after the run */
 	FILE *sumf = NULL;
-	if (cfg.summary_file && !(sumf = fopen(cfg.summary_file, "w"))) {
-		fprintf(stderr, "txscale send: bad value for --summary-file: '%s': %s\n", cfg.summary_file,
+	if (cfg->summary_file && !(sumf = fopen(cfg->summary_file, "w"))) {
+		fprintf(stderr, "txscale send: bad value for --summary-file: '%s': %s\n", cfg->summary_file,
 			strerror(errno));
 		return 2;
 	}
@@ -456,17 +444,71 @@ int cmd_send(int argc, char **argv)
 			fclose(sumf);
 		return rc == -EINVAL || rc == -ENODEV || rc == -ENAMETOOLONG ? 2 : 1;
 	}
-	if (cfg.schedule_file && txs_send_write_schedule(s, cfg.schedule_file, err, sizeof(err)) < 0) {
+	if (cfg->schedule_file && txs_send_write_schedule(s, cfg->schedule_file, err, sizeof(err)) < 0) {
 		fprintf(stderr, "txscale send: %s\n", err);
 		rc = 1;
-	} else if (cfg.dry_run) {
+	} else if (cfg->dry_run) {
 		rc = 0;
 	} else {
-		rc = run(&cfg, s, sumf);
+		rc = run(cfg, s, sumf);
 		sumf = NULL;
 	}
 	if (sumf)
 		fclose(sumf);
 	txs_send_close(s);
 	return rc;
+}
+
+int send_run_spec(const struct send_spec_run *ss)
+{
+	const struct txs_ctl_send_spec *sd = ss->spec;
+	struct send_cfg cfg = { 0 };
+	build_dev_help();
+	if (opt_defaults("send", send_opts, &cfg) < 0)
+		return 2;
+	char len[16], err[256];
+	snprintf(len, sizeof(len), "%u", sd->length);
+	cfg.dev = "udp";
+	cfg.bind = ss->bind;
+	cfg.port = sd->port;
+	cfg.length_s = len;
+	cfg.rate = (struct opt_rate){ .value = sd->rate };
+	cfg.time = ss->limit;
+	cfg.count = sd->count;
+	cfg.threads = sd->threads;
+	if (sd->cpus[0] && opt_parse_cpus(sd->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale send: bad value for -A/--affinity: '%s': %s\n", sd->cpus, err);
+		return 2;
+	}
+	cfg.no_pin = sd->no_pin;
+	if (sd->timestamps[0])
+		cfg.timestamps = sd->timestamps;
+	cfg.json = true;
+	cfg.interval = 0;
+	cfg.summary_file = ss->summary_file;
+	if (ss->metrics_file && ss->metrics_file[0])
+		cfg.metrics.file = ss->metrics_file;
+	cfg.dest = ss->dest;
+	char *noargs[] = { NULL };
+	return send_main(&cfg, 0, noargs);
+}
+
+int cmd_send(int argc, char **argv)
+{
+	struct send_cfg cfg = { 0 };
+	const char *pos[1];
+	int npos = 0;
+	static const char *syn = "[options] [-c] DEST";
+	build_dev_help();
+	int rc = opt_parse("send", syn, send_opts, &cfg, argc, argv, pos, 1, &npos);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (npos) {
+		if (cfg.dest) {
+			fprintf(stderr, "txscale send: destination given twice ('%s' and '%s')\n", cfg.dest, pos[0]);
+			return 2;
+		}
+		cfg.dest = pos[0];
+	}
+	return send_main(&cfg, argc, argv);
 }

@@ -12,6 +12,7 @@
 #include <txscale/txscale.h>
 #include <txscale/ctl.h>
 #include <txscale/ctl_session.h>
+#include "cli.h"
 #include "ctl_cli.h"
 #include "server_iperf3.h"
 #include "server_metrics.h"
@@ -81,6 +82,12 @@ static int wait_ready(int rfd, pid_t pid, const char *errpath, char *err, size_t
 }
 
 /* ops.recv_start */
+/* the receiver child: the session from the test's spec, no exec */
+static int recv_child(void *arg)
+{
+	return recv_run_spec(arg);
+}
+
 static int start_recv(void *ctx, const struct txs_ctl_recv_spec *r, char *err, size_t errlen)
 {
 	struct sess *s = ctx;
@@ -93,59 +100,12 @@ static int start_recv(void *ctx, const struct txs_ctl_recv_spec *r, char *err, s
 	double limit = r->time > 0 ? r->time + RECV_EXTRA_S : s->cfg->max_time;
 	if (limit > s->cfg->max_time + RECV_EXTRA_S)
 		limit = s->cfg->max_time + RECV_EXTRA_S;
-	struct args a = { .n = 0 };
-	char cpus[TXS_CTL_CPUS_MAX];
-	arg(&a, s->exe);
-	arg(&a, "recv");
-	arg(&a, "--dev");
-	arg(&a, r->dev);
-	arg(&a, "-B");
-	arg(&a, s->local_s);
-	arg(&a, "-p");
-	arg(&a, fmt_arg(&a, "%.0f", r->port));
-	arg(&a, "-J");
-	arg(&a, "-i");
-	arg(&a, "0");
-	arg(&a, "--idle");
-	arg(&a, fmt_arg(&a, "%.3f", idle));
-	arg(&a, "-t");
-	arg(&a, fmt_arg(&a, "%.3f", limit));
-	arg(&a, "--sender-summary");
-	arg(&a, s->peer_json);
-	arg(&a, "--summary-file");
-	arg(&a, s->p.recv_json);
-	arg(&a, "--ready-fd");
-	arg(&a, fmt_arg(&a, "%.0f", pfd[1]));
-	if (r->threads) {
-		arg(&a, "-P");
-		arg(&a, fmt_arg(&a, "%.0f", r->threads));
-	}
-	if (r->cpus[0]) {
-		snprintf(cpus, sizeof(cpus), "%s", r->cpus);
-		arg(&a, "-A");
-		arg(&a, cpus);
-	}
-	if (r->no_pin)
-		arg(&a, "--no-pin");
-	if (r->rcvbuf) {
-		arg(&a, "--rcvbuf");
-		arg(&a, fmt_arg(&a, "%.0f", (double)r->rcvbuf));
-	}
-	if (r->window) {
-		arg(&a, "--window");
-		arg(&a, fmt_arg(&a, "%.0f", r->window));
-	}
 	char mf[400];
 	smet_path(s->sm, s->id, "recv", mf, sizeof(mf));
-	if (mf[0]) {
-		arg(&a, "--metrics-file");
-		arg(&a, mf);
-	}
-	if (r->clock.on) { /* measured by the client before this test */
-		arg(&a, "--clock-offset");
-		arg(&a, fmt_arg(&a, "%.0f", (double)r->clock.offset_ns));
-	}
-	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.recv_err, pfd[1]);
+	struct recv_spec_run rs = { .spec = r, .bind = s->local_s, .sender_summary = s->peer_json,
+				    .summary_file = s->p.recv_json, .metrics_file = mf, .idle = idle, .limit = limit,
+				    .ready_fd = pfd[1] };
+	pid_t pid = spawn_call(recv_child, &rs, s->p.recv_err, pfd[1]);
 	close(pfd[1]);
 	if (pid < 0) {
 		close(pfd[0]);
@@ -162,59 +122,22 @@ static int start_recv(void *ctx, const struct txs_ctl_recv_spec *r, char *err, s
 	return 0;
 }
 
+/* the sender child: the session from the test's spec, no exec */
+static int send_child(void *arg)
+{
+	return send_run_spec(arg);
+}
+
 /* ops.send_start */
 static int start_send(void *ctx, const struct txs_ctl_send_spec *sd, const char *dest, double limit, char *err,
 		      size_t errlen)
 {
 	struct sess *s = ctx;
-	struct args a = { .n = 0 };
-	char cpus[TXS_CTL_CPUS_MAX];
-	arg(&a, s->exe);
-	arg(&a, "send");
-	arg(&a, "--dev");
-	arg(&a, "udp");
-	arg(&a, "-B");
-	arg(&a, s->local_s);
-	arg(&a, "-p");
-	arg(&a, fmt_arg(&a, "%.0f", sd->port));
-	arg(&a, "-l");
-	arg(&a, fmt_arg(&a, "%.0f", sd->length));
-	arg(&a, "-b");
-	arg(&a, fmt_arg(&a, "%.3f", sd->rate));
-	arg(&a, "-t");
-	arg(&a, fmt_arg(&a, "%.3f", limit));
-	if (sd->count) {
-		arg(&a, "-n");
-		arg(&a, fmt_arg(&a, "%.0f", (double)sd->count));
-	}
-	if (sd->threads) {
-		arg(&a, "-P");
-		arg(&a, fmt_arg(&a, "%.0f", sd->threads));
-	}
-	if (sd->cpus[0]) {
-		snprintf(cpus, sizeof(cpus), "%s", sd->cpus);
-		arg(&a, "-A");
-		arg(&a, cpus);
-	}
-	if (sd->no_pin)
-		arg(&a, "--no-pin");
-	if (sd->timestamps[0]) {
-		arg(&a, "--timestamps");
-		arg(&a, sd->timestamps);
-	}
-	arg(&a, "-J");
-	arg(&a, "-i");
-	arg(&a, "0");
-	arg(&a, "--summary-file");
-	arg(&a, s->p.send_json);
 	char mf[400];
 	smet_path(s->sm, s->id, "send", mf, sizeof(mf));
-	if (mf[0]) {
-		arg(&a, "--metrics-file");
-		arg(&a, mf);
-	}
-	arg(&a, dest);
-	pid_t pid = a.overflow ? -E2BIG : spawn(&a, s->p.send_err, -1);
+	struct send_spec_run ss = { .spec = sd, .bind = s->local_s, .dest = dest, .summary_file = s->p.send_json,
+				    .metrics_file = mf, .limit = limit };
+	pid_t pid = spawn_call(send_child, &ss, s->p.send_err, -1);
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot start the sender: %s", strerror((int)-pid));
 		return -1;
