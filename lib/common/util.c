@@ -69,6 +69,18 @@ int txs_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
+void txs_say(void (*fn)(void *user, const char *line), void *user, const char *fmt, ...)
+{
+	if (!fn)
+		return;
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fn(user, line);
+}
+
 TXS_API int txs_pin_self(int cpu)
 {
 	if (cpu < 0)

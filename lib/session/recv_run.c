@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/err.h"
 #include "recv_priv.h"
 
 #define POLL_MS 50
@@ -50,18 +51,6 @@ struct run {
 	struct txs_rx_live *prev, *delta;
 	int ret;
 };
-
-__attribute__((format(printf, 2, 3))) static void say(struct run *r, const char *fmt, ...)
-{
-	if (!r->h->msg)
-		return;
-	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	r->h->msg(r->h->user, line);
-}
 
 static void live_sub(struct txs_rx_live *d, const struct txs_rx_live *a, const struct txs_rx_live *b)
 {
@@ -116,7 +105,7 @@ static int start_threads(struct run *r)
 		struct txs_recv_thread *t = &s->t[r->started];
 		int e = pthread_create(&t->th, NULL, txs_recv_thread_main, t);
 		if (e) {
-			say(r, "cannot start thread: %s", strerror(e));
+			txs_say(r->h->msg, r->h->user, "cannot start thread: %s", strerror(e));
 			txs_recv_stop(s);
 			return -e;
 		}
@@ -198,7 +187,7 @@ static void join_threads(struct run *r)
 		if (s->t[i].error == -ENETDOWN || s->t[i].error == -ENODEV) {
 			link_failed = true;
 		} else if (s->t[i].error < 0) {
-			say(r, "queue %u: %s", i, txs_strerror(s->t[i].error));
+			txs_say(r->h->msg, r->h->user, "queue %u: %s", i, txs_strerror(s->t[i].error));
 			r->ret = s->t[i].error;
 		}
 	}
@@ -206,7 +195,7 @@ static void join_threads(struct run *r)
 		char cerr[160];
 		int crc = txs_rx_input_check(s->in, cerr, sizeof(cerr));
 		if (crc < 0 || link_failed) {
-			say(r, "--dev %s: %s", s->in->spec,
+			txs_say(r->h->msg, r->h->user, "--dev %s: %s", s->in->spec,
 			    crc < 0 ? cerr : "an interface went down during the run (Network is down)");
 			r->ret = crc < 0 ? crc : -ENETDOWN;
 		}
@@ -222,7 +211,7 @@ static void hw_skew_warning(struct run *r, const struct txs_rx_input_stats *is)
 	char phc[32] = "";
 	if (is->phc_index >= 0)
 		snprintf(phc, sizeof(phc), " (/dev/ptp%d)", is->phc_index);
-	say(r, "warning: %llu of %llu hardware receive timestamps were off our clock (by %+.6f s) and not used: the "
+	txs_say(r->h->msg, r->h->user, "warning: %llu of %llu hardware receive timestamps were off our clock (by %+.6f s) and not used: the "
 	       "NIC clock%s of %s is likely not synchronised to CLOCK_REALTIME (phc2sys; a PHC in PTP time, TAI, "
 	       "runs 37 s ahead)", (unsigned long long)is->ts_hw_skewed, (unsigned long long)all,
 	    is->hw_offset_ns / 1e9, phc, is->hw_ifname);
@@ -244,8 +233,8 @@ static void summary_final(struct run *r)
 		free(text);
 		return;
 	}
-	say(r, "%s", err);
-	say(r, "no exact loss: the sender summary could not be read");
+	txs_say(r->h->msg, r->h->user, "%s", err);
+	txs_say(r->h->msg, r->h->user, "no exact loss: the sender summary could not be read");
 	memset(s->exp, 0, sizeof(*s->exp));
 	r->ret = rc;
 }
@@ -310,7 +299,7 @@ static int run_loop(struct run *r)
 	summary_final(r);
 	int rc = txs_rx_result_build(&res->rx, s->cores, s->n, s->exp->have_total ? s->exp : NULL);
 	if (rc < 0) {
-		say(r, "%s", txs_strerror(rc));
+		txs_say(r->h->msg, r->h->user, "%s", txs_strerror(rc));
 		free(res);
 		return rc;
 	}

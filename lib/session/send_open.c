@@ -9,18 +9,6 @@
 #include "common/err.h"
 #include "send_priv.h"
 
-void send_note(const struct txs_send_conf *c, const char *fmt, ...)
-{
-	if (!c->on_note)
-		return;
-	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	c->on_note(c->user, line);
-}
-
 /* The device's conf from the flow and the shape. */
 static struct txs_netdev_conf dev_conf(const struct send_prep *p)
 {
@@ -55,7 +43,7 @@ static void dev_source(struct txs_send *s)
 		if (!s->p.c.bind)
 			sp->src = dev->src_addr;
 		else if (memcmp(sp->src.bytes, dev->src_addr.bytes, sp->dst.family == AF_INET ? 4 : 16) != 0)
-			send_note(&s->p.c, "-B %s is not a local address: the kernel sends from %s",
+			txs_say(s->p.c.on_note, s->p.c.user, "-B %s is not a local address: the kernel sends from %s",
 				  txs_addr_str(&sp->src, a, sizeof(a)), txs_addr_str(&dev->src_addr, k, sizeof(k)));
 	}
 	if (dev->l2_needed) {
@@ -191,7 +179,7 @@ static int engine_conf(struct txs_send *s, unsigned burst, uint32_t wire, double
 		.stamp_shift_ns = c->stamp_shift_ns,
 	};
 	if (c->stamp_shift_ns)
-		send_note(c, "test only: timestamps shifted by %lld ns (TXS_TEST_STAMP_SHIFT_NS)",
+		txs_say(c->on_note, c->user, "test only: timestamps shifted by %lld ns (TXS_TEST_STAMP_SHIFT_NS)",
 			  (long long)c->stamp_shift_ns);
 	/* --replay: the capture's own timing (at --replay-speed) unless a rate or profile is given */
 	if (p->rpl && !(c->rate.value > 0) && s->ec.pace.kind == TXS_PACE_CONST && !s->ec.pace.burst_on)

@@ -101,8 +101,6 @@ struct txs_send {
 	struct txs_send_result res;
 };
 
-/* send_open.c */
-void send_note(const struct txs_send_conf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* send_count.c: one count per fact */
 void send_read_threads(struct txs_send *s, struct txs_stat_row *rows);
 void send_read_links(struct txs_send *s, struct txs_stat_row *links);

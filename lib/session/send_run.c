@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include "common/err.h"
 #include "send_priv.h"
 
 /* Where the datagrams left as GSO calls (udp:): the one note that says the
@@ -18,7 +19,7 @@ static void gso_watch(struct txs_send *s)
 	if (!t.gso_fallback)
 		return;
 	s->gso_said = true;
-	send_note(&s->p.c, "--dev %s: the kernel refused UDP GSO on this route (%s): one datagram per message from "
+	txs_say(s->p.c.on_note, s->p.c.user, "--dev %s: the kernel refused UDP GSO on this route (%s): one datagram per message from "
 			   "here on, the refused ones included", s->dev->spec, strerror(t.gso_err ? t.gso_err : EIO));
 }
 
