@@ -25,7 +25,7 @@
 #include "ctl_cli.h"
 #include "client_iperf3.h"
 #include "opt.h"
-#include "proc.h"
+#include "common/proc.h"
 
 #define CHILD_ENV "TXSCALE_CTL_CHILD" /* set in the sender the client runs */
 #define READY_TIMEOUT_S 10.0
@@ -299,7 +299,7 @@ struct client {
 	char **argv;
 	struct txs_ctl_client *c;
 	char exe[PATH_MAX];
-	struct paths p;
+	struct txs_paths p;
 	char peer_json[PATH_MAX];
 	struct relay rs, rr; /* our sender's and our receiver's stdout */
 	pid_t pid[2];        /* our sender and receiver (TXS_CTL_SIDE_*), -1: none */
@@ -342,7 +342,7 @@ static void cb_warn(void *arg, const char *line)
 static bool cb_ended(void *arg, int side)
 {
 	struct client *k = arg;
-	if (k->pid[side] <= 0 || !reaped(k->pid[side], &k->st[side]))
+	if (k->pid[side] <= 0 || !txs_reaped(k->pid[side], &k->st[side]))
 		return false;
 	k->self[side] = true;
 	return true;
@@ -359,7 +359,7 @@ static void cb_stop(void *arg, int side)
 static bool side_end(struct client *k, int side)
 {
 	if (!k->self[side] && k->pid[side] > 0)
-		k->self[side] = stop_child(k->pid[side], 0, &k->st[side]);
+		k->self[side] = txs_stop_child(k->pid[side], 0, &k->st[side]);
 	k->pid[side] = -1;
 	return k->self[side];
 }
@@ -370,14 +370,14 @@ static char *cb_send_finish(void *arg, bool *failed, char *err, size_t errlen)
 	bool self = side_end(k, TXS_CTL_SIDE_SEND);
 	int st = k->st[TXS_CTL_SIDE_SEND];
 	size_t len = 0;
-	char *sj = slurp(k->p.send_json, &len);
+	char *sj = txs_slurp(k->p.send_json, &len);
 	if (sj)
-		len = trim(sj, len);
+		len = txs_trim(sj, len);
 	*failed = !self || !WIFEXITED(st) || (WEXITSTATUS(st) != 0 && !g_stop);
 	if (!sj || !len) {
 		char ex[64] = "stopped";
 		if (self)
-			describe_exit(st, ex, sizeof(ex));
+			txs_describe_exit(st, ex, sizeof(ex));
 		snprintf(err, errlen, "our sender failed (%s)", ex);
 		free(sj);
 		return NULL;
@@ -413,53 +413,53 @@ static int start_own_recv(void *ctx, const char *local, const int64_t *clock_off
 		return -1;
 	}
 	bool bidir = k->o->bidir;
-	struct args a = { .n = 0 };
+	struct txs_args a = { .n = 0 };
 	char cpus[TXS_MAX_CORES * 8] = "";
-	arg(&a, k->exe);
-	arg(&a, "recv");
-	arg(&a, "--dev");
-	arg(&a, "udp");
-	arg(&a, "-B");
-	arg(&a, local);
-	arg(&a, "-p");
-	arg(&a, fmt_arg(&a, "%.0f", s->port));
-	arg(&a, "-i");
-	arg(&a, fmt_arg(&a, "%.3f", bidir ? 0 : s->interval));
+	txs_arg(&a, k->exe);
+	txs_arg(&a, "recv");
+	txs_arg(&a, "--dev");
+	txs_arg(&a, "udp");
+	txs_arg(&a, "-B");
+	txs_arg(&a, local);
+	txs_arg(&a, "-p");
+	txs_arg(&a, txs_arg_fmt(&a, "%.0f", s->port));
+	txs_arg(&a, "-i");
+	txs_arg(&a, txs_arg_fmt(&a, "%.3f", bidir ? 0 : s->interval));
 	if (s->json)
-		arg(&a, "-J");
-	arg(&a, "--idle");
-	arg(&a, fmt_arg(&a, "%.3f", OWN_IDLE_S));
-	arg(&a, "-t");
-	arg(&a, fmt_arg(&a, "%.3f", est > 0 ? est + EXTRA_S : 3600));
-	arg(&a, "--sender-summary");
-	arg(&a, k->peer_json);
-	arg(&a, "--summary-file");
-	arg(&a, k->p.recv_json);
-	arg(&a, "--ready-fd");
-	arg(&a, fmt_arg(&a, "%.0f", pfd[1]));
+		txs_arg(&a, "-J");
+	txs_arg(&a, "--idle");
+	txs_arg(&a, txs_arg_fmt(&a, "%.3f", OWN_IDLE_S));
+	txs_arg(&a, "-t");
+	txs_arg(&a, txs_arg_fmt(&a, "%.3f", est > 0 ? est + EXTRA_S : 3600));
+	txs_arg(&a, "--sender-summary");
+	txs_arg(&a, k->peer_json);
+	txs_arg(&a, "--summary-file");
+	txs_arg(&a, k->p.recv_json);
+	txs_arg(&a, "--ready-fd");
+	txs_arg(&a, txs_arg_fmt(&a, "%.0f", pfd[1]));
 	if (clock_offset_ns) { /* we receive: our clock minus the server's */
-		arg(&a, "--clock-offset");
-		arg(&a, fmt_arg(&a, "%.0f", (double)*clock_offset_ns));
+		txs_arg(&a, "--clock-offset");
+		txs_arg(&a, txs_arg_fmt(&a, "%.0f", (double)*clock_offset_ns));
 	}
 	if (bidir) {
-		arg(&a, "--no-pin");
+		txs_arg(&a, "--no-pin");
 	} else {
 		if (s->threads) {
-			arg(&a, "-P");
-			arg(&a, fmt_arg(&a, "%.0f", s->threads));
+			txs_arg(&a, "-P");
+			txs_arg(&a, txs_arg_fmt(&a, "%.0f", s->threads));
 		}
 		if (s->cpus && s->cpus->n) {
 			size_t off = 0;
 			for (unsigned i = 0; i < s->cpus->n && off < sizeof(cpus) - 8; i++)
 				off += (size_t)snprintf(cpus + off, sizeof(cpus) - off, "%s%d", i ? "," : "",
 							s->cpus->cpu[i]);
-			arg(&a, "-A");
-			arg(&a, cpus);
+			txs_arg(&a, "-A");
+			txs_arg(&a, cpus);
 		}
 		if (s->no_pin)
-			arg(&a, "--no-pin");
+			txs_arg(&a, "--no-pin");
 	}
-	pid_t pid = a.overflow ? -E2BIG : spawn_io(&a, out, NULL, PROC_INHERIT, pfd[1]);
+	pid_t pid = a.overflow ? -E2BIG : txs_spawn_io(&a, out, NULL, TXS_PROC_INHERIT, pfd[1]);
 	close(out);
 	close(pfd[1]);
 	if (pid < 0) {
@@ -468,12 +468,12 @@ static int start_own_recv(void *ctx, const char *local, const int64_t *clock_off
 		return -1;
 	}
 	k->pid[TXS_CTL_SIDE_RECV] = pid;
-	double t0 = mono_s();
+	double t0 = txs_mono_s();
 	char line[16] = "";
 	size_t got = 0;
-	while (mono_s() - t0 < READY_TIMEOUT_S && !g_stop) {
+	while (txs_mono_s() - t0 < READY_TIMEOUT_S && !g_stop) {
 		relay_pump(&k->rr);
-		if (ready_line_step(pfd[0], line, sizeof(line), &got) != 0)
+		if (txs_ready_line_step(pfd[0], line, sizeof(line), &got) != 0)
 			break;
 	}
 	close(pfd[0]);
@@ -496,17 +496,17 @@ static int start_own_send(void *ctx, char *err, size_t errlen)
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
-	struct args a = { .n = 0 };
-	arg(&a, k->exe);
-	arg(&a, "send");
-	arg(&a, "--dev");
-	arg(&a, "udp");
+	struct txs_args a = { .n = 0 };
+	txs_arg(&a, k->exe);
+	txs_arg(&a, "send");
+	txs_arg(&a, "--dev");
+	txs_arg(&a, "udp");
 	for (int i = 1; i < argc; i++)
-		arg(&a, argv[i]);
-	arg(&a, "--summary-file");
-	arg(&a, k->p.send_json);
+		txs_arg(&a, argv[i]);
+	txs_arg(&a, "--summary-file");
+	txs_arg(&a, k->p.send_json);
 	setenv(CHILD_ENV, "1", 1);
-	pid_t pid = a.overflow ? -E2BIG : spawn_io(&a, out, NULL, PROC_INHERIT, -1);
+	pid_t pid = a.overflow ? -E2BIG : txs_spawn_io(&a, out, NULL, TXS_PROC_INHERIT, -1);
 	unsetenv(CHILD_ENV);
 	close(out);
 	if (pid < 0) {
@@ -592,7 +592,7 @@ static int client_prepare(struct client *k)
 		return 1;
 	}
 	k->exe[n] = 0;
-	if (paths_make_named(&k->p, "client") < 0) {
+	if (txs_paths_make(&k->p, "client") < 0) {
 		fprintf(stderr, "txscale send: cannot make a temporary directory: %s\n", strerror(errno));
 		return 1;
 	}
@@ -606,7 +606,7 @@ static void client_cleanup(struct client *k, int ret)
 {
 	for (int i = 0; i < 2; i++)
 		if (k->pid[i] > 0)
-			stop_child(k->pid[i], 0, NULL);
+			txs_stop_child(k->pid[i], 0, NULL);
 	relay_pump(&k->rs);
 	relay_pump(&k->rr);
 	flush_held(&k->rs);
@@ -622,7 +622,7 @@ static void client_cleanup(struct client *k, int ret)
 	char tmp[PATH_MAX + 8];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", k->peer_json);
 	unlink(tmp);
-	paths_remove(&k->p);
+	txs_paths_remove(&k->p);
 }
 
 int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv)
@@ -650,7 +650,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	signal(SIGPIPE, SIG_IGN);
 	int ip3_fd = -1, conn = client_connect(k, &ip3_fd);
 	if (conn == 1) {
-		paths_remove(&k->p);
+		txs_paths_remove(&k->p);
 		free(k);
 		sigaction(SIGINT, &oi, NULL);
 		sigaction(SIGTERM, &ot, NULL);
@@ -747,12 +747,12 @@ int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, c
 {
 	(void)o;
 	size_t n = 0;
-	char *sj = slurp(send_json_path, &n), *rj = NULL;
+	char *sj = txs_slurp(send_json_path, &n), *rj = NULL;
 	if (sj)
-		n = trim(sj, n);
+		n = txs_trim(sj, n);
 	int rc = txs_ctl_client_recv_finish(g_ndr_conn, sj && n ? sj : NULL, &rj, err, errlen);
 	free(sj);
-	if (rc == 0 && write_atomic(recv_json_path, rj) < 0) {
+	if (rc == 0 && txs_write_atomic(recv_json_path, rj) < 0) {
 		snprintf(err, errlen, "cannot write the receiver's summary: %s", strerror(errno));
 		rc = -EIO;
 	}

@@ -11,7 +11,7 @@
 #include <txscale/ctl.h>
 #include "common/jsonpath.h"
 #include "ctl_cli.h"
-#include "proc.h"
+#include "common/proc.h"
 
 /* The number at path (lib/common/jsonpath.h: "a.b"), as text; "?" when absent. */
 static const char *num(json_t *o, const char *path, char *buf, size_t len)
@@ -125,7 +125,7 @@ void ctl_print_peer(const char *role, const char *host, const char *summary, boo
 int ctl_write_peer_summary(const char *path, const char *summary, const struct txs_ctl_clock_rep *c)
 {
 	if (!c || !c->on)
-		return write_atomic(path, summary);
+		return txs_write_atomic(path, summary);
 	char line[160];
 	int n = txs_ctl_clock_line(line, sizeof(line), c);
 	size_t sl = strlen(summary);
@@ -134,7 +134,7 @@ int ctl_write_peer_summary(const char *path, const char *summary, const struct t
 		return -ENOMEM;
 	memcpy(t, line, (size_t)n);
 	memcpy(t + n, summary, sl + 1);
-	int rc = write_atomic(path, t);
+	int rc = txs_write_atomic(path, t);
 	free(t);
 	return rc;
 }

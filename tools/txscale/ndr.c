@@ -23,7 +23,7 @@
 #include "cli.h"
 #include <txscale/ndr.h>
 #include "opt.h"
-#include "proc.h"
+#include "common/proc.h"
 #include "ctl_cli.h"
 
 #define READY_TIMEOUT_S 10.0 /* receiver: from start to bound socket */
@@ -109,7 +109,7 @@ struct run {
 	const struct ndr_cfg *cfg;
 	const char *dest;
 	char exe[PATH_MAX];
-	struct paths p;
+	struct txs_paths p;
 	char sender_cpus[TXS_MAX_CORES * 8];
 	int recv_cpu; /* -1: let recv choose */
 	const char *recv_argv[32];
@@ -181,47 +181,47 @@ static void pick_cpus(struct run *r)
 /* Kill what runs, say why. */
 static int abort_trial(pid_t rp, pid_t sp, int rc)
 {
-	stop_child(sp, 0, NULL);
-	stop_child(rp, 0, NULL);
+	txs_stop_child(sp, 0, NULL);
+	txs_stop_child(rp, 0, NULL);
 	return rc;
 }
 
 /* The sender's command line for a trial at rate for secs (check: --dry-run) */
-static void sender_args(const struct run *r, struct args *sa, double rate, double secs, bool check)
+static void sender_args(const struct run *r, struct txs_args *sa, double rate, double secs, bool check)
 {
 	const struct ndr_cfg *c = r->cfg;
-	arg_prefix(sa, c->send_netns, r->exe);
-	arg(sa, "send");
-	arg(sa, "--dev");
-	arg(sa, c->dev);
-	arg(sa, "-p");
-	arg(sa, fmt_arg(sa, "%.0f", c->port));
-	arg(sa, "-l");
-	arg(sa, fmt_arg(sa, "%.0f", c->length));
-	arg(sa, "-b");
-	arg(sa, fmt_arg(sa, "%.0f", rate));
-	arg(sa, "-t");
-	arg(sa, fmt_arg(sa, "%.3f", secs));
-	arg(sa, "-J");
-	arg(sa, "-i");
-	arg(sa, "0");
-	arg(sa, "--summary-file");
-	arg(sa, r->p.send_json);
+	txs_arg_prefix(sa, c->send_netns, r->exe);
+	txs_arg(sa, "send");
+	txs_arg(sa, "--dev");
+	txs_arg(sa, c->dev);
+	txs_arg(sa, "-p");
+	txs_arg(sa, txs_arg_fmt(sa, "%.0f", c->port));
+	txs_arg(sa, "-l");
+	txs_arg(sa, txs_arg_fmt(sa, "%.0f", c->length));
+	txs_arg(sa, "-b");
+	txs_arg(sa, txs_arg_fmt(sa, "%.0f", rate));
+	txs_arg(sa, "-t");
+	txs_arg(sa, txs_arg_fmt(sa, "%.3f", secs));
+	txs_arg(sa, "-J");
+	txs_arg(sa, "-i");
+	txs_arg(sa, "0");
+	txs_arg(sa, "--summary-file");
+	txs_arg(sa, r->p.send_json);
 	if (c->threads) {
-		arg(sa, "-P");
-		arg(sa, fmt_arg(sa, "%.0f", c->threads));
+		txs_arg(sa, "-P");
+		txs_arg(sa, txs_arg_fmt(sa, "%.0f", c->threads));
 	}
 	if (c->cpus.n) {
-		arg(sa, "-A");
-		arg(sa, r->sender_cpus);
+		txs_arg(sa, "-A");
+		txs_arg(sa, r->sender_cpus);
 	}
 	if (c->bind) {
-		arg(sa, "-B");
-		arg(sa, c->bind);
+		txs_arg(sa, "-B");
+		txs_arg(sa, c->bind);
 	}
 	if (check)
-		arg(sa, "--dry-run");
-	arg(sa, r->dest);
+		txs_arg(sa, "--dry-run");
+	txs_arg(sa, r->dest);
 }
 
 /* Before the first trial: the sender checks its options and opens its
@@ -231,22 +231,22 @@ static void sender_args(const struct run *r, struct args *sa, double rate, doubl
 static int precheck(struct run *r)
 {
 	const struct ndr_cfg *c = r->cfg;
-	struct args sa = { .n = 0 };
+	struct txs_args sa = { .n = 0 };
 	sender_args(r, &sa, c->lo.value, c->trial, true);
 	if (sa.overflow) {
 		fprintf(stderr, "txscale ndr: too many sender arguments\n");
 		return 2;
 	}
-	pid_t sp = spawn(&sa, r->p.send_err, -1);
+	pid_t sp = txs_spawn(&sa, r->p.send_err, -1);
 	if (sp < 0) {
 		fprintf(stderr, "txscale ndr: cannot start the sender: %s\n", strerror((int)-sp));
 		return 1;
 	}
 	int st = 0;
-	if (!stop_child(sp, READY_TIMEOUT_S, &st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	if (!txs_stop_child(sp, READY_TIMEOUT_S, &st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		char why[256], ex[64] = "did not finish";
-		last_line(r->p.send_err, why, sizeof(why));
-		describe_exit(st, ex, sizeof(ex));
+		txs_last_line(r->p.send_err, why, sizeof(why));
+		txs_describe_exit(st, ex, sizeof(ex));
 		/* the sender's own line names the bad value (e.g. "txscale send: bad value for -l/--length") */
 		fprintf(stderr, "txscale ndr: sender check failed (%s): %s\n", ex, why[0] ? why : "no message");
 		return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
@@ -280,41 +280,41 @@ static int start_receiver(struct run *r, double secs, pid_t *rp)
 		snprintf(r->err, sizeof(r->err), "pipe: %s", strerror(errno));
 		return -errno;
 	}
-	struct args ra = { .n = 0 };
-	arg_prefix(&ra, c->recv_netns, r->exe);
-	arg(&ra, "recv");
-	arg(&ra, "--dev");
-	arg(&ra, c->recv_dev);
-	arg(&ra, "-B");
-	arg(&ra, r->dest);
-	arg(&ra, "-p");
-	arg(&ra, fmt_arg(&ra, "%.0f", c->port));
-	arg(&ra, "-J");
-	arg(&ra, "-i");
-	arg(&ra, "0");
-	arg(&ra, "--idle");
-	arg(&ra, RECV_IDLE);
-	arg(&ra, "-t");
-	arg(&ra, fmt_arg(&ra, "%.3f", secs + RECV_EXTRA_S));
-	arg(&ra, "--sender-summary");
-	arg(&ra, r->p.send_json);
-	arg(&ra, "--summary-file");
-	arg(&ra, r->p.recv_json);
-	arg(&ra, "--ready-fd");
-	arg(&ra, fmt_arg(&ra, "%.0f", pfd[1]));
+	struct txs_args ra = { .n = 0 };
+	txs_arg_prefix(&ra, c->recv_netns, r->exe);
+	txs_arg(&ra, "recv");
+	txs_arg(&ra, "--dev");
+	txs_arg(&ra, c->recv_dev);
+	txs_arg(&ra, "-B");
+	txs_arg(&ra, r->dest);
+	txs_arg(&ra, "-p");
+	txs_arg(&ra, txs_arg_fmt(&ra, "%.0f", c->port));
+	txs_arg(&ra, "-J");
+	txs_arg(&ra, "-i");
+	txs_arg(&ra, "0");
+	txs_arg(&ra, "--idle");
+	txs_arg(&ra, RECV_IDLE);
+	txs_arg(&ra, "-t");
+	txs_arg(&ra, txs_arg_fmt(&ra, "%.3f", secs + RECV_EXTRA_S));
+	txs_arg(&ra, "--sender-summary");
+	txs_arg(&ra, r->p.send_json);
+	txs_arg(&ra, "--summary-file");
+	txs_arg(&ra, r->p.recv_json);
+	txs_arg(&ra, "--ready-fd");
+	txs_arg(&ra, txs_arg_fmt(&ra, "%.0f", pfd[1]));
 	if (r->recv_cpu >= 0) {
-		arg(&ra, "-A");
-		arg(&ra, fmt_arg(&ra, "%.0f", r->recv_cpu));
+		txs_arg(&ra, "-A");
+		txs_arg(&ra, txs_arg_fmt(&ra, "%.0f", r->recv_cpu));
 	}
 	for (unsigned i = 0; i < r->recv_argc; i++)
-		arg(&ra, r->recv_argv[i]);
+		txs_arg(&ra, r->recv_argv[i]);
 	if (ra.overflow) {
 		close(pfd[0]);
 		close(pfd[1]);
 		snprintf(r->err, sizeof(r->err), "too many arguments");
 		return -E2BIG;
 	}
-	pid_t p = spawn(&ra, r->p.recv_err, pfd[1]);
+	pid_t p = txs_spawn(&ra, r->p.recv_err, pfd[1]);
 	close(pfd[1]);
 	if (p < 0) {
 		close(pfd[0]);
@@ -322,7 +322,7 @@ static int start_receiver(struct run *r, double secs, pid_t *rp)
 		return (int)p;
 	}
 	/* wait for its "ready" line (EOF: it exited) */
-	double t0 = mono_s();
+	double t0 = txs_mono_s();
 	char line[16] = "";
 	size_t got = 0;
 	for (;;) {
@@ -330,7 +330,7 @@ static int start_receiver(struct run *r, double secs, pid_t *rp)
 			close(pfd[0]);
 			return abort_trial(p, -1, -EINTR);
 		}
-		if (mono_s() - t0 > READY_TIMEOUT_S) {
+		if (txs_mono_s() - t0 > READY_TIMEOUT_S) {
 			close(pfd[0]);
 			snprintf(r->err, sizeof(r->err), "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
 			return abort_trial(p, -1, -ETIMEDOUT);
@@ -354,9 +354,9 @@ static int start_receiver(struct run *r, double secs, pid_t *rp)
 	if (strncmp(line, "ready\n", 6) != 0) {
 		char why[256], ex[64] = "no ready line";
 		int xs;
-		if (stop_child(p, 1.0, &xs))
-			describe_exit(xs, ex, sizeof(ex));
-		last_line(r->p.recv_err, why, sizeof(why));
+		if (txs_stop_child(p, 1.0, &xs))
+			txs_describe_exit(xs, ex, sizeof(ex));
+		txs_last_line(r->p.recv_err, why, sizeof(why));
 		snprintf(r->err, sizeof(r->err), "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
 		return -EIO;
 	}
@@ -368,8 +368,8 @@ static int start_receiver(struct run *r, double secs, pid_t *rp)
 static void child_failed(struct run *r, const char *who, int st, const char *errpath)
 {
 	char why[256], ex[64];
-	describe_exit(st, ex, sizeof(ex));
-	last_line(errpath, why, sizeof(why));
+	txs_describe_exit(st, ex, sizeof(ex));
+	txs_last_line(errpath, why, sizeof(why));
 	snprintf(r->err, sizeof(r->err), "the %s failed (%s): %s", who, ex, why[0] ? why : "no message");
 }
 
@@ -377,25 +377,25 @@ static void child_failed(struct run *r, const char *who, int st, const char *err
  * receiver (--remote). 0 once both exited 0, else -errno with r->err. */
 static int wait_trial(struct run *r, pid_t rp, pid_t sp, double secs)
 {
-	double deadline = mono_s() + secs + CHILD_EXTRA_S;
+	double deadline = txs_mono_s() + secs + CHILD_EXTRA_S;
 	int st, rst = 0;
 	bool sdone = false, rdone = rp < 0;
 	while (!sdone || !rdone) {
 		if (g_stop)
 			return abort_trial(rdone ? -1 : rp, sdone ? -1 : sp, -EINTR);
-		if (mono_s() > deadline) {
+		if (txs_mono_s() > deadline) {
 			snprintf(r->err, sizeof(r->err), "the %s did not finish within %.0f s",
 				 !sdone ? "sender" : "receiver", secs + CHILD_EXTRA_S);
 			return abort_trial(rdone ? -1 : rp, sdone ? -1 : sp, -ETIMEDOUT);
 		}
-		if (!sdone && reaped(sp, &st)) {
+		if (!sdone && txs_reaped(sp, &st)) {
 			sdone = true;
 			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 				child_failed(r, "sender", st, r->p.send_err);
 				return abort_trial(rdone ? -1 : rp, -1, -EIO);
 			}
 		}
-		if (!rdone && reaped(rp, &st)) {
+		if (!rdone && txs_reaped(rp, &st)) {
 			rdone = true;
 			rst = st;
 		}
@@ -415,14 +415,14 @@ static int wait_trial(struct run *r, pid_t rp, pid_t sp, double secs)
 static int read_trial(struct run *r, struct txs_ndr_trial *t, char **sbuf, char **rbuf)
 {
 	size_t sn = 0, rn = 0;
-	*sbuf = slurp(r->p.send_json, &sn);
-	*rbuf = slurp(r->p.recv_json, &rn);
+	*sbuf = txs_slurp(r->p.send_json, &sn);
+	*rbuf = txs_slurp(r->p.recv_json, &rn);
 	if (!*sbuf || !*rbuf) {
 		snprintf(r->err, sizeof(r->err), "no %s summary file", !*sbuf ? "sender" : "receiver");
 		return -EIO;
 	}
-	sn = trim(*sbuf, sn);
-	rn = trim(*rbuf, rn);
+	sn = txs_trim(*sbuf, sn);
+	rn = txs_trim(*rbuf, rn);
 	if (txs_ndr_trial_parse(t, *sbuf, sn, *rbuf, rn) < 0) {
 		snprintf(r->err, sizeof(r->err), "cannot read the summaries (sender: %.120s; receiver: %.120s)", *sbuf,
 			 *rbuf);
@@ -450,13 +450,13 @@ static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_tri
 	} else if ((rc = start_receiver(r, secs, &rp)) < 0) {
 		return rc;
 	}
-	struct args sa = { .n = 0 };
+	struct txs_args sa = { .n = 0 };
 	sender_args(r, &sa, rate, secs, false);
 	if (sa.overflow) {
 		snprintf(r->err, sizeof(r->err), "too many arguments");
 		return abort_trial(rp, -1, -E2BIG);
 	}
-	sp = spawn(&sa, r->p.send_err, -1);
+	sp = txs_spawn(&sa, r->p.send_err, -1);
 	if (sp < 0) {
 		snprintf(r->err, sizeof(r->err), "cannot start the sender: %s", strerror(-sp));
 		return abort_trial(rp, -1, (int)sp);
@@ -690,7 +690,7 @@ int cmd_ndr(int argc, char **argv)
 	r->exe[n] = 0;
 	recv_argv_split(r);
 	pick_cpus(r);
-	int e = paths_make(&r->p);
+	int e = txs_paths_make(&r->p, "ndr");
 	if (e < 0) {
 		fprintf(stderr, "txscale ndr: cannot make a temporary directory: %s\n", strerror(-e));
 		free(r);
@@ -698,7 +698,7 @@ int cmd_ndr(int argc, char **argv)
 	}
 	int pre = precheck(r);
 	if (pre) {
-		paths_remove(&r->p);
+		txs_paths_remove(&r->p);
 		free(r);
 		return pre;
 	}
@@ -718,7 +718,7 @@ int cmd_ndr(int argc, char **argv)
 		       cfg.hi.value > 0 ? txs_fmt_si(cfg.hi.value, b, sizeof(b)) : "measured", cfg.max_trials);
 		fflush(stdout);
 	}
-	double t0 = mono_s(), rate, last_sent_pps = 0;
+	double t0 = txs_mono_s(), rate, last_sent_pps = 0;
 	char rb_[32];
 	enum txs_ndr_phase ph;
 	int ret = 0;
@@ -753,8 +753,8 @@ int cmd_ndr(int argc, char **argv)
 		}
 	}
 	if (ret == 0)
-		result_out(r, &s, last_sent_pps, mono_s() - t0);
-	paths_remove(&r->p);
+		result_out(r, &s, last_sent_pps, txs_mono_s() - t0);
+	txs_paths_remove(&r->p);
 	ctl_ndr_close(&cfg.remote);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -34,7 +34,7 @@
 #include "cli.h"
 #include "ctl_cli.h"
 #include "opt.h"
-#include "proc.h"
+#include "common/proc.h"
 #include "server_iperf3.h"
 #include "server_metrics.h"
 #include "server_sess.h"
@@ -333,7 +333,7 @@ static int reap_all(struct table *t, const struct server_cfg *c, FILE *logf, int
 				}
 			}
 	}
-	double now = mono_s();
+	double now = txs_mono_s();
 	for (unsigned i = 0; i < t->max; i++)
 		if (t->s[i].pid > 0 && now > t->s[i].deadline) {
 			fprintf(logf, "txscale server: session %u (%s) ran past its bound: stopped\n", t->s[i].id,
@@ -450,7 +450,7 @@ static void session_child(struct server *sv, struct slot *sl, int fd, const stru
 	txs_addr_str(&s->local, s->local_s, sizeof(s->local_s));
 	snprintf(s->exe, sizeof(s->exe), "%s", sv->exe);
 	int scode = 1;
-	if (paths_make_named(&s->p, "server") < 0) {
+	if (txs_paths_make(&s->p, "server") < 0) {
 		server_refuse(s, "cannot make a temporary directory: %s", strerror(errno));
 	} else {
 		snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
@@ -463,7 +463,7 @@ static void session_child(struct server *sv, struct slot *sl, int fd, const stru
 		char tmp[PATH_MAX + 8];
 		snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
 		unlink(tmp);
-		paths_remove(&s->p);
+		txs_paths_remove(&s->p);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -518,7 +518,7 @@ static void session_start(struct server *sv, const struct pending *pe, const cha
 	tab->active++;
 	smet_begin(&g_sm, sl->id, who);
 	/* every wait in a session is bounded; this bounds their sum, in case */
-	sl->deadline = mono_s() + 4 * (sv->cfg.max_time + sv->cfg.ctl_timeout) + 120;
+	sl->deadline = txs_mono_s() + 4 * (sv->cfg.max_time + sv->cfg.ctl_timeout) + 120;
 }
 
 /* Pending connection k: admitted, refused busy, or left waiting. Returns the next index to look at. */
@@ -544,7 +544,7 @@ static unsigned admit(struct server *sv, unsigned k)
 	bool soon = !(c->one_off && sv->sessions) && tab->active - ending < tab->max &&
 		    mine - mine_ending < tab->per_client;
 	bool full = (c->one_off && sv->sessions) || tab->active >= tab->max, over = mine >= tab->per_client;
-	double waited = mono_s() - pe.t;
+	double waited = txs_mono_s() - pe.t;
 	if ((full || over) && (soon || waited < PENDING_GRACE_S) && waited < PENDING_S)
 		return k + 1;
 	sv->pend[k] = sv->pend[--sv->npend];
@@ -621,7 +621,7 @@ static void accept_one(struct server *sv)
 	if (afd >= 0) {
 		getsockname(afd, (struct sockaddr *)&np->me, &ml);
 		np->fd = afd;
-		np->t = mono_s();
+		np->t = txs_mono_s();
 		sv->npend++;
 	}
 }
@@ -630,10 +630,10 @@ static void accept_one(struct server *sv)
 static int server_loop(struct server *sv)
 {
 	const struct server_cfg *c = &sv->cfg;
-	double t_start = mono_s();
+	double t_start = txs_mono_s();
 	while (!g_stop) {
 		int code;
-		smet_tick(&g_sm, mono_s() - t_start);
+		smet_tick(&g_sm, txs_mono_s() - t_start);
 		if (reap_all(&sv->tab, c, sv->logf, &code) && c->one_off)
 			return code;
 		if (c->one_off && sv->sessions && sv->tab.active == 0)
@@ -674,10 +674,10 @@ int cmd_server(int argc, char **argv)
 	int ret = server_loop(sv);
 	for (unsigned i = 0; i < sv->tab.max; i++)
 		if (sv->tab.s[i].pid > 0)
-			stop_child(sv->tab.s[i].pid, g_stop ? 0 : 5, NULL);
+			txs_stop_child(sv->tab.s[i].pid, g_stop ? 0 : 5, NULL);
 	for (unsigned k = 0; k < REFUSERS_MAX; k++)
 		if (sv->tab.refusers[k] > 0)
-			stop_child(sv->tab.refusers[k], 1, NULL);
+			txs_stop_child(sv->tab.refusers[k], 1, NULL);
 	for (unsigned k = 0; k < sv->npend; k++)
 		close(sv->pend[k].fd);
 	int code_unused = 0;

@@ -15,7 +15,7 @@
 #include <txscale/rx.h>
 #include <txscale/stats.h>
 #include <txscale/metrics.h>
-#include "proc.h"
+#include "common/proc.h"
 #include "server_iperf3.h"
 
 bool server_iperf3_first(int fd, int wait_ms)
@@ -73,7 +73,7 @@ static void metrics_file(const char *path, const struct txs_ip3_test *t, const s
 	char *text;
 	size_t n;
 	if (txs_prom_text(p, &text, &n) == 0) {
-		write_atomic(path, text);
+		txs_write_atomic(path, text);
 		free(text);
 	}
 	txs_prom_destroy(p);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "proc.h"
+#include "common/proc.h"
 #include "server_metrics.h"
 
 #define RELAY_FAMILIES 128
@@ -112,7 +112,7 @@ static int parse_labels(char **pp, struct txs_prom_label *l)
 static void relay(struct txs_prom *p, const char *path)
 {
 	size_t n = 0;
-	char *b = slurp(path, &n);
+	char *b = txs_slurp(path, &n);
 	if (!b)
 		return;
 	char *fam[RELAY_FAMILIES];
@@ -275,7 +275,7 @@ void smet_end(struct smet *sm, unsigned id)
 	atomic_fetch_sub(&sm->active, 1);
 	for (struct smet_sess *s = sm->list; s; s = s->next)
 		if (s->id == id && !atomic_load(&s->finished)) {
-			s->ended = mono_s();
+			s->ended = txs_mono_s();
 			atomic_store(&s->finished, 1);
 		}
 }
@@ -290,7 +290,7 @@ void smet_tick(struct smet *sm, double elapsed)
 	if (!sm->mc.m)
 		return;
 	mcli_tick(&sm->mc, elapsed);
-	double now = mono_s();
+	double now = txs_mono_s();
 	unsigned kept = 0;
 	for (struct smet_sess **pp = &sm->list; *pp;) {
 		struct smet_sess *s = *pp;

@@ -59,24 +59,24 @@ int server_refuse(struct sess *s, const char *fmt, ...)
 /* Wait for the "ready" line a receiver writes once bound. 0, or -1 with err. */
 static int wait_ready(int rfd, pid_t pid, const char *errpath, char *err, size_t errlen)
 {
-	double t0 = mono_s();
+	double t0 = txs_mono_s();
 	char line[16] = "";
 	size_t got = 0;
 	for (;;) {
-		if (mono_s() - t0 > READY_TIMEOUT_S) {
+		if (txs_mono_s() - t0 > READY_TIMEOUT_S) {
 			snprintf(err, errlen, "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
 			return -1;
 		}
-		if (ready_line_step(rfd, line, sizeof(line), &got) != 0)
+		if (txs_ready_line_step(rfd, line, sizeof(line), &got) != 0)
 			break;
 	}
 	if (strncmp(line, "ready\n", 6) == 0)
 		return 0;
 	char why[300], ex[64] = "no ready line";
 	int xs;
-	if (stop_child(pid, 1.0, &xs))
-		describe_exit(xs, ex, sizeof(ex));
-	last_line(errpath, why, sizeof(why));
+	if (txs_stop_child(pid, 1.0, &xs))
+		txs_describe_exit(xs, ex, sizeof(ex));
+	txs_last_line(errpath, why, sizeof(why));
 	snprintf(err, errlen, "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
 	return -1;
 }
@@ -105,7 +105,7 @@ static int start_recv(void *ctx, const struct txs_ctl_recv_spec *r, char *err, s
 	struct recv_spec_run rs = { .spec = r, .bind = s->local_s, .sender_summary = s->peer_json,
 				    .summary_file = s->p.recv_json, .metrics_file = mf, .idle = idle, .limit = limit,
 				    .ready_fd = pfd[1] };
-	pid_t pid = spawn_call(recv_child, &rs, s->p.recv_err, pfd[1]);
+	pid_t pid = txs_spawn_call(recv_child, &rs, s->p.recv_err, pfd[1]);
 	close(pfd[1]);
 	if (pid < 0) {
 		close(pfd[0]);
@@ -115,7 +115,7 @@ static int start_recv(void *ctx, const struct txs_ctl_recv_spec *r, char *err, s
 	int rc = wait_ready(pfd[0], pid, s->p.recv_err, err, errlen);
 	close(pfd[0]);
 	if (rc < 0) {
-		stop_child(pid, 0, NULL);
+		txs_stop_child(pid, 0, NULL);
 		return -1;
 	}
 	s->rp = pid;
@@ -137,7 +137,7 @@ static int start_send(void *ctx, const struct txs_ctl_send_spec *sd, const char 
 	smet_path(s->sm, s->id, "send", mf, sizeof(mf));
 	struct send_spec_run ss = { .spec = sd, .bind = s->local_s, .dest = dest, .summary_file = s->p.send_json,
 				    .metrics_file = mf, .limit = limit };
-	pid_t pid = spawn_call(send_child, &ss, s->p.send_err, -1);
+	pid_t pid = txs_spawn_call(send_child, &ss, s->p.send_err, -1);
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot start the sender: %s", strerror((int)-pid));
 		return -1;
@@ -153,13 +153,13 @@ static char *child_summary(struct sess *s, const char *what, const char *json, c
 			   int st, char *err, size_t errlen)
 {
 	size_t n = 0;
-	char *b = slurp(json, &n);
-	if (b && trim(b, n) > 0) {
+	char *b = txs_slurp(json, &n);
+	if (b && txs_trim(b, n) > 0) {
 		if (!by_itself || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			char why[300], ex[64] = "stopped";
 			if (by_itself)
-				describe_exit(st, ex, sizeof(ex));
-			last_line(errpath, why, sizeof(why));
+				txs_describe_exit(st, ex, sizeof(ex));
+			txs_last_line(errpath, why, sizeof(why));
 			slog(s, "note: the %s ended with %s: %s", what, ex, why[0] ? why : "no message");
 		}
 		return b;
@@ -167,8 +167,8 @@ static char *child_summary(struct sess *s, const char *what, const char *json, c
 	free(b);
 	char why[300], ex[64] = "killed at its time limit";
 	if (by_itself)
-		describe_exit(st, ex, sizeof(ex));
-	last_line(errpath, why, sizeof(why));
+		txs_describe_exit(st, ex, sizeof(ex));
+	txs_last_line(errpath, why, sizeof(why));
 	snprintf(err, errlen, "the %s failed (%s): %s", what, ex, why[0] ? why : "no message");
 	return NULL;
 }
@@ -212,7 +212,7 @@ static void cb_test_begin(void *arg)
 static bool cb_send_ended(void *arg)
 {
 	struct sess *s = arg;
-	if (reaped(s->sp, &s->s_st) != 1)
+	if (txs_reaped(s->sp, &s->s_st) != 1)
 		return false;
 	s->s_self = true;
 	return true;
@@ -222,7 +222,7 @@ static char *cb_send_finish(void *arg, char *err, size_t errlen)
 {
 	struct sess *s = arg;
 	if (!s->s_self)
-		s->s_self = stop_child(s->sp, 0, &s->s_st);
+		s->s_self = txs_stop_child(s->sp, 0, &s->s_st);
 	s->sp = -1;
 	return child_summary(s, "sender", s->p.send_json, s->p.send_err, s->s_self, s->s_st, err, errlen);
 }
@@ -231,7 +231,7 @@ static char *cb_recv_finish(void *arg, double grace, char *err, size_t errlen)
 {
 	struct sess *s = arg;
 	int st = 0;
-	bool self = stop_child(s->rp, grace, &st);
+	bool self = txs_stop_child(s->rp, grace, &st);
 	s->rp = -1;
 	return child_summary(s, "receiver", s->p.recv_json, s->p.recv_err, self, st, err, errlen);
 }
@@ -246,9 +246,9 @@ static void cb_test_end(void *arg)
 {
 	struct sess *s = arg;
 	if (s->rp > 0)
-		stop_child(s->rp, 0, NULL);
+		txs_stop_child(s->rp, 0, NULL);
 	if (s->sp > 0)
-		stop_child(s->sp, 0, NULL);
+		txs_stop_child(s->sp, 0, NULL);
 	s->rp = s->sp = -1;
 }
 

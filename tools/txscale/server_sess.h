@@ -15,7 +15,7 @@
 #include <txscale/ctl.h>
 #include "metrics_cli.h"
 #include "opt.h"
-#include "proc.h"
+#include "common/proc.h"
 
 struct server_cfg {
 	const char *bind;
@@ -45,7 +45,7 @@ struct sess {
 	struct sockaddr_storage client_sa, local_sa;
 	char client_s[INET6_ADDRSTRLEN + 8], local_s[INET6_ADDRSTRLEN];
 	char exe[PATH_MAX];
-	struct paths p;
+	struct txs_paths p;
 	char peer_json[PATH_MAX]; /* the client's sender summary, for our receiver */
 	pid_t rp, sp;             /* the test's receiver and sender (-1: none) */
 	bool s_self;              /* the sender exited by itself (status s_st) */

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Child processes of this very binary, bounded in time: argument vectors,
- * fork + exec, reaping, a graceful-then-forced stop, and the small file
- * helpers around their summaries. Used by txscale ndr (local trials) and by
- * the control channel (server.c, client.c). Single-threaded callers. */
+/* Child processes bounded in time (proc.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,18 +14,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "proc.h"
-
-double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "common/proc.h"
 
 /* ---- files ------------------------------------------------------------------- */
 
-void paths_remove(const struct paths *p)
+void txs_paths_remove(const struct txs_paths *p)
 {
 	unlink(p->send_json);
 	unlink(p->recv_json);
@@ -38,7 +28,7 @@ void paths_remove(const struct paths *p)
 		rmdir(p->dir);
 }
 
-int paths_make_named(struct paths *p, const char *what)
+int txs_paths_make(struct txs_paths *p, const char *what)
 {
 	const char *t = getenv("TMPDIR");
 	int n = snprintf(p->dir, sizeof(p->dir), "%s/txscale-%s.XXXXXX", t && *t ? t : "/tmp", what);
@@ -58,14 +48,14 @@ int paths_make_named(struct paths *p, const char *what)
 	return 0;
 }
 
-/* Whole file into a NUL-terminated buffer (at most MAX_FILE); NULL if absent. */
-char *slurp(const char *path, size_t *len)
+/* Whole file into a NUL-terminated buffer (at most TXS_PROC_MAX_FILE); NULL if absent. */
+char *txs_slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return NULL;
-	char *b = malloc(MAX_FILE + 1);
-	size_t n = b ? fread(b, 1, MAX_FILE, f) : 0;
+	char *b = malloc(TXS_PROC_MAX_FILE + 1);
+	size_t n = b ? fread(b, 1, TXS_PROC_MAX_FILE, f) : 0;
 	fclose(f);
 	if (!b)
 		return NULL;
@@ -75,10 +65,10 @@ char *slurp(const char *path, size_t *len)
 }
 
 /* The last non-empty line of a child's stderr, for one-line errors. */
-void last_line(const char *path, char *out, size_t outlen)
+void txs_last_line(const char *path, char *out, size_t outlen)
 {
 	size_t n;
-	char *b = slurp(path, &n);
+	char *b = txs_slurp(path, &n);
 	out[0] = 0;
 	if (!b)
 		return;
@@ -90,7 +80,7 @@ void last_line(const char *path, char *out, size_t outlen)
 }
 
 /* One JSON line: trim trailing newlines; the summary files hold exactly one. */
-size_t trim(char *b, size_t n)
+size_t txs_trim(char *b, size_t n)
 {
 	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r' || b[n - 1] == ' '))
 		b[--n] = 0;
@@ -99,16 +89,16 @@ size_t trim(char *b, size_t n)
 
 /* ---- child processes ----------------------------------------------------------- */
 
-void arg(struct args *a, const char *s)
+void txs_arg(struct txs_args *a, const char *s)
 {
-	if (a->n < MAX_ARGS)
+	if (a->n < TXS_PROC_MAX_ARGS)
 		a->v[a->n++] = s;
 	else
 		a->overflow = true;
 	a->v[a->n] = NULL;
 }
 
-const char *fmt_arg(struct args *a, const char *fmt, double v)
+const char *txs_arg_fmt(struct txs_args *a, const char *fmt, double v)
 {
 	if (a->nnum >= 16) {
 		a->overflow = true;
@@ -120,25 +110,20 @@ const char *fmt_arg(struct args *a, const char *fmt, double v)
 }
 
 /* ip netns exec NS EXE (or EXE alone) */
-void arg_prefix(struct args *a, const char *netns, const char *exe)
+void txs_arg_prefix(struct txs_args *a, const char *netns, const char *exe)
 {
 	if (netns) {
-		arg(a, "ip");
-		arg(a, "netns");
-		arg(a, "exec");
-		arg(a, netns);
+		txs_arg(a, "ip");
+		txs_arg(a, "netns");
+		txs_arg(a, "exec");
+		txs_arg(a, netns);
 	}
-	arg(a, exe);
+	txs_arg(a, exe);
 }
 
-int paths_make(struct paths *p)
+pid_t txs_spawn(const struct txs_args *a, const char *errpath, int keep_fd)
 {
-	return paths_make_named(p, "ndr");
-}
-
-pid_t spawn(const struct args *a, const char *errpath, int keep_fd)
-{
-	return spawn_io(a, PROC_NULL, errpath, PROC_NULL, keep_fd);
+	return txs_spawn_io(a, TXS_PROC_NULL, errpath, TXS_PROC_NULL, keep_fd);
 }
 
 /* In a new child: dies with its parent, stdin from /dev/null, stdout and
@@ -153,13 +138,13 @@ static bool child_setup(pid_t parent, int out_fd, const char *errpath, int err_f
 	int err = errpath ? open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
 	if (nul >= 0)
 		dup2(nul, STDIN_FILENO);
-	if (out_fd == PROC_NULL && nul >= 0)
+	if (out_fd == TXS_PROC_NULL && nul >= 0)
 		dup2(nul, STDOUT_FILENO);
 	else if (out_fd >= 0)
 		dup2(out_fd, STDOUT_FILENO);
 	if (err >= 0)
 		dup2(err, STDERR_FILENO);
-	else if (err_fd == PROC_NULL && nul >= 0)
+	else if (err_fd == TXS_PROC_NULL && nul >= 0)
 		dup2(nul, STDERR_FILENO);
 	else if (err_fd >= 0)
 		dup2(err_fd, STDERR_FILENO);
@@ -171,7 +156,7 @@ static bool child_setup(pid_t parent, int out_fd, const char *errpath, int err_f
 	return true;
 }
 
-pid_t spawn_io(const struct args *a, int out_fd, const char *errpath, int err_fd, int keep_fd)
+pid_t txs_spawn_io(const struct txs_args *a, int out_fd, const char *errpath, int err_fd, int keep_fd)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -208,7 +193,7 @@ static void close_cloexec(void)
 	closedir(d);
 }
 
-pid_t spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd)
+pid_t txs_spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd)
 {
 	pid_t parent = getpid();
 	fflush(NULL); /* the child flushes its copy of our buffers when it ends */
@@ -216,7 +201,7 @@ pid_t spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		if (!child_setup(parent, PROC_NULL, errpath, PROC_NULL, keep_fd))
+		if (!child_setup(parent, TXS_PROC_NULL, errpath, TXS_PROC_NULL, keep_fd))
 			_exit(127);
 		close_cloexec();
 		int rc = fn(arg);
@@ -227,7 +212,7 @@ pid_t spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd)
 }
 
 /* Reap pid if it has exited: 1 and *status, 0 still running. */
-int reaped(pid_t pid, int *status)
+int txs_reaped(pid_t pid, int *status)
 {
 	pid_t r = waitpid(pid, status, WNOHANG);
 	return r == pid ? 1 : 0;
@@ -236,27 +221,27 @@ int reaped(pid_t pid, int *status)
 /* Wait up to grace s for pid to exit by itself, then SIGTERM, then SIGKILL
  * after 2 s; always reaps. Returns true when it had exited by itself
  * (*status set). */
-bool stop_child(pid_t pid, double grace, int *status)
+bool txs_stop_child(pid_t pid, double grace, int *status)
 {
 	int st = 0;
 	if (pid <= 0)
 		return false;
-	double end = mono_s() + grace;
+	double end = txs_mono_s() + grace;
 	for (;;) {
-		if (reaped(pid, &st)) {
+		if (txs_reaped(pid, &st)) {
 			if (status)
 				*status = st;
 			return true;
 		}
-		if (mono_s() >= end)
+		if (txs_mono_s() >= end)
 			break;
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
 	kill(pid, SIGTERM);
-	end = mono_s() + 2.0;
-	while (mono_s() < end) {
-		if (reaped(pid, &st))
+	end = txs_mono_s() + 2.0;
+	while (txs_mono_s() < end) {
+		if (txs_reaped(pid, &st))
 			return false;
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -266,7 +251,7 @@ bool stop_child(pid_t pid, double grace, int *status)
 	return false;
 }
 
-void describe_exit(int st, char *out, size_t len)
+void txs_describe_exit(int st, char *out, size_t len)
 {
 	if (WIFEXITED(st))
 		snprintf(out, len, "exit status %d", WEXITSTATUS(st));
@@ -278,7 +263,7 @@ void describe_exit(int st, char *out, size_t len)
 
 /* Write text (and a newline) to path through a temporary name, so a reader
  * sees all or nothing. 0 or -errno. */
-int write_atomic(const char *path, const char *text)
+int txs_write_atomic(const char *path, const char *text)
 {
 	char tmp[PATH_MAX + 8];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -294,7 +279,7 @@ int write_atomic(const char *path, const char *text)
 	return rename(tmp, path) < 0 ? -errno : 0;
 }
 
-int ready_line_step(int fd, char *line, size_t len, size_t *got)
+int txs_ready_line_step(int fd, char *line, size_t len, size_t *got)
 {
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	if (poll(&pf, 1, 50) <= 0)

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* Child processes bounded in time: argument vectors, fork + exec (or fork +
+ * a function), reaping, a graceful-then-forced stop, and the small file
+ * helpers around the summaries children leave. A child never outlives the
+ * process that started it. For processes that run no other thread while
+ * they fork (the server's sessions, ndr's trials, the client). Not public. */
+#ifndef TXS_COMMON_PROC_H
+#define TXS_COMMON_PROC_H
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <txscale/common.h>
+
+#define TXS_PROC_MAX_ARGS 96
+#define TXS_PROC_MAX_FILE (1u << 20)
+#define TXS_PROC_NULL (-1)    /* spawn_io: the stream goes to /dev/null */
+#define TXS_PROC_INHERIT (-2) /* spawn_io: the stream stays ours */
+
+/* CLOCK_MONOTONIC in seconds */
+static inline double txs_mono_s(void)
+{
+	return (double)txs_now_mono_ns() / 1e9;
+}
+
+/* A temporary directory with the four files of a trial. */
+struct txs_paths {
+	char dir[PATH_MAX - 64]; /* room for the file names below */
+	char send_json[PATH_MAX], recv_json[PATH_MAX], send_err[PATH_MAX], recv_err[PATH_MAX];
+};
+void txs_paths_remove(const struct txs_paths *p);
+int txs_paths_make(struct txs_paths *p, const char *what); /* $TMPDIR/txscale-WHAT.XXXXXX */
+
+/* Whole file into a NUL-terminated buffer (at most TXS_PROC_MAX_FILE); NULL if absent. */
+char *txs_slurp(const char *path, size_t *len);
+/* The last non-empty line of a child's stderr, for one-line errors. */
+void txs_last_line(const char *path, char *out, size_t outlen);
+/* text + newline into path via path.tmp and rename: 0 or -errno */
+int txs_write_atomic(const char *path, const char *text);
+/* Trim trailing newlines and spaces; returns the new length. */
+size_t txs_trim(char *b, size_t n);
+
+struct txs_args {
+	const char *v[TXS_PROC_MAX_ARGS + 1];
+	unsigned n;
+	char num[16][48];
+	unsigned nnum;
+	bool overflow;
+};
+void txs_arg(struct txs_args *a, const char *s);
+const char *txs_arg_fmt(struct txs_args *a, const char *fmt, double v);
+/* ip netns exec NS EXE (or EXE alone) */
+void txs_arg_prefix(struct txs_args *a, const char *netns, const char *exe);
+
+/* fork + exec with stdout to /dev/null, stderr to errpath; keep_fd stays
+ * open across exec. Returns the pid or -errno. The child is killed when
+ * its parent dies (PR_SET_PDEATHSIG). */
+pid_t txs_spawn(const struct txs_args *a, const char *errpath, int keep_fd);
+/* The same with a choice: stdout to out_fd (or TXS_PROC_NULL / TXS_PROC_INHERIT);
+ * stderr to errpath when not NULL, else to err_fd (or TXS_PROC_NULL / TXS_PROC_INHERIT). */
+pid_t txs_spawn_io(const struct txs_args *a, int out_fd, const char *errpath, int err_fd, int keep_fd);
+/* fork and run fn(arg) in the child as txs_spawn() would run a program there
+ * (stdout to /dev/null, stderr to errpath, the descriptors marked
+ * close-on-exec closed but keep_fd, killed with its parent); the child
+ * exits with fn's return value. For a process that runs no other thread.
+ * Returns the pid or -errno. */
+pid_t txs_spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd);
+/* Reap pid if it has exited: 1 and *status, 0 still running. */
+int txs_reaped(pid_t pid, int *status);
+/* Wait up to grace s for pid to exit by itself, then SIGTERM, then SIGKILL
+ * after 2 s; always reaps. Returns true when it had exited by itself
+ * (*status set). */
+bool txs_stop_child(pid_t pid, double grace, int *status);
+void txs_describe_exit(int st, char *out, size_t len);
+/* One step of reading the line a child writes on its ready fd (line has
+ * len bytes, got of them read): waits up to 50 ms. 1: the line is whole
+ * (or line is full), -1: the fd is closed or failed, 0: not yet. */
+int txs_ready_line_step(int fd, char *line, size_t len, size_t *got);
+#endif
