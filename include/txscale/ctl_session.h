@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <txscale/common.h>
 #include <txscale/ctl.h>
 
@@ -159,6 +160,18 @@ struct txs_ctl_client_result {
 TXS_API int txs_ctl_client_run(struct txs_ctl_client *c, const struct txs_ctl_client_test *t,
 			       const struct txs_ctl_client_ops *ops, struct txs_ctl_client_result *res, char *err,
 			       size_t errlen);
+
+/* ---- the other side's summary -------------------------------------------------------------------- */
+
+/* A side's summary line as the other end shows it: json, one line
+ * {"type":ROLE,"host":HOST,...} (ASCII only); else text lines "ROLE HOST:
+ * ...". role is "receiver" or "sender". 0, or -EINVAL when summary is not
+ * JSON (nothing written), -ENOMEM. */
+TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, const char *summary, bool json);
+/* A sender's summary for a receiver's sender_summary file, with the test's
+ * clock line before it when c->on (docs/control.md, "Clock offset"),
+ * written atomically (a temporary name, then rename). 0 or -errno. */
+TXS_API int txs_ctl_peer_summary_save(const char *path, const char *summary, const struct txs_ctl_clock_rep *c);
 
 #ifdef __cplusplus
 }

@@ -397,7 +397,7 @@ static bool cb_recv_finish(void *arg)
 static int cb_peer_summary(void *arg, const char *summary, const struct txs_ctl_clock_rep *c)
 {
 	struct client *k = arg;
-	return ctl_write_peer_summary(k->peer_json, summary, c) < 0 ? -errno : 0;
+	return txs_ctl_peer_summary_save(k->peer_json, summary, c) < 0 ? -errno : 0;
 }
 
 /* Our receiver (-R, --bidir): bound to the address the server sees us at. */

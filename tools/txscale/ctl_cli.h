@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <errno.h>
+#include <stdio.h>
+#include <txscale/ctl_session.h>
 #include "opt.h"
 
 int cmd_server(int argc, char **argv);
@@ -81,14 +84,13 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
 /* The whole client run; argc/argv: send's own (argv[0] "send"). Exit status. */
 int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv);
 
-/* The other side's summary line: JSON {"type":ROLE,"host":HOST,...} or text
- * lines "ROLE HOST: received ..." (role "receiver" or "sender"), on stdout. */
-void ctl_print_peer(const char *role, const char *host, const char *summary, bool json);
-struct txs_ctl_clock_rep;
-/* A sender summary for a receiver's --sender-summary file, with the test's
- * clock line before it when c->on (docs/control.md, "Clock offset"); write
- * it with write_atomic. 0 or -errno. */
-int ctl_write_peer_summary(const char *path, const char *summary, const struct txs_ctl_clock_rep *c);
+/* The other side's summary on stdout (txs_ctl_peer_write), or a line
+ * saying it was not JSON. */
+static inline void ctl_print_peer(const char *role, const char *host, const char *summary, bool json)
+{
+	if (txs_ctl_peer_write(stdout, role, host, summary, json) == -EINVAL)
+		fprintf(stderr, "txscale: the %s summary of %s is not JSON\n", role, host);
+}
 
 /* ---- ndr --remote ----------------------------------------------------------------------- */
 /* ndr's options for a remote receiver: one session for the whole search

@@ -239,7 +239,7 @@ static char *cb_recv_finish(void *arg, double grace, char *err, size_t errlen)
 static int cb_peer_summary(void *arg, const char *summary, const struct txs_ctl_clock_rep *c)
 {
 	struct sess *s = arg;
-	return ctl_write_peer_summary(s->peer_json, summary, c) < 0 ? -errno : 0;
+	return txs_ctl_peer_summary_save(s->peer_json, summary, c) < 0 ? -errno : 0;
 }
 
 static void cb_test_end(void *arg)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The other side's summary as the client and the server show it (JSON or
- * text lines), and a sender summary with its clock line for a receiver's
- * --sender-summary file (ctl_cli.h). */
+/* The other side's summary as a client or a server shows it, and a sender
+ * summary with its clock line for a receiver (ctl_session.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +9,7 @@
 #include <jansson.h>
 #include <txscale/ctl.h>
 #include "common/jsonpath.h"
-#include "ctl_cli.h"
+#include <txscale/ctl_session.h>
 #include "common/proc.h"
 
 /* The number at path (lib/common/jsonpath.h: "a.b"), as text; "?" when absent. */
@@ -64,65 +63,64 @@ static double sum_members(json_t *o, const char *key, const char *field)
 	return s;
 }
 
-/* The server's summary as a JSON line {"type":ROLE,"host":...} or a text line. */
-void ctl_print_peer(const char *role, const char *host, const char *summary, bool json)
+TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, const char *summary, bool json)
 {
 	json_t *o = json_loads(summary, 0, NULL);
-	if (!o) {
-		fprintf(stderr, "txscale send: the server's %s summary is not JSON\n", role);
-		return;
-	}
+	if (!o)
+		return -EINVAL;
 	if (json) {
 		json_object_set_new(o, "type", json_string(role));
 		json_object_set_new(o, "host", json_string(host));
 		/* ASCII only: no C1 control character (U+0080..U+009F) of the peer's reaches a terminal raw */
 		char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
-		if (s)
-			printf("%s\n", s);
-		free(s);
 		json_decref(o);
-		fflush(stdout);
-		return;
+		if (!s)
+			return -ENOMEM;
+		fprintf(out, "%s\n", s);
+		free(s);
+		fflush(out);
+		return 0;
 	}
 	char a[32], b[32], c[32], d[32], e[32], f[32];
 	if (strcmp(role, "receiver") == 0) {
 		double recv = dnum(o, "received", NULL), lost = dnum(o, "lost", NULL);
 		json_t *exact = json_object_get(o, "lost_exact");
 		double offered = recv + lost;
-		printf("receiver %s: received %s, lost %s (%.4g%%)%s, duplicates %s, reordered %s, late %s, malformed %s\n",
+		fprintf(out, "receiver %s: received %s, lost %s (%.4g%%)%s, duplicates %s, reordered %s, late %s, malformed %s\n",
 		       host, num(o, "received", a, sizeof(a)), num(o, "lost", b, sizeof(b)),
 		       offered > 0 ? lost * 100 / offered : 0.0, json_is_true(exact) ? " exact" : " (not exact)",
 		       num(o, "duplicates", c, sizeof(c)), num(o, "reordered", d, sizeof(d)), num(o, "late", e, sizeof(e)),
 		       num(o, "malformed", f, sizeof(f)));
 		char l1[32], l2[32], l3[32], l4[32];
-		printf("receiver %s: latency p50 %s, p99 %s, p99.9 %s, max %s\n", host,
+		fprintf(out, "receiver %s: latency p50 %s, p99 %s, p99.9 %s, max %s\n", host,
 		       fmt_ns(dnum(o, "latency_ns", "p50"), l1, sizeof(l1)), fmt_ns(dnum(o, "latency_ns", "p99"), l2, sizeof(l2)),
 		       fmt_ns(dnum(o, "latency_ns", "p99.9"), l3, sizeof(l3)), fmt_ns(dnum(o, "latency_ns", "max"), l4, sizeof(l4)));
 		json_t *ck = json_object_get(o, "clock");
 		if (json_is_true(json_object_get(ck, "corrected")))
-			printf("receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s\n", host,
+			fprintf(out, "receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s\n", host,
 			       num(ck, "offset_ns", a, sizeof(a)), num(ck, "error_ns", b, sizeof(b)),
 			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)));
 		if (json_is_object(json_object_get(o, "outage")))
-			printf("receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,
+			fprintf(out, "receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,
 			       num(o, "outage.count", a, sizeof(a)), num(o, "outage.longest_ns", b, sizeof(b)),
 			       num(o, "outage.longest_missing", c, sizeof(c)), num(o, "outage.burst_count", d, sizeof(d)),
 			       num(o, "outage.burst_max", e, sizeof(e)));
 		json_t *kd = json_object_get(o, "kernel_drops");
 		double rcvbuf = dnum(kd, "udp", "RcvbufErrors"), rcvbuf6 = dnum(kd, "udp6", "RcvbufErrors");
-		printf("receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %.0f, softnet %s\n", host,
+		fprintf(out, "receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %.0f, softnet %s\n", host,
 		       num(kd, "sockets", a, sizeof(a)), (isfinite(rcvbuf) ? rcvbuf : 0) + (isfinite(rcvbuf6) ? rcvbuf6 : 0),
 		       sum_members(kd, "interfaces", "rx_dropped"), num(kd, "softnet/dropped", b, sizeof(b)));
 	} else {
-		printf("sender %s: sent %s packets in %s s (%s pps), drops %s, errors %s\n", host,
+		fprintf(out, "sender %s: sent %s packets in %s s (%s pps), drops %s, errors %s\n", host,
 		       num(o, "packets", a, sizeof(a)), num(o, "seconds", b, sizeof(b)), num(o, "pps", c, sizeof(c)),
 		       num(o, "drops", d, sizeof(d)), num(o, "errors", e, sizeof(e)));
 	}
-	fflush(stdout);
+	fflush(out);
 	json_decref(o);
+	return 0;
 }
 
-int ctl_write_peer_summary(const char *path, const char *summary, const struct txs_ctl_clock_rep *c)
+TXS_API int txs_ctl_peer_summary_save(const char *path, const char *summary, const struct txs_ctl_clock_rep *c)
 {
 	if (!c || !c->on)
 		return txs_write_atomic(path, summary);
