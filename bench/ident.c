@@ -369,7 +369,7 @@ static int list_u64(const char *what, const char *s, uint64_t *out, unsigned max
 		return -1;
 	for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
-		if (*n == max || opt_parse_u64(tok, &v) < 0 || (!rate && (v == 0 || v > 4096))) {
+		if (*n == max || txs_parse_count(tok, &v) < 0 || (!rate && (v == 0 || v > 4096))) {
 			fprintf(stderr, "txscale bench ident: bad value for --%s: '%s'%s\n", what, tok,
 				rate ? "" : ": 1..4096");
 			free(dup);

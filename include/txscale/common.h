@@ -55,6 +55,19 @@ TXS_API int txs_pin_self(int cpu);
  * for every worker with no_pin. Any thread. */
 TXS_API void txs_cpus_assign(const int *given, unsigned n_given, bool no_pin, unsigned n, int *cpus);
 
+/* The values of options as users write them (lib/common/parse.c); each
+ * returns 0, or -EINVAL on a bad value. Any thread.
+ *   count:   "1000", "10k", "1.5M", "2G" (powers of 1000), a whole number
+ *   seconds: "10", "0.5", "2s", "250ms", "100us", "1m"/"1min"; at most 1e7
+ *   rate:    packets/s "1M", "10kpps", or frame bits/s (*bits) "100Mbit",
+ *            "1.5Gbps"; "0" = unlimited; at most 1e12
+ *   cpus:    a CPU list "0-3,6" of CPUs this process may run on, each once,
+ *            at most max; err names the bad part */
+TXS_API int txs_parse_count(const char *s, uint64_t *out);
+TXS_API int txs_parse_seconds(const char *s, double *out);
+TXS_API int txs_parse_rate(const char *s, double *value, bool *bits);
+TXS_API int txs_parse_cpus(const char *s, int *cpu, unsigned max, unsigned *n, char *err, size_t errlen);
+
 /* splitmix64 step: the workers' RNG, and the seeding of every per-core
  * generator (ident's xoshiro, the pacers). */
 static inline uint64_t txs_rng_next(uint64_t *s)

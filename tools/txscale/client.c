@@ -718,7 +718,7 @@ int ctl_ndr_check(struct ctl_ndr_opts *o, const char *dest, const char *recv_net
 		else if (t && strcmp(t, "--rcvbuf") == 0)
 			v = strtok_r(NULL, " \t", &save);
 		uint64_t n = 0;
-		if (!v || opt_parse_u64(v, &n) < 0 || n < 1 || n > 0x7fffffff || strtok_r(NULL, " \t", &save)) {
+		if (!v || txs_parse_count(v, &n) < 0 || n < 1 || n > 0x7fffffff || strtok_r(NULL, " \t", &save)) {
 			fprintf(stderr, "txscale ndr: bad value for --recv-args: '%s': with --remote only \"--rcvbuf BYTES\" "
 					"is passed to the server\n", recv_args);
 			return -1;

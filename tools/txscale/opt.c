@@ -10,139 +10,6 @@
 #include <unistd.h>
 #include "opt.h"
 
-int opt_parse_u64(const char *s, uint64_t *out)
-{
-	if (!s || !*s || *s == '-')
-		return -1;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	double mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1e3, end++;
-	else if (*end == 'm' || *end == 'M')
-		mul = 1e6, end++;
-	else if (*end == 'g' || *end == 'G')
-		mul = 1e9, end++;
-	if (*end)
-		return -1;
-	v *= mul;
-	if (v > 1.8e19 || v != floor(v))
-		return -1;
-	*out = (uint64_t)v;
-	return 0;
-}
-
-int opt_parse_seconds(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0 || !isfinite(v))
-		return -1;
-	if (strcmp(end, "ms") == 0)
-		v /= 1e3;
-	else if (strcmp(end, "us") == 0)
-		v /= 1e6;
-	else if (strcmp(end, "s") == 0 || *end == 0)
-		;
-	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-		v *= 60;
-	else
-		return -1;
-	if (v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* "1M" = 1e6 packets/s; "100Mbit" / "1.5Gbit" = bits/s; "0" = unlimited */
-int opt_parse_rate(const char *s, struct opt_rate *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0 || !isfinite(v))
-		return -1;
-	double mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1e3, end++;
-	else if (*end == 'M')
-		mul = 1e6, end++;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1e9, end++;
-	out->bits = false;
-	if (strcmp(end, "bit") == 0 || strcmp(end, "bps") == 0)
-		out->bits = true;
-	else if (strcmp(end, "pps") == 0 || *end == 0)
-		;
-	else
-		return -1;
-	out->value = v * mul;
-	if (out->value > 1e12)
-		return -1;
-	return 0;
-}
-
-int opt_parse_cpus(const char *s, struct opt_cpus *out, char *err, size_t errlen)
-{
-	cpu_set_t online;
-	CPU_ZERO(&online);
-	if (sched_getaffinity(0, sizeof(online), &online) < 0)
-		CPU_ZERO(&online);
-	out->n = 0;
-	const char *p = s;
-	while (*p) {
-		char *end;
-		if (!isdigit((unsigned char)*p))
-			goto bad;
-		long a = strtol(p, &end, 10), b = a;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (!isdigit((unsigned char)*p))
-				goto bad;
-			b = strtol(p, &end, 10);
-			p = end;
-		}
-		if (b < a || b >= CPU_SETSIZE)
-			goto bad;
-		for (long c = a; c <= b; c++) {
-			if (!CPU_ISSET((int)c, &online)) {
-				snprintf(err, errlen, "CPU %ld in '%s' is not available (online/allowed: %d CPUs)", c, s,
-					 CPU_COUNT(&online));
-				return -1;
-			}
-			if (out->n >= TXS_MAX_CORES)
-				goto bad;
-			for (unsigned i = 0; i < out->n; i++)
-				if (out->cpu[i] == (int)c) {
-					/* two workers on one CPU share it: not what a CPU list asks for */
-					snprintf(err, errlen, "CPU %ld appears twice in '%s' (one worker per CPU)", c, s);
-					return -1;
-				}
-			out->cpu[out->n++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p)
-			goto bad;
-	}
-	if (out->n == 0)
-		goto bad;
-	return 0;
-bad:
-	snprintf(err, errlen, "bad CPU list '%s' (expected e.g. 0-3,6)", s);
-	return -1;
-}
-
-void opt_assign_cpus(const struct opt_cpus *given, bool no_pin, unsigned n, int *cpus)
-{
-	txs_cpus_assign(given->cpu, given->n, no_pin, n, cpus);
-}
-
 int opt_parse_uint_list(const char *s, unsigned *out, unsigned max, unsigned *n)
 {
 	*n = 0;
@@ -186,7 +53,7 @@ static int apply(const char *cmd, const struct opt *o, void *cfg, const char *va
 		return 0;
 	case OPT_U64: {
 		uint64_t v;
-		if (opt_parse_u64(val, &v) < 0 || v < o->lo || (o->hi && v > o->hi)) {
+		if (txs_parse_count(val, &v) < 0 || v < o->lo || (o->hi && v > o->hi)) {
 			if (o->hi)
 				snprintf(err, sizeof(err), "expected %llu..%llu (k/M/G suffixes allowed)",
 					 (unsigned long long)o->lo, (unsigned long long)o->hi);
@@ -222,19 +89,19 @@ static int apply(const char *cmd, const struct opt *o, void *cfg, const char *va
 		return 0;
 	}
 	case OPT_SECONDS:
-		if (opt_parse_seconds(val, (double *)dst) < 0) {
+		if (txs_parse_seconds(val, (double *)dst) < 0) {
 			snprintf(err, sizeof(err), "expected seconds, e.g. 10, 0.5, 250ms");
 			break;
 		}
 		return 0;
 	case OPT_RATE:
-		if (opt_parse_rate(val, (struct opt_rate *)dst) < 0) {
+		if (txs_parse_rate(val, &((struct opt_rate *)dst)->value, &((struct opt_rate *)dst)->bits) < 0) {
 			snprintf(err, sizeof(err), "expected packets/s (1M, 250k) or bits/s (100Mbit)");
 			break;
 		}
 		return 0;
 	case OPT_CPULIST:
-		if (opt_parse_cpus(val, (struct opt_cpus *)dst, err, sizeof(err)) < 0) {
+		if (opt_cpus_parse(val, (struct opt_cpus *)dst, err, sizeof(err)) < 0) {
 			fprintf(stderr, "txscale %s: %s: %s\n", cmd, name, err);
 			return -1;
 		}
@@ -370,9 +237,4 @@ out:
 	free(lo);
 	free(so);
 	return rc;
-}
-
-int opt_nofile(unsigned long long need, unsigned long long *limit)
-{
-	return txs_nofile_raise(need, limit);
 }

@@ -58,17 +58,11 @@ void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FI
 /* The table's defaults into cfg (what opt_parse does first). 0, or -1 said. */
 int opt_defaults(const char *cmd, const struct opt *opts, void *cfg);
 
-/* Parsers, also used directly. Return 0 or -1 with err filled. */
-int opt_parse_u64(const char *s, uint64_t *out);
-int opt_parse_seconds(const char *s, double *out);
-int opt_parse_rate(const char *s, struct opt_rate *out);
-int opt_parse_cpus(const char *s, struct opt_cpus *out, char *err, size_t errlen);
-/* Worker CPUs: the -A list in order, or (no list) the CPUs this process may
- * run on, in order, wrapping; -1 for every worker with no_pin. */
-void opt_assign_cpus(const struct opt_cpus *given, bool no_pin, unsigned n, int *cpus);
+/* A CPU list into c (txs_parse_cpus). 0, or -EINVAL with err. */
+static inline int opt_cpus_parse(const char *s, struct opt_cpus *c, char *err, size_t errlen)
+{
+	return txs_parse_cpus(s, c->cpu, TXS_MAX_CORES, &c->n, err, errlen);
+}
 /* A comma-separated list of unsigned, e.g. "1,2,4". */
 int opt_parse_uint_list(const char *s, unsigned *out, unsigned max, unsigned *n);
-/* Room for `need` open files: the soft RLIMIT_NOFILE raised to need (at
- * most the hard limit). 0, or -1 with *limit = the most there can be. */
-int opt_nofile(unsigned long long need, unsigned long long *limit);
 #endif

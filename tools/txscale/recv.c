@@ -62,7 +62,7 @@ struct recv_cfg {
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
 {
 	struct opt_time *t = dst;
-	if (opt_parse_seconds(val, &t->v) < 0) {
+	if (txs_parse_seconds(val, &t->v) < 0) {
 		snprintf(err, errlen, "expected seconds, e.g. 10, 0.5, 250ms (0 = no limit, needs --idle)");
 		return -1;
 	}
@@ -133,7 +133,7 @@ static void fill_conf(struct recv_cfg *cfg)
 	/* unpinned unless -A (pinning thread 0 to CPU 0 by default put
 	 * recv on the sender's CPU on one host) */
 	unsigned n = txs_recv_conf_threads(c);
-	opt_assign_cpus(&cfg->cpus, cfg->no_pin || !cfg->cpus.n, n < TXS_MAX_CORES ? n : TXS_MAX_CORES, c->cpu);
+	txs_cpus_assign(cfg->cpus.cpu, cfg->cpus.n, cfg->no_pin || !cfg->cpus.n, n < TXS_MAX_CORES ? n : TXS_MAX_CORES, c->cpu);
 }
 
 /* What the session's hooks print and publish. */
@@ -319,7 +319,7 @@ int recv_run_spec(const struct recv_spec_run *rs)
 	cfg.summary_file = rs->summary_file;
 	cfg.ready_fd = (unsigned)rs->ready_fd;
 	cfg.c.threads = r->threads;
-	if (r->cpus[0] && opt_parse_cpus(r->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
+	if (r->cpus[0] && opt_cpus_parse(r->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
 		fprintf(stderr, "txscale recv: bad value for -A/--affinity: '%s': %s\n", r->cpus, err);
 		return 2;
 	}

@@ -77,7 +77,7 @@ static int parse_ramp(const char *val, void *dst, char *err, size_t errlen)
 		goto bad;
 	*b++ = 0;
 	*c++ = 0;
-	if (opt_parse_rate(a, &r->from) < 0 || opt_parse_rate(b, &r->to) < 0 || opt_parse_seconds(c, &r->secs) < 0 ||
+	if (txs_parse_rate(a, &r->from.value, &r->from.bits) < 0 || txs_parse_rate(b, &r->to.value, &r->to.bits) < 0 || txs_parse_seconds(c, &r->secs) < 0 ||
 	    !(r->secs > 0) || r->from.bits != r->to.bits || (r->from.value == 0 && r->to.value == 0))
 		goto bad;
 	return 0;
@@ -476,7 +476,7 @@ int send_run_spec(const struct send_spec_run *ss)
 	cfg.time = ss->limit;
 	cfg.count = sd->count;
 	cfg.threads = sd->threads;
-	if (sd->cpus[0] && opt_parse_cpus(sd->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
+	if (sd->cpus[0] && opt_cpus_parse(sd->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
 		fprintf(stderr, "txscale send: bad value for -A/--affinity: '%s': %s\n", sd->cpus, err);
 		return 2;
 	}

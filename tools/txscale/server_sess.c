@@ -198,7 +198,7 @@ static int cb_cpus(void *arg, const char *list, char *err, size_t errlen)
 {
 	(void)arg;
 	struct opt_cpus oc;
-	return opt_parse_cpus(list, &oc, err, errlen) < 0 ? -1 : 0;
+	return opt_cpus_parse(list, &oc, err, errlen) < 0 ? -1 : 0;
 }
 
 static void cb_test_begin(void *arg)
