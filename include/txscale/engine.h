@@ -157,19 +157,25 @@ struct txs_pace_conf {
 /* INTERP: per-datagram stamps at about a burst-stamp's cost. One TSC read
  * at the start of each burst's fill (t0); datagram i of the burst is
  * stamped t0 + i * step, step being the fill time per datagram measured on
- * this worker (the first burst reads the TSC per datagram, as PACKET, and
- * measures it; later one burst in TXS_TS_CHECK_EVERY reads the TSC again at
- * the end of its fill, compares it with the stamp the next datagram would
- * have had (the error of the stamps at the burst's end, where it is
- * largest); step is the least of the last TXS_TS_STEP_WINDOW checked bursts'
- * steps, so a stamp runs ahead of its datagram only when the fill got faster
- * than in all of them). The errors are summed per worker
+ * this worker. The first TXS_TS_WARMUP bursts read the TSC per datagram, as
+ * PACKET (their pace, faulting pages in, is not the run's); then the first
+ * 16 bursts and one in TXS_TS_CHECK_EVERY read the TSC again at the end of
+ * their fill, compare it with the stamp the next datagram would have had
+ * (the error at the burst's end, where it is largest) and record the fill
+ * time. A stamp ahead of its datagram is the worse error (a receiver sees
+ * it arrive before it was sent): no stamp may be later than the moment its
+ * burst is handed to the device. So the step for a burst of n is 7/8 of the
+ * least of T / max(f, n) over the last TXS_TS_STEP_WINDOW checked bursts (f
+ * datagrams in T): a lower bound of this burst's fill per datagram while
+ * its pace is not 1/8 faster than the fastest of them; 1 ns (distinct
+ * stamps, never ahead) until the window is full. The errors are summed per worker
  * (txs_engine_ts_check). A generator without stamps_each is filled as
  * PACKET. */
 enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET, TXS_TS_INTERP };
 #define TXS_TS_CHECK_EVERY 8u
 #define TXS_TS_ERR_BUCKETS 28u /* the last holds every error >= 2^26 ns */
 #define TXS_TS_STEP_WINDOW 4u
+#define TXS_TS_WARMUP 16u
 
 struct txs_engine_conf {
 	unsigned n_workers;

@@ -492,6 +492,34 @@ static unsigned fill_each(struct txs_wk *w, unsigned (*fill)(struct txs_worker *
 	return done;
 }
 
+/* TXS_TS_INTERP: the step for a burst of n datagrams, in 32.32 ns (enum
+ * txs_ts_mode). No stamp may be later than the moment its burst is handed
+ * to the device, so the step times the burst's datagrams must not exceed
+ * its fill. A burst's fill takes a + b n (a per burst, b per datagram); a
+ * checked burst of f took T, so T / max(f, n) <= (a + b n) / n for a burst
+ * of n: the least of that over the last checked bursts, less 1/8 (a burst
+ * may run a little faster than the fastest of them). Faster bursts lower it
+ * at once; it rises only when every burst in the window was slower (a new
+ * pace, not a preemption). Until the window is full, 1 ns: no fill of a
+ * datagram is that fast, so the stamps are distinct and late, never ahead. */
+static void ts_step_for(struct txs_wk *w, unsigned n)
+{
+	uint64_t st = (uint64_t)1 << 32;
+	if (w->ts_meas_k == TXS_TS_STEP_WINDOW) {
+		st = UINT64_MAX;
+		for (unsigned i = 0; i < w->ts_meas_k; i++) {
+			/* a burst of 4 s or more (preempted) is never the least */
+			unsigned d = w->ts_meas_f[i] > n ? w->ts_meas_f[i] : n;
+			uint64_t v = w->ts_meas_ns[i] >> 32 ? UINT64_MAX : (w->ts_meas_ns[i] << 32) / (d ? d : 1);
+			if (v < st)
+				st = v;
+		}
+		st -= st / 8;
+	}
+	w->pub.ts_step = st;
+	w->ts_step_n = n;
+}
+
 /* A burst's fill with per-datagram stamps (TXS_TS_PACKET, TXS_TS_INTERP;
  * enum txs_ts_mode). */
 static unsigned fill_stamped(struct txs_wk *w, const struct txs_gen_ops *g, struct txs_pktbuf *b, unsigned n)
@@ -505,26 +533,20 @@ static unsigned fill_stamped(struct txs_wk *w, const struct txs_gen_ops *g, stru
 	}
 	__extension__ typedef unsigned __int128 u128;
 	const uint64_t t0 = ts_conv(w, c0);
-	if (TXS_UNLIKELY(w->ts_bursts == 0)) {
-		/* the first burst: a read per datagram, and the step it took */
+	if (TXS_UNLIKELY(w->ts_bursts < TXS_TS_WARMUP)) {
+		/* warm-up: a read per datagram while the first bursts fault in
+		 * pages and caches (their pace is not the run's) */
+		w->ts_bursts++;
 		w->pub.ts_cur = TXS_TS_PACKET;
-		unsigned f = g->fill(&w->pub, b, n, t0);
-		uint64_t t1 = ts_conv(w, rd_tsc());
-		if (f) {
-			w->pub.ts_step = (uint64_t)(((u128)(t1 - t0) << 32) / f);
-			if (!w->pub.ts_step)
-				w->pub.ts_step = 1;
-			for (unsigned i = 0; i < TXS_TS_STEP_WINDOW; i++)
-				w->ts_meas[i] = w->pub.ts_step;
-			w->ts_bursts = 1;
-		}
-		return f;
+		return g->fill(&w->pub, b, n, t0);
 	}
-	/* the first 16 bursts all checked: the first burst's step may hold page faults */
-	const bool check = w->ts_bursts < 16 || w->ts_bursts % TXS_TS_CHECK_EVERY == 0;
+	/* the first 16 interpolated bursts all checked */
+	const bool check = w->ts_bursts < TXS_TS_WARMUP + 16 || w->ts_bursts % TXS_TS_CHECK_EVERY == 0;
 	w->ts_bursts++;
 	w->pub.ts_cur = TXS_TS_INTERP;
 	w->pub.ts_t0 = t0;
+	if (TXS_UNLIKELY(n != w->ts_step_n))
+		ts_step_for(w, n);
 	unsigned f = g->fill(&w->pub, b, n, t0);
 	if (check && f) {
 		uint64_t t1 = ts_conv(w, rd_tsc());
@@ -536,21 +558,12 @@ static unsigned fill_stamped(struct txs_wk *w, const struct txs_gen_ops *g, stru
 			w->ts_err_max = err;
 		unsigned k = err ? 64u - (unsigned)__builtin_clzll(err) : 0; /* err < 2^k */
 		w->ts_err_hist[k < TXS_TS_ERR_BUCKETS ? k : TXS_TS_ERR_BUCKETS - 1]++;
-		/* A stamp ahead of the datagram's time is the worse error (the
-		 * receiver sees it from the future; a late one reads as a little
-		 * more latency, as in burst mode): the step is the least of the
-		 * last few checked bursts' steps. A faster burst lowers it at once;
-		 * a preempted burst (its datagrams after the preemption stamped
-		 * early, never ahead) raises it only if every burst in the window
-		 * was as slow, which is a new pace, not a preemption. */
-		uint64_t meas = t1 > t0 ? (uint64_t)(((u128)(t1 - t0) << 32) / f) : 0;
-		w->ts_meas[w->ts_meas_i] = meas ? meas : 1;
+		w->ts_meas_ns[w->ts_meas_i] = t1 > t0 ? t1 - t0 : 0;
+		w->ts_meas_f[w->ts_meas_i] = f;
 		w->ts_meas_i = (uint8_t)((w->ts_meas_i + 1) % TXS_TS_STEP_WINDOW);
-		uint64_t st = w->ts_meas[0];
-		for (unsigned i = 1; i < TXS_TS_STEP_WINDOW; i++)
-			if (w->ts_meas[i] < st)
-				st = w->ts_meas[i];
-		w->pub.ts_step = st;
+		if (w->ts_meas_k < TXS_TS_STEP_WINDOW)
+			w->ts_meas_k++;
+		ts_step_for(w, n);
 	}
 	return f;
 }
@@ -682,6 +695,9 @@ TXS_API int txs_engine_start(struct txs_engine *e)
 		for (unsigned i = 0; i < n; i++) {
 			e->w[i].pub.ts_packet = true;
 			e->w[i].ts_bursts = 0;
+			e->w[i].ts_meas_k = 0;
+			e->w[i].ts_meas_i = 0;
+			e->w[i].ts_step_n = 0;
 			e->w[i].pub.ts_step = 0;
 			e->w[i].ts_err_n = e->w[i].ts_err_sum = e->w[i].ts_err_max = 0;
 			memset(e->w[i].ts_err_hist, 0, sizeof(e->w[i].ts_err_hist));

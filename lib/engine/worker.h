@@ -33,10 +33,11 @@ struct txs_wk {
 	struct txs_prof_run run;       /* conf.profile_every */
 	/* timestamps (pub.ts_*: what txs_worker_clock and generators read) */
 	uint64_t ts_rebase_ticks;      /* re-read CLOCK_REALTIME once the TSC is this far past ts_tsc0 */
-	uint32_t ts_bursts;            /* TXS_TS_INTERP: bursts filled (sampling) */
-	uint64_t ts_meas[TXS_TS_STEP_WINDOW]; /* the last checked bursts' steps (ring);
-					       * pub.ts_step is the least of them */
-	uint8_t ts_meas_i;             /* next slot of ts_meas */
+	uint32_t ts_bursts;            /* TXS_TS_INTERP: bursts filled (warm-up, sampling) */
+	uint64_t ts_meas_ns[TXS_TS_STEP_WINDOW]; /* the last checked bursts' fill times (ring) */
+	uint32_t ts_meas_f[TXS_TS_STEP_WINDOW];  /* ... and their datagrams */
+	uint8_t ts_meas_i, ts_meas_k;  /* next slot; slots filled */
+	uint32_t ts_step_n;            /* pub.ts_step is for bursts of this many (ts_step_for) */
 	uint64_t ts_err_n, ts_err_sum, ts_err_max; /* checked bursts, |error| ns summed, largest */
 	uint64_t ts_err_hist[TXS_TS_ERR_BUCKETS];  /* checked bursts by |error|: bucket k < 2^k ns */
 	TXS_CACHE_GUARD;

@@ -503,18 +503,26 @@ static void timestamps_per_packet(void **st)
 /* A generator that stamps datagram by datagram itself (stamps_each), as
  * lib/udp/gen.c does: with PACKET and INTERP the engine calls it once per
  * burst. Recorded per datagram: its stamp, the clock read right after it
- * was made, and the call it came in. INTERP: the first burst reads the TSC
- * per datagram, later ones step from one base per burst: within a call of
- * n >= 2 the stamps rise by the same step (> 0), the median datagram is
- * stamped within 2 us of the clock read after it, and the engine's check
- * saw bursts, with a median error no larger than its maximum. */
+ * was made, and the call it came in. INTERP: the first TXS_TS_WARMUP bursts
+ * read the TSC per datagram, later ones step from one base per burst:
+ * within a call the stamps rise by one step (1 ns until TXS_TS_STEP_WINDOW
+ * bursts were checked, then the measured one), the median datagram is stamped
+ * within 2 us of the clock read after it, and the engine's check saw
+ * bursts, with a median error no larger than its maximum. With slow bursts
+ * first (sleeps in the first calls, as page faults make a run's first
+ * bursts slow: the warm-up, and all but one of the checked bursts the step
+ * is first learnt from), no stamp is ever later than the moment its burst
+ * is handed to the device (the end of the call): a step learnt from a slow
+ * first burst once put stamps hundreds of us into the future. */
 #define TSI_MAX 8192
 static struct {
-	uint64_t stamp[TSI_MAX], after[TSI_MAX];
+	uint64_t stamp[TSI_MAX], after[TSI_MAX], handed[TSI_MAX];
 	unsigned call[TSI_MAX];
 	uint8_t interp[TSI_MAX];
 	unsigned n, calls;
 } g_tsi;
+
+static unsigned g_tsi_slow_calls; /* the first calls sleep 300 us per datagram */
 
 static unsigned tsi_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
@@ -527,6 +535,10 @@ static unsigned tsi_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t s = !w->ts_packet ? now_ns : interp ? txs_stamper_next(&st) : txs_stamper_read(&st);
 		blank_frame(&b[i]);
+		if (g_tsi.calls < g_tsi_slow_calls) {
+			struct timespec ts = { 0, 300 * 1000 };
+			nanosleep(&ts, NULL);
+		}
 		if (g_tsi.n < TSI_MAX) {
 			g_tsi.stamp[g_tsi.n] = s;
 			g_tsi.after[g_tsi.n] = txs_now_real_ns();
@@ -535,6 +547,9 @@ static unsigned tsi_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 			g_tsi.n++;
 		}
 	}
+	uint64_t end = txs_now_real_ns();
+	for (unsigned i = g_tsi.n >= n ? g_tsi.n - n : 0; i < g_tsi.n; i++)
+		g_tsi.handed[i] = end;
 	g_tsi.calls++;
 	return n;
 }
@@ -565,25 +580,49 @@ static void timestamps_interp(void **st)
 	tsi_run(TXS_TS_INTERP, &chk, &rc);
 	assert_true(g_tsi.calls <= TSI_MAX / 32 + 1);
 	static int64_t lead[TSI_MAX];
-	unsigned n_interp = 0;
+	unsigned n_interp = 0, stepped = 0;
 	for (unsigned i = 0; i < TSI_MAX; i++) {
 		lead[i] = (int64_t)g_tsi.after[i] - (int64_t)g_tsi.stamp[i];
 		n_interp += g_tsi.interp[i];
 		if (i >= 2 && g_tsi.interp[i] && g_tsi.call[i] == g_tsi.call[i - 2]) {
 			uint64_t d1 = g_tsi.stamp[i] - g_tsi.stamp[i - 1], d0 = g_tsi.stamp[i - 1] - g_tsi.stamp[i - 2];
 			assert_true(g_tsi.stamp[i] > g_tsi.stamp[i - 1]);
+			stepped += d1 > 1;
 			/* the same step, give or take the 32.32 rounding */
 			assert_true(d1 + 1 >= d0 && d0 + 1 >= d1);
 		}
 	}
-	assert_false(g_tsi.interp[0]);                /* the first burst reads per datagram */
-	assert_true(n_interp >= TSI_MAX - 2 * 32);     /* and then the step */
+	for (unsigned i = 0; i < TXS_TS_WARMUP * 32; i++)
+		assert_false(g_tsi.interp[i]);                       /* the warm-up reads per datagram */
+	assert_true(n_interp >= TSI_MAX - (TXS_TS_WARMUP + 1) * 32); /* and then the step */
+	assert_true(stepped >= TSI_MAX / 2);                       /* > 0 once bursts were checked */
 	assert_int_equal(rc, 0);
-	assert_true(chk.bursts >= (TSI_MAX / 32 - 1) / TXS_TS_CHECK_EVERY);
+	assert_true(chk.bursts >= (TSI_MAX / 32 - TXS_TS_WARMUP - 16) / TXS_TS_CHECK_EVERY + 16);
 	assert_true(chk.step_ns > 0);
 	assert_true(chk.err_p50_ns <= 2 * chk.err_max_ns + 1);
 	qsort(lead, TSI_MAX, sizeof(lead[0]), cmp_i64);
 	assert_true(lead[TSI_MAX / 2] <= 2000 && lead[TSI_MAX / 2] >= -2000);
+}
+
+static void timestamps_interp_never_ahead(void **st)
+{
+	(void)st;
+	struct txs_ts_check chk;
+	int rc;
+	/* slow calls: the first, the warm-up, then all but one of the first checked ones */
+	const unsigned slow[] = { 1, TXS_TS_WARMUP, TXS_TS_WARMUP + TXS_TS_STEP_WINDOW - 1 };
+	for (unsigned k = 0; k < sizeof(slow) / sizeof(slow[0]); k++) {
+		g_tsi_slow_calls = slow[k];
+		tsi_run(TXS_TS_INTERP, &chk, &rc);
+		assert_int_equal(rc, 0);
+		unsigned ahead = 0;
+		for (unsigned i = 0; i < TSI_MAX; i++)
+			ahead += g_tsi.stamp[i] > g_tsi.handed[i] + 1000; /* the base pair's spread */
+		if (ahead)
+			fprintf(stderr, "%u slow calls: %u stamps ahead of their datagram\n", slow[k], ahead);
+		assert_int_equal(ahead, 0);
+	}
+	g_tsi_slow_calls = 0;
 }
 
 static struct txs_engine *g_e;
@@ -679,5 +718,6 @@ T_MAIN(cmocka_unit_test(exact_counts),
        cmocka_unit_test(table_schedule),
        cmocka_unit_test(timestamps_per_packet),
        cmocka_unit_test(timestamps_interp),
+       cmocka_unit_test(timestamps_interp_never_ahead),
        cmocka_unit_test(stop_from_another_thread),
        cmocka_unit_test(config_errors))
