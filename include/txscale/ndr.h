@@ -9,12 +9,19 @@
  *  - a trial's verdict, read from the one-line JSON summaries of
  *    `txscale send` and `txscale recv` (docs/json-schema.md).
  *
- * Single-threaded; all memory caller-owned. */
+ *  - what a trial needs around its two processes: the receiver's CPU, the
+ *    two summary files read back;
+ *  - the reports: the text header, a trial's row and the result, as text or
+ *    JSON lines (docs/ndr.md, "Output"), into a caller's FILE.
+ *
+ * Running the two processes is the caller's (tools/txscale/ndr.c, with
+ * lib/common/proc.h). Single-threaded; all memory caller-owned. */
 #ifndef TXSCALE_NDR_H
 #define TXSCALE_NDR_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <txscale/common.h>
 
 #define TXS_NDR_MAX_TRIALS 100
@@ -100,4 +107,49 @@ TXS_API void txs_ndr_trial_release(struct txs_ndr_trial *t);
  * lost_total * 100 <= loss_pct * offered (loss_pct 0: lost_total == 0) and
  * something was offered. *pct gets lost_total / offered * 100. */
 TXS_API bool txs_ndr_trial_pass(const struct txs_ndr_trial *t, double loss_pct, double *pct);
+/* A trial's two summary files (send's and recv's --summary-file) read into
+ * t: 0, or -EIO with one line in err saying what was wrong (a file missing,
+ * a line unreadable, the receiver's loss not exact; t is left empty). On
+ * success the caller txs_ndr_trial_release()s t. */
+TXS_API int txs_ndr_trial_load(struct txs_ndr_trial *t, const char *send_json_path, const char *recv_json_path,
+			       char *err, size_t errlen);
+/* The receiver's CPU (docs/ndr.md, "CPUs"): the first CPU this process may
+ * run on that the sender does not use, the sender using send_cpus[0..n)
+ * (its -A) or, without them, the first `threads` (0: 1) of ours. -1 when
+ * the receiver's extra options recv_argv[0..recv_argc) choose its CPUs or
+ * threads already (-A, --affinity, --no-pin, -P, --parallel), or when no
+ * CPU is left. */
+TXS_API int txs_ndr_recv_cpu(const int *send_cpus, unsigned n, unsigned threads, const char *const *recv_argv,
+			     unsigned recv_argc);
+
+/* ---- reports (docs/ndr.md, "Output") ------------------------------------ */
+/* What the reports say of the run besides the search. */
+struct txs_ndr_info {
+	const char *dest;        /* the receiver's address, as given */
+	uint16_t port;
+	const char *device;      /* the sender's --dev */
+	const char *recv_device; /* the receiver's --dev */
+	const char *recv_args;   /* the receiver's extra options as given, or NULL */
+	unsigned payload_len;
+	unsigned threads;        /* sender threads */
+	double trial_s;          /* a trial's sending time */
+	double precision_pct;    /* the precision in percent, as given */
+	double loss_pct;         /* the acceptable loss in percent */
+};
+/* The text header, one line: the destination, the settings, the search's
+ * bounds and budget (s as txs_ndr_init left it). Flushes f. */
+TXS_API void txs_ndr_write_header(FILE *f, const struct txs_ndr_search *s, const struct txs_ndr_info *in);
+/* The row of the trial txs_ndr_next asked for last (call it before
+ * txs_ndr_report): its sending time secs, its summaries t and its verdict
+ * (txs_ndr_trial_pass: pass, pct). json: one {"type":"trial",...} line,
+ * else one text line. Flushes f. */
+TXS_API void txs_ndr_write_trial(FILE *f, bool json, const struct txs_ndr_search *s, double secs,
+				 const struct txs_ndr_trial *t, double pct, bool pass);
+/* The result once txs_ndr_next returned false: one {"type":"ndr",...}
+ * line, or the text sentence of the outcome (after a note when the last
+ * trial's sender fell short of the rate). last_sent_pps: the rate the
+ * sender reached in the last trial; seconds: the search's wall time.
+ * Flushes f. */
+TXS_API void txs_ndr_write_result(FILE *f, bool json, const struct txs_ndr_search *s, const struct txs_ndr_info *in,
+				  double last_sent_pps, double seconds);
 #endif

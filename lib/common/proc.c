@@ -292,3 +292,124 @@ int txs_ready_line_step(int fd, char *line, size_t len, size_t *got)
 	}
 	return n < 0 && errno == EINTR ? 0 : -1;
 }
+
+/* ---- a child's readiness, end and failure ---------------------------------------- */
+
+void txs_child_why(char *out, size_t len, const char *what, const int *status, const char *otherwise,
+		   const char *errpath)
+{
+	char why[256], ex[64];
+	if (status)
+		txs_describe_exit(*status, ex, sizeof(ex));
+	else
+		snprintf(ex, sizeof(ex), "%s", otherwise);
+	txs_last_line(errpath, why, sizeof(why));
+	snprintf(out, len, "%s (%s): %s", what, ex, why[0] ? why : "no message");
+}
+
+int txs_wait_ready(int rfd, pid_t pid, const char *who, const char *errpath, double timeout_s,
+		   const volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	double t0 = txs_mono_s();
+	char line[16] = "";
+	size_t got = 0;
+	for (;;) {
+		if (stop && *stop) {
+			txs_stop_child(pid, 0, NULL);
+			return -EINTR;
+		}
+		if (txs_mono_s() - t0 > timeout_s) {
+			snprintf(err, errlen, "%s was not ready within %.0f s", who, timeout_s);
+			txs_stop_child(pid, 0, NULL);
+			return -ETIMEDOUT;
+		}
+		if (txs_ready_line_step(rfd, line, sizeof(line), &got) != 0)
+			break;
+	}
+	if (strncmp(line, "ready\n", 6) == 0)
+		return 0;
+	char what[128];
+	int st;
+	bool self = txs_stop_child(pid, 1.0, &st);
+	snprintf(what, sizeof(what), "%s did not start", who);
+	txs_child_why(err, errlen, what, self ? &st : NULL, "no ready line", errpath);
+	return -EIO;
+}
+
+pid_t txs_spawn_ready(const struct txs_args *a, const char *errpath, int ready[2], const char *who, double timeout_s,
+		      const volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	pid_t pid = txs_spawn(a, errpath, ready[1]);
+	close(ready[1]);
+	if (pid < 0) {
+		close(ready[0]);
+		snprintf(err, errlen, "cannot start %s: %s", who, strerror((int)-pid));
+		return pid;
+	}
+	int rc = txs_wait_ready(ready[0], pid, who, errpath, timeout_s, stop, err, errlen);
+	close(ready[0]);
+	return rc < 0 ? rc : pid;
+}
+
+/* Stop the children of c[0..n) still running, in order. Returns rc. */
+static int stop_children(struct txs_child *c, unsigned n, int rc)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (c[i].pid > 0 && !c[i].done)
+			c[i].done = txs_stop_child(c[i].pid, 0, &c[i].status);
+	return rc;
+}
+
+static bool child_ok(const struct txs_child *c)
+{
+	return c->pid <= 0 || (WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0);
+}
+
+static int child_failed(const struct txs_child *c, char *err, size_t errlen)
+{
+	char what[128];
+	snprintf(what, sizeof(what), "%s failed", c->who);
+	txs_child_why(err, errlen, what, &c->status, NULL, c->errpath);
+	return -EIO;
+}
+
+int txs_wait_children(struct txs_child *c, unsigned n, double limit_s, const volatile sig_atomic_t *stop, char *err,
+		      size_t errlen)
+{
+	double deadline = txs_mono_s() + limit_s;
+	for (unsigned i = 0; i < n; i++) {
+		c[i].done = c[i].pid <= 0;
+		c[i].status = 0;
+	}
+	for (;;) {
+		unsigned running = 0;
+		if (stop && *stop)
+			return stop_children(c, n, -EINTR);
+		if (txs_mono_s() > deadline) {
+			for (unsigned i = 0; i < n; i++)
+				if (!c[i].done) {
+					snprintf(err, errlen, "%s did not finish within %.0f s", c[i].who, limit_s);
+					break;
+				}
+			return stop_children(c, n, -ETIMEDOUT);
+		}
+		for (unsigned i = 0; i < n; i++) {
+			if (!c[i].done && txs_reaped(c[i].pid, &c[i].status)) {
+				c[i].done = true;
+				if (c[i].fail_fast && !child_ok(&c[i])) {
+					child_failed(&c[i], err, errlen);
+					return stop_children(c, n, -EIO);
+				}
+			}
+			running += !c[i].done;
+		}
+		if (!running)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (!child_ok(&c[i]))
+			return child_failed(&c[i], err, errlen);
+	return 0;
+}

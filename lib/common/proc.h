@@ -7,6 +7,7 @@
 #ifndef TXS_COMMON_PROC_H
 #define TXS_COMMON_PROC_H
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -76,4 +77,53 @@ void txs_describe_exit(int st, char *out, size_t len);
  * len bytes, got of them read): waits up to 50 ms. 1: the line is whole
  * (or line is full), -1: the fd is closed or failed, 0: not yet. */
 int txs_ready_line_step(int fd, char *line, size_t len, size_t *got);
+
+/* Why a child failed, as one line into out: "WHAT (HOW): LAST", HOW being
+ * txs_describe_exit(*status), or `otherwise` when status is NULL (the child
+ * did not end by itself), LAST the last line of its stderr file errpath
+ * (up to 255 bytes; "no message" when it wrote none). */
+void txs_child_why(char *out, size_t len, const char *what, const int *status, const char *otherwise,
+		   const char *errpath);
+
+/* Wait for the "ready" line that child pid writes on rfd once it is set
+ * up (recv --ready-fd), at most timeout_s, looking at *stop (stop may be
+ * NULL) every 50 ms. 0: ready, the child runs on. Otherwise the child is
+ * stopped and reaped, and the return is
+ *   -EINTR      *stop was set;
+ *   -ETIMEDOUT  err: "WHO was not ready within T s";
+ *   -EIO        rfd ended without the line: err "WHO did not start (HOW):
+ *               LAST" (txs_child_why; HOW "no ready line" when the child
+ *               had not exited 1 s later).
+ * WHO is `who` as given ("the receiver"). rfd stays the caller's. */
+int txs_wait_ready(int rfd, pid_t pid, const char *who, const char *errpath, double timeout_s,
+		   const volatile sig_atomic_t *stop, char *err, size_t errlen);
+/* txs_spawn(a, errpath, ready[1]) and txs_wait_ready on ready[0]: a's
+ * argument vector names ready[1] as the child's ready fd, ready is the
+ * caller's pipe2(O_CLOEXEC); both ends are closed on return. The pid of the
+ * ready child, or -errno as txs_wait_ready says (nothing left running);
+ * when fork fails, err: "cannot start WHO: REASON". */
+pid_t txs_spawn_ready(const struct txs_args *a, const char *errpath, int ready[2], const char *who, double timeout_s,
+		      const volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/* A child that txs_wait_children waits for. */
+struct txs_child {
+	pid_t pid;           /* <= 0: none (counts as exited with status 0) */
+	const char *who;     /* "the sender": names it in err */
+	const char *errpath; /* its stderr file (txs_child_why) */
+	bool fail_fast;      /* its failure ends the wait at once */
+	bool done;           /* out: it exited by itself (status set) */
+	int status;          /* out: its wait status */
+};
+/* Wait until each of the n children has exited by itself, at most limit_s,
+ * looking at *stop (stop may be NULL) every 10 ms. 0 when each exited with
+ * status 0. Otherwise the children still running are stopped
+ * (txs_stop_child, in array order) and reaped, and the return is
+ *   -EINTR      *stop was set;
+ *   -ETIMEDOUT  err: "WHO did not finish within T s", WHO the first child
+ *               still running;
+ *   -EIO        err: "WHO failed (HOW): LAST" (txs_child_why) for a
+ *               fail_fast child that exited with a status other than 0
+ *               (at once), else, once all exited, for the first that did. */
+int txs_wait_children(struct txs_child *c, unsigned n, double limit_s, const volatile sig_atomic_t *stop, char *err,
+		      size_t errlen);
 #endif

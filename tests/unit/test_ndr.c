@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* The no-drop-rate search (lib/session/ndr.c, <txscale/ndr.h>) against fake
  * receivers (a threshold oracle, a noisy one, one that fails a
- * confirmation) and the reader of send/recv summary lines. */
+ * confirmation), the reader of send/recv summary lines and files, the
+ * receiver's CPU, and the reports (lib/session/ndr_report.c): the header,
+ * a trial's row and each outcome's result, as text and JSON. */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <txscale/common.h>
 #include <txscale/ndr.h>
 #include "common/jsonpath.h"
-#include "test_util.h"
+#define T_TMPDIR_NAME "txs_ndr"
+#include "test_tmpdir.h"
 
 /* A fake path: no loss up to T packets/s; the unlimited trial (rate 0)
  * sends at `sender` pps and passes only if that is <= T. */
@@ -390,12 +395,378 @@ static void trial_verdict(void **st)
 	assert_int_equal(txs_ndr_trial_parse(&t, recv_line, strlen(recv_line), recv_line, strlen(recv_line)), -EINVAL);
 }
 
-T_MAIN(cmocka_unit_test(ndr_converges),
-       cmocka_unit_test(ndr_monotone),
-       cmocka_unit_test(ndr_edges),
-       cmocka_unit_test(ndr_bounded),
-       cmocka_unit_test(ndr_confirm_fails),
-       cmocka_unit_test(ndr_noisy),
-       cmocka_unit_test(ndr_init_checks),
-       cmocka_unit_test(json_reader),
-       cmocka_unit_test(trial_verdict))
+/* ---- summary files -------------------------------------------------------------- */
+
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void trial_files(void **st)
+{
+	(void)st;
+	char sp[256], rp[256], absent[256], err[512] = "", line[1200];
+	t_tmppath(sp, sizeof(sp), "send.json");
+	t_tmppath(rp, sizeof(rp), "recv.json");
+	t_tmppath(absent, sizeof(absent), "absent.json");
+	snprintf(line, sizeof(line), "%s\n", send_line); /* as send writes it: one line */
+	put_file(sp, line);
+	snprintf(line, sizeof(line), "%s\n\n", recv_line);
+	put_file(rp, line);
+	struct txs_ndr_trial t;
+	assert_int_equal(txs_ndr_trial_load(&t, sp, rp, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(t.sent, 200000);
+	assert_int_equal(t.lost, 1000);
+	assert_non_null(t.kernel_drops);
+	txs_ndr_trial_release(&t);
+	assert_int_equal(txs_ndr_trial_load(&t, absent, rp, err, sizeof(err)), -EIO);
+	assert_string_equal(err, "no sender summary file");
+	assert_null(t.kernel_drops);
+	assert_int_equal(txs_ndr_trial_load(&t, sp, absent, err, sizeof(err)), -EIO);
+	assert_string_equal(err, "no receiver summary file");
+	put_file(rp, "{\"received\":1,\"lost_exact\":true}\n");
+	assert_int_equal(txs_ndr_trial_load(&t, sp, rp, err, sizeof(err)), -EIO);
+	/* each line shown, up to 120 bytes */
+	assert_string_equal(err, "cannot read the summaries (sender: {\"type\":\"summary\",\"kind\":\"send\",\"seconds\":"
+				 "2.00012,\"packets\":200000,\"bytes\":12000000,\"drops\":3,\"errors\":0,\"pps\":99994,"
+				 "\"bp; receiver: {\"received\":1,\"lost_exact\":true})");
+	put_file(rp, "{\"received\":1,\"lost\":0,\"lost_exact\":false}\n");
+	assert_int_equal(txs_ndr_trial_load(&t, sp, rp, err, sizeof(err)), -EIO);
+	assert_string_equal(err, "the receiver could not count loss exactly (sender summary unread)");
+	assert_null(t.kernel_drops);
+}
+
+/* The receiver's CPU: the first of ours the sender does not use */
+static void recv_cpu_choice(void **st)
+{
+	(void)st;
+	cpu_set_t ours;
+	CPU_ZERO(&ours);
+	assert_int_equal(sched_getaffinity(0, sizeof(ours), &ours), 0);
+	int cpu[4], n = 0;
+	for (int c = 0; c < CPU_SETSIZE && n < 4; c++)
+		if (CPU_ISSET(c, &ours))
+			cpu[n++] = c;
+	/* unpinned sender, 1 thread: it counts as the first CPU; 2 threads: the first two */
+	assert_int_equal(txs_ndr_recv_cpu(NULL, 0, 0, NULL, 0), n > 1 ? cpu[1] : -1);
+	assert_int_equal(txs_ndr_recv_cpu(NULL, 0, 2, NULL, 0), n > 2 ? cpu[2] : -1);
+	/* a pinned sender: its CPUs only */
+	assert_int_equal(txs_ndr_recv_cpu(&cpu[n - 1], 1, 0, NULL, 0), n > 1 ? cpu[0] : -1);
+	assert_int_equal(txs_ndr_recv_cpu(cpu, (unsigned)n, 0, NULL, 0), -1); /* none left */
+	/* the user's receiver options choose */
+	static const char *const pins[][2] = { { "--rcvbuf", "-A1" }, { "--affinity=0", "x" }, { "--no-pin", "x" },
+					       { "-P", "2" }, { "--parallel", "2" } };
+	for (unsigned i = 0; i < TXS_ARRAY_SIZE(pins); i++)
+		assert_int_equal(txs_ndr_recv_cpu(NULL, 0, 0, pins[i], 2), -1);
+	static const char *const other[] = { "--rcvbuf", "4096" };
+	assert_int_equal(txs_ndr_recv_cpu(NULL, 0, 0, other, 2), n > 1 ? cpu[1] : -1);
+}
+
+/* ---- reports ------------------------------------------------------------------------- */
+
+static const struct txs_ndr_info info = { .dest = "198.18.0.2", .port = 5201, .device = "udp", .recv_device = "udp",
+					  .recv_args = "--rcvbuf 4096", .payload_len = 16, .threads = 1, .trial_s = 2,
+					  .precision_pct = 1, .loss_pct = 0 };
+
+/* A search against o written as it goes (json or text) into *out: rows,
+ * then the result after `seconds`. The fake trial sends at the rate (the
+ * unlimited one at o->sender), times short (< 1: the sender reaches only
+ * that share of it), and loses 1 % above the threshold. */
+static char *report(struct txs_ndr_search *s, struct oracle *o, bool json, double short_by, double seconds)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	double rate, last = 0;
+	enum txs_ndr_phase ph;
+	while (txs_ndr_next(s, &rate, &ph)) {
+		double ach, pct, secs = ph == TXS_NDR_MEASURE ? 1 : 2;
+		bool pass = oracle_trial(o, rate, ph, &ach);
+		struct txs_ndr_trial t = { .lost_exact = true, .have_sockets = true };
+		t.sent_pps = rate > 0 ? rate * short_by : ach;
+		t.sent = (uint64_t)(t.sent_pps * secs);
+		t.lost = pass ? 0 : t.sent / 100;
+		t.sockets = t.rcvbuf_errors = t.lost;
+		t.received = t.sent - t.lost;
+		t.recv_pps = (double)t.received / secs;
+		assert_int_equal(txs_ndr_trial_pass(&t, 0, &pct), pass);
+		txs_ndr_write_trial(f, json, s, secs, &t, pct, pass);
+		txs_ndr_report(s, pass, t.sent_pps);
+		last = t.sent_pps;
+	}
+	txs_ndr_write_result(f, json, s, &info, last, seconds);
+	fclose(f);
+	return buf;
+}
+
+static const char *last_line(const char *text)
+{
+	size_t n = strlen(text);
+	assert_true(n > 1 && text[n - 1] == '\n');
+	const char *p = text + n - 1;
+	while (p > text && p[-1] != '\n')
+		p--;
+	return p;
+}
+
+static unsigned count_lines(const char *text, const char *prefix)
+{
+	unsigned k = 0;
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		k += strncmp(p, prefix, strlen(prefix)) == 0;
+	return k;
+}
+
+/* The result line as JSON: its keys exactly and in this order */
+static json_t *result_json(const char *text)
+{
+	static const char *const keys[] = { "type", "rate_pps", "precision_pct", "trial_s", "trials", "outcome",
+					    "limited_by", "confirmed", "lo_pps", "hi_pps", "bracket_pct", "sent_pps",
+					    "loss_pct_max", "dest", "device", "recv_device", "payload_len", "threads",
+					    "seconds" };
+	const char *line = last_line(text);
+	json_t *o = txs_jload(line, strlen(line) - 1);
+	assert_non_null(o);
+	assert_int_equal(json_object_size(o), TXS_ARRAY_SIZE(keys));
+	const char *at = line;
+	for (unsigned i = 0; i < TXS_ARRAY_SIZE(keys); i++) {
+		char k[32];
+		snprintf(k, sizeof(k), "\"%s\":", keys[i]);
+		const char *p = strstr(at, k);
+		assert_non_null(p);
+		at = p;
+	}
+	return o;
+}
+
+static void assert_json_str(const json_t *o, const char *key, const char *want)
+{
+	assert_string_equal(json_string_value(json_object_get(o, key)), want);
+}
+
+static double json_num(const json_t *o, const char *key)
+{
+	double d = -1;
+	assert_int_equal(txs_jget_dbl(o, key, &d), 0);
+	return d;
+}
+
+static void header_and_rows(void **st)
+{
+	(void)st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct txs_ndr_search s;
+	double rate;
+	enum txs_ndr_phase ph;
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	txs_ndr_write_header(f, &s, &info);
+	assert_true(txs_ndr_next(&s, &rate, &ph));
+	struct txs_ndr_trial t = { .sent = 541000, .sent_pps = 541000, .sender_drops = 2, .received = 540000,
+				   .recv_pps = 539990.5, .lost = 998, .lost_exact = true, .rcvbuf_errors = 990,
+				   .if_dropped = 6, .softnet = 1, .kernel_drops = (char *)"{\"sockets\":990}" };
+	double pct;
+	bool pass = txs_ndr_trial_pass(&t, 0, &pct);
+	txs_ndr_write_trial(f, false, &s, 1, &t, pct, pass);
+	txs_ndr_write_trial(f, true, &s, 1, &t, pct, pass);
+	txs_ndr_report(&s, pass, t.sent_pps);
+	assert_true(txs_ndr_next(&s, &rate, &ph));
+	t = (struct txs_ndr_trial){ .sent = 20000, .sent_pps = 10000, .received = 20000, .recv_pps = 10001,
+				    .lost_exact = true, .have_sockets = true };
+	pass = txs_ndr_trial_pass(&t, 0, &pct);
+	txs_ndr_write_trial(f, false, &s, 2, &t, pct, pass);
+	txs_ndr_write_trial(f, true, &s, 2, &t, pct, pass);
+	fclose(f);
+	assert_string_equal(
+		buf,
+		"txscale ndr: 198.18.0.2 port 5201, 16-byte payload, --dev udp, 1 sender thread, recv --dev udp "
+		"--rcvbuf 4096; 2 s trials, precision 1%, loss <= 0%, rates 10.0k..measured pps, at most 20 trials\n"
+		"  1 measure unlimited pps: sent 541000 (541.0k pps), received 540000, lost 1000 (0.1848%) FAIL  drops: "
+		"socket ? (RcvbufErrors 990), if rx 6, softnet 1, some at the sender\n"
+		"{\"type\":\"trial\",\"trial\":1,\"phase\":\"measure\",\"rate\":0,\"seconds\":1,\"sent\":541000,"
+		"\"sent_pps\":541000,\"sender_drops\":2,\"received\":540000,\"recv_pps\":539990,\"lost\":998,"
+		"\"loss_pct\":0.184842,\"pass\":false,\"kernel_drops\":{\"sockets\":990}}\n"
+		"  2 lo          10.0k pps: sent 20000 (10.0k pps), received 20000, lost 0 (0%) PASS  drops: socket 0 "
+		"(RcvbufErrors 0), if rx 0, softnet 0\n"
+		"{\"type\":\"trial\",\"trial\":2,\"phase\":\"lo\",\"rate\":10000,\"seconds\":2,\"sent\":20000,"
+		"\"sent_pps\":10000,\"sender_drops\":0,\"received\":20000,\"recv_pps\":10001,\"lost\":0,\"loss_pct\":0,"
+		"\"pass\":true}\n");
+	free(buf);
+	/* several threads, a known upper bound, no extra receiver options */
+	struct txs_ndr_info in = info;
+	in.threads = 4;
+	in.recv_args = NULL;
+	in.precision_pct = 0.5;
+	in.loss_pct = 0.1;
+	assert_int_equal(txs_ndr_init(&s, 1000, 2.5e6, 0.005, 7), 0);
+	f = open_memstream(&buf, &len);
+	txs_ndr_write_header(f, &s, &in);
+	fclose(f);
+	assert_string_equal(buf, "txscale ndr: 198.18.0.2 port 5201, 16-byte payload, --dev udp, 4 sender threads, "
+				 "recv --dev udp; 2 s trials, precision 0.5%, loss <= 0.1%, rates 1.0k..2.50M pps, "
+				 "at most 7 trials\n");
+	free(buf);
+}
+
+/* found: converged and confirmed, then the same with a sender that reaches
+ * only 95 % of each rate (a note, and the result is what it sent) */
+static void result_found(void **st)
+{
+	(void)st;
+	struct txs_ndr_search s;
+	struct oracle o = { .T = 50000 };
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 40), 0);
+	char *text = report(&s, &o, false, 1, 12.34);
+	assert_int_equal(s.outcome, TXS_NDR_FOUND);
+	assert_int_equal(count_lines(text, " "), s.trials); /* one row per trial, then the result */
+	assert_string_equal(last_line(text), "ndr: 49.7k pps with zero loss (bracket 49.7k..50.1k pps, 0.7% <= 1%), "
+					     "confirmed; 11 trials of 2 s, 12.3 s\n");
+	assert_int_equal(count_lines(text, "ndr: note"), 0);
+	free(text);
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 40), 0);
+	o = (struct oracle){ .T = 50000 };
+	text = report(&s, &o, true, 1, 12.34);
+	json_t *j = result_json(text);
+	assert_json_str(j, "type", "ndr");
+	assert_json_str(j, "outcome", "found");
+	assert_json_str(j, "limited_by", "loss");
+	assert_true(json_is_true(json_object_get(j, "confirmed")));
+	assert_true(json_num(j, "rate_pps") == s.result && s.result == s.lo);
+	assert_true(json_num(j, "lo_pps") == s.lo);
+	assert_true(json_num(j, "hi_pps") == s.hi);
+	assert_true(fabs(json_num(j, "bracket_pct") - txs_ndr_bracket(&s) * 100) < 1e-4);
+	assert_true(json_num(j, "trials") == s.trials);
+	assert_true(json_num(j, "seconds") == 12.34);
+	assert_true(json_num(j, "precision_pct") == 1 && json_num(j, "trial_s") == 2 && json_num(j, "loss_pct_max") == 0);
+	assert_json_str(j, "dest", "198.18.0.2");
+	assert_json_str(j, "device", "udp");
+	assert_json_str(j, "recv_device", "udp");
+	assert_true(json_num(j, "payload_len") == 16 && json_num(j, "threads") == 1);
+	json_decref(j);
+	free(text);
+
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 40), 0);
+	o = (struct oracle){ .T = 50000 };
+	text = report(&s, &o, false, 0.95, 12.34);
+	assert_int_equal(s.outcome, TXS_NDR_FOUND);
+	assert_int_equal(count_lines(text, "ndr: note: the sender reached only 47.2k pps of the 49.7k pps asked for\n"),
+			 1);
+	assert_string_equal(last_line(text), "ndr: 47.2k pps with zero loss (bracket 49.7k..50.1k pps, 0.7% <= 1%), "
+					     "confirmed; 11 trials of 2 s, 12.3 s\n");
+	free(text);
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 40), 0);
+	o = (struct oracle){ .T = 50000 };
+	text = report(&s, &o, true, 0.95, 12.34);
+	j = result_json(text);
+	assert_json_str(j, "limited_by", "sender");
+	assert_true(json_num(j, "rate_pps") == json_num(j, "sent_pps"));
+	assert_true(json_num(j, "rate_pps") < s.result);
+	json_decref(j);
+	free(text);
+}
+
+static void result_hi_passes(void **st)
+{
+	(void)st;
+	struct txs_ndr_search s;
+	struct oracle o = { .T = 1e9 };
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 20), 0);
+	char *text = report(&s, &o, false, 1, 2.56);
+	assert_string_equal(last_line(text), "ndr: no loss at the upper bound: 100.0k pps (--hi); the path takes at "
+					     "least that; 1 trial, 2.6 s\n");
+	free(text);
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 20), 0);
+	text = report(&s, &o, true, 1, 2.56);
+	json_t *j = result_json(text);
+	assert_json_str(j, "outcome", "hi-passes");
+	assert_json_str(j, "limited_by", "hi");
+	assert_true(json_is_null(json_object_get(j, "hi_pps")));
+	assert_true(json_is_null(json_object_get(j, "bracket_pct")));
+	assert_true(json_num(j, "lo_pps") == 0 && json_num(j, "rate_pps") == 100000);
+	json_decref(j);
+	free(text);
+	/* measured: the sender's unlimited rate passed, then a paced trial there */
+	o = (struct oracle){ .T = 1e9, .sender = 300000 };
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	text = report(&s, &o, false, 1, 4);
+	assert_string_equal(last_line(text), "ndr: no loss at the upper bound: 300.0k pps (the sender's unlimited rate: "
+					     "the sender is the limit); the path takes at least that; 2 trials, 4.0 s\n");
+	free(text);
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	text = report(&s, &o, true, 1, 4);
+	j = result_json(text);
+	assert_json_str(j, "limited_by", "sender");
+	json_decref(j);
+	free(text);
+	/* the paced trial fell short of it */
+	assert_int_equal(txs_ndr_init(&s, 10000, 0, 0.01, 20), 0);
+	text = report(&s, &o, false, 0.9, 4);
+	assert_string_equal(last_line(text), "ndr: no loss at the upper bound: 270.0k pps (what the sender reached: the "
+					     "sender is the limit); the path takes at least that; 2 trials, 4.0 s\n");
+	free(text);
+}
+
+static void result_lo_fails(void **st)
+{
+	(void)st;
+	struct txs_ndr_search s;
+	struct oracle o = { .T = 5000 };
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 20), 0);
+	char *text = report(&s, &o, false, 1, 5.04);
+	assert_string_equal(last_line(text),
+			    "ndr: loss even at the lower bound 10.0k pps: the NDR is below --lo; 2 trials, 5.0 s\n");
+	free(text);
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 20), 0);
+	text = report(&s, &o, true, 1, 5.04);
+	json_t *j = result_json(text);
+	assert_json_str(j, "outcome", "lo-fails");
+	assert_json_str(j, "limited_by", "lo");
+	assert_true(json_is_false(json_object_get(j, "confirmed")));
+	assert_true(json_num(j, "rate_pps") == 0 && json_num(j, "lo_pps") == 0 && json_num(j, "hi_pps") == 10000);
+	assert_true(json_is_null(json_object_get(j, "bracket_pct"))); /* nothing passed */
+	json_decref(j);
+	free(text);
+}
+
+static void result_out_of_trials(void **st)
+{
+	(void)st;
+	struct txs_ndr_search s;
+	struct oracle o = { .T = 50000 };
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 4), 0);
+	char *text = report(&s, &o, false, 1, 9.96);
+	assert_int_equal(s.outcome, TXS_NDR_OUT_OF_TRIALS);
+	assert_string_equal(last_line(text), "ndr: --max-trials 4 reached: highest pass 10.0k pps, confirmed (bracket "
+					     "82%, wanted 1%); 10.0 s\n");
+	free(text);
+	assert_int_equal(txs_ndr_init(&s, 10000, 100000, 0.01, 4), 0);
+	text = report(&s, &o, true, 1, 9.96);
+	json_t *j = result_json(text);
+	assert_json_str(j, "outcome", "out-of-trials");
+	assert_json_str(j, "limited_by", "trials");
+	assert_true(json_num(j, "trials") == 4);
+	assert_true(fabs(json_num(j, "bracket_pct") - txs_ndr_bracket(&s) * 100) < 1e-4);
+	json_decref(j);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ndr_converges),   cmocka_unit_test(ndr_monotone),
+		cmocka_unit_test(ndr_edges),       cmocka_unit_test(ndr_bounded),
+		cmocka_unit_test(ndr_confirm_fails), cmocka_unit_test(ndr_noisy),
+		cmocka_unit_test(ndr_init_checks), cmocka_unit_test(json_reader),
+		cmocka_unit_test(trial_verdict),   cmocka_unit_test(trial_files),
+		cmocka_unit_test(recv_cpu_choice), cmocka_unit_test(header_and_rows),
+		cmocka_unit_test(result_found),    cmocka_unit_test(result_hi_passes),
+		cmocka_unit_test(result_lo_fails), cmocka_unit_test(result_out_of_trials),
+	};
+	return cmocka_run_group_tests(tests, t_tmpdir_setup, t_tmpdir_teardown);
+}
