@@ -225,11 +225,13 @@ static int precheck(struct run *r)
 		return 1;
 	}
 	int st = 0;
-	if (!txs_stop_child(sp, READY_TIMEOUT_S, &st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	bool ended = txs_stop_child(sp, READY_TIMEOUT_S, &st);
+	if (!ended || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		/* the sender's own line names the bad value (e.g. "txscale send: bad value for -l/--length") */
-		txs_child_why(r->err, sizeof(r->err), "sender check failed", &st, NULL, r->p.send_err);
+		txs_child_why(r->err, sizeof(r->err), "sender check failed", ended ? &st : NULL, "did not finish",
+			      r->p.send_err);
 		fprintf(stderr, "txscale ndr: %s\n", r->err);
-		return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
+		return ended && WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
 	}
 	unlink(r->p.send_json);
 	if (c->recv_netns || c->remote.host)
