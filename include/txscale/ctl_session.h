@@ -151,11 +151,6 @@ struct txs_ctl_client_ops {
 	void *arg;
 	/* 0: go on; 1: stop our sender softly (it still writes its summary); 2: abort */
 	int (*stopping)(void *arg);
-	/* while waiting: pass the sides' output on (never blocks) */
-	void (*pump)(void *arg);
-	/* optional: up to max descriptors (the sides' output) whose readiness
-	 * means pump() has work: the wait wakes for them too; returns how many */
-	unsigned (*fds)(void *arg, int *fds, unsigned max);
 	/* a warning line (the test goes on) */
 	void (*warn)(void *arg, const char *line);
 	/* rev: start our receiver on local; clock_offset_ns (ours minus the

@@ -9,7 +9,6 @@
  * missing) makes the loss "not exact". */
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,23 +18,7 @@
 #include <txscale/iperf3.h>
 #include <txscale/rx.h>
 #include <txscale/stats.h>
-#include "client_iperf3.h"
-#include "server_iperf3.h"
-
-int ctl_iperf3_probe(int fd, double secs)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	int r;
-	do
-		r = poll(&pf, 1, (int)(secs * 1000));
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return 1;
-	uint8_t b;
-	if (recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && (int8_t)b == TXS_IP3_ACCESS_DENIED)
-		return -1;
-	return 0;
-}
+#include "ctl_cli.h"
 
 static void print_fwd(const char *host, const struct txs_ip3_peer_rx *f, bool json)
 {

@@ -76,13 +76,51 @@ struct ctl_send_info {
 	const char *timestamps; /* --timestamps, also for the server's sender (-R, --bidir) */
 };
 
+/* How the client runs one of our sides on a thread of its own: send.c's
+ * and recv.c's run and print paths as the commands have them, but with no
+ * signal handlers of their own (the client's stay) and these hooks. */
+struct ctl_side_io {
+	FILE *sumf;  /* the JSON summary line goes here too (closed by the side) */
+	bool hold;   /* -J: ... and not to stdout (the client prints it after the server's line) */
+	void *arg;   /* the client's, for the hooks */
+	bool (*stop)(void *arg);  /* polled: true ends the run as SIGINT ends the command's */
+	void (*ready)(void *arg); /* recv: bound, a sender may start */
+	/* recv: the server's sender summary (txs_recv_hooks.sender_summary) */
+	int (*sender_summary)(void *arg, char **text, size_t *len);
+};
+
+/* Our sender (send.c): the session from the user's options, on dev (NULL:
+ * the user's --dev), run and printed as `txscale send` does. Exit status. */
+struct ctl_own_send {
+	int (*run)(void *arg, const char *dev, const struct ctl_side_io *io);
+	void *arg;
+};
+
+/* Our receiver (-R, --bidir): a receive session on udp, run and printed as
+ * `txscale recv` does (recv.c). Exit status. */
+struct ctl_own_recv {
+	const char *bind;
+	uint16_t port;
+	double interval, idle, time;
+	bool json;
+	bool clock_set;          /* --clock-offset */
+	int64_t clock_offset_ns;
+	unsigned threads;        /* -P */
+	const struct opt_cpus *cpus; /* -A, or NULL */
+	bool no_pin;
+};
+int recv_run_own(const struct ctl_own_recv *r, const struct ctl_side_io *io);
+
 /* send.c: run as the client? Yes with --server, -R or --bidir; and with
  * -c HOST and no --dev (the iperf3 form): ctl_client_run then finds a
  * txscale or an iperf3 server on the control port over one connection, and
- * exits 1 when neither answers. Never inside the sender the client runs. */
+ * exits 1 when neither answers. */
 bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int argc, char **argv);
-/* The whole client run; argc/argv: send's own (argv[0] "send"). Exit status. */
-int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv);
+/* The whole client run, our sender being own's. Exit status. */
+int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, const struct ctl_own_send *own);
+/* The test against an iperf3 server over its protocol on fd (closed
+ * here; client_iperf3.c). Exit status. */
+int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int fd);
 
 /* The other side's summary on stdout (txs_ctl_peer_write), or a line
  * saying it was not JSON. */
