@@ -173,8 +173,9 @@ struct txs_ctl_client_ops {
 };
 
 struct txs_ctl_client_result {
-	char *peer_send, *peer_recv; /* the server's summaries (malloc; free both) */
+	char *peer_send, *peer_recv; /* the server's summaries (malloc; free all four) */
 	bool failed;                 /* one of our sides did not end well */
+	char *own_send, *own_recv;   /* txs_ctl_client_run_sides: our sides' summary lines as they wrote them */
 };
 
 /* Run one test: clock, our receiver, setup, ready, our sender, done, the
@@ -184,6 +185,45 @@ struct txs_ctl_client_result {
 TXS_API int txs_ctl_client_run(struct txs_ctl_client *c, const struct txs_ctl_client_test *t,
 			       const struct txs_ctl_client_ops *ops, struct txs_ctl_client_result *res, char *err,
 			       size_t errlen);
+
+/* ---- our sides on threads ------------------------------------------------------------------------ */
+
+/* What one of our sides runs with. */
+struct txs_ctl_side_io {
+	FILE *sumf; /* its JSON summary line goes here (the side closes it) */
+	bool hold;  /* txs_ctl_sides.hold: ... and only here */
+	void *arg;  /* for the hooks */
+	bool (*stop)(void *arg);  /* polled: true ends the run as an interrupt would (summary written) */
+	void (*ready)(void *arg); /* the receiver is bound: the server's sender may start */
+	/* the receiver's: the server's sender summary with its clock line, as
+	 * txs_recv_hooks.sender_summary hands it over (-EAGAIN until it came) */
+	int (*sender_summary)(void *arg, char **text, size_t *len);
+};
+
+/* Our sides, each run to its end on a thread of its own: the exit status
+ * (0: it ended well). */
+struct txs_ctl_sides {
+	void *arg;
+	bool hold;                          /* their summaries go to memory only (io.hold) */
+	int (*stopping)(void *arg);         /* as txs_ctl_client_ops.stopping */
+	void (*warn)(void *arg, const char *line); /* as txs_ctl_client_ops.warn */
+	/* fwd: our sender */
+	int (*send)(void *arg, const struct txs_ctl_side_io *io);
+	/* rev: our receiver, bound to local (the address the server sees us
+	 * at), clock_offset_ns (ours minus the server's) when measured, else
+	 * NULL; io->ready once it is bound */
+	int (*recv)(void *arg, const char *local, const int64_t *clock_offset_ns, const struct txs_ctl_side_io *io);
+};
+
+/* txs_ctl_client_run with our sides run by the library: each on a thread
+ * that blocks SIGINT and SIGTERM (the caller's thread takes them and says
+ * so through stopping), our sender's summary to the server, the server's
+ * sender summary to our receiver. Returns with no side running (what ran
+ * is stopped and joined); res->own_send / own_recv hold what their
+ * summaries wrote, also after a failure. */
+TXS_API int txs_ctl_client_run_sides(struct txs_ctl_client *c, const struct txs_ctl_client_test *t,
+				     const struct txs_ctl_sides *sides, struct txs_ctl_client_result *res, char *err,
+				     size_t errlen);
 
 /* ---- the other side's summary -------------------------------------------------------------------- */
 

@@ -76,28 +76,18 @@ struct ctl_send_info {
 	const char *timestamps; /* --timestamps, also for the server's sender (-R, --bidir) */
 };
 
-/* How the client runs one of our sides on a thread of its own: send.c's
- * and recv.c's run and print paths as the commands have them, but with no
- * signal handlers of their own (the client's stay) and these hooks. */
-struct ctl_side_io {
-	FILE *sumf;  /* the JSON summary line goes here too (closed by the side) */
-	bool hold;   /* -J: ... and not to stdout (the client prints it after the server's line) */
-	void *arg;   /* the client's, for the hooks */
-	bool (*stop)(void *arg);  /* polled: true ends the run as SIGINT ends the command's */
-	void (*ready)(void *arg); /* recv: bound, a sender may start */
-	/* recv: the server's sender summary (txs_recv_hooks.sender_summary) */
-	int (*sender_summary)(void *arg, char **text, size_t *len);
-};
-
-/* Our sender (send.c): the session from the user's options, on dev (NULL:
- * the user's --dev), run and printed as `txscale send` does. Exit status. */
+/* Our sides in a client run (txs_ctl_client_run_sides): send.c's and
+ * recv.c's own run and print paths, with the side's io (no signal handlers
+ * of their own: the client's stay; its stop hook; the summary to io->sumf,
+ * with io->hold only there).
+ * Our sender (send.c): the session from the user's options, on dev (NULL:
+ * the user's --dev). Exit status. */
 struct ctl_own_send {
-	int (*run)(void *arg, const char *dev, const struct ctl_side_io *io);
+	int (*run)(void *arg, const char *dev, const struct txs_ctl_side_io *io);
 	void *arg;
 };
 
-/* Our receiver (-R, --bidir): a receive session on udp, run and printed as
- * `txscale recv` does (recv.c). Exit status. */
+/* Our receiver (-R, --bidir, recv.c): a receive session on udp. Exit status. */
 struct ctl_own_recv {
 	const char *bind;
 	uint16_t port;
@@ -109,7 +99,7 @@ struct ctl_own_recv {
 	const struct opt_cpus *cpus; /* -A, or NULL */
 	bool no_pin;
 };
-int recv_run_own(const struct ctl_own_recv *r, const struct ctl_side_io *io);
+int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io);
 
 /* send.c: run as the client? Yes with --server, -R or --bidir; and with
  * -c HOST and no --dev (the iperf3 form): ctl_client_run then finds a

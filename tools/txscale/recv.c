@@ -139,7 +139,7 @@ static void fill_conf(struct recv_cfg *cfg)
 /* What the session's hooks print and publish. */
 struct cli {
 	const struct recv_cfg *cfg;
-	const struct ctl_side_io *io; /* the client's own receiver (ctl_cli.h) */
+	const struct txs_ctl_side_io *io; /* the client's own receiver (ctl_cli.h) */
 	struct mcli mc;
 	struct txs_metrics_rx *mx;
 	bool header;
@@ -186,13 +186,13 @@ static void on_summary(void *user, const char *text, size_t len)
 
 static bool on_stop(void *user)
 {
-	const struct ctl_side_io *io = ((struct cli *)user)->io;
+	const struct txs_ctl_side_io *io = ((struct cli *)user)->io;
 	return io->stop(io->arg);
 }
 
 static int on_sender_summary(void *user, char **text, size_t *len)
 {
-	const struct ctl_side_io *io = ((struct cli *)user)->io;
+	const struct txs_ctl_side_io *io = ((struct cli *)user)->io;
 	return io->sender_summary(io->arg, text, len);
 }
 
@@ -251,7 +251,7 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 }
 
 /* Open, run, report. Returns the exit status; summary_f is closed. */
-static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct ctl_side_io *io)
+static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct txs_ctl_side_io *io)
 {
 	struct txs_recv *s;
 	char err[512];
@@ -300,7 +300,7 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct ctl
 
 /* The config's checks, --summary-file (or the client's io->sumf), the
  * session: the exit status */
-static int recv_main(struct recv_cfg *cfg, const struct ctl_side_io *io)
+static int recv_main(struct recv_cfg *cfg, const struct txs_ctl_side_io *io)
 {
 	fill_conf(cfg);
 	char err[512];
@@ -362,7 +362,7 @@ int recv_run_spec(const struct recv_spec_run *rs)
 	return recv_main(&cfg, NULL);
 }
 
-int recv_run_own(const struct ctl_own_recv *r, const struct ctl_side_io *io)
+int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)
 {
 	struct recv_cfg cfg = { 0 };
 	txs_recv_conf_init(&cfg.c);

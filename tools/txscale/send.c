@@ -312,7 +312,7 @@ static void fill_conf(const struct send_cfg *o, struct txs_send_conf *c)
 }
 
 static int send_session(const struct send_cfg *cfg, const struct txs_send_conf *conf, FILE *sumf,
-			const struct ctl_side_io *io);
+			const struct txs_ctl_side_io *io);
 
 /* Our sender in a client run: the session from the user's options. */
 struct own_send {
@@ -320,7 +320,7 @@ struct own_send {
 	const struct txs_send_conf *conf;
 };
 
-static int own_send_run(void *arg, const char *dev, const struct ctl_side_io *io)
+static int own_send_run(void *arg, const char *dev, const struct txs_ctl_side_io *io)
 {
 	const struct own_send *w = arg;
 	struct txs_send_conf c = *w->conf;
@@ -360,12 +360,12 @@ struct run_ctx {
 	struct txs_reporter rep;
 	struct mcli *mcl;
 	struct txs_metrics_send *mx;
-	const struct ctl_side_io *io;
+	const struct txs_ctl_side_io *io;
 };
 
 static bool on_stop(void *arg)
 {
-	const struct ctl_side_io *io = ((struct run_ctx *)arg)->io;
+	const struct txs_ctl_side_io *io = ((struct run_ctx *)arg)->io;
 	return io->stop(io->arg);
 }
 
@@ -387,7 +387,7 @@ static void on_interval(void *arg, double t0, double t1, const struct txs_stat_r
 
 /* Run the opened session, print what it did (sumf, if set, is closed
  * here; io: the client's side). Exit status. */
-static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf, const struct ctl_side_io *io)
+static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf, const struct txs_ctl_side_io *io)
 {
 	const struct txs_send_info *in = txs_send_info(s);
 	struct mcli mcl;
@@ -449,7 +449,7 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf, const
  * sumf (may be NULL) is closed here. io: the client's own sender
  * (ctl_cli.h). Exit status. */
 static int send_session(const struct send_cfg *cfg, const struct txs_send_conf *conf, FILE *sumf,
-			const struct ctl_side_io *io)
+			const struct txs_ctl_side_io *io)
 {
 	char err[512];
 	struct txs_send *s;
