@@ -90,6 +90,35 @@ struct txs_ctl_client;
  * messages. */
 TXS_API struct txs_ctl_client *txs_ctl_client_greet(int fd, const char *host, const uint8_t *key, double timeout,
 						    int *why, char *err, size_t errlen);
+/* Connect to port on host (an IPv4 or IPv6 address as text) within timeout
+ * s: the connected socket (non-blocking, close-on-exec), or -errno with err
+ * ("bad server address 'HOST'", "cannot connect to the control port P:
+ * REASON", "no answer on the control port P within T s"). */
+TXS_API int txs_ctl_connect(const char *host, uint16_t port, double timeout, char *err, size_t errlen);
+/* txs_ctl_connect, then txs_ctl_client_greet with the key of auth_file
+ * (NULL: none; a file that cannot give one: *why -EINVAL, err "--auth-file
+ * 'FILE': ..."), each wait within timeout s. NULL with *why (may be NULL) and err. */
+TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t port, const char *auth_file,
+						   double timeout, int *why, char *err, size_t errlen);
+
+#define TXS_CTL_PROBE_S 1.0 /* a txscale server greets within this; an iperf3 server stays silent */
+
+/* On a fresh connection to a control port: 1 when the server stays silent
+ * for secs (an iperf3 server waiting for the client's cookie), -1 when it
+ * says iperf3's ACCESS_DENIED (busy), 0 when it speaks otherwise (a txscale
+ * greeting, or the close). Reads nothing. */
+TXS_API int txs_ctl_iperf3_probe(int fd, double secs);
+/* A server on host's port that may be txscale's or iperf3's (`send -c HOST`
+ * without --server), told apart on one connection: a txscale server greets
+ * first, an iperf3 server waits for the client's cookie (a second probe
+ * would take an `iperf3 -s -1`'s only test). 0 with *c (greeted as
+ * txs_ctl_client_open does), 1 with *ip3_fd (an iperf3 server's connection,
+ * for txs_ip3_client_run), or -errno with err: nothing answers within
+ * TXS_CTL_PROBE_S ("no txscale or iperf3 server at HOST port P; ..."),
+ * -EBUSY ("the iperf3 server at HOST port P is busy running a test"), or the
+ * greeting's failure. */
+TXS_API int txs_ctl_client_probe(const char *host, uint16_t port, const char *auth_file, double timeout,
+				 struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen);
 /* bye: say bye first (a session that ended well); close and free. NULL is fine. */
 TXS_API void txs_ctl_client_close(struct txs_ctl_client *c, bool bye);
 TXS_API int txs_ctl_client_fd(const struct txs_ctl_client *c);
@@ -122,11 +151,6 @@ struct txs_ctl_client_ops {
 	void *arg;
 	/* 0: go on; 1: stop our sender softly (it still writes its summary); 2: abort */
 	int (*stopping)(void *arg);
-	/* while waiting: pass the sides' output on (never blocks) */
-	void (*pump)(void *arg);
-	/* optional: up to max descriptors (the sides' output) whose readiness
-	 * means pump() has work: the wait wakes for them too; returns how many */
-	unsigned (*fds)(void *arg, int *fds, unsigned max);
 	/* a warning line (the test goes on) */
 	void (*warn)(void *arg, const char *line);
 	/* rev: start our receiver on local; clock_offset_ns (ours minus the
@@ -149,8 +173,9 @@ struct txs_ctl_client_ops {
 };
 
 struct txs_ctl_client_result {
-	char *peer_send, *peer_recv; /* the server's summaries (malloc; free both) */
+	char *peer_send, *peer_recv; /* the server's summaries (malloc; free all four) */
 	bool failed;                 /* one of our sides did not end well */
+	char *own_send, *own_recv;   /* txs_ctl_client_run_sides: our sides' summary lines as they wrote them */
 };
 
 /* Run one test: clock, our receiver, setup, ready, our sender, done, the
@@ -161,6 +186,45 @@ TXS_API int txs_ctl_client_run(struct txs_ctl_client *c, const struct txs_ctl_cl
 			       const struct txs_ctl_client_ops *ops, struct txs_ctl_client_result *res, char *err,
 			       size_t errlen);
 
+/* ---- our sides on threads ------------------------------------------------------------------------ */
+
+/* What one of our sides runs with. */
+struct txs_ctl_side_io {
+	FILE *sumf; /* its JSON summary line goes here (the side closes it) */
+	bool hold;  /* txs_ctl_sides.hold: ... and only here */
+	void *arg;  /* for the hooks */
+	bool (*stop)(void *arg);  /* polled: true ends the run as an interrupt would (summary written) */
+	void (*ready)(void *arg); /* the receiver is bound: the server's sender may start */
+	/* the receiver's: the server's sender summary with its clock line, as
+	 * txs_recv_hooks.sender_summary hands it over (-EAGAIN until it came) */
+	int (*sender_summary)(void *arg, char **text, size_t *len);
+};
+
+/* Our sides, each run to its end on a thread of its own: the exit status
+ * (0: it ended well). */
+struct txs_ctl_sides {
+	void *arg;
+	bool hold;                          /* their summaries go to memory only (io.hold) */
+	int (*stopping)(void *arg);         /* as txs_ctl_client_ops.stopping */
+	void (*warn)(void *arg, const char *line); /* as txs_ctl_client_ops.warn */
+	/* fwd: our sender */
+	int (*send)(void *arg, const struct txs_ctl_side_io *io);
+	/* rev: our receiver, bound to local (the address the server sees us
+	 * at), clock_offset_ns (ours minus the server's) when measured, else
+	 * NULL; io->ready once it is bound */
+	int (*recv)(void *arg, const char *local, const int64_t *clock_offset_ns, const struct txs_ctl_side_io *io);
+};
+
+/* txs_ctl_client_run with our sides run by the library: each on a thread
+ * that blocks SIGINT and SIGTERM (the caller's thread takes them and says
+ * so through stopping), our sender's summary to the server, the server's
+ * sender summary to our receiver. Returns with no side running (what ran
+ * is stopped and joined); res->own_send / own_recv hold what their
+ * summaries wrote, also after a failure. */
+TXS_API int txs_ctl_client_run_sides(struct txs_ctl_client *c, const struct txs_ctl_client_test *t,
+				     const struct txs_ctl_sides *sides, struct txs_ctl_client_result *res, char *err,
+				     size_t errlen);
+
 /* ---- the other side's summary -------------------------------------------------------------------- */
 
 /* A side's summary line as the other end shows it: json, one line
@@ -168,9 +232,12 @@ TXS_API int txs_ctl_client_run(struct txs_ctl_client *c, const struct txs_ctl_cl
  * ...". role is "receiver" or "sender". 0, or -EINVAL when summary is not
  * JSON (nothing written), -ENOMEM. */
 TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, const char *summary, bool json);
-/* A sender's summary for a receiver's sender_summary file, with the test's
- * clock line before it when c->on (docs/control.md, "Clock offset"),
- * written atomically (a temporary name, then rename). 0 or -errno. */
+/* A sender's summary as a receiver reads it (its sender_summary file, or
+ * the text its session's sender_summary hook hands over): the test's clock
+ * line before it when c->on (docs/control.md, "Clock offset"). malloc'd;
+ * NULL when out of memory. */
+TXS_API char *txs_ctl_peer_summary_text(const char *summary, const struct txs_ctl_clock_rep *c);
+/* ... written to path atomically (a temporary name, then rename). 0 or -errno. */
 TXS_API int txs_ctl_peer_summary_save(const char *path, const char *summary, const struct txs_ctl_clock_rep *c);
 
 #ifdef __cplusplus

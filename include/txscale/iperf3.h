@@ -18,7 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <txscale/common.h>
+#include <txscale/rx.h>
 #include <txscale/rx_iperf3.h>
 
 #ifdef __cplusplus
@@ -265,7 +267,6 @@ TXS_API int txs_ip3_serve_finish(int fd, const struct txs_ip3_test *t, const cha
 				 char *err, size_t errlen);
 
 /* ---- a test's summary (lib/ctl/iperf3_summary.c) ---------------------------------------- */
-struct txs_rx_kstats;
 /* A test's streams added up: what this side received (exact against the
  * peer's count of what it sent, where the peer said) and sent. */
 struct txs_ip3_sums {
@@ -282,6 +283,40 @@ TXS_API void txs_ip3_add_up(const struct txs_ip3_test *t, struct txs_ip3_sums *u
  * send summary of what it sent. */
 TXS_API char *txs_ip3_recv_json(const struct txs_ip3_test *t, const struct txs_ip3_sums *u, const struct txs_rx_kstats *kd);
 TXS_API char *txs_ip3_send_json(const struct txs_ip3_test *t, const struct txs_ip3_sums *u);
+
+/* ---- `txscale send -c HOST` against an iperf3 server (lib/ctl/iperf3_client.c) ---------------- */
+/* The test in send's terms. */
+struct txs_ip3_client_spec {
+	unsigned streams;  /* -P (0: 1) */
+	unsigned length;   /* -l: UDP payload bytes */
+	bool reverse;      /* -R: the server sends */
+	bool bidir;        /* --bidir: both */
+	uint64_t count;    /* -n: datagrams per stream; 0: by time */
+	unsigned time;     /* -t: whole seconds, when count is 0 */
+	double rate_pps;   /* -b: datagrams/s over all streams; 0: unlimited */
+};
+/* Its parameters for txs_ip3_client_run (what txs_ip3_params_check
+ * refuses: -EINVAL with err). */
+TXS_API int txs_ip3_client_params(struct txs_ip3_params *p, const struct txs_ip3_client_spec *s, char *err,
+				  size_t errlen);
+/* What a client's test gave, added up. */
+struct txs_ip3_client_out {
+	struct txs_ip3_sums u;
+	struct txs_ip3_peer_rx rx; /* u.tx_streams: the server's receiver, loss against what we sent */
+	uint64_t peer_sent;        /* u.rx_streams: what the server's sender says it sent */
+	struct txs_rx_kstats kd;   /* this host's kernel counters over the test */
+};
+/* txs_ip3_client_run (t->p set, e.g. by txs_ip3_client_params), the
+ * kernel's counters around it, the results added up into *o. Returns as
+ * txs_ip3_client_run does; t to be freed (txs_ip3_test_free) in any case. */
+TXS_API int txs_ip3_client_test(int fd, const struct txs_ip3_cli_conf *c, struct txs_ip3_test *t,
+				struct txs_ip3_client_out *o, int *ip3_err, char *err, size_t errlen);
+/* Its lines (docs/iperf3.md): the server's receiver ("receiver HOST: ...",
+ * with txscale's exact loss), the server's sender and what we received of
+ * it, what we sent; text, or JSON lines in the schema a txscale server's
+ * test gives. */
+TXS_API void txs_ip3_client_write(FILE *out, const char *host, const struct txs_ip3_test *t,
+				  const struct txs_ip3_client_out *o, bool json);
 
 #ifdef __cplusplus
 }

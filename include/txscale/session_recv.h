@@ -131,6 +131,12 @@ struct txs_recv_hooks {
 	void (*ready)(void *user);
 	/* A sender summary was read (text, len: the file's text). */
 	void (*summary)(void *user, const char *text, size_t len);
+	/* Optional, for a run without conf.sender_summary: the sender's summary
+	 * as its file would hold it, handed over in memory. Asked when the file
+	 * would be read (at the idle end, every 100 ms, and after the run):
+	 * 0 with *text (malloc, the session frees it) and *len once it has
+	 * come, else -EAGAIN; the run then counts exact loss against it. */
+	int (*sender_summary)(void *user, char **text, size_t *len);
 	/* One line of error or warning (no newline, no program name). */
 	void (*msg)(void *user, const char *line);
 };

@@ -143,14 +143,8 @@ static int stopping(const struct crun *k)
 	return k && k->ops->stopping ? k->ops->stopping(k->ops->arg) : 0;
 }
 
-static void pump(const struct crun *k)
-{
-	if (k && k->ops->pump)
-		k->ops->pump(k->ops->arg);
-}
-
 /* Read the server's answer (ready or result) within timeout; an error
- * message becomes err. k (may be NULL): stops and output while waiting. */
+ * message becomes err. k (may be NULL): stops while waiting. */
 static int await(struct txs_ctl_client *c, struct txs_ctl_msg *m, enum txs_ctl_type want, double timeout,
 		 const struct crun *k, char *err, size_t errlen)
 {
@@ -162,7 +156,6 @@ static int await(struct txs_ctl_client *c, struct txs_ctl_msg *m, enum txs_ctl_t
 			snprintf(err, errlen, "interrupted");
 			return -EINTR;
 		}
-		pump(k);
 		double left = end - txs_ctl_mono_s();
 		if (left <= 0) {
 			snprintf(err, errlen, "no %s from the server within %.1f s", txs_ctl_type_str(want), timeout);
@@ -335,8 +328,6 @@ static void side_message(struct crun *k)
 	txs_ctl_msg_free(&m);
 }
 
-#define SIDE_FDS 4 /* the sides' output descriptors a wait wakes for */
-
 /* Wait for our side to end within secs, taking what the server sends
  * meanwhile; a soft stop or a failed control channel asks the side to
  * stop (5 s more). */
@@ -350,18 +341,10 @@ static void wait_side(struct crun *k, int side, double secs)
 			told = true;
 			end = txs_ctl_mono_s() + 5;
 		}
-		pump(k);
 		if (k->ops->ended(k->ops->arg, side))
 			return;
-		struct pollfd pf[1 + SIDE_FDS] = { { .fd = k->ctl_err ? -1 : k->c->fd, .events = POLLIN } };
-		unsigned n = 1;
-		if (k->ops->fds) {
-			int fds[SIDE_FDS];
-			unsigned m = k->ops->fds(k->ops->arg, fds, SIDE_FDS);
-			for (unsigned i = 0; i < m && i < SIDE_FDS; i++)
-				pf[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-		}
-		if (poll(pf, n, 20) > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+		struct pollfd pf = { .fd = k->ctl_err ? -1 : k->c->fd, .events = POLLIN };
+		if (poll(&pf, 1, 20) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
 			side_message(k);
 			if (k->ctl_err && !told) { /* the server is gone or refused: our side stops too */
 				k->ops->stop(k->ops->arg, side);

@@ -120,18 +120,24 @@ TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, co
 	return 0;
 }
 
-TXS_API int txs_ctl_peer_summary_save(const char *path, const char *summary, const struct txs_ctl_clock_rep *c)
+TXS_API char *txs_ctl_peer_summary_text(const char *summary, const struct txs_ctl_clock_rep *c)
 {
-	if (!c || !c->on)
-		return txs_write_atomic(path, summary);
 	char line[160];
-	int n = txs_ctl_clock_line(line, sizeof(line), c);
+	int n = c && c->on ? txs_ctl_clock_line(line, sizeof(line), c) : 0;
 	size_t sl = strlen(summary);
 	char *t = n < 0 ? NULL : malloc((size_t)n + sl + 1);
 	if (!t)
-		return -ENOMEM;
+		return NULL;
 	memcpy(t, line, (size_t)n);
 	memcpy(t + n, summary, sl + 1);
+	return t;
+}
+
+TXS_API int txs_ctl_peer_summary_save(const char *path, const char *summary, const struct txs_ctl_clock_rep *c)
+{
+	char *t = txs_ctl_peer_summary_text(summary, c);
+	if (!t)
+		return -ENOMEM;
 	int rc = txs_write_atomic(path, t);
 	free(t);
 	return rc;

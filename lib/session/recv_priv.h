@@ -24,6 +24,10 @@ struct txs_recv_plan {
 /* txs_recv_conf_check, filling the plan. */
 int txs_recv_plan_make(struct txs_recv_plan *p, const struct txs_recv_conf *c, char *err, size_t errlen);
 
+/* A sender's summary text into e (txs_rx_expect_parse); e stays as it was
+ * unless the text is whole and valid. 0 or -errno. */
+int txs_recv_summary_parse(struct txs_rx_expect *e, const char *text, size_t len);
+
 struct txs_recv_thread {
 	struct txs_rx_input *in;
 	struct txs_rx_core *core;

@@ -114,6 +114,34 @@ static int start_threads(struct run *r)
 	return 0;
 }
 
+/* Does the run take a sender's summary (a file, or the hook's)? */
+static bool summary_wanted(const struct run *r)
+{
+	return r->s->conf.sender_summary || r->h->sender_summary;
+}
+
+/* The sender's summary as it stands, from the file or the hook: 0 (s->exp
+ * set, hooks.summary told), or -errno with err. */
+static int summary_get(struct run *r, char *err, size_t errlen)
+{
+	struct txs_recv *s = r->s;
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+	if (s->conf.sender_summary) {
+		rc = txs_recv_summary_read(s->conf.sender_summary, s->summary_not_before, s->exp, &text, &len, err,
+					   errlen);
+	} else if ((rc = r->h->sender_summary(r->h->user, &text, &len)) < 0) {
+		txs_fail(err, errlen, rc, "the sender's summary did not come");
+	} else if ((rc = txs_recv_summary_parse(s->exp, text, len)) < 0) {
+		txs_fail(err, errlen, -EINVAL, "the sender's summary is no valid txscale send summary");
+	}
+	if (rc == 0 && r->h->summary)
+		r->h->summary(r->h->user, text, len);
+	free(text);
+	return rc;
+}
+
 /* Idle: stop, unless the sender has not written its summary yet (a loaded
  * host: it may still be sending, or finishing): then wait for it, at most
  * TXS_RECV_SUMMARY_WAIT_S beyond the idle point (the time limit bounds it
@@ -121,19 +149,12 @@ static int start_threads(struct run *r)
 static bool idle_stop(struct run *r, uint64_t now, double idle_s)
 {
 	struct txs_recv *s = r->s;
-	if (!s->conf.sender_summary || s->exp->have_total || idle_s >= s->conf.idle + TXS_RECV_SUMMARY_WAIT_S)
+	if (!summary_wanted(r) || s->exp->have_total || idle_s >= s->conf.idle + TXS_RECV_SUMMARY_WAIT_S)
 		return true;
 	if (now - r->last_try >= SUMMARY_RETRY_NS) {
 		r->last_try = now;
-		char *text = NULL;
-		size_t len = 0;
-		if (txs_recv_summary_read(s->conf.sender_summary, s->summary_not_before, s->exp, &text, &len, NULL, 0) == 0) {
-			if (r->h->summary)
-				r->h->summary(r->h->user, text, len);
-			free(text);
-			if (s->exp->have_total)
-				return true;
-		}
+		if (summary_get(r, NULL, 0) == 0 && s->exp->have_total)
+			return true;
 	}
 	return false;
 }
@@ -221,18 +242,12 @@ static void hw_skew_warning(struct run *r, const struct txs_rx_input_stats *is)
 static void summary_final(struct run *r)
 {
 	struct txs_recv *s = r->s;
-	if (!s->conf.sender_summary)
+	if (!summary_wanted(r))
 		return;
-	char err[512], *text = NULL;
-	size_t len = 0;
-	int rc = txs_recv_summary_read(s->conf.sender_summary, s->summary_not_before, s->exp, &text, &len, err,
-				       sizeof(err));
-	if (rc == 0) {
-		if (r->h->summary)
-			r->h->summary(r->h->user, text, len);
-		free(text);
+	char err[512];
+	int rc = summary_get(r, err, sizeof(err));
+	if (rc == 0)
 		return;
-	}
 	txs_say(r->h->msg, r->h->user, "%s", err);
 	txs_say(r->h->msg, r->h->user, "no exact loss: the sender summary could not be read");
 	memset(s->exp, 0, sizeof(*s->exp));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The sender's summary file, read by the receive session: exact expected
- * counts per flow. */
+/* The sender's summary (a file, or the text a hook hands over), read by the
+ * receive session: exact expected counts per flow. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +34,17 @@ static char *read_all(FILE *f, size_t *lenp)
 	return buf;
 }
 
+int txs_recv_summary_parse(struct txs_rx_expect *e, const char *text, size_t len)
+{
+	/* into a copy: e stays as it was unless the text is whole and valid */
+	struct txs_rx_expect *ne = malloc(sizeof(*ne));
+	int rc = ne ? txs_rx_expect_parse(ne, text, len) : -ENOMEM;
+	if (rc == 0)
+		*e = *ne;
+	free(ne);
+	return rc;
+}
+
 TXS_API int txs_recv_summary_read(const char *path, uint64_t not_before_real_ns, struct txs_rx_expect *e,
 				  char **text, size_t *lenp, char *err, size_t errlen)
 {
@@ -54,13 +65,7 @@ TXS_API int txs_recv_summary_read(const char *path, uint64_t not_before_real_ns,
 	fclose(f);
 	if (!buf)
 		return txs_fail(err, errlen, -EFBIG, "--sender-summary '%s': too large or out of memory", path);
-	/* into a copy: e stays as it was unless the file is whole and valid */
-	struct txs_rx_expect *ne = malloc(sizeof(*ne));
-	int rc = ne ? txs_rx_expect_parse(ne, buf, len) : -ENOMEM;
-	if (rc == 0)
-		*e = *ne;
-	free(ne);
-	if (rc < 0) {
+	if (txs_recv_summary_parse(e, buf, len) < 0) {
 		free(buf);
 		return txs_fail(err, errlen, -EINVAL, "--sender-summary '%s': no valid txscale send summary line "
 				"({\"type\":\"summary\",\"kind\":\"send\",\"packets\":N,\"threads\":[...]})", path);

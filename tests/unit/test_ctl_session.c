@@ -3,8 +3,13 @@
  * fake sides (no processes): a two-way test whose summaries arrive intact
  * at both ends, a spec the server refuses (its reason reaches the client),
  * and a peer that vanishes mid-test on either side (the other end stops
- * with an error, within a bound). */
+ * with an error, within a bound). Over TCP on 127.0.0.1: connecting (a
+ * closed port, a listener that cannot take the connection in time, a bad
+ * address or auth file), and the probe that tells a greeting txscale
+ * server from a silent iperf3-like one and from a busy iperf3 server. */
 #include <errno.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -380,6 +385,129 @@ static void test_server_vanishes(void **st)
 	join_within(th, 5);
 }
 
+/* ---- connecting and probing over TCP ------------------------------------------------------------ */
+
+/* A listener on 127.0.0.1 (its port in *port), with this backlog. */
+static int listener(uint16_t *port, int backlog)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, backlog), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* One accepted connection: served by the fake server (greet), or told
+ * iperf3's ACCESS_DENIED (a busy iperf3 server). */
+struct acceptor {
+	int lfd;
+	bool greet;
+	struct fsrv f;
+};
+
+static void *accept_one(void *arg)
+{
+	struct acceptor *a = arg;
+	int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(fd >= 0);
+	if (!a->greet) {
+		int8_t denied = -1; /* TXS_IP3_ACCESS_DENIED */
+		assert_int_equal(write(fd, &denied, 1), 1);
+		usleep(200 * 1000);
+		close(fd);
+		return NULL;
+	}
+	a->f.fd = fd;
+	a->f.cfg = (struct txs_ctl_srv_cfg){ .max_time = 5, .ctl_timeout = 2, .client_s = "127.0.0.1" };
+	txs_addr_parse(&a->f.cfg.client, "127.0.0.1");
+	txs_addr_parse(&a->f.cfg.local, "127.0.0.1");
+	return srv_main(&a->f);
+}
+
+static void test_connect(void **st)
+{
+	(void)st;
+	char err[512];
+	uint16_t port;
+	int lfd = listener(&port, 0);
+	/* the accept queue takes one connection; the next one's SYN is dropped */
+	int one = txs_ctl_connect("127.0.0.1", port, 2, err, sizeof(err));
+	assert_true(one >= 0);
+	double t0 = now_s();
+	assert_int_equal(txs_ctl_connect("127.0.0.1", port, 0.3, err, sizeof(err)), -ETIMEDOUT);
+	assert_true(now_s() - t0 < 5);
+	char want[128];
+	snprintf(want, sizeof(want), "no answer on the control port %u within 0.3 s", port);
+	assert_string_equal(err, want);
+	close(one);
+	close(lfd);
+	/* the port is closed now */
+	assert_int_equal(txs_ctl_connect("127.0.0.1", port, 2, err, sizeof(err)), -ECONNREFUSED);
+	snprintf(want, sizeof(want), "cannot connect to the control port %u: Connection refused (is `txscale server` "
+		 "running there?)", port);
+	assert_string_equal(err, want);
+	assert_int_equal(txs_ctl_connect("nohost", port, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "bad server address 'nohost'");
+	/* a secret that cannot be read: said before anything is sent */
+	lfd = listener(&port, 4);
+	int why = 0;
+	assert_null(txs_ctl_client_open("127.0.0.1", port, "/nonexistent/secret", 2, &why, err, sizeof(err)));
+	assert_int_equal(why, -EINVAL);
+	assert_string_equal(err, "--auth-file '/nonexistent/secret': No such file or directory");
+	close(lfd);
+}
+
+static void test_probe(void **st)
+{
+	(void)st;
+	char err[512], want[256];
+	struct txs_ctl_client *c;
+	int ip3;
+	uint16_t port;
+	/* silent: an iperf3 server waiting for our cookie */
+	int lfd = listener(&port, 4);
+	double t0 = now_s();
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), 1);
+	assert_true(now_s() - t0 >= TXS_CTL_PROBE_S * 0.9);
+	assert_null(c);
+	assert_true(ip3 >= 0);
+	close(ip3);
+	close(lfd);
+	/* a txscale server greets: the session is ready for a test */
+	lfd = listener(&port, 4);
+	struct acceptor a = { .lfd = lfd, .greet = true };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), 0);
+	assert_non_null(c);
+	assert_int_equal(ip3, -1);
+	assert_string_equal(txs_ctl_client_local(c), "127.0.0.1");
+	txs_ctl_client_close(c, true);
+	join_within(th, 5);
+	assert_int_equal(a.f.rc, 0); /* bye: the session ended well */
+	close(lfd);
+	/* a busy iperf3 server */
+	lfd = listener(&port, 4);
+	a = (struct acceptor){ .lfd = lfd };
+	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), -EBUSY);
+	snprintf(want, sizeof(want), "the iperf3 server at 127.0.0.1 port %u is busy running a test", port);
+	assert_string_equal(err, want);
+	assert_null(c);
+	assert_int_equal(ip3, -1);
+	join_within(th, 5);
+	close(lfd);
+	/* nobody there */
+	assert_true(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)) < 0);
+	snprintf(want, sizeof(want), "no txscale or iperf3 server at 127.0.0.1 port %u; to send without a server, give "
+		 "DEST without -c, or --dev udp", port);
+	assert_string_equal(err, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +515,8 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_client_vanishes),
 		cmocka_unit_test(test_server_vanishes),
+		cmocka_unit_test(test_connect),
+		cmocka_unit_test(test_probe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -415,9 +415,69 @@ static void test_peer_rx(void **st)
 	peer_case(20, 1500, 20, false, "did not report stream 3", 5, 0);
 }
 
+/* send -c HOST against an iperf3 server: send's terms as the test's
+ * parameters (refused as the server would refuse them), and its lines: the
+ * server's receiver with our exact loss, what we sent */
+static void test_client(void **st)
+{
+	(void)st;
+	char err[256];
+	struct txs_ip3_params p;
+	struct txs_ip3_client_spec sp = { .streams = 2, .length = 100, .bidir = true, .reverse = true, .time = 5,
+					  .rate_pps = 1000 };
+	assert_int_equal(txs_ip3_client_params(&p, &sp, err, sizeof(err)), 0);
+	assert_int_equal(p.proto, TXS_IP3_UDP);
+	assert_int_equal(p.parallel, 2);
+	assert_int_equal(p.len, 100);
+	assert_false(p.reverse); /* --bidir wins */
+	assert_true(p.bidirectional);
+	assert_true(p.udp_counters_64bit);
+	assert_int_equal(p.time, 5);
+	assert_int_equal(p.blockcount, 0);
+	assert_int_equal(p.bandwidth, 400000); /* 500 datagrams/s per stream of 800 bits */
+	assert_non_null(strstr(p.client_version, "txscale-"));
+	sp = (struct txs_ip3_client_spec){ .length = 12, .count = 50 };
+	assert_int_equal(txs_ip3_client_params(&p, &sp, err, sizeof(err)), 0);
+	assert_int_equal(p.parallel, 1);
+	assert_int_equal(p.blockcount, 50);
+	assert_false(p.udp_counters_64bit);
+	sp.streams = 1000;
+	assert_int_equal(txs_ip3_client_params(&p, &sp, err, sizeof(err)), -EINVAL);
+	assert_true(err[0]);
+	/* a forward test's lines: 15 of our 20 arrived, the server's own figure says 3 */
+	struct txs_ip3_test t;
+	memset(&t, 0, sizeof(t));
+	struct txs_ip3_stream s1 = { .fd = -1, .id = 1, .sender = true, .sent = 20, .sent_bytes = 2000 };
+	t.n = 1;
+	t.s = &s1;
+	t.t_start = 10;
+	t.t_end = 12;
+	struct txs_ip3_client_out o = { .u = { .tx_streams = 1, .sent = 20, .sent_bytes = 2000 },
+					.rx = { .sent = 20, .received = 15, .bytes = 1500, .lost = 5, .peer_lost = 3,
+						.peer_packets = 20, .jitter_sum = 0.002, .streams = 1, .exact = true } };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	txs_ip3_client_write(f, "198.18.0.2", &t, &o, false);
+	fclose(f);
+	assert_string_equal(buf, "receiver 198.18.0.2: received 15, lost 5 (25%) exact, jitter 2.000 ms (the iperf3 "
+				 "server's own loss figure: 3)\n"
+				 "send: 1 stream, 2.000 s: sent 20 datagrams (10 pps), 2000 bytes, 0 failed writes\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	txs_ip3_client_write(f, "198.18.0.2", &t, &o, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "{\"type\":\"receiver\",\"host\":\"198.18.0.2\",\"device\":\"iperf3\","
+				    "\"received\":15,\"lost\":5,\"lost_exact\":true,\"expected\":20,"));
+	assert_non_null(strstr(buf, "\n{\"type\":\"summary\",\"kind\":\"send\","));
+	assert_non_null(strstr(buf, "\"threads\":[{\"id\":1,\"packets\":20}]"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_client),
 		cmocka_unit_test(test_params),   cmocka_unit_test(test_params_hostile), cmocka_unit_test(test_results),
 		cmocka_unit_test(test_udp_hdr),  cmocka_unit_test(test_io),             cmocka_unit_test(test_rx), cmocka_unit_test(test_rx_core_payload), cmocka_unit_test(test_peer_rx),
 	};

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The receive session through the library alone (<txscale/session_recv.h>):
- * a pcap file written here, read with exact counts against a sender summary;
- * configs refused with their messages; a live udp session on loopback ended
+ * a pcap file written here, read with exact counts against a sender summary
+ * (a file, or the text the sender_summary hook hands over, or none when it
+ * never comes); configs refused with their messages; a live udp session on loopback ended
  * by the stop hook and by txs_recv_stop, its interval callback's counts
  * adding up to the result's. */
 #include <arpa/inet.h>
@@ -79,6 +80,9 @@ struct seen {
 	int fd;                        /* live: the sending socket, one datagram per tick up to `send` */
 	unsigned send, sent;
 	struct sockaddr_in to;
+	bool give;                     /* the sender_summary hook has the summary */
+	unsigned asked;                /* ... and was asked this often */
+	char msg1[256];                /* the first message */
 };
 
 static bool h_stop(void *u)
@@ -128,14 +132,68 @@ static void h_summary(void *u, const char *text, size_t len)
 
 static void h_msg(void *u, const char *line)
 {
+	struct seen *k = u;
 	fprintf(stderr, "msg: %s\n", line);
-	((struct seen *)u)->msgs++;
+	if (!k->msgs++)
+		snprintf(k->msg1, sizeof(k->msg1), "%s", line);
+}
+
+static int h_sender_summary(void *u, char **text, size_t *len)
+{
+	struct seen *k = u;
+	k->asked++;
+	if (!k->give)
+		return -EAGAIN;
+	*text = strdup(send_summary);
+	*len = strlen(send_summary);
+	return 0;
 }
 
 static struct txs_recv_hooks hooks_for(struct seen *k)
 {
 	return (struct txs_recv_hooks){ .user = k, .stop = h_stop, .tick = h_tick, .interval = h_interval,
 					.ready = h_ready, .summary = h_summary, .msg = h_msg };
+}
+
+/* The pcap of pcap_exact without a summary file: the hook's text gives the
+ * exact loss; a hook without one fails the run, named. */
+static void summary_hook(void **st)
+{
+	(void)st;
+	char pcap[128], dev[140], err[256];
+	t_tmppath(pcap, sizeof(pcap), "hook.pcap");
+	write_pcap(pcap);
+	snprintf(dev, sizeof(dev), "pcap:%s", pcap);
+	for (int give = 1; give >= 0; give--) {
+		struct txs_recv_conf c;
+		txs_recv_conf_init(&c);
+		c.dev = dev;
+		struct txs_recv *s;
+		assert_int_equal(txs_recv_open(&s, &c, err, sizeof(err)), 0);
+		struct seen k = { .s = s, .fd = -1, .give = give };
+		struct txs_recv_hooks h = hooks_for(&k);
+		h.sender_summary = h_sender_summary;
+		int rc = txs_recv_run(s, &h);
+		const struct txs_recv_result *r = txs_recv_result(s);
+		assert_non_null(r);
+		assert_int_equal(k.asked, 1); /* a file would be read at the end (an offline input never idles) */
+		assert_int_equal(r->rx->received, 1000);
+		if (give) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(k.summaries, 1);
+			assert_int_equal(k.msgs, 0);
+			assert_true(r->rx->lost_exact);
+			assert_int_equal(r->rx->expected, 1000);
+			assert_int_equal(r->rx->lost, 1);
+		} else {
+			assert_int_equal(rc, -EAGAIN);
+			assert_int_equal(k.summaries, 0);
+			assert_int_equal(k.msgs, 2);
+			assert_string_equal(k.msg1, "the sender's summary did not come");
+			assert_false(r->rx->lost_exact && r->rx->expected == 1000);
+		}
+		txs_recv_close(s);
+	}
 }
 
 static void pcap_exact(void **st)
@@ -358,6 +416,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pcap_exact),
+		cmocka_unit_test(summary_hook),
 		cmocka_unit_test(refused),
 		cmocka_unit_test(summary_read),
 		cmocka_unit_test(stop_hook),

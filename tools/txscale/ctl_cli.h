@@ -76,13 +76,41 @@ struct ctl_send_info {
 	const char *timestamps; /* --timestamps, also for the server's sender (-R, --bidir) */
 };
 
+/* Our sides in a client run (txs_ctl_client_run_sides): send.c's and
+ * recv.c's own run and print paths, with the side's io (no signal handlers
+ * of their own: the client's stay; its stop hook; the summary to io->sumf,
+ * with io->hold only there).
+ * Our sender (send.c): the session from the user's options, on dev (NULL:
+ * the user's --dev). Exit status. */
+struct ctl_own_send {
+	int (*run)(void *arg, const char *dev, const struct txs_ctl_side_io *io);
+	void *arg;
+};
+
+/* Our receiver (-R, --bidir, recv.c): a receive session on udp. Exit status. */
+struct ctl_own_recv {
+	const char *bind;
+	uint16_t port;
+	double interval, idle, time;
+	bool json;
+	bool clock_set;          /* --clock-offset */
+	int64_t clock_offset_ns;
+	unsigned threads;        /* -P */
+	const struct opt_cpus *cpus; /* -A, or NULL */
+	bool no_pin;
+};
+int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io);
+
 /* send.c: run as the client? Yes with --server, -R or --bidir; and with
  * -c HOST and no --dev (the iperf3 form): ctl_client_run then finds a
  * txscale or an iperf3 server on the control port over one connection, and
- * exits 1 when neither answers. Never inside the sender the client runs. */
+ * exits 1 when neither answers. */
 bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int argc, char **argv);
-/* The whole client run; argc/argv: send's own (argv[0] "send"). Exit status. */
-int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int argc, char **argv);
+/* The whole client run, our sender being own's. Exit status. */
+int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, const struct ctl_own_send *own);
+/* The test against an iperf3 server over its protocol on fd (closed
+ * here; client_iperf3.c). Exit status. */
+int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int fd);
 
 /* The other side's summary on stdout (txs_ctl_peer_write), or a line
  * saying it was not JSON. */

@@ -139,6 +139,7 @@ static void fill_conf(struct recv_cfg *cfg)
 /* What the session's hooks print and publish. */
 struct cli {
 	const struct recv_cfg *cfg;
+	const struct txs_ctl_side_io *io; /* the client's own receiver (ctl_cli.h) */
 	struct mcli mc;
 	struct txs_metrics_rx *mx;
 	bool header;
@@ -167,6 +168,8 @@ static void on_ready(void *user)
 {
 	struct cli *k = user;
 	unsigned fd = k->cfg->ready_fd;
+	if (k->io)
+		k->io->ready(k->io->arg);
 	if (!fd)
 		return;
 	if (write((int)fd, "ready\n", 6) != 6)
@@ -179,6 +182,18 @@ static void on_summary(void *user, const char *text, size_t len)
 	struct cli *k = user;
 	if (txs_ctl_clock_line_parse(text, len, &k->clock) < 0)
 		k->clock.on = false;
+}
+
+static bool on_stop(void *user)
+{
+	const struct txs_ctl_side_io *io = ((struct cli *)user)->io;
+	return io->stop(io->arg);
+}
+
+static int on_sender_summary(void *user, char **text, size_t *len)
+{
+	const struct txs_ctl_side_io *io = ((struct cli *)user)->io;
+	return io->sender_summary(io->arg, text, len);
 }
 
 static void on_msg(void *user, const char *line)
@@ -214,10 +229,13 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 		txs_rx_result_set_clock(res->rx, k->cfg->clock_offset.ns, c->error_ns, c->have_drift, c->drift_ns,
 					"control");
 	}
-	if (k->cfg->json)
+	bool held = k->io && k->io->hold; /* the client prints it from summary_f */
+	flockfile(stdout);                /* whole lines beside the client's sender */
+	if (!held && k->cfg->json)
 		txs_recv_result_json(stdout, res);
-	else
+	else if (!held)
 		txs_recv_result_text(stdout, res);
+	funlockfile(stdout);
 	if (summary_f) {
 		txs_recv_result_json(summary_f, res);
 		if (fclose(summary_f) != 0) {
@@ -233,7 +251,7 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 }
 
 /* Open, run, report. Returns the exit status; summary_f is closed. */
-static int session(const struct recv_cfg *cfg, FILE *summary_f)
+static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct txs_ctl_side_io *io)
 {
 	struct txs_recv *s;
 	char err[512];
@@ -249,17 +267,20 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f)
 		fprintf(stderr, "txscale recv: note: --reuseport applies to --dev udp only\n");
 	if (cfg->c.rcvbuf && !udp)
 		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
-	struct cli k = { .cfg = cfg };
+	struct cli k = { .cfg = cfg, .io = io };
 	int ret = metrics_start(&k, s);
 	if (ret == 0) {
-		g_sess = s;
-		struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND };
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
+		if (!io) { /* the client's own handlers stay */
+			g_sess = s;
+			struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND };
+			sigaction(SIGINT, &sa, NULL);
+			sigaction(SIGTERM, &sa, NULL);
+		}
 		if (!cfg->json)
 			txs_recv_banner_text(stdout, s);
 		struct txs_recv_hooks h = { .user = &k, .tick = on_tick, .interval = on_interval, .ready = on_ready,
-					    .summary = on_summary, .msg = on_msg };
+					    .summary = on_summary, .msg = on_msg, .stop = io ? on_stop : NULL,
+					    .sender_summary = io ? on_sender_summary : NULL };
 		ret = txs_recv_run(s, &h) < 0 ? 1 : 0;
 		if (report(&k, s, summary_f))
 			ret = 1;
@@ -271,22 +292,26 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f)
 	txs_metrics_rx_destroy(k.mx);
 	if (summary_f)
 		fclose(summary_f);
-	g_sess = NULL;
+	if (!io)
+		g_sess = NULL;
 	txs_recv_close(s);
 	return ret;
 }
 
-/* The config's checks, --summary-file, the session: the exit status */
-static int recv_main(struct recv_cfg *cfg)
+/* The config's checks, --summary-file (or the client's io->sumf), the
+ * session: the exit status */
+static int recv_main(struct recv_cfg *cfg, const struct txs_ctl_side_io *io)
 {
 	fill_conf(cfg);
 	char err[512];
+	FILE *summary_f = io ? io->sumf : NULL;
 	if (txs_recv_conf_check(&cfg->c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "txscale recv: %s\n", err);
+		if (summary_f)
+			fclose(summary_f);
 		return 2;
 	}
 	/* a bad --summary-file is refused before anything starts */
-	FILE *summary_f = NULL;
 	if (cfg->summary_file) {
 		summary_f = fopen(cfg->summary_file, "we");
 		if (!summary_f) {
@@ -295,7 +320,7 @@ static int recv_main(struct recv_cfg *cfg)
 			return 2;
 		}
 	}
-	return session(cfg, summary_f);
+	return session(cfg, summary_f, io);
 }
 
 int recv_run_spec(const struct recv_spec_run *rs)
@@ -334,7 +359,33 @@ int recv_run_spec(const struct recv_spec_run *rs)
 		cfg.clock_offset.set = true;
 		cfg.clock_offset.ns = r->clock.offset_ns;
 	}
-	return recv_main(&cfg);
+	return recv_main(&cfg, NULL);
+}
+
+int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)
+{
+	struct recv_cfg cfg = { 0 };
+	txs_recv_conf_init(&cfg.c);
+	if (opt_defaults("recv", recv_opts, &cfg) < 0) {
+		if (io->sumf)
+			fclose(io->sumf);
+		return 2;
+	}
+	char port[8];
+	snprintf(port, sizeof(port), "%u", (unsigned)r->port);
+	cfg.c.dev = "udp";
+	cfg.c.bind = r->bind;
+	cfg.c.port = port;
+	cfg.json = r->json;
+	cfg.c.interval = r->interval;
+	cfg.c.idle = r->idle;
+	cfg.time = (struct opt_time){ .set = true, .v = r->time };
+	cfg.clock_offset = (struct opt_offset){ .set = r->clock_set, .ns = r->clock_offset_ns };
+	cfg.c.threads = r->threads;
+	if (r->cpus)
+		cfg.cpus = *r->cpus;
+	cfg.no_pin = r->no_pin;
+	return recv_main(&cfg, io);
 }
 
 int cmd_recv(int argc, char **argv)
@@ -351,5 +402,5 @@ int cmd_recv(int argc, char **argv)
 	int rc = opt_parse("recv", syn, recv_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	return recv_main(&cfg);
+	return recv_main(&cfg, NULL);
 }

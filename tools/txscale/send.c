@@ -311,8 +311,26 @@ static void fill_conf(const struct send_cfg *o, struct txs_send_conf *c)
 	memcpy(c->cpus, o->cpus.cpu, sizeof(int) * o->cpus.n);
 }
 
+static int send_session(const struct send_cfg *cfg, const struct txs_send_conf *conf, FILE *sumf,
+			const struct txs_ctl_side_io *io);
+
+/* Our sender in a client run: the session from the user's options. */
+struct own_send {
+	const struct send_cfg *cfg;
+	const struct txs_send_conf *conf;
+};
+
+static int own_send_run(void *arg, const char *dev, const struct txs_ctl_side_io *io)
+{
+	const struct own_send *w = arg;
+	struct txs_send_conf c = *w->conf;
+	if (dev)
+		c.dev = dev;
+	return send_session(w->cfg, &c, io->sumf, io);
+}
+
 /* --server, -R, --bidir, a server at -c HOST: client.c runs the test. */
-static int run_client(struct send_cfg *cfg, const struct txs_send_plan *pl, int argc, char **argv)
+static int run_client(struct send_cfg *cfg, const struct txs_send_conf *conf, const struct txs_send_plan *pl)
 {
 	if (cfg->ramp.secs > 0 || cfg->burst_on || strcmp(cfg->pace, "const") || cfg->replay) {
 		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on and --replay are not forwarded to "
@@ -331,17 +349,25 @@ static int run_client(struct send_cfg *cfg, const struct txs_send_plan *pl, int 
 				"a test set up with a txscale server (--server, -R, --bidir)\n");
 		return 2;
 	}
+	struct own_send w = { cfg, conf };
 	return ctl_client_run(&cfg->ctl, &(struct ctl_send_info){ pl->dest, pl->port, pl->length, pl->rate_pps,
 			      cfg->count, pl->time, cfg->interval, cfg->json, &cfg->cpus, cfg->threads, cfg->no_pin,
-			      cfg->timestamps }, argc, argv);
+			      cfg->timestamps }, &(struct ctl_own_send){ own_send_run, &w });
 }
 
-/* The run's hooks: metrics every poll, interval reports. */
+/* The run's hooks: metrics every poll, interval reports, the client's stop. */
 struct run_ctx {
 	struct txs_reporter rep;
 	struct mcli *mcl;
 	struct txs_metrics_send *mx;
+	const struct txs_ctl_side_io *io;
 };
+
+static bool on_stop(void *arg)
+{
+	const struct txs_ctl_side_io *io = ((struct run_ctx *)arg)->io;
+	return io->stop(io->arg);
+}
 
 static void on_poll(void *arg, const struct txs_send_tick *t)
 {
@@ -354,16 +380,18 @@ static void on_interval(void *arg, double t0, double t1, const struct txs_stat_r
 			const struct txs_stat_row *links)
 {
 	struct run_ctx *x = arg;
+	flockfile(x->rep.out); /* whole lines beside the client's receiver */
 	txs_report_interval(&x->rep, t0, t1, threads, links);
+	funlockfile(x->rep.out);
 }
 
 /* Run the opened session, print what it did (sumf, if set, is closed
- * here). Exit status. */
-static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf)
+ * here; io: the client's side). Exit status. */
+static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf, const struct txs_ctl_side_io *io)
 {
 	const struct txs_send_info *in = txs_send_info(s);
 	struct mcli mcl;
-	struct run_ctx x = { .mcl = &mcl };
+	struct run_ctx x = { .mcl = &mcl, .io = io };
 	int mrc = mcli_start(&mcl, "send", &cfg->metrics, cfg->interval);
 	if (!mrc)
 		mrc = mcli_send_collector(&mcl, &x.mx, in->n_threads, in->cpus, in->dev);
@@ -374,10 +402,12 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf)
 			fclose(sumf);
 		return mrc;
 	}
-	g_send = s;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if (!io) { /* the client's own handlers stay */
+		g_send = s;
+		struct sigaction sa = { .sa_handler = on_signal };
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	/* reports go to stderr when the device writes to stdout (pcap:-); a
 	 * reader that goes away is then a write error of the device (EPIPE, one
 	 * line, exit 1), not a silent death by SIGPIPE */
@@ -387,12 +417,16 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf)
 	txs_send_reporter(s, out, cfg->json, &x.rep);
 	if (!cfg->json)
 		txs_send_start_text(out, s);
-	struct txs_send_hooks h = { .poll = x.mx ? on_poll : NULL, .interval = on_interval, .user = &x };
+	struct txs_send_hooks h = { .poll = x.mx ? on_poll : NULL, .interval = on_interval, .user = &x,
+				    .stop = io ? on_stop : NULL };
 	const struct txs_send_result *r;
 	int rc = txs_send_run(s, &h, &r);
 	if (x.mx)
 		txs_metrics_send_update(x.mx, r->seconds, r->threads, r->links, TXS_METRICS_FINISHED);
-	txs_send_summary(out, cfg->json, r);
+	flockfile(out);
+	if (!io || !io->hold)
+		txs_send_summary(out, cfg->json, r);
+	funlockfile(out);
 	if (sumf) {
 		txs_send_summary(sumf, true, r);
 		if (fclose(sumf) != 0) {
@@ -406,8 +440,39 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf)
 	if (mcli_end(&mcl))
 		failed = true;
 	txs_metrics_send_destroy(x.mx);
-	g_send = NULL;
+	if (!io)
+		g_send = NULL;
 	return rc < 0 || failed ? 1 : r->verify_errors ? 1 : 0;
+}
+
+/* Open, run and close the session of conf, printing as `txscale send` does;
+ * sumf (may be NULL) is closed here. io: the client's own sender
+ * (ctl_cli.h). Exit status. */
+static int send_session(const struct send_cfg *cfg, const struct txs_send_conf *conf, FILE *sumf,
+			const struct txs_ctl_side_io *io)
+{
+	char err[512];
+	struct txs_send *s;
+	int rc = txs_send_open(&s, conf, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "txscale send: %s\n", err);
+		if (sumf)
+			fclose(sumf);
+		return rc == -EINVAL || rc == -ENODEV || rc == -ENAMETOOLONG ? 2 : 1;
+	}
+	if (cfg->schedule_file && txs_send_write_schedule(s, cfg->schedule_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale send: %s\n", err);
+		rc = 1;
+	} else if (cfg->dry_run) {
+		rc = 0;
+	} else {
+		rc = run(cfg, s, sumf, io);
+		sumf = NULL;
+	}
+	if (sumf)
+		fclose(sumf);
+	txs_send_close(s);
+	return rc;
 }
 
 /* From the parsed options on (dest set): the exit status. argc/argv: what
@@ -428,7 +493,7 @@ static int send_main(struct send_cfg *cfg, int argc, char **argv)
 		return rc == -EINVAL ? 2 : 1;
 	}
 	if (ctl_client_wanted(&cfg->ctl, plan.dest, argc, argv))
-		return run_client(cfg, &plan, argc, argv);
+		return run_client(cfg, &conf, &plan);
 	/* --summary-file: refused before anything starts, not reported after the run */
 	FILE *sumf = NULL;
 	if (cfg->summary_file && !(sumf = fopen(cfg->summary_file, "w"))) {
@@ -436,27 +501,7 @@ static int send_main(struct send_cfg *cfg, int argc, char **argv)
 			strerror(errno));
 		return 2;
 	}
-	struct txs_send *s;
-	rc = txs_send_open(&s, &conf, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "txscale send: %s\n", err);
-		if (sumf)
-			fclose(sumf);
-		return rc == -EINVAL || rc == -ENODEV || rc == -ENAMETOOLONG ? 2 : 1;
-	}
-	if (cfg->schedule_file && txs_send_write_schedule(s, cfg->schedule_file, err, sizeof(err)) < 0) {
-		fprintf(stderr, "txscale send: %s\n", err);
-		rc = 1;
-	} else if (cfg->dry_run) {
-		rc = 0;
-	} else {
-		rc = run(cfg, s, sumf);
-		sumf = NULL;
-	}
-	if (sumf)
-		fclose(sumf);
-	txs_send_close(s);
-	return rc;
+	return send_session(cfg, &conf, sumf, NULL);
 }
 
 int send_run_spec(const struct send_spec_run *ss)
