@@ -529,9 +529,11 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 		if (transit > f->lat_max)
 			f->lat_max = transit;
 	} else {
-		/* clock skew, counted apart: stamped after arrival, or so long
-		 * before it that no network held the packet that long */
-		if (sent > arr)
+		/* clock skew, counted apart: stamped after arrival (once the
+		 * clock offset is taken off), or so long before it that no
+		 * network held the packet that long */
+		__extension__ typedef __int128 s128;
+		if ((s128)arr - (s128)sent - (s128)c->conf.clock_offset_ns < 0)
 			c->lat_negative++;
 		else
 			c->lat_past++;

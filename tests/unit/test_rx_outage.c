@@ -481,6 +481,7 @@ static void clock_correction(void **st)
 	assert_int_equal(r->lat.min, 100 * US);
 	assert_int_equal(r->lat.max, 100 * US);
 	assert_int_equal(r->lat_negative, 0);
+	assert_int_equal(r->lat_past, 0);
 	txs_rx_result_set_clock(r, 4900 * (int64_t)US, 20 * US, true, -3000, "option");
 	char *buf = NULL;
 	size_t len = 0;
@@ -512,6 +513,18 @@ static void clock_correction(void **st)
 	assert_int_equal(u, 0);
 	json_decref(root);
 	free(buf);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+
+	/* a stamp that the offset puts after its arrival is negative latency,
+	 * not one from the far past: 1 ms raw with a 4.9 ms offset */
+	assert_int_equal(txs_rx_core_create(&c, &cf), 0);
+	dg(c, 1, 0, T0 - 1 * MS, T0);
+	dg(c, 1, 1, T0 + 100 * US - 5 * MS, T0 + 100 * US);
+	r = build(&c, 1, NULL);
+	assert_int_equal(r->lat_negative, 1);
+	assert_int_equal(r->lat_past, 0);
+	assert_int_equal(r->lat.count, 1);
 	txs_rx_result_free(r);
 	txs_rx_core_destroy(c);
 
