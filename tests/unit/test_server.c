@@ -446,6 +446,13 @@ static void test_side_confs(void **st)
 	assert_int_equal(txs_send_conf_check(&sc, NULL, err, sizeof(err)), 0);
 }
 
+/* the sessions' temporary directories (a stopped session leaves its own) in ours */
+static int setup(void **st)
+{
+	int rc = t_tmpdir_setup(st);
+	return rc ? rc : setenv("TMPDIR", t_tmpdir, 1);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -456,5 +463,5 @@ int main(void)
 		cmocka_unit_test(test_one_off),
 		cmocka_unit_test(test_reverse),
 	};
-	return cmocka_run_group_tests(tests, t_tmpdir_setup, t_tmpdir_teardown);
+	return cmocka_run_group_tests(tests, setup, t_tmpdir_teardown);
 }
