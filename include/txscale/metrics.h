@@ -174,6 +174,51 @@ TXS_API void txs_metrics_send_collect(struct txs_prom *p, void *arg);
 TXS_API void txs_metrics_send_update(struct txs_metrics_send *x, double elapsed, const struct txs_stat_row *threads,
 				     const struct txs_stat_row *links, enum txs_metrics_state st);
 
+
+/* ---- a run's metrics: endpoint, periodic file, linger ------------------------------
+ * What a front end does around one run (txscale send, recv, server; the
+ * options of docs/metrics.md): before the run, check the options, refuse a
+ * file that cannot be written and start the endpoint; during it, write the
+ * file every period; after it, the last file, then keep the endpoint up for
+ * the linger (ended early by txs_metrics_life_stop), then stop it.
+ *
+ * Concurrency: one controlling thread calls everything except
+ * txs_metrics_life_stop(), which any thread or a signal handler may call
+ * (one store to a sig_atomic_t). Lines for the user (a note, the endpoint's
+ * address when the kernel chose its port, a file that could not be written)
+ * go to the say hook given at start, in the controlling thread, without a
+ * newline or program name. */
+struct txs_metrics_opts {
+	const char *addr; /* --metrics ADDR:PORT: the HTTP endpoint (NULL: none) */
+	const char *file; /* --metrics-file: the textfile, written atomically (NULL: none) */
+	unsigned flows;   /* --metrics-flows: a receive collector's per-flow series (0 = default) */
+	double linger;    /* --metrics-linger: seconds the endpoint stays up after the run */
+};
+struct txs_metrics_life;
+/* Check o, create the registry, refuse a file that cannot be written, start
+ * the endpoint; the file is written every interval s (0: every 1 s). *out
+ * is NULL, and 0 returned, when o asks for neither an endpoint nor a file
+ * (every txs_metrics_life_* function takes NULL as "no metrics"). Returns 0,
+ * or -errno with one line in err: -EINVAL for a value to fix ("bad value for
+ * --metrics: ...", "bad value for --metrics-file: ...", --metrics without
+ * libmicrohttpd, the endpoint's refusals), -ENOMEM, the endpoint's bind
+ * error ("--metrics ..."). */
+TXS_API int txs_metrics_life_start(struct txs_metrics_life **out, const struct txs_metrics_opts *o, double interval,
+				   void (*say)(void *user, const char *line), void *user, char *err, size_t errlen);
+/* The registry to add collectors to (NULL for NULL). */
+TXS_API struct txs_metrics *txs_metrics_life_registry(const struct txs_metrics_life *l);
+/* Seconds since the run started: writes the file when its period has come. */
+TXS_API void txs_metrics_life_tick(struct txs_metrics_life *l, double elapsed);
+/* After the run: the last file, then the linger (unless stopped), then the
+ * endpoint stops. Returns 0, or -EIO when a file could not be written (said
+ * once). Once. */
+TXS_API int txs_metrics_life_end(struct txs_metrics_life *l);
+/* End the linger now, or skip it when it has not begun (async-signal-safe). */
+TXS_API void txs_metrics_life_stop(struct txs_metrics_life *l);
+/* Stop the endpoint (without a last file if txs_metrics_life_end did not
+ * run) and free. NULL is fine. */
+TXS_API void txs_metrics_life_close(struct txs_metrics_life *l);
+
 #ifdef __cplusplus
 }
 #endif

@@ -174,6 +174,16 @@ TXS_API void txs_recv_result_json(FILE *f, const struct txs_recv_result *r);
 /* The human-readable summary. */
 TXS_API void txs_recv_result_text(FILE *f, const struct txs_recv_result *r);
 
+/* ---- metrics ------------------------------------------------------------------------- */
+struct txs_metrics;
+struct txs_metrics_rx;
+/* The receive collector (txscale/metrics.h) over the session's cores and
+ * snapshots (conf.snaps), with max_flows per-flow series (0 = default),
+ * registered in m; *out is the caller's, destroyed after m. m NULL: *out
+ * NULL, 0. Returns 0, or -ENOMEM (no snapshots, or out of memory). */
+TXS_API int txs_recv_metrics(struct txs_recv *s, struct txs_metrics *m, unsigned max_flows,
+			     struct txs_metrics_rx **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -198,6 +198,14 @@ TXS_API void txs_send_result_problems(FILE *f, const char *prefix, bool json, co
  * selection. NULL is fine. */
 TXS_API void txs_send_close(struct txs_send *s);
 
+/* The send collector (txscale/metrics.h) over the session's threads and its
+ * device's links (named by interface), registered in m; *out is the
+ * caller's (txs_metrics_send_update after each poll), destroyed after m. m
+ * NULL: *out NULL, 0. Returns 0 or -ENOMEM. */
+struct txs_metrics;
+struct txs_metrics_send;
+TXS_API int txs_send_metrics(const struct txs_send *s, struct txs_metrics *m, struct txs_metrics_send **out);
+
 #ifdef __cplusplus
 }
 #endif

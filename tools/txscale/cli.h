@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #ifndef TXS_CLI_H
 #define TXS_CLI_H
+#include <stdint.h>
 
 struct txs_cmd {
 	const char *name;
@@ -14,28 +15,10 @@ int cmd_recv(int argc, char **argv);
 int cmd_ndr(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 
-/* The server's receiver for one test, from the spec the control channel
- * carried (server_sess.c runs it in a child process, spawn_call): the
- * option table's defaults, then the spec and these. Returns the exit
- * status, as `txscale recv` with the same options would. */
-struct txs_ctl_recv_spec;
-struct recv_spec_run {
-	const struct txs_ctl_recv_spec *spec;
-	const char *bind, *sender_summary, *summary_file, *metrics_file;
-	double idle, limit; /* --idle, -t */
-	int ready_fd;       /* --ready-fd */
-};
-int recv_run_spec(const struct recv_spec_run *rs);
-
-/* The server's sender for one test (--dev udp from bind to dest), from its
- * spec, the same way. */
-struct txs_ctl_send_spec;
-struct send_spec_run {
-	const struct txs_ctl_send_spec *spec;
-	const char *bind, *dest, *summary_file, *metrics_file;
-	double limit; /* -t */
-};
-int send_run_spec(const struct send_spec_run *ss);
+/* Test only (docs/recv.md, "Clock offset"): TXS_TEST_STAMP_SHIFT_NS, the
+ * shift of a sender's timestamps as a clock off by that much would make
+ * them. 0, or 2 after a message. */
+int send_stamp_shift(int64_t *out);
 
 /* One line per subcommand. */
 #define TXS_CLI_COMMANDS \

@@ -16,7 +16,7 @@
 #include "cli.h"
 #include "opt.h"
 #include "ctl_cli.h"
-#include "metrics_cli.h"
+#include "metrics_opts.h"
 
 
 struct opt_time {
@@ -56,7 +56,7 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	struct opt_offset clock_offset; /* --clock-offset */
-	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
+	struct txs_metrics_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 static int parse_time(const char *val, void *dst, char *err, size_t errlen)
@@ -140,7 +140,7 @@ static void fill_conf(struct recv_cfg *cfg)
 struct cli {
 	const struct recv_cfg *cfg;
 	const struct txs_ctl_side_io *io; /* the client's own receiver (ctl_cli.h) */
-	struct mcli mc;
+	struct txs_metrics_life *ml;
 	struct txs_metrics_rx *mx;
 	bool header;
 	struct txs_ctl_clock_rep clock; /* the clock line the control channel's server writes beside the summary */
@@ -151,7 +151,7 @@ static void on_tick(void *user, double el)
 	struct cli *k = user;
 	if (k->mx)
 		txs_metrics_rx_tick(k->mx, el);
-	mcli_tick(&k->mc, el);
+	txs_metrics_life_tick(k->ml, el);
 }
 
 static void on_interval(void *user, const struct txs_recv_interval *iv)
@@ -205,15 +205,12 @@ static void on_msg(void *user, const char *line)
 /* --metrics: a collector over the session's cores. Returns 0 or the exit status. */
 static int metrics_start(struct cli *k, struct txs_recv *s)
 {
-	int rc = mcli_start(&k->mc, "recv", &k->cfg->metrics, k->cfg->c.interval);
-	if (rc || !mcli_on(&k->mc))
-		return rc;
-	struct txs_metrics_rx_conf mconf = { .cores = txs_recv_cores(s), .n_cores = txs_recv_threads(s),
-					     .cpus = txs_recv_cpus(s), .snaps = txs_recv_snaps(s),
-					     .max_flows = k->cfg->metrics.flows, .kernel = !txs_recv_input(s)->offline };
-	if (!mconf.snaps || txs_metrics_rx_create(&k->mx, &mconf) < 0)
-		return 1;
-	return mcli_add(&k->mc, txs_metrics_rx_collect, k->mx);
+	int rc = mcli_start(&k->ml, "recv", &k->cfg->metrics, k->cfg->c.interval);
+	if (rc == 0 && txs_recv_metrics(s, txs_metrics_life_registry(k->ml), k->cfg->metrics.flows, &k->mx) < 0) {
+		fprintf(stderr, "txscale recv: metrics: out of memory\n");
+		rc = 1;
+	}
+	return rc;
 }
 
 /* The summary to stdout, --summary-file and the metrics. Returns 0 or 1. */
@@ -285,10 +282,10 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct txs
 		if (report(&k, s, summary_f))
 			ret = 1;
 		summary_f = NULL;
-		if (mcli_end(&k.mc))
+		if (mcli_end(k.ml))
 			ret = 1;
 	}
-	mcli_close(&k.mc);
+	txs_metrics_life_close(k.ml);
 	txs_metrics_rx_destroy(k.mx);
 	if (summary_f)
 		fclose(summary_f);
@@ -321,45 +318,6 @@ static int recv_main(struct recv_cfg *cfg, const struct txs_ctl_side_io *io)
 		}
 	}
 	return session(cfg, summary_f, io);
-}
-
-int recv_run_spec(const struct recv_spec_run *rs)
-{
-	const struct txs_ctl_recv_spec *r = rs->spec;
-	struct recv_cfg cfg = { 0 };
-	txs_recv_conf_init(&cfg.c);
-	if (opt_defaults("recv", recv_opts, &cfg) < 0)
-		return 2;
-	char port[8], err[256];
-	snprintf(port, sizeof(port), "%u", (unsigned)r->port);
-	cfg.c.dev = r->dev;
-	cfg.c.bind = rs->bind;
-	cfg.c.port = port;
-	cfg.json = true;
-	cfg.c.interval = 0;
-	cfg.c.idle = rs->idle;
-	cfg.time.set = true;
-	cfg.time.v = rs->limit;
-	cfg.c.sender_summary = rs->sender_summary;
-	cfg.summary_file = rs->summary_file;
-	cfg.ready_fd = (unsigned)rs->ready_fd;
-	cfg.c.threads = r->threads;
-	if (r->cpus[0] && opt_cpus_parse(r->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
-		fprintf(stderr, "txscale recv: bad value for -A/--affinity: '%s': %s\n", r->cpus, err);
-		return 2;
-	}
-	cfg.no_pin = r->no_pin;
-	if (r->rcvbuf)
-		cfg.c.rcvbuf = r->rcvbuf;
-	if (r->window)
-		cfg.c.window = r->window;
-	if (rs->metrics_file && rs->metrics_file[0])
-		cfg.metrics.file = rs->metrics_file;
-	if (r->clock.on) { /* measured by the client before this test */
-		cfg.clock_offset.set = true;
-		cfg.clock_offset.ns = r->clock.offset_ns;
-	}
-	return recv_main(&cfg, NULL);
 }
 
 int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)

@@ -13,7 +13,7 @@
 #include <txscale/ctl.h>
 #include "cli.h"
 #include "opt.h"
-#include "metrics_cli.h"
+#include "metrics_opts.h"
 #include "ctl_cli.h"
 #include <txscale/session_send.h>
 
@@ -61,7 +61,7 @@ struct send_cfg {
 	const char *timestamps;
 	const char *replay;
 	double replay_speed;
-	struct mcli_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
+	struct txs_metrics_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
 /* --ramp FROM:TO:SECONDS, FROM and TO like -b */
@@ -256,9 +256,7 @@ static void on_link(void *arg, unsigned link, const char *ifname, bool up, enum 
 		(unsigned long long)(t / 1000000000u), (unsigned long long)(t % 1000000000u / 1000u));
 }
 
-/* Test only (docs/recv.md, "Clock offset"): TXS_TEST_STAMP_SHIFT_NS shifts
- * our timestamps as a clock off by that much would. 0, or 2 after a message. */
-static int test_stamp_shift(int64_t *out)
+int send_stamp_shift(int64_t *out)
 {
 	const char *shift = getenv("TXS_TEST_STAMP_SHIFT_NS");
 	*out = 0;
@@ -358,7 +356,7 @@ static int run_client(struct send_cfg *cfg, const struct txs_send_conf *conf, co
 /* The run's hooks: metrics every poll, interval reports, the client's stop. */
 struct run_ctx {
 	struct txs_reporter rep;
-	struct mcli *mcl;
+	struct txs_metrics_life *ml;
 	struct txs_metrics_send *mx;
 	const struct txs_ctl_side_io *io;
 };
@@ -373,7 +371,7 @@ static void on_poll(void *arg, const struct txs_send_tick *t)
 {
 	struct run_ctx *x = arg;
 	txs_metrics_send_update(x->mx, t->now, t->threads, t->links, TXS_METRICS_RUNNING);
-	mcli_tick(x->mcl, t->now);
+	txs_metrics_life_tick(x->ml, t->now);
 }
 
 static void on_interval(void *arg, double t0, double t1, const struct txs_stat_row *threads,
@@ -390,14 +388,14 @@ static void on_interval(void *arg, double t0, double t1, const struct txs_stat_r
 static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf, const struct txs_ctl_side_io *io)
 {
 	const struct txs_send_info *in = txs_send_info(s);
-	struct mcli mcl;
-	struct run_ctx x = { .mcl = &mcl, .io = io };
-	int mrc = mcli_start(&mcl, "send", &cfg->metrics, cfg->interval);
-	if (!mrc)
-		mrc = mcli_send_collector(&mcl, &x.mx, in->n_threads, in->cpus, in->dev);
+	struct run_ctx x = { .io = io };
+	int mrc = mcli_start(&x.ml, "send", &cfg->metrics, cfg->interval);
+	if (!mrc && txs_send_metrics(s, txs_metrics_life_registry(x.ml), &x.mx) < 0) {
+		fprintf(stderr, "txscale send: metrics: out of memory\n");
+		mrc = 1;
+	}
 	if (mrc) {
-		mcli_close(&mcl);
-		txs_metrics_send_destroy(x.mx);
+		txs_metrics_life_close(x.ml);
 		if (sumf)
 			fclose(sumf);
 		return mrc;
@@ -437,8 +435,9 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf, const
 	}
 	txs_send_result_problems(stderr, "txscale send: ", cfg->json, r);
 	bool failed = r->failed;
-	if (mcli_end(&mcl))
+	if (mcli_end(x.ml))
 		failed = true;
+	txs_metrics_life_close(x.ml);
 	txs_metrics_send_destroy(x.mx);
 	if (!io)
 		g_send = NULL;
@@ -480,7 +479,7 @@ static int send_session(const struct send_cfg *cfg, const struct txs_send_conf *
 static int send_main(struct send_cfg *cfg, int argc, char **argv)
 {
 	struct txs_send_conf conf;
-	if (test_stamp_shift(&conf.stamp_shift_ns))
+	if (send_stamp_shift(&conf.stamp_shift_ns))
 		return 2;
 	int64_t shift = conf.stamp_shift_ns;
 	fill_conf(cfg, &conf);
@@ -502,40 +501,6 @@ static int send_main(struct send_cfg *cfg, int argc, char **argv)
 		return 2;
 	}
 	return send_session(cfg, &conf, sumf, NULL);
-}
-
-int send_run_spec(const struct send_spec_run *ss)
-{
-	const struct txs_ctl_send_spec *sd = ss->spec;
-	struct send_cfg cfg = { 0 };
-	build_dev_help();
-	if (opt_defaults("send", send_opts, &cfg) < 0)
-		return 2;
-	char len[16], err[256];
-	snprintf(len, sizeof(len), "%u", sd->length);
-	cfg.dev = "udp";
-	cfg.bind = ss->bind;
-	cfg.port = sd->port;
-	cfg.length_s = len;
-	cfg.rate = (struct opt_rate){ .value = sd->rate };
-	cfg.time = ss->limit;
-	cfg.count = sd->count;
-	cfg.threads = sd->threads;
-	if (sd->cpus[0] && opt_cpus_parse(sd->cpus, &cfg.cpus, err, sizeof(err)) < 0) {
-		fprintf(stderr, "txscale send: bad value for -A/--affinity: '%s': %s\n", sd->cpus, err);
-		return 2;
-	}
-	cfg.no_pin = sd->no_pin;
-	if (sd->timestamps[0])
-		cfg.timestamps = sd->timestamps;
-	cfg.json = true;
-	cfg.interval = 0;
-	cfg.summary_file = ss->summary_file;
-	if (ss->metrics_file && ss->metrics_file[0])
-		cfg.metrics.file = ss->metrics_file;
-	cfg.dest = ss->dest;
-	char *noargs[] = { NULL };
-	return send_main(&cfg, 0, noargs);
 }
 
 int cmd_send(int argc, char **argv)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale server's metrics: the sessions run in child processes, and their
- * receivers and senders in children of those; each writes its own metrics
- * file (recv/send --metrics-file, or the iperf3 side's at its end) into the
- * server's directory, and the session's collector here relays those files'
- * counters and gauges at every scrape, with session and client labels.
- * Nothing is written per packet for it: the files are written on the
- * children's interval (1 s) and at their end. */
+/* The server's metrics (docs/metrics.md): the sessions run in child
+ * processes, and their receivers and senders in children of those; each
+ * writes its own metrics file (the sides' metrics file, or the iperf3
+ * test's at its end) into the server's directory, and the session's
+ * collector here relays those files' counters and gauges at every scrape,
+ * with session and client labels. Nothing is written per packet for it:
+ * the files are written on the sides' interval (1 s) and at their end. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -13,17 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "common/proc.h"
-#include "server_metrics.h"
+#include "common/err.h"
+#include "server_priv.h"
 
 #define RELAY_FAMILIES 128
 #define RELAY_LABELS 6
 
 static const char *const kinds[] = { "recv", "send", "iperf3" };
 
-struct smet_sess {
-	struct smet_sess *next;
-	const struct smet *sm;
+struct txs_srv_msess {
+	struct txs_srv_msess *next;
+	const struct txs_srv_metrics *sm;
 	unsigned id;
 	int reg; /* registry id */
 	_Atomic int finished;
@@ -31,7 +31,7 @@ struct smet_sess {
 	char client[64];
 };
 
-void smet_path(const struct smet *sm, unsigned id, const char *kind, char *out, size_t len)
+void txs_srv_metrics_path(const struct txs_srv_metrics *sm, unsigned id, const char *kind, char *out, size_t len)
 {
 	if (!sm->dir[0])
 		out[0] = 0;
@@ -187,58 +187,68 @@ static void relay(struct txs_prom *p, const char *path)
 
 static void sess_collect(struct txs_prom *p, void *arg)
 {
-	struct smet_sess *s = arg;
+	struct txs_srv_msess *s = arg;
 	txs_prom_family(p, "txscale_server_session_running", TXS_PROM_GAUGE,
 			"1 while the session runs, 0 once it ended (its series stay a while)");
 	txs_prom_u64(p, "txscale_server_session_running", NULL, 0, atomic_load(&s->finished) ? 0 : 1);
 	for (unsigned k = 0; k < 3; k++) {
 		char path[400];
-		smet_path(s->sm, s->id, kinds[k], path, sizeof(path));
+		txs_srv_metrics_path(s->sm, s->id, kinds[k], path, sizeof(path));
 		relay(p, path);
 	}
 }
 
 static void server_collect(struct txs_prom *p, void *arg)
 {
-	struct smet *sm = arg;
+	struct txs_srv_metrics *sm = arg;
 	txs_prom_family(p, "txscale_server_sessions_active", TXS_PROM_GAUGE, "sessions running now");
 	txs_prom_u64(p, "txscale_server_sessions_active", NULL, 0, atomic_load(&sm->active));
 	txs_prom_family(p, "txscale_server_sessions_total", TXS_PROM_COUNTER, "sessions started");
 	txs_prom_u64(p, "txscale_server_sessions_total", NULL, 0, atomic_load(&sm->total));
 	txs_prom_family(p, "txscale_server_sessions_refused_total", TXS_PROM_COUNTER,
 			"connections refused as busy, by the limit reached");
-	static const char *const why[SMET_REF_N] = { "max-sessions", "max-sessions-per-client" };
-	for (unsigned i = 0; i < SMET_REF_N; i++) {
+	static const char *const why[TXS_SRV_REF_N] = { "max-sessions", "max-sessions-per-client" };
+	for (unsigned i = 0; i < TXS_SRV_REF_N; i++) {
 		struct txs_prom_label l = { "reason", why[i] };
 		txs_prom_u64(p, "txscale_server_sessions_refused_total", &l, 1, atomic_load(&sm->refused[i]));
 	}
 }
 
-int smet_start(struct smet *sm, const struct mcli_opts *o, unsigned max_sessions)
+static void say_msg(void *user, const char *line)
 {
+	txs_srv_msg(user, "%s", line);
+}
+
+int txs_srv_metrics_start(struct txs_server *sv, char *err, size_t errlen)
+{
+	struct txs_srv_metrics *sm = &sv->sm;
 	memset(sm, 0, sizeof(*sm));
-	int rc = mcli_start(&sm->mc, "server", o, 1.0);
-	if (rc || !sm->mc.m)
+	int rc = txs_metrics_life_start(&sm->life, &sv->c.metrics, 1.0, say_msg, sv, err, errlen);
+	if (rc || !sm->life)
 		return rc;
 	const char *t = getenv("TMPDIR");
 	snprintf(sm->dir, sizeof(sm->dir), "%s/txscale-server-metrics.XXXXXX", t && *t ? t : "/tmp");
 	if (!mkdtemp(sm->dir)) {
+		rc = txs_fail(err, errlen, errno == EINVAL ? -EIO : -errno, "cannot make a temporary directory %s: %s",
+			      sm->dir, strerror(errno));
 		sm->dir[0] = 0;
-		fprintf(stderr, "txscale server: cannot make a temporary directory %s: %s\n", sm->dir, strerror(errno));
-		mcli_close(&sm->mc);
-		return 1;
+		txs_metrics_life_close(sm->life);
+		sm->life = NULL;
+		return rc;
 	}
-	sm->keep_max = max_sessions * 2 > 16 ? max_sessions * 2 : 16;
-	return mcli_add(&sm->mc, server_collect, sm);
+	sm->keep_max = sv->c.max_sessions * 2 > 16 ? sv->c.max_sessions * 2 : 16;
+	if (txs_metrics_add(txs_metrics_life_registry(sm->life), server_collect, sm, NULL, 0) < 0)
+		return txs_fail(err, errlen, -ENOMEM, "metrics: out of memory");
+	return 0;
 }
 
-void smet_begin(struct smet *sm, unsigned id, const char *client)
+void txs_srv_metrics_begin(struct txs_srv_metrics *sm, unsigned id, const char *client)
 {
 	atomic_fetch_add(&sm->total, 1);
 	atomic_fetch_add(&sm->active, 1);
-	if (!sm->mc.m)
+	if (!sm->life)
 		return;
-	struct smet_sess *s = calloc(1, sizeof(*s));
+	struct txs_srv_msess *s = calloc(1, sizeof(*s));
 	if (!s)
 		return;
 	s->sm = sm;
@@ -247,7 +257,7 @@ void smet_begin(struct smet *sm, unsigned id, const char *client)
 	char ids[16];
 	snprintf(ids, sizeof(ids), "%u", id);
 	struct txs_prom_label l[2] = { { "session", ids }, { "client", s->client } };
-	s->reg = txs_metrics_add(sm->mc.m, sess_collect, s, l, 2);
+	s->reg = txs_metrics_add(txs_metrics_life_registry(sm->life), sess_collect, s, l, 2);
 	if (s->reg < 0) {
 		free(s);
 		return;
@@ -256,12 +266,15 @@ void smet_begin(struct smet *sm, unsigned id, const char *client)
 	sm->list = s;
 }
 
-static void drop(struct smet *sm, struct smet_sess *s)
+/* A session's files (and their temporary names), its collector unless the registry is gone. */
+static void drop(struct txs_srv_metrics *sm, struct txs_srv_msess *s)
 {
-	txs_metrics_remove(sm->mc.m, s->reg);
+	struct txs_metrics *m = txs_metrics_life_registry(sm->life);
+	if (m)
+		txs_metrics_remove(m, s->reg);
 	for (unsigned k = 0; k < 3; k++) {
 		char path[400];
-		smet_path(sm, s->id, kinds[k], path, sizeof(path));
+		txs_srv_metrics_path(sm, s->id, kinds[k], path, sizeof(path));
 		unlink(path);
 		char tmp[420];
 		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -270,31 +283,31 @@ static void drop(struct smet *sm, struct smet_sess *s)
 	free(s);
 }
 
-void smet_end(struct smet *sm, unsigned id)
+void txs_srv_metrics_end(struct txs_srv_metrics *sm, unsigned id)
 {
 	atomic_fetch_sub(&sm->active, 1);
-	for (struct smet_sess *s = sm->list; s; s = s->next)
+	for (struct txs_srv_msess *s = sm->list; s; s = s->next)
 		if (s->id == id && !atomic_load(&s->finished)) {
 			s->ended = txs_mono_s();
 			atomic_store(&s->finished, 1);
 		}
 }
 
-void smet_refused(struct smet *sm, enum smet_refused why)
+void txs_srv_metrics_refused(struct txs_srv_metrics *sm, enum txs_srv_refused why)
 {
 	atomic_fetch_add(&sm->refused[why], 1);
 }
 
-void smet_tick(struct smet *sm, double elapsed)
+void txs_srv_metrics_tick(struct txs_srv_metrics *sm, double elapsed)
 {
-	if (!sm->mc.m)
+	if (!sm->life)
 		return;
-	mcli_tick(&sm->mc, elapsed);
+	txs_metrics_life_tick(sm->life, elapsed);
 	double now = txs_mono_s();
 	unsigned kept = 0;
-	for (struct smet_sess **pp = &sm->list; *pp;) {
-		struct smet_sess *s = *pp;
-		if (atomic_load(&s->finished) && (now - s->ended > SMET_KEEP_S || ++kept > sm->keep_max)) {
+	for (struct txs_srv_msess **pp = &sm->list; *pp;) {
+		struct txs_srv_msess *s = *pp;
+		if (atomic_load(&s->finished) && (now - s->ended > TXS_SRV_KEEP_S || ++kept > sm->keep_max)) {
 			*pp = s->next;
 			drop(sm, s);
 			continue;
@@ -303,20 +316,15 @@ void smet_tick(struct smet *sm, double elapsed)
 	}
 }
 
-void smet_stop(struct smet *sm)
+void txs_srv_metrics_stop(struct txs_srv_metrics *sm)
 {
-	if (!sm->mc.m)
+	if (!sm->life || !sm->dir[0])
 		return;
-	mcli_end(&sm->mc); /* the last file, --metrics-linger; then the endpoint stops */
+	txs_metrics_life_end(sm->life); /* the last file, the linger; then the endpoint stops */
 	while (sm->list) {
-		struct smet_sess *s = sm->list;
+		struct txs_srv_msess *s = sm->list;
 		sm->list = s->next;
-		for (unsigned k = 0; k < 3; k++) {
-			char path[400];
-			smet_path(sm, s->id, kinds[k], path, sizeof(path));
-			unlink(path);
-		}
-		free(s);
+		drop(sm, s);
 	}
 	rmdir(sm->dir);
 	sm->dir[0] = 0;

@@ -1,37 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* txscale server: a stock iperf3 client's test (docs/iperf3.md). The
- * protocol runs in lib/ctl (txs_ip3_serve); this file tells the two
- * protocols apart at accept, and writes the receiver's report (exact loss
- * from the client's own count of what it sent, reordering apart from loss,
- * the kernel's drops beside) to the log, to -J, and back to the client with
- * --get-server-output. */
+/* A stock iperf3 client's test in a session (docs/iperf3.md). The protocol
+ * runs in lib/ctl (txs_ip3_serve); this file writes the receiver's report
+ * (exact loss from the client's own count of what it sent, reordering
+ * apart from loss, the kernel's drops beside) to the log, to the summary
+ * hook, and back to the client with --get-server-output. */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <txscale/iperf3.h>
 #include <txscale/rx.h>
-#include <txscale/stats.h>
-#include <txscale/metrics.h>
-#include "common/proc.h"
-#include "server_iperf3.h"
-
-bool server_iperf3_first(int fd, int wait_ms)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	if (poll(&pf, 1, wait_ms) <= 0 || !(pf.revents & POLLIN))
-		return false;
-	uint8_t b[TXS_IP3_COOKIE_LEN];
-	ssize_t n = recv(fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
-	return n > 0;
-}
-
-void server_iperf3_busy(int fd)
-{
-	txs_ip3_write_state(fd, TXS_IP3_ACCESS_DENIED, 500);
-}
+#include "server_priv.h"
 
 /* The test's counters in the names recv and send use (docs/metrics.md),
  * for the server's per-session collector. */
@@ -79,16 +58,15 @@ static void metrics_file(const char *path, const struct txs_ip3_test *t, const s
 	txs_prom_destroy(p);
 }
 
-/* The text report: the log's lines and --get-server-output's text. */
-static char *text_report(const struct ip3_srv_ctx *c, const struct txs_ip3_test *t, const struct txs_ip3_sums *u,
-			 const struct txs_rx_kstats *kd)
+/* The report's lines, each after pre (malloc). */
+static char *report(const char *pre, const struct txs_ip3_test *t, const struct txs_ip3_sums *u,
+		    const struct txs_rx_kstats *kd)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return NULL;
-	const char *pre = c->prefix;
 	if (u->rx_streams) {
 		double off = (double)u->received + (double)u->lost;
 		fprintf(f,
@@ -112,73 +90,72 @@ static char *text_report(const struct ip3_srv_ctx *c, const struct txs_ip3_test 
 	return buf;
 }
 
-int server_iperf3(const struct ip3_srv_ctx *c)
+/* The log's lines and the summaries; the text the client may ask for (malloc). */
+static char *tell(struct txs_srv_sess *s, const struct txs_ip3_test *t, const struct txs_ip3_sums *u,
+		  const struct txs_rx_kstats *kd)
 {
-	FILE *logf = c->json ? stderr : stdout;
-	struct txs_ip3_srv_conf sc = {
-		.local = c->local,
-		.peer = c->peer,
-		.max_time = (unsigned)c->max_time,
-		.ctl_timeout_ms = c->ctl_timeout_ms,
-		.refuse_auth = c->auth,
-		.max_rate = c->max_rate,
-		.max_rate_bits = c->max_rate_bits,
-		.stream_lock = c->stream_lock,
-	};
+	txs_srv_slog(s, "iperf3 %s client: -l %u, -P %u%s%s%s, %s",
+		     t->p.client_version[0] ? t->p.client_version : "(unknown version)", t->p.len, t->p.parallel,
+		     t->p.reverse ? ", -R" : "", t->p.bidirectional ? ", --bidir" : "",
+		     t->p.udp_counters_64bit ? ", 64-bit counters" : "", t->p.bandwidth ? "paced" : "-b 0");
+	char *lines = report("", t, u, kd);
+	for (char *save = NULL, *l = lines ? strtok_r(lines, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+		txs_srv_slog(s, "%s", l);
+	free(lines);
+	const struct txs_server_hooks *h = &s->sv->h;
+	struct txs_server_summary m = { .session = s->id, .client = s->client_s, .iperf3 = true };
+	for (int side = 0; side < 2 && h->summary; side++) {
+		if (!(side ? u->tx_streams : u->rx_streams))
+			continue;
+		char *j = side ? txs_ip3_send_json(t, u) : txs_ip3_recv_json(t, u, kd);
+		m.role = side ? "sender" : "receiver";
+		m.json = j;
+		if (j)
+			h->summary(h->user, &m);
+		free(j);
+	}
+	char pre[TXS_SRV_WHO_LEN + 48];
+	snprintf(pre, sizeof(pre), "txscale server: session %u (%s): ", s->id, s->client_s);
+	return report(pre, t, u, kd);
+}
+
+int txs_srv_iperf3(struct txs_srv_sess *s)
+{
+	const struct txs_server_conf *c = &s->sv->c;
+	int tmo = c->ctl_timeout > 2e6 ? 2000000000 : (int)(c->ctl_timeout * 1000);
+	struct txs_ip3_srv_conf sc = { .local = &s->local_sa, .peer = &s->client_sa, .max_time = (unsigned)c->max_time,
+				       .ctl_timeout_ms = tmo, .refuse_auth = s->key != NULL, .max_rate = c->max_rate,
+				       .max_rate_bits = c->max_rate_bits,
+				       .stream_lock = s->stream_lock >= 0 ? &s->stream_lock : NULL };
 	struct txs_ip3_test t;
 	struct txs_rx_kstats k0, k1, kd;
 	txs_rx_kstats_read(&k0, NULL);
 	int ip3_err = 0;
 	char err[320] = "";
-	int rc = txs_ip3_serve(c->fd, &sc, &t, &ip3_err, err, sizeof(err));
+	int rc = txs_ip3_serve(s->fd, &sc, &t, &ip3_err, err, sizeof(err));
 	txs_rx_kstats_read(&k1, NULL);
 	txs_rx_kstats_delta(&kd, &k0, &k1);
-	if (rc == -EPERM) {
-		fprintf(logf, "%siperf3 client %s: refused (iperf3 error %d): %s\n", c->prefix,
-			t.p.client_version[0] ? t.p.client_version : "", ip3_err, err);
-		fflush(logf);
-		txs_ip3_test_free(&t);
-		return 1;
-	}
 	if (rc < 0) {
-		fprintf(logf, "%siperf3 client: error: %s\n", c->prefix, err[0] ? err : strerror(-rc));
-		fflush(logf);
+		if (rc == -EPERM)
+			txs_srv_slog(s, "iperf3 client %s: refused (iperf3 error %d): %s",
+				     t.p.client_version[0] ? t.p.client_version : "", ip3_err, err);
+		else
+			txs_srv_slog(s, "iperf3 client: error: %s", err[0] ? err : strerror(-rc));
 		txs_ip3_test_free(&t);
 		return 1;
 	}
 	struct txs_ip3_sums u;
 	txs_ip3_add_up(&t, &u);
-	if (c->metrics_file)
-		metrics_file(c->metrics_file, &t, &u);
-	char *text = text_report(c, &t, &u, &kd);
-	fprintf(logf, "%siperf3 %s client: -l %u, -P %u%s%s%s, %s\n", c->prefix,
-		t.p.client_version[0] ? t.p.client_version : "(unknown version)", t.p.len, t.p.parallel,
-		t.p.reverse ? ", -R" : "", t.p.bidirectional ? ", --bidir" : "",
-		t.p.udp_counters_64bit ? ", 64-bit counters" : "", t.p.bandwidth ? "paced" : "-b 0");
-	if (text)
-		fputs(text, logf);
-	fflush(logf);
-	if (c->json) {
-		if (u.rx_streams) {
-			char *j = txs_ip3_recv_json(&t, &u, &kd);
-			if (j)
-				printf("%s\n", j);
-			free(j);
-		}
-		if (u.tx_streams) {
-			char *j = txs_ip3_send_json(&t, &u);
-			if (j)
-				printf("%s\n", j);
-			free(j);
-		}
-		fflush(stdout);
-	}
-	rc = txs_ip3_serve_finish(c->fd, &t, text, c->ctl_timeout_ms, err, sizeof(err));
+	char mf[400];
+	txs_srv_metrics_path(&s->sv->sm, s->id, "iperf3", mf, sizeof(mf));
+	if (mf[0])
+		metrics_file(mf, &t, &u);
+	char *text = tell(s, &t, &u, &kd);
+	rc = txs_ip3_serve_finish(s->fd, &t, text, tmo, err, sizeof(err));
 	free(text);
 	txs_ip3_test_free(&t);
 	if (rc < 0) {
-		fprintf(logf, "%siperf3 client: error: %s\n", c->prefix, err);
-		fflush(logf);
+		txs_srv_slog(s, "iperf3 client: error: %s", err);
 		return 1;
 	}
 	return 0;

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* The session table: admission (at most max_sessions at once, and
+ * max_per_client from one address), busy refusals answered in short
+ * children, each session's share of the CPUs, its process, its bound, and
+ * reaping. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <txscale/iperf3.h>
+#include "server_priv.h"
+
+static bool addr_eq(const struct txs_addr *a, const struct txs_addr *b)
+{
+	return a->family == b->family && memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+/* A session's share of the CPUs: n_allowed / max of them (at least one),
+ * the least loaded first, so that sessions pin different CPUs while there
+ * are enough. */
+static void cpus_take(struct txs_server *sv, struct txs_srv_slot *sl)
+{
+	unsigned want = sv->n_allowed / sv->c.max_sessions;
+	if (want < 1)
+		want = 1;
+	if (want > TXS_MAX_CORES)
+		want = TXS_MAX_CORES;
+	sl->n_cpu = 0;
+	while (sl->n_cpu < want && sl->n_cpu < sv->n_allowed) {
+		int best = -1;
+		for (unsigned k = 0; k < sv->n_allowed; k++) {
+			int c = sv->allowed[k];
+			bool taken = false;
+			for (unsigned q = 0; q < sl->n_cpu; q++)
+				taken |= sl->cpu[q] == c;
+			if (!taken && (best < 0 || sv->load[c] < sv->load[best]))
+				best = c;
+		}
+		if (best < 0)
+			break;
+		sv->load[best]++;
+		sl->cpu[sl->n_cpu++] = best;
+	}
+}
+
+static void cpus_give(struct txs_server *sv, struct txs_srv_slot *sl)
+{
+	for (unsigned q = 0; q < sl->n_cpu; q++)
+		sv->load[sl->cpu[q]]--;
+}
+
+static void slot_free(struct txs_server *sv, struct txs_srv_slot *sl)
+{
+	if (sl->ep >= 0)
+		close(sl->ep);
+	cpus_give(sv, sl);
+	memset(sl, 0, sizeof(*sl));
+	sv->active--;
+}
+
+/* In a child: the parent's descriptors it has no use for (other
+ * connections waiting, other sessions' end pipes), so that a connection
+ * closes when its own process closes it. */
+static void close_others(const struct txs_server *sv)
+{
+	for (unsigned q = 0; q < sv->npend; q++)
+		close(sv->pend[q].fd);
+	for (unsigned q = 0; q < sv->c.max_sessions; q++)
+		if (sv->slot[q].pid > 0 && sv->slot[q].ep >= 0)
+			close(sv->slot[q].ep);
+}
+
+void txs_srv_check_ending(struct txs_server *sv)
+{
+	for (unsigned q = 0; q < sv->c.max_sessions; q++) {
+		struct txs_srv_slot *sl = &sv->slot[q];
+		if (sl->pid <= 0 || sl->ep < 0)
+			continue;
+		char b;
+		if (read(sl->ep, &b, 1) == 0) {
+			close(sl->ep);
+			sl->ep = -1;
+			sl->ending = true;
+		}
+	}
+}
+
+/* Answer a connection the server cannot take, in a short child of its own
+ * (telling iperf3 from txscale waits for the first bytes): txscale's busy
+ * message, iperf3's ACCESS_DENIED. */
+static void refuse_conn(struct txs_server *sv, int fd, const char *why)
+{
+	unsigned k = 0;
+	while (k < TXS_SRV_REFUSERS_MAX && sv->refusers[k] > 0)
+		k++;
+	if (k == TXS_SRV_REFUSERS_MAX)
+		return;
+	pid_t pid = fork();
+	if (pid != 0) {
+		if (pid > 0)
+			sv->refusers[k] = pid;
+		return;
+	}
+	close_others(sv);
+	if (txs_srv_ip3_first(fd, TXS_SRV_IP3_FIRST_MS)) {
+		txs_ip3_write_state(fd, TXS_IP3_ACCESS_DENIED, 500);
+	} else {
+		struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
+		snprintf(m.message, sizeof(m.message), "%s; try again later", why);
+		char e[256];
+		txs_ctl_write(fd, &m, 500, e, sizeof(e));
+	}
+	_exit(0);
+}
+
+int txs_srv_reap(struct txs_server *sv, int *code)
+{
+	int ended = 0, st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (unsigned k = 0; k < TXS_SRV_REFUSERS_MAX; k++)
+			if (sv->refusers[k] == pid)
+				sv->refusers[k] = 0;
+		for (unsigned i = 0; i < sv->c.max_sessions; i++)
+			if (sv->slot[i].pid == pid) {
+				txs_srv_metrics_end(&sv->sm, sv->slot[i].id);
+				slot_free(sv, &sv->slot[i]);
+				if (sv->c.one_off) {
+					*code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+					ended = 1;
+				}
+			}
+	}
+	double now = txs_mono_s();
+	for (unsigned i = 0; i < sv->c.max_sessions; i++) {
+		struct txs_srv_slot *sl = &sv->slot[i];
+		if (sl->pid > 0 && now > sl->deadline) {
+			txs_srv_log(sv, "session %u (%s) ran past its bound: stopped", sl->id, sl->who);
+			kill(sl->pid, SIGKILL);
+			sl->deadline = now + 3600; /* reaped above once it is gone */
+		}
+	}
+	return ended;
+}
+
+/* A session for an admitted connection (pe, already out of the pending list): its slot, its process. */
+static void session_start(struct txs_server *sv, const struct txs_srv_pending *pe, const char *who)
+{
+	int fd = pe->fd;
+	struct txs_srv_slot *sl = NULL;
+	for (unsigned f = 0; f < sv->c.max_sessions && !sl; f++)
+		if (sv->slot[f].pid == 0)
+			sl = &sv->slot[f];
+	sv->sessions++;
+	sl->id = sv->sessions;
+	uint16_t port;
+	txs_srv_sa_addr(&pe->peer, &sl->client, &port);
+	snprintf(sl->who, sizeof(sl->who), "%s", who);
+	cpus_take(sv, sl);
+	fflush(NULL); /* nothing a hook buffered is written twice */
+	int ep[2]; /* the child closes its end when its session is done with the client */
+	if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
+		ep[0] = ep[1] = -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		txs_srv_msg(sv, "fork: %s", strerror(errno));
+		close(fd);
+		if (ep[0] >= 0) {
+			close(ep[0]);
+			close(ep[1]);
+		}
+		cpus_give(sv, sl);
+		memset(sl, 0, sizeof(*sl));
+		return;
+	}
+	if (pid == 0) {
+		close(sv->lfd);
+		close_others(sv);
+		if (ep[0] >= 0)
+			close(ep[0]);
+		txs_srv_session_main(sv, sl, fd, pe, ep[1]);
+	}
+	close(fd);
+	if (ep[1] >= 0)
+		close(ep[1]);
+	sl->ep = ep[0];
+	sl->pid = pid;
+	sv->active++;
+	txs_srv_metrics_begin(&sv->sm, sl->id, who);
+	/* every wait in a session is bounded; this bounds their sum, in case */
+	sl->deadline = txs_mono_s() + 4 * (sv->c.max_time + sv->c.ctl_timeout) + 120;
+}
+
+unsigned txs_srv_admit(struct txs_server *sv, unsigned k)
+{
+	const struct txs_server_conf *c = &sv->c;
+	struct txs_srv_pending pe = sv->pend[k];
+	struct txs_addr pa;
+	uint16_t pport;
+	txs_srv_sa_addr(&pe.peer, &pa, &pport);
+	char who[TXS_SRV_WHO_LEN], ab[INET6_ADDRSTRLEN];
+	snprintf(who, sizeof(who), "%s", txs_addr_str(&pa, ab, sizeof(ab)));
+	unsigned mine = 0, ending = 0, mine_ending = 0;
+	for (unsigned q = 0; q < c->max_sessions; q++) {
+		const struct txs_srv_slot *sl = &sv->slot[q];
+		if (sl->pid <= 0)
+			continue;
+		mine += addr_eq(&sl->client, &pa);
+		if (sl->ending) {
+			ending++;
+			mine_ending += addr_eq(&sl->client, &pa);
+		}
+	}
+	/* a session whose client has gone ends in a moment: the newcomer waits for it (bounded),
+	 * and any newcomer gives a session whose client has just left time to notice */
+	bool soon = !(c->one_off && sv->sessions) && sv->active - ending < c->max_sessions &&
+		    mine - mine_ending < c->max_per_client;
+	bool full = (c->one_off && sv->sessions) || sv->active >= c->max_sessions, over = mine >= c->max_per_client;
+	double waited = txs_mono_s() - pe.t;
+	if ((full || over) && (soon || waited < TXS_SRV_PENDING_GRACE_S) && waited < TXS_SRV_PENDING_S)
+		return k + 1;
+	sv->pend[k] = sv->pend[--sv->npend];
+	if (!full && !over) {
+		session_start(sv, &pe, who);
+		return k;
+	}
+	char why[200];
+	if (full) {
+		txs_srv_metrics_refused(&sv->sm, TXS_SRV_REF_SESSIONS);
+		snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)", sv->active,
+			 sv->active == 1 ? "" : "s", sv->active == 1 ? "s" : "", c->max_sessions);
+	} else {
+		txs_srv_metrics_refused(&sv->sm, TXS_SRV_REF_PER_CLIENT);
+		snprintf(why, sizeof(why), "%u session%s from %s run%s, the most per client "
+			 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who, mine == 1 ? "s" : "",
+			 c->max_per_client);
+	}
+	txs_srv_log(sv, "%s: busy (session %u refused: %s)", who, sv->sessions + 1, why);
+	fflush(NULL);
+	refuse_conn(sv, pe.fd, why);
+	close(pe.fd);
+	return k;
+}

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* The server (txscale/server.h): its config, the listener, the accept loop
+ * and the end. Admission and the session table are admit.c's, a session's
+ * process session.c's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "common/err.h"
+#include "server_priv.h"
+
+TXS_API void txs_server_conf_init(struct txs_server_conf *c)
+{
+	*c = (struct txs_server_conf){ .control_port = TXS_CTL_PORT, .max_time = 300, .ctl_timeout = 10 };
+}
+
+/* The checks, into sv when not NULL: the allowed destinations, the key. */
+static int check(const struct txs_server_conf *c, struct txs_server *sv, char *err, size_t errlen)
+{
+	if (!(c->max_time > 0) || c->max_time > TXS_CTL_MAX_SECONDS)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --max-time: '%g': expected 0 < SEC <= %.0f",
+				c->max_time, TXS_CTL_MAX_SECONDS);
+	if (!(c->ctl_timeout >= 0.1) || c->ctl_timeout > 3600)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --ctl-timeout: '%g': expected 0.1 to 3600 seconds",
+				c->ctl_timeout);
+	if (c->max_sessions > TXS_SERVER_SESSIONS_MAX || c->max_per_client > TXS_SERVER_SESSIONS_MAX)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --max-sessions%s: '%u': expected 1..%u",
+				c->max_sessions > TXS_SERVER_SESSIONS_MAX ? "" : "-per-client",
+				c->max_sessions > TXS_SERVER_SESSIONS_MAX ? c->max_sessions : c->max_per_client,
+				TXS_SERVER_SESSIONS_MAX);
+	struct txs_ctl_allow allow;
+	uint8_t key[TXS_CTL_KEY_LEN];
+	char why[320];
+	if (c->allow_dest && txs_ctl_allow_parse(&allow, c->allow_dest, why, sizeof(why)) < 0)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --allow-dest: '%s': %s", c->allow_dest, why);
+	if (c->auth_file) {
+		int rc = txs_ctl_key_load(key, c->auth_file);
+		if (rc < 0)
+			return txs_fail(err, errlen, -EINVAL, "bad value for --auth-file: '%s': %s", c->auth_file,
+					rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
+	}
+	struct txs_addr a;
+	if (c->bind && txs_addr_parse(&a, c->bind) < 0)
+		return txs_fail(err, errlen, -EINVAL, "bad value for -B/--bind: '%s': expected an IPv4 or IPv6 address",
+				c->bind);
+	if (sv) {
+		sv->allow = allow;
+		memcpy(sv->key, key, sizeof(key));
+	}
+	return 0;
+}
+
+TXS_API int txs_server_conf_check(const struct txs_server_conf *c, char *err, size_t errlen)
+{
+	return check(c, NULL, err, errlen);
+}
+
+static void say(void (*fn)(void *, const char *), void *user, const char *fmt, va_list ap)
+{
+	char line[1024];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (fn)
+		fn(user, line);
+}
+
+void txs_srv_log(const struct txs_server *sv, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(sv->h.log, sv->h.user, fmt, ap);
+	va_end(ap);
+}
+
+void txs_srv_msg(const struct txs_server *sv, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(sv->h.msg, sv->h.user, fmt, ap);
+	va_end(ap);
+}
+
+void txs_srv_sa_addr(const struct sockaddr_storage *ss, struct txs_addr *a, uint16_t *port)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		a->family = AF_INET;
+		a->v4 = s4->sin_addr;
+		*port = ntohs(s4->sin_port);
+		return;
+	}
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	*port = ntohs(s6->sin6_port);
+	if (memcmp(s6->sin6_addr.s6_addr, mapped, 12) == 0) {
+		a->family = AF_INET;
+		memcpy(a->bytes, s6->sin6_addr.s6_addr + 12, 4);
+	} else {
+		a->family = AF_INET6;
+		a->v6 = s6->sin6_addr;
+	}
+}
+
+bool txs_srv_ip3_first(int fd, int wait_ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	if (poll(&pf, 1, wait_ms) <= 0 || !(pf.revents & POLLIN))
+		return false;
+	uint8_t b[1];
+	return recv(fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+/* ---- the listener ------------------------------------------------------------------------------ */
+
+/* bind's address: c->bind (checked), else IPv6 any, else (no IPv6 here) IPv4 any */
+static socklen_t listen_addr(const struct txs_server_conf *c, int fam, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (fam == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->control_port);
+		if (c->bind)
+			inet_pton(AF_INET, c->bind, &s4->sin_addr);
+		return sizeof(*s4);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(c->control_port);
+	if (c->bind)
+		inet_pton(AF_INET6, c->bind, &s6->sin6_addr);
+	else
+		s6->sin6_addr = in6addr_any;
+	return sizeof(*s6);
+}
+
+static int listen_on(struct txs_server *sv, char *err, size_t errlen)
+{
+	const struct txs_server_conf *c = &sv->c;
+	struct txs_addr a;
+	int fam = c->bind && txs_addr_parse(&a, c->bind) == 0 ? a.family : AF_INET6;
+	int fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && !c->bind) {
+		fam = AF_INET;
+		fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	}
+	if (fd < 0)
+		return txs_fail(err, errlen, -errno, "socket: %s", strerror(errno));
+	struct sockaddr_storage ss;
+	socklen_t sl = listen_addr(c, fam, &ss);
+	int one = 1, zero = 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fam == AF_INET6 && !c->bind)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 8) < 0) {
+		int e = errno;
+		close(fd);
+		/* an address this host does not have is the user's to fix */
+		return txs_fail(err, errlen, e == EADDRNOTAVAIL ? -EINVAL : -e, "cannot listen on %s port %u: %s",
+				c->bind ? c->bind : "*", c->control_port, strerror(e));
+	}
+	sl = sizeof(ss);
+	uint16_t port = c->control_port;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		txs_srv_sa_addr(&ss, &a, &port);
+	sv->port = port;
+	sv->lfd = fd;
+	return 0;
+}
+
+/* ---- open, run, stop, close -------------------------------------------------------------------- */
+
+TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_conf *c,
+			    const struct txs_server_hooks *hooks, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct txs_server *sv = calloc(1, sizeof(*sv));
+	if (!sv)
+		return txs_fail(err, errlen, -ENOMEM, "out of memory");
+	sv->c = *c;
+	sv->lfd = sv->ip3_lock = -1;
+	if (hooks)
+		sv->h = *hooks;
+	int rc = check(c, sv, err, errlen);
+	if (rc) {
+		free(sv);
+		return rc;
+	}
+	struct txs_server_conf *r = &sv->c;
+	if (!r->max_sessions) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		r->max_sessions = r->one_off ? 1 : n < 1 ? 1 : n > TXS_SERVER_SESSIONS_MAX ? TXS_SERVER_SESSIONS_MAX : (unsigned)n;
+	}
+	if (!r->max_per_client || r->max_per_client > r->max_sessions)
+		r->max_per_client = r->max_sessions;
+	if ((rc = txs_srv_metrics_start(sv, err, errlen)) || (rc = listen_on(sv, err, errlen))) {
+		txs_server_close(sv);
+		return rc;
+	}
+	char lim[96];
+	snprintf(lim, sizeof(lim), "at most %u (%u per client)", r->max_sessions, r->max_per_client);
+	txs_srv_log(sv, "listening on %s port %u (TCP control)%s%s, %s%s", r->bind ? r->bind : "*", sv->port,
+		    r->auth_file ? ", shared secret" : "",
+		    r->allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
+		    r->one_off ? "one session" : "sessions at once: ", r->one_off ? "" : lim);
+	sv->slot = calloc(r->max_sessions, sizeof(*sv->slot));
+	if (!sv->slot) {
+		txs_server_close(sv);
+		return txs_fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	cpu_set_t cset;
+	CPU_ZERO(&cset);
+	if (sched_getaffinity(0, sizeof(cset), &cset) == 0)
+		for (int q = 0; q < CPU_SETSIZE; q++)
+			if (CPU_ISSET(q, &cset))
+				sv->allowed[sv->n_allowed++] = q;
+	sv->ip3_lock = memfd_create("txscale-server-streams", MFD_CLOEXEC);
+	*out = sv;
+	return 0;
+}
+
+TXS_API uint16_t txs_server_port(const struct txs_server *s)
+{
+	return s->port;
+}
+
+/* Accept one waiting connection into the pending list. */
+static void accept_one(struct txs_server *sv)
+{
+	struct txs_srv_pending *np = &sv->pend[sv->npend];
+	socklen_t pl = sizeof(np->peer), ml = sizeof(np->me);
+	int afd = accept4(sv->lfd, (struct sockaddr *)&np->peer, &pl, SOCK_CLOEXEC);
+	if (afd >= 0) {
+		getsockname(afd, (struct sockaddr *)&np->me, &ml);
+		np->fd = afd;
+		np->t = txs_mono_s();
+		sv->npend++;
+	}
+}
+
+/* Until stopped (or a one-off's end): accept, admit, reap. The exit status. */
+static int loop(struct txs_server *sv)
+{
+	double t_start = txs_mono_s();
+	bool one_off = sv->c.one_off;
+	while (!sv->stop) {
+		int code;
+		txs_srv_metrics_tick(&sv->sm, txs_mono_s() - t_start);
+		if (txs_srv_reap(sv, &code) && one_off)
+			return code;
+		if (one_off && sv->sessions && sv->active == 0)
+			break;
+		txs_srv_check_ending(sv);
+		struct pollfd pf = { .fd = sv->npend < TXS_SRV_PENDING_MAX ? sv->lfd : -1, .events = POLLIN };
+		if (poll(&pf, 1, sv->npend ? 10 : 100) > 0 && sv->npend < TXS_SRV_PENDING_MAX)
+			accept_one(sv);
+		txs_srv_reap(sv, &code); /* a one-off ending here ends the next turn with 0 */
+		txs_srv_check_ending(sv);
+		for (unsigned k = 0; k < sv->npend;)
+			k = txs_srv_admit(sv, k);
+	}
+	return 0;
+}
+
+TXS_API int txs_server_run(struct txs_server *sv)
+{
+	if (sv->ran)
+		return 1;
+	sv->ran = true;
+	int ret = loop(sv);
+	bool stopped = sv->stop;
+	for (unsigned i = 0; i < sv->c.max_sessions; i++)
+		if (sv->slot[i].pid > 0)
+			txs_stop_child(sv->slot[i].pid, stopped ? 0 : 5, NULL);
+	for (unsigned k = 0; k < TXS_SRV_REFUSERS_MAX; k++)
+		if (sv->refusers[k] > 0)
+			txs_stop_child(sv->refusers[k], 1, NULL);
+	for (unsigned k = 0; k < sv->npend; k++)
+		close(sv->pend[k].fd);
+	sv->npend = 0;
+	int unused = 0;
+	txs_srv_reap(sv, &unused);
+	sv->lingering = 1;
+	txs_srv_metrics_stop(&sv->sm);
+	if (stopped)
+		txs_srv_log(sv, "stopped after %u session%s", sv->sessions, sv->sessions == 1 ? "" : "s");
+	return ret;
+}
+
+TXS_API void txs_server_stop(struct txs_server *s)
+{
+	s->stop = 1;
+	if (s->lingering)
+		txs_metrics_life_stop(s->sm.life);
+}
+
+TXS_API void txs_server_close(struct txs_server *sv)
+{
+	if (!sv)
+		return;
+	txs_srv_metrics_stop(&sv->sm);
+	txs_metrics_life_close(sv->sm.life);
+	free(sv->slot);
+	if (sv->ip3_lock >= 0)
+		close(sv->ip3_lock);
+	if (sv->lfd >= 0)
+		close(sv->lfd);
+	free(sv);
+}
