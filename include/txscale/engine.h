@@ -165,16 +165,16 @@ struct txs_pace_conf {
  * time. A stamp ahead of its datagram is the worse error (a receiver sees
  * it arrive before it was sent): no stamp may be later than the moment its
  * burst is handed to the device. So the step for a burst of n is 7/8 of the
- * least of T / max(f, n) over the last TXS_TS_STEP_WINDOW checked bursts (f
- * datagrams in T): a lower bound of this burst's fill per datagram while
- * its pace is not 1/8 faster than the fastest of them; 1 ns (distinct
- * stamps, never ahead) until the window is full. The errors are summed per worker
+ * least of T / max(f, n) over every burst checked (f datagrams in T): a
+ * lower bound of this burst's fill per datagram unless it runs 1/8 faster
+ * than the fastest seen; 1 ns (distinct stamps, never ahead) until
+ * TXS_TS_STEP_CHECKS bursts were checked. The errors are summed per worker
  * (txs_engine_ts_check). A generator without stamps_each is filled as
  * PACKET. */
 enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET, TXS_TS_INTERP };
 #define TXS_TS_CHECK_EVERY 8u
 #define TXS_TS_ERR_BUCKETS 28u /* the last holds every error >= 2^26 ns */
-#define TXS_TS_STEP_WINDOW 4u
+#define TXS_TS_STEP_CHECKS 16u
 #define TXS_TS_WARMUP 16u
 
 struct txs_engine_conf {
@@ -288,6 +288,8 @@ TXS_API const char *txs_prof_stage_name(unsigned stage);
  * -ENODATA when the run was not INTERP or no burst was checked. */
 struct txs_ts_check {
 	uint64_t bursts;   /* bursts checked */
+	uint64_t ahead;    /* ... whose last datagram's stamp was later than the clock read after
+			    * their fill (a pace faster than the step: stamps from the future) */
 	double err_mean_ns; /* mean |stamp the next datagram would have had - clock| */
 	uint64_t err_max_ns;
 	uint64_t err_p50_ns, err_p99_ns; /* upper bounds (powers of two) of the median and 99th percentile */

@@ -14,7 +14,6 @@
 #include <txscale/engine.h>
 #include "worker.h"
 
-#define TXS_MAX_BURST 256
 
 struct txs_engine {
 	struct txs_engine_conf conf;
@@ -497,27 +496,39 @@ static unsigned fill_each(struct txs_wk *w, unsigned (*fill)(struct txs_worker *
  * to the device, so the step times the burst's datagrams must not exceed
  * its fill. A burst's fill takes a + b n (a per burst, b per datagram); a
  * checked burst of f took T, so T / max(f, n) <= (a + b n) / n for a burst
- * of n: the least of that over the last checked bursts, less 1/8 (a burst
- * may run a little faster than the fastest of them). Faster bursts lower it
- * at once; it rises only when every burst in the window was slower (a new
- * pace, not a preemption). Until the window is full, 1 ns: no fill of a
- * datagram is that fast, so the stamps are distinct and late, never ahead. */
-static void ts_step_for(struct txs_wk *w, unsigned n)
+ * of n at that pace: ts_steps[n] is 7/8 of the least of that over every
+ * burst checked, from the least fill time of each size (ts_min). The least
+ * never rises: a core's pace changes with what its hyperthread sibling runs
+ * (2x under load here), and a step learnt while the sibling was busy put
+ * stamps ahead once it went idle. Until TXS_TS_STEP_CHECKS bursts were
+ * checked, 1 ns: no fill of a datagram is that fast, so the stamps are
+ * distinct and late, never ahead. */
+static void ts_steps_make(struct txs_wk *w)
 {
-	uint64_t st = (uint64_t)1 << 32;
-	if (w->ts_meas_k == TXS_TS_STEP_WINDOW) {
-		st = UINT64_MAX;
-		for (unsigned i = 0; i < w->ts_meas_k; i++) {
-			/* a burst of 4 s or more (preempted) is never the least */
-			unsigned d = w->ts_meas_f[i] > n ? w->ts_meas_f[i] : n;
-			uint64_t v = w->ts_meas_ns[i] >> 32 ? UINT64_MAX : (w->ts_meas_ns[i] << 32) / (d ? d : 1);
-			if (v < st)
-				st = v;
-		}
-		st -= st / 8;
+	uint64_t suf = UINT64_MAX, pre = UINT64_MAX; /* least T/f over f >= n; least T over f < n */
+	for (unsigned f = TXS_MAX_BURST; f >= 1; f--) {
+		if (w->ts_min[f] != UINT64_MAX && (w->ts_min[f] << 32) / f < suf)
+			suf = (w->ts_min[f] << 32) / f;
+		w->ts_steps[f] = suf;
 	}
-	w->pub.ts_step = st;
-	w->ts_step_n = n;
+	for (unsigned n = 1; n <= TXS_MAX_BURST; n++) {
+		if (pre != UINT64_MAX && (pre << 32) / n < w->ts_steps[n])
+			w->ts_steps[n] = (pre << 32) / n;
+		if (w->ts_min[n] < pre)
+			pre = w->ts_min[n];
+		uint64_t st = w->ts_steps[n];
+		w->ts_steps[n] = st == UINT64_MAX ? (uint64_t)1 << 32 : st - st / 8;
+	}
+}
+
+/* A checked burst of f datagrams took ns (bursts of 4 s or more, preempted,
+ * are no pace). */
+static void ts_min_add(struct txs_wk *w, unsigned f, uint64_t ns)
+{
+	if (f > TXS_MAX_BURST || ns >> 32 || ns >= w->ts_min[f])
+		return;
+	w->ts_min[f] = ns;
+	w->ts_checked_min = true;
 }
 
 /* A burst's fill with per-datagram stamps (TXS_TS_PACKET, TXS_TS_INTERP;
@@ -545,8 +556,7 @@ static unsigned fill_stamped(struct txs_wk *w, const struct txs_gen_ops *g, stru
 	w->ts_bursts++;
 	w->pub.ts_cur = TXS_TS_INTERP;
 	w->pub.ts_t0 = t0;
-	if (TXS_UNLIKELY(n != w->ts_step_n))
-		ts_step_for(w, n);
+	w->pub.ts_step = w->ts_checks >= TXS_TS_STEP_CHECKS && n <= TXS_MAX_BURST ? w->ts_steps[n] : (uint64_t)1 << 32;
 	unsigned f = g->fill(&w->pub, b, n, t0);
 	if (check && f) {
 		uint64_t t1 = ts_conv(w, rd_tsc());
@@ -558,12 +568,13 @@ static unsigned fill_stamped(struct txs_wk *w, const struct txs_gen_ops *g, stru
 			w->ts_err_max = err;
 		unsigned k = err ? 64u - (unsigned)__builtin_clzll(err) : 0; /* err < 2^k */
 		w->ts_err_hist[k < TXS_TS_ERR_BUCKETS ? k : TXS_TS_ERR_BUCKETS - 1]++;
-		w->ts_meas_ns[w->ts_meas_i] = t1 > t0 ? t1 - t0 : 0;
-		w->ts_meas_f[w->ts_meas_i] = f;
-		w->ts_meas_i = (uint8_t)((w->ts_meas_i + 1) % TXS_TS_STEP_WINDOW);
-		if (w->ts_meas_k < TXS_TS_STEP_WINDOW)
-			w->ts_meas_k++;
-		ts_step_for(w, n);
+		/* the last datagram's stamp later than the clock at hand-off */
+		w->ts_ahead += t0 + (uint64_t)(((u128)w->pub.ts_step * (f - 1)) >> 32) > t1;
+		ts_min_add(w, f, t1 > t0 ? t1 - t0 : 0);
+		if (++w->ts_checks >= TXS_TS_STEP_CHECKS && w->ts_checked_min) {
+			ts_steps_make(w);
+			w->ts_checked_min = false;
+		}
 	}
 	return f;
 }
@@ -694,12 +705,12 @@ TXS_API int txs_engine_start(struct txs_engine *e)
 		uint64_t rb = mult ? (uint64_t)((100000.0 * 4294967296.0) / (double)mult) : 0;
 		for (unsigned i = 0; i < n; i++) {
 			e->w[i].pub.ts_packet = true;
-			e->w[i].ts_bursts = 0;
-			e->w[i].ts_meas_k = 0;
-			e->w[i].ts_meas_i = 0;
-			e->w[i].ts_step_n = 0;
+			e->w[i].ts_bursts = e->w[i].ts_checks = 0;
+			for (unsigned f = 0; f <= TXS_MAX_BURST; f++)
+				e->w[i].ts_min[f] = UINT64_MAX;
+			e->w[i].ts_checked_min = false;
 			e->w[i].pub.ts_step = 0;
-			e->w[i].ts_err_n = e->w[i].ts_err_sum = e->w[i].ts_err_max = 0;
+			e->w[i].ts_err_n = e->w[i].ts_err_sum = e->w[i].ts_err_max = e->w[i].ts_ahead = 0;
 			memset(e->w[i].ts_err_hist, 0, sizeof(e->w[i].ts_err_hist));
 			e->w[i].pub.ts_mult = mult;
 			e->w[i].ts_rebase_ticks = rb;
@@ -821,7 +832,7 @@ TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out)
 	memset(out, 0, sizeof(*out));
 	if (e->conf.timestamps != TXS_TS_INTERP)
 		return -ENODATA;
-	uint64_t n = 0, sum = 0, max = 0, hist[TXS_TS_ERR_BUCKETS] = { 0 };
+	uint64_t n = 0, sum = 0, max = 0, ahead = 0, hist[TXS_TS_ERR_BUCKETS] = { 0 };
 	double step = 0;
 	unsigned ws = 0;
 	for (unsigned i = 0; i < e->conf.n_workers; i++) {
@@ -830,6 +841,7 @@ TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out)
 			hist[k] += w->ts_err_hist[k];
 		n += w->ts_err_n;
 		sum += w->ts_err_sum;
+		ahead += w->ts_ahead;
 		if (w->ts_err_max > max)
 			max = w->ts_err_max;
 		if (w->pub.ts_step) {
@@ -840,6 +852,7 @@ TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out)
 	if (!n)
 		return -ENODATA;
 	out->bursts = n;
+	out->ahead = ahead;
 	out->err_mean_ns = (double)sum / (double)n;
 	out->err_max_ns = max;
 	uint64_t acc = 0;

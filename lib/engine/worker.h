@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <txscale/engine.h>
 
+#define TXS_MAX_BURST 256 /* buffers one burst may take (conf.burst) */
+
 /* The engine's part of a worker's profile (the stages are in pub.prof) */
 struct txs_prof_run {
 	uint64_t samples;   /* sampled bursts kept */
@@ -34,11 +36,12 @@ struct txs_wk {
 	/* timestamps (pub.ts_*: what txs_worker_clock and generators read) */
 	uint64_t ts_rebase_ticks;      /* re-read CLOCK_REALTIME once the TSC is this far past ts_tsc0 */
 	uint32_t ts_bursts;            /* TXS_TS_INTERP: bursts filled (warm-up, sampling) */
-	uint64_t ts_meas_ns[TXS_TS_STEP_WINDOW]; /* the last checked bursts' fill times (ring) */
-	uint32_t ts_meas_f[TXS_TS_STEP_WINDOW];  /* ... and their datagrams */
-	uint8_t ts_meas_i, ts_meas_k;  /* next slot; slots filled */
-	uint32_t ts_step_n;            /* pub.ts_step is for bursts of this many (ts_step_for) */
+	uint32_t ts_checks;            /* TXS_TS_INTERP: bursts checked */
+	bool ts_checked_min;           /* ts_min changed since ts_steps was made */
+	uint64_t ts_min[TXS_MAX_BURST + 1];   /* [f]: least fill time (ns) of a checked burst of f; UINT64_MAX none */
+	uint64_t ts_steps[TXS_MAX_BURST + 1]; /* [n]: pub.ts_step for a burst of n (ts_steps_make) */
 	uint64_t ts_err_n, ts_err_sum, ts_err_max; /* checked bursts, |error| ns summed, largest */
+	uint64_t ts_ahead;             /* checked bursts whose last stamp was later than their hand-off */
 	uint64_t ts_err_hist[TXS_TS_ERR_BUCKETS];  /* checked bursts by |error|: bucket k < 2^k ns */
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;

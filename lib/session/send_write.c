@@ -114,6 +114,7 @@ void txs_send_result_json(struct txs_json *j, const struct txs_send_result *r)
 		const struct txs_ts_check *t = &x->tsc;
 		txs_json_obj_open(j, "timestamp_check");
 		txs_json_u64(j, "bursts", t->bursts);
+		txs_json_u64(j, "ahead_bursts", t->ahead);
 		txs_json_dbl(j, "err_mean_ns", t->err_mean_ns);
 		txs_json_u64(j, "err_p50_below_ns", t->err_p50_ns);
 		txs_json_u64(j, "err_p99_below_ns", t->err_p99_ns);
@@ -181,10 +182,10 @@ void txs_send_result_text(FILE *f, const struct txs_send_result *r)
 	gso_text(f, s->dev);
 	if (s->have_tsc)
 		fprintf(f, "timestamps: interp, step %.2f ns per datagram; error at the end of %llu checked bursts: "
-			   "mean %.1f ns, p50 < %llu ns, p99 < %llu ns, max %llu ns\n",
+			   "mean %.1f ns, p50 < %llu ns, p99 < %llu ns, max %llu ns; %llu stamped ahead of their hand-off\n",
 			s->tsc.step_ns, (unsigned long long)s->tsc.bursts, s->tsc.err_mean_ns,
 			(unsigned long long)s->tsc.err_p50_ns, (unsigned long long)s->tsc.err_p99_ns,
-			(unsigned long long)s->tsc.err_max_ns);
+			(unsigned long long)s->tsc.err_max_ns, (unsigned long long)s->tsc.ahead);
 	if (s->rudp.datagrams) {
 		char sk[256];
 		fprintf(f, "replay: %llu of the file's %llu frames are UDP datagrams (sent as payloads); %llu skipped%s%s\n",

@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 fields='
 txs_netdev txs_nd:netdev/netdev_priv.h priv queues err linkstate
 txs_txq txs_nq:netdev/netdev_priv.h closed priv link
-txs_worker txs_wk:engine/worker.h stats cpu quota rate_pps error gen_ready eng thread run ts_rebase_ticks ts_bursts ts_meas_ns ts_meas_i ts_err_n ts_err_sum ts_err_max ts_err_hist
+txs_worker txs_wk:engine/worker.h stats cpu quota rate_pps error gen_ready eng thread run ts_rebase_ticks ts_bursts ts_checks ts_min ts_steps ts_err_n ts_err_sum ts_err_max ts_ahead ts_err_hist
 txs_prof txs_prof_run:engine/worker.h samples discarded pkts loop tsc ns split
 '
 flags=(-std=gnu11 -D_GNU_SOURCE -fsyntax-only -Werror -I"$src/include")
