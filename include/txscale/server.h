@@ -103,8 +103,7 @@ TXS_API uint16_t txs_server_port(const struct txs_server *s);
  * stopped at once, and the log says "stopped after N sessions"), or until
  * a one-off's session ends; then the metrics' last file and linger. Once.
  * Returns the exit status: 0; after a one-off, its session's (1: refused
- * or failed) when the reap that begins a turn of the accept loop saw it
- * end, 0 when the one after the wait for connections did. */
+ * or failed). */
 TXS_API int txs_server_run(struct txs_server *s);
 /* Ask run to return; during the metrics' linger, end it (async-signal-safe). */
 TXS_API void txs_server_stop(struct txs_server *s);

@@ -259,7 +259,8 @@ static int loop(struct txs_server *sv)
 		struct pollfd pf = { .fd = sv->npend < TXS_SRV_PENDING_MAX ? sv->lfd : -1, .events = POLLIN };
 		if (poll(&pf, 1, sv->npend ? 10 : 100) > 0 && sv->npend < TXS_SRV_PENDING_MAX)
 			accept_one(sv);
-		txs_srv_reap(sv, &code); /* a one-off ending here ends the next turn with 0 */
+		if (txs_srv_reap(sv, &code) && one_off)
+			return code;
 		txs_srv_check_ending(sv);
 		for (unsigned k = 0; k < sv->npend;)
 			k = txs_srv_admit(sv, k);
