@@ -4,6 +4,7 @@
  * (iperf3.c), told apart by who speaks first. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,33 @@ static int serve(struct txs_srv_sess *s)
 	return txs_ctl_serve(s->fd, &sc, &ops) < 0 ? 1 : 0;
 }
 
+/* The session's files, removed when the server stops it (SIGTERM) as when
+ * it ends: unlink and rmdir are async-signal-safe. */
+static struct txs_srv_sess *g_files;
+
+static void files_remove(const struct txs_srv_sess *s)
+{
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
+	unlink(s->peer_json);
+	unlink(tmp);
+	txs_paths_remove(&s->p);
+}
+
+static void on_term(int sig)
+{
+	if (g_files) {
+		unlink(g_files->peer_json);
+		unlink(g_files->p.send_json);
+		unlink(g_files->p.recv_json);
+		unlink(g_files->p.send_err);
+		unlink(g_files->p.recv_err);
+		rmdir(g_files->p.dir);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 void txs_srv_session_main(const struct txs_server *sv, const struct txs_srv_slot *sl, int fd,
 			  const struct txs_srv_pending *pe, int ep_w)
 {
@@ -221,16 +249,15 @@ void txs_srv_session_main(const struct txs_server *sv, const struct txs_srv_slot
 		refuse(s, "cannot make a temporary directory: %s", strerror(errno));
 	} else {
 		snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
+		g_files = s;
+		signal(SIGTERM, on_term);
 		code = serve(s);
 		close(fd);
 		fd = -1;
 		if (ep_w >= 0)
 			close(ep_w);
-		unlink(s->peer_json);
-		char tmp[PATH_MAX + 8];
-		snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
-		unlink(tmp);
-		txs_paths_remove(&s->p);
+		signal(SIGTERM, SIG_DFL);
+		files_remove(s);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -6,6 +6,7 @@
  * another thread; a one-off that ends with its session's status; a
  * reverse test whose sender (a real send session, built from the spec)
  * sends to us; the receiver's and sender's configs built from specs. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -245,6 +246,12 @@ static void test_busy_and_stop(void **st)
 	assert_non_null(strstr(p, "txscale_server_sessions_refused_total{reason=\"max-sessions\"} 1\n"));
 	assert_non_null(strstr(p, "txscale_server_sessions_refused_total{reason=\"max-sessions-per-client\"} 1\n"));
 	free(p);
+	/* the stopped sessions removed their temporary directories */
+	DIR *dir = opendir(t_tmpdir);
+	assert_non_null(dir);
+	for (struct dirent *de; (de = readdir(dir));)
+		assert_null(strstr(de->d_name, "txscale-server."));
+	closedir(dir);
 	close(a);
 	close(a2);
 	close(b);
@@ -445,7 +452,7 @@ static void test_side_confs(void **st)
 	assert_int_equal(txs_send_conf_check(&sc, NULL, err, sizeof(err)), 0);
 }
 
-/* the sessions' temporary directories (a stopped session leaves its own) in ours */
+/* the sessions' temporary directories in ours */
 static int setup(void **st)
 {
 	int rc = t_tmpdir_setup(st);
