@@ -80,10 +80,7 @@ trial() {
   ip netns exec "$B" timeout 30 dumpcap -q -B 64 -s 96 -f "udp dst port $PORT and udp[15] & 0x0e = 0" -i rx0 -i rx1 -w "$cap" \
     >"$WORK/dumpcap.log" 2>&1 &
   local cpid=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && break
-    sleep 0.1
-  done
+  capturing "$WORK/dumpcap.log" || true
   local a0 a1 rpid=
   rm -f "$WORK/sum.json" "$WORK/recv.json" "$WORK/recv.ready"
   if [ "$mode" = active-backup ]; then

@@ -27,18 +27,11 @@ cap_start() {
   ip netns exec "$B" timeout 60 dumpcap -q -B 128 -s 80 -f "udp dst port $PORT" -i any -w "$tmp/$1.pcapng" \
     >"$tmp/$1.dumpcap" 2>&1 &
   CPID=$!
-  if capturing "$tmp/$1.dumpcap"; then
-    sleep 0.5 # "Capturing on" comes before the socket takes packets
-    return 0
-  fi
+  capturing "$tmp/$1.dumpcap" && return 0
   fail "$1: dumpcap did not start: $(cat "$tmp/$1.dumpcap")"
 }
 
-cap_stop() {
-  sleep 0.3
-  kill -TERM "$CPID" 2>/dev/null || true
-  wait "$CPID" 2>/dev/null || true
-}
+cap_stop() { capture_end "$CPID"; }
 
 # cap_read NAME [outage_cap.py args]: the capture's outages and bursts as JSON
 cap_read() {

@@ -98,9 +98,7 @@ kflows() {
     ip netns exec "$B" dumpcap -q -P -i rx0 -f "udp port 5201" -w "$tmp/kflows.pcap" -a duration:20 \
       >/dev/null 2>"$tmp/kflows.dc.err" &
     cap=$!
-    capturing() { grep -q "Capturing on" "$tmp/kflows.dc.err"; }
-    wait_for 10 capturing || fail "dumpcap did not start: $(cat "$tmp/kflows.dc.err")"
-    sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
+    capturing "$tmp/kflows.dc.err" || fail "dumpcap did not start: $(cat "$tmp/kflows.dc.err")"
   fi
   in0=$(udp_in)
   shp_run kflows "-P 2 -p 5201 --max-flows 2048" \
