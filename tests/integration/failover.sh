@@ -85,8 +85,9 @@ trial() {
   rm -f "$WORK/sum.json" "$WORK/recv.json" "$WORK/recv.ready"
   if [ "$mode" = active-backup ]; then
     # a udp socket: rx0 may go down under it (198.18.0.2 stays local, and
-    # arrives over rx1 as well)
-    ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p $PORT -i 0 -J --idle 2 -t 60 --outage-min 100us \
+    # arrives over rx1 as well); it ends 1 s after its last datagram (a
+    # switch's silence is milliseconds, its bound 10 ms)
+    ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p $PORT -i 0 -J --idle 1 -t 60 --outage-min 100us \
       --sender-summary "$WORK/sum.json" --ready-fd 3 >"$WORK/recv.json" 2>"$WORK/recv.err" 3>"$WORK/recv.ready" &
     rpid=$!
     wait_ready "$WORK/recv.ready" $rpid
