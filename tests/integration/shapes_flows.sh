@@ -117,9 +117,7 @@ kflows() {
     fail "udp flows: kernel Udp InDatagrams grew by $((in1 - in0)), sent 40000"
   wire="no capture (needs dumpcap and ethtool)"
   if [ -n "$cap" ]; then
-    sleep 1
-    kill -INT "$cap" 2>/dev/null || true
-    wait "$cap" 2>/dev/null || true
+    capture_end "$cap"
     ip netns exec "$A" ethtool -K tx0 tx on >/dev/null 2>&1 || true
     R="$tmp/kflows.wire.json"
     "$TXS" recv --dev "pcap:$tmp/kflows.pcap" -J -i 0 --max-flows 4096 >"$R" 2>"$tmp/kflows.wire.err" ||
