@@ -32,26 +32,37 @@ FIELDS=(frame.len ip.len ip.flags.df ip.flags.mf ip.frag_offset ip.ttl ip.dsfiel
   ipv6.plen ipv6.tclass ipv6.hlim ipv6.fraghdr.offset ipv6.fraghdr.more udp.length udp.checksum.status)
 TSHARK_OPTS=(-o ip.check_checksum:TRUE -o udp.check_checksum:TRUE)
 
-# frames OUT SKIP_UDP_CSUM FILE...: one normalised line per frame of each
-# FILE, into OUT.N (N = the file's place, 0 first), read by one tshark over
-# the files concatenated (each keeps its own interface: frame.interface_id);
-# SKIP_UDP_CSUM masks the UDP checksum status of the first file's frames
+# merged OUT FILE...: the FILEs one after another in OUT (pcapng), each
+# frame with its file's place (0 first) as its interface (frame.interface_id)
+merged() {
+  local out=$1
+  shift
+  mergecap -a -I none -F pcapng -w "$out" "$@"
+}
+# frames OUT SKIP_UDP_CSUM MERGED N: one normalised line per frame of each of
+# the N files in MERGED, into OUT.0 ... OUT.N-1; SKIP_UDP_CSUM masks the UDP
+# checksum status of the first file's frames
 frames() {
   local out=$1 skip=$2 ef=() f
-  shift 2
   for f in "${FIELDS[@]}"; do ef+=(-e "$f"); done
-  rm -f "$out".*
-  mergecap -a -I none -F pcapng -w "$out.pcapng" "$@" || return 1
-  tshark -r "$out.pcapng" "${TSHARK_OPTS[@]}" -o ip.defragment:FALSE -o ipv6.defragment:FALSE -T fields \
+  for ((f = 0; f < $4; f++)); do : >"$out.$f"; done
+  tshark -r "$3" "${TSHARK_OPTS[@]}" -o ip.defragment:FALSE -o ipv6.defragment:FALSE -T fields \
     -E separator=, -E occurrence=f "${ef[@]}" -e frame.interface_id 2>/dev/null |
     awk -F, -v skip="$skip" -v out="$out" 'BEGIN { OFS = "," }
       { if ($1 < 60) $1 = 60; if (skip && $16 == 0) $15 = "-"; f = out "." $16; NF = 15; print > f }'
-  for ((f = 0; f < $#; f++)); do touch "$out.$f"; done
 }
-# dgrams FILE: reassembled UDP datagrams: "length status" per datagram
+# dgrams OUT MERGED N: the reassembled UDP datagrams of each of the N files
+# in MERGED, "length status" per datagram, into OUT.0 ... OUT.N-1 (a
+# datagram's file is its last fragment's). A reassembly never spans two
+# files: each file's datagrams end before the next file's begin, and an ID
+# seen again once its datagram is whole starts a new one (the pcap: and
+# packet: runs repeat each other's IDs)
 dgrams() {
-  tshark -r "$1" "${TSHARK_OPTS[@]}" -o ip.defragment:TRUE -o ipv6.defragment:TRUE -Y udp -T fields \
-    -e udp.length -e udp.checksum.status 2>/dev/null
+  local out=$1 f
+  for ((f = 0; f < $3; f++)); do : >"$out.$f"; done
+  tshark -r "$2" "${TSHARK_OPTS[@]}" -o ip.defragment:TRUE -o ipv6.defragment:TRUE -Y udp -T fields \
+    -e udp.length -e udp.checksum.status -e frame.interface_id 2>/dev/null |
+    awk -v out="$out" '{ print $1, $2 > (out "." $3) }'
 }
 # dgram_counts FILE SKIP_UDP_CSUM: FILE's datagrams (of dgrams) as "count length status"
 dgram_counts() { awk -v skip="$2" '{ if (skip) $2 = "-"; print $1, $2 }' "$1" | sort | uniq -c; }
@@ -107,14 +118,19 @@ diff_run() {
     --dev "packet:tx0${RING:-}" "$dst" >"$WORK/t.log" 2>&1 || { fail_later "$name: txscale packet: $(tail -2 "$WORK/t.log")"; kill "$SINK"; wait "$SINK" || true; capture_end "$CAP"; return; }
   wait "$SINK"
   capture_end "$CAP"
-  # the four tshark passes (frames of all three files; datagrams of each) at once
-  local x pids=()
-  frames "$WORK/f" "$skip" "$WORK/k.pcap" "$WORK/p.pcap" "$WORK/t.pcap" & pids+=($!)
-  for x in k p t; do dgrams "$WORK/$x.pcap" >"$WORK/$x.dgr" & pids+=($!); done
+  # two tshark passes over the three files, side by side: the frames, and
+  # the datagrams reassembled
+  local x i=0 pids=()
+  merged "$WORK/all.pcapng" "$WORK/k.pcap" "$WORK/p.pcap" "$WORK/t.pcap" ||
+    { fail_later "$name: mergecap failed"; return; }
+  frames "$WORK/f" "$skip" "$WORK/all.pcapng" 3 & pids+=($!)
+  dgrams "$WORK/d" "$WORK/all.pcapng" 3 & pids+=($!)
   for x in "${pids[@]}"; do wait "$x" || { fail_later "$name: reading the captures failed"; return; }; done
-  mv "$WORK/f.0" "$WORK/k.frames"
-  mv "$WORK/f.1" "$WORK/p.frames"
-  mv "$WORK/f.2" "$WORK/t.frames"
+  for x in k p t; do
+    mv "$WORK/f.$i" "$WORK/$x.frames"
+    mv "$WORK/d.$i" "$WORK/$x.dgr"
+    i=$((i + 1))
+  done
   local nf bad=0
   nf=$(wc -l <"$WORK/k.frames")
   [ "$nf" -gt 0 ] || { fail_later "$name: the kernel's capture is empty"; return; }
