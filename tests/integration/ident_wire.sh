@@ -87,7 +87,7 @@ point() {
     kill "$cap" 2>/dev/null; wait "$cap" 2>/dev/null || true
     return 1
   fi
-  # dumpcap stops at N each; give it a moment for the last frames, then stop it
+  # dumpcap stops at N per sender; give it a moment for the last frames, then stop it
   for _ in $(seq 30); do kill -0 "$cap" 2>/dev/null || break; sleep 0.1; done
   kill -INT "$cap" 2>/dev/null || true
   wait "$cap" 2>/dev/null || true
