@@ -75,7 +75,7 @@ cap_start() { # FILE SRC
 sink_start() { # ADDR OUT N: the kernel's count of what arrives, N datagrams expected
   ip netns exec "$B" "$KS" sink "$1" 5201 1 "$3" >"$2" 2>&1 &
   SINK=$!
-  for _ in $(seq 50); do grep -q listening "$2" 2>/dev/null && return 0; sleep 0.1; done
+  wait_for 5 grep -q listening "$2" 2>/dev/null || true
 }
 
 # diff_run NAME SRC DST LEN N "KSEND OPTS" "TXSCALE OPTS" [gso]
