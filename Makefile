@@ -26,7 +26,7 @@ test: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DTXSCALE_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
-	cd $(BUILD) && ctest --output-on-failure -L integration
+	cd $(BUILD) && ctest --output-on-failure -j 2 -L integration
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit

@@ -49,7 +49,7 @@
 #   lab_test, ns_test    the preambles of a two-namespace lab test and of a
 #                        one-namespace test (below, where they are defined);
 #                        also there: listens, lab_server, rj/sj/rj_is,
-#                        capturing, txs_refuses
+#                        capturing, capture_end, txs_refuses
 #   need_txs             fail unless $TXS is an executable
 #   txs_tmp [TEMPLATE]   a fresh directory (mktemp -d [TEMPLATE]) in $tmp
 #   tc_drops NS DEV      the drop counter of DEV's root qdisc in namespace NS
@@ -219,10 +219,22 @@ rj_is() {
   [ "$got" = "$3" ] || fail "$1: $2 is $got, not $3"
 }
 
-# capturing LOG: waits (at most 10 s) for dumpcap's "Capturing on" in LOG
-# (its stderr); returns 1 when it does not come
+# capturing LOG: waits (at most 10 s) for dumpcap's "File: ..." line in LOG
+# (its stderr), which it writes once its capture sockets are open and
+# filtered: a frame sent after it is captured ("Capturing on" comes before
+# the sockets are open); returns 1 when it does not come
 capturing() { wait_for 10 _txs_capturing "$1"; }
-_txs_capturing() { grep -q "Capturing on" "$1" 2>/dev/null; }
+_txs_capturing() { grep -q "^File: " "$1" 2>/dev/null; }
+
+# capture_end PID: stops dumpcap PID (SIGINT) and waits for it. dumpcap takes
+# frames from the kernel in blocks, each handed over when full or 250 ms old
+# (its read timeout); a block not yet handed over when it stops is lost, so
+# the stop comes 0.3 s after the caller's last frame.
+capture_end() {
+  sleep 0.3
+  kill -INT "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 
 # txs_refuses [--one-line] WANT ARGS...: $TXS ARGS exits 2 and its stderr
 # names WANT (with --one-line: in one line, and nothing more)

@@ -17,6 +17,7 @@ SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 FAIL_HOOKS+=('for f in "$tmp"/srv*.log; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f"; done')
 need_txs
 need_cmd python3 "needs python3"
+need_cmd jq "needs jq (scripts/deps test)"
 need_cmd ss "needs ss (iproute2)"
 
 # bad input: exit 2 and one line naming the value, before anything starts
@@ -129,13 +130,11 @@ next_ok() {
   local out
   out=$(timeout 60 "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -n 2000 -b 20k -J -i 0 2>&1) ||
     fail "$1: the next client failed: $out"
-  echo "$out" | python3 -c '
-import json, sys
-lines = [json.loads(l) for l in sys.stdin if l.startswith("{")]
-r = [l for l in lines if l["type"] == "receiver"][-1]
-s = [l for l in lines if l["type"] == "summary"][-1]
-assert r["lost_exact"] and r["unique"] + r["lost"] == s["packets"] == 2000, (r, s)
-' || fail "$1: the next client is not exact: $out"
+  # the last receiver line is exact against the last summary's 2000 packets
+  grep '^{' <<<"$out" | jq -e -s '([.[] | select(.type == "receiver")] | last) as $r
+    | ([.[] | select(.type == "summary")] | last) as $s
+    | $r.lost_exact == true and $r.unique + $r.lost == $s.packets and $s.packets == 2000' >/dev/null ||
+    fail "$1: the next client is not exact: $out"
 }
 
 # expect MODE TEXT: the server answers an error naming TEXT, logs it, stays up

@@ -80,16 +80,14 @@ trial() {
   ip netns exec "$B" timeout 30 dumpcap -q -B 64 -s 96 -f "udp dst port $PORT and udp[15] & 0x0e = 0" -i rx0 -i rx1 -w "$cap" \
     >"$WORK/dumpcap.log" 2>&1 &
   local cpid=$!
-  for _ in $(seq 100); do
-    grep -q "Capturing on" "$WORK/dumpcap.log" 2>/dev/null && break
-    sleep 0.1
-  done
+  capturing "$WORK/dumpcap.log" || true
   local a0 a1 rpid=
   rm -f "$WORK/sum.json" "$WORK/recv.json" "$WORK/recv.ready"
   if [ "$mode" = active-backup ]; then
     # a udp socket: rx0 may go down under it (198.18.0.2 stays local, and
-    # arrives over rx1 as well)
-    ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p $PORT -i 0 -J --idle 2 -t 60 --outage-min 100us \
+    # arrives over rx1 as well); it ends 1 s after its last datagram (a
+    # switch's silence is milliseconds, its bound 10 ms)
+    ip netns exec "$B" "$TXS" recv --dev udp -B 198.18.0.2 -p $PORT -i 0 -J --idle 1 -t 60 --outage-min 100us \
       --sender-summary "$WORK/sum.json" --ready-fd 3 >"$WORK/recv.json" 2>"$WORK/recv.err" 3>"$WORK/recv.ready" &
     rpid=$!
     wait_ready "$WORK/recv.ready" $rpid

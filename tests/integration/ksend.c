@@ -9,9 +9,11 @@
  *     the G-byte segments still due. DF: IP_PMTUDISC_DO / IPV6_DONTFRAG,
  *     else IP_PMTUDISC_DONT (txscale's default: DF clear). pps=R paces sends
  *     of one datagram at R per second (R datagrams/s with GSO).
- *   txs_ksend sink ADDR PORT SECONDS
+ *   txs_ksend sink ADDR PORT SECONDS [N]
  *     prints "datagrams N" and "sizes L1 L2 ..." (sorted, run-length "LxK")
- *     after SECONDS without a datagram.
+ *     after SECONDS without a datagram; given the N the sender sends, at
+ *     most 0.1 s after the Nth (the caller waits for the sink once the
+ *     sender has ended: a datagram past N would come within that time)
  * Exit 0, or 1 with one line on stderr. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -161,13 +163,14 @@ static int cmp_u32(const void *a, const void *b)
 static int cmd_sink(int argc, char **argv)
 {
 	if (argc < 5) {
-		fprintf(stderr, "usage: txs_ksend sink ADDR PORT SECONDS\n");
+		fprintf(stderr, "usage: txs_ksend sink ADDR PORT SECONDS [N]\n");
 		return 1;
 	}
 	struct sockaddr_storage a;
 	socklen_t al;
 	int fam = addr(argv[2], (uint16_t)atoi(argv[3]), &a, &al);
 	int ms = (int)(atof(argv[4]) * 1000);
+	size_t want = argc > 5 ? (size_t)strtoull(argv[5], NULL, 10) : 0;
 	int fd = socket(fam, SOCK_DGRAM, IPPROTO_UDP);
 	int big = 32 << 20;
 	if (fd < 0)
@@ -191,7 +194,7 @@ static int cmd_sink(int argc, char **argv)
 		if (n == cap)
 			sizes = realloc(sizes, (cap *= 2) * sizeof(*sizes));
 		sizes[n++] = (uint32_t)r;
-		wait = ms;
+		wait = want && n >= want && ms > 100 ? 100 : ms;
 	}
 	qsort(sizes, n, sizeof(*sizes), cmp_u32);
 	printf("datagrams %zu\nsizes", n);

@@ -18,9 +18,17 @@ txs_tmp
 DATA=$(free_port) MR=$(free_port) MS=$(free_port) PP=$(free_port)
 
 prom_up "$PP" "txscale_recv=127.0.0.1:$MR" "txscale_send=127.0.0.1:$MS"
+# the last sample of a series (once its target is gone, its series are
+# stale); the TSDB is this test's, so the window only has to cover the test
+last() { val "last_over_time($1[10m])"; }
 
+# summed FILE: FILE's last line is a JSON summary (a run prints it before its linger)
+summed() { tail -n1 "$1" 2>/dev/null | jq -e '.type == "summary"' >/dev/null 2>&1; }
+# finished KIND: Prometheus has scraped KIND's finished state; the final
+# values come in the same scrape (the endpoint writes them from one snapshot)
+finished() { [ "$(last "txscale_run_state{kind=\"$1\",state=\"finished\"}")" = 1 ]; }
 run() {
-  local RECV_PID
+  local RECV_PID SEND_PID rc=0
   "$TXS" recv -B 127.0.0.1 -p "$DATA" -t 40 --idle 2 --sender-summary "$tmp/send.json" -i 0 -J \
     --metrics "127.0.0.1:$MR" --metrics-linger 4 >"$tmp/recv.json" 2>"$tmp/recv.err" &
   RECV_PID=$!
@@ -29,10 +37,17 @@ run() {
   [ "$(val 'txscale_run_state{kind="recv",state="running"}')" = 1 ] || fail "recv's run_state is not running"
 
   "$TXS" send --dev udp -b 20k -n 40000 --flows 4 -p "$DATA" -i 0 -J --summary-file "$tmp/send.json" \
-    --metrics "127.0.0.1:$MS" --metrics-linger 4 127.0.0.1 >"$tmp/sendout.json" 2>"$tmp/send.err" \
-    || fail "send failed: $(cat "$tmp/send.err")"
+    --metrics "127.0.0.1:$MS" --metrics-linger 4 127.0.0.1 >"$tmp/sendout.json" 2>"$tmp/send.err" &
+  SEND_PID=$!
+  # both runs over (their summaries printed), their finished states and
+  # final values scraped: the lingers need not run out
+  wait_for 30 summed "$tmp/sendout.json" || fail "send printed no summary: $(cat "$tmp/send.err")"
+  wait_for 30 summed "$tmp/recv.json" || fail "recv printed no summary: $(cat "$tmp/recv.err")"
+  wait_for 10 finished send || fail "Prometheus never scraped send's finished run"
+  wait_for 10 finished recv || fail "Prometheus never scraped recv's finished run"
+  kill -TERM $SEND_PID $RECV_PID 2>/dev/null || true
+  wait $SEND_PID || fail "send failed: $(cat "$tmp/send.err")"
   wait $RECV_PID || fail "recv failed: $(cat "$tmp/recv.err")"
-  sleep 1.5 # the last scrape is in the TSDB
 
   sum=$(tail -1 "$tmp/recv.json")
   [ "$(jq -r .type <<<"$sum")" = summary ] || fail "no recv summary"
@@ -42,8 +57,6 @@ run() {
 run_case run
 
 
-# the last sample of each series (the target is gone: its series are stale now)
-last() { val "last_over_time($1[2m])"; }
 # the cases below read the run's summaries and Prometheus's TSDB
 recv_totals() {
   local sum pair m f want got
@@ -79,10 +92,10 @@ recv_live_and_sums() {
   sum=$(tail -1 "$tmp/recv.json")
   # per-flow series were scraped live too: a sample of flow 0 below its final count
   f0=$(jq -r '.flows[] | select(.flow == 0) | .received' <<<"$sum")
-  live=$(val "max_over_time((txscale_recv_flow_datagrams_total{flow=\"0\"} < $f0)[2m:250ms])")
+  live=$(val "max_over_time((txscale_recv_flow_datagrams_total{flow=\"0\"} < $f0)[10m:250ms])")
   [ "$live" != none ] && [ "${live%.*}" -gt 0 ] || fail "no live per-flow sample below the final $f0 (got $live)"
   # the sum over flows in PromQL is the total
-  got=$(val 'sum(last_over_time(txscale_recv_flow_datagrams_total[2m]))')
+  got=$(val 'sum(last_over_time(txscale_recv_flow_datagrams_total[10m]))')
   [ "$got" = 40000 ] || fail "sum over flows in Prometheus: $got"
   [ "$(last 'txscale_run_state{kind="recv",state="finished"}')" = 1 ] || fail "recv's last run_state is not finished"
   [ "$(last 'txscale_recv_latency_seconds_count')" = "$(jq -r .latency_ns.count <<<"$sum")" ] \

@@ -31,7 +31,6 @@ capture() {
     >"$tmp/$name.dc.out" 2>"$tmp/$name.dc.err" &
   local dpid=$!
   capturing "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
-  sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
   ip netns exec "$A" timeout 60 $RT "$TXS" send --dev packet:tx0 -p $PORT -i 0 --summary-file "$tmp/$name.json" "$@" \
     198.18.0.2 >"$tmp/$name.out" 2>&1 || fail "$name: send: $(cat "$tmp/$name.out")"
   sleep 0.5

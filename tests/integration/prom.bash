@@ -1,5 +1,5 @@
 # A real Prometheus for the metrics tests (source after common.bash).
-# prom_need: skips (77) without prometheus, python3, jq, or a txscale with
+# prom_need: skips (77) without prometheus, curl, jq, or a txscale with
 # --metrics (libmicrohttpd).
 # prom_up PORT TARGET...: starts prometheus on 127.0.0.1:PORT scraping each
 # TARGET ("job=ADDR:PORT") every second, its TSDB in $tmp, and waits until it
@@ -20,17 +20,13 @@ prom_up() {
   PROM_PID=$!
   CLEANUP_HOOKS+=('kill $PROM_PID 2>/dev/null; wait $PROM_PID 2>/dev/null')
   for _ in $(seq 100); do
-    python3 -c 'import sys, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/-/ready" % sys.argv[1], timeout=1)' "$PP" 2>/dev/null && return 0
+    curl -sf --max-time 1 -o /dev/null "http://127.0.0.1:$PP/-/ready" && return 0
     kill -0 $PROM_PID 2>/dev/null || fail "prometheus exited: $(tail -5 "$tmp/prom.log")"
     sleep 0.2
   done
   fail "prometheus was not ready within 20 s: $(tail -5 "$tmp/prom.log")"
 }
-q() {
-  python3 -c 'import sys, urllib.request, urllib.parse
-print(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?" % sys.argv[1] +
-      urllib.parse.urlencode({"query": sys.argv[2]}), timeout=5).read().decode())' "$PP" "$1"
-}
+q() { curl -sf --max-time 5 -G --data-urlencode "query=$1" "http://127.0.0.1:$PP/api/v1/query"; }
 val() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
 # prom_scraped JOB PID WHAT LOG: waits (at most 30 s) until Prometheus has
 # scraped JOB (up == 1); fails when PID (WHAT, its stderr in LOG) ends first
@@ -44,7 +40,7 @@ prom_scraped() {
   [ "$(val "up{job=\"$job\"}")" = 1 ] || fail "Prometheus never scraped $what: $(tail -3 "$tmp/prom.log")"
 }
 prom_need() {
-  need_cmds prometheus python3 jq
+  need_cmds prometheus curl jq
   need_txs
   local probe
   probe=$("$TXS" send -n 1 -i 0 --metrics 127.0.0.1:0 198.18.0.2 2>&1 || true)

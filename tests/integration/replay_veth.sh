@@ -19,7 +19,6 @@ replay_run() {
     >/dev/null 2>"$tmp/$name.dc.err" &
   local dpid=$!
   capturing "$tmp/$name.dc.err" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc.err")"
-  sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
   ip netns exec "$A" timeout 60 "$TXS" send --replay "$tmp/in.pcap" --dev "${DEV:-packet:tx0}" -i 0 \
     --summary-file "$tmp/$name.json" "$@" >"$tmp/$name.out" 2>&1 || fail "$name: send: $(cat "$tmp/$name.out")"
   sleep 0.5

@@ -98,9 +98,7 @@ kflows() {
     ip netns exec "$B" dumpcap -q -P -i rx0 -f "udp port 5201" -w "$tmp/kflows.pcap" -a duration:20 \
       >/dev/null 2>"$tmp/kflows.dc.err" &
     cap=$!
-    capturing() { grep -q "Capturing on" "$tmp/kflows.dc.err"; }
-    wait_for 10 capturing || fail "dumpcap did not start: $(cat "$tmp/kflows.dc.err")"
-    sleep 0.3 # "Capturing on" comes just before the capture socket is filtered and reading
+    capturing "$tmp/kflows.dc.err" || fail "dumpcap did not start: $(cat "$tmp/kflows.dc.err")"
   fi
   in0=$(udp_in)
   shp_run kflows "-P 2 -p 5201 --max-flows 2048" \
@@ -119,9 +117,7 @@ kflows() {
     fail "udp flows: kernel Udp InDatagrams grew by $((in1 - in0)), sent 40000"
   wire="no capture (needs dumpcap and ethtool)"
   if [ -n "$cap" ]; then
-    sleep 1
-    kill -INT "$cap" 2>/dev/null || true
-    wait "$cap" 2>/dev/null || true
+    capture_end "$cap"
     ip netns exec "$A" ethtool -K tx0 tx on >/dev/null 2>&1 || true
     R="$tmp/kflows.wire.json"
     "$TXS" recv --dev "pcap:$tmp/kflows.pcap" -J -i 0 --max-flows 4096 >"$R" 2>"$tmp/kflows.wire.err" ||

@@ -22,7 +22,7 @@
 #      the limit
 #   4. two txscale clients asking the same data port at once: the second is
 #      refused (the port is in use), the first stays exact
-#   5. 100 short sessions, four at a time, of which every tenth client is
+#   5. 100 short sessions, four at a time (the next as soon as one ends), of which every tenth client is
 #      killed (SIGKILL) mid-test: afterwards the server's open files and
 #      child processes are back at their idle values, its VmRSS within
 #      idle + 25 %
@@ -38,11 +38,11 @@ lab_test conc iperf3
 lab_server --max-sessions 4 --max-sessions-per-client 2 --max-rate 50k --ctl-timeout 3 --max-time 30
 grep -q "sessions at once: at most 4 (2 per client)" "$tmp/srv.log" || fail "the server's first line does not say its limits"
 
-# the server's established control connections
-estab() { ip netns exec "$B" ss -Htn state established '( sport = :5201 )' | wc -l; }
-wait_estab() { # N: until N control connections are up (5 s)
-  for _ in $(seq 100); do [ "$(estab)" -ge "$1" ] && return 0; sleep 0.05; done
-  fail "$1 control connections expected, $(estab) up"
+# estab [PEER]: the server's established control connections (from PEER)
+estab() { ip netns exec "$B" ss -Htn state established "( sport = :5201${1:+ and dst $1} )" | wc -l; }
+estab_ge() { [ "$(estab "${2:-}")" -ge "$1" ]; }
+wait_estab() { # N [PEER]: until N control connections (from PEER) are up (5 s)
+  wait_for 5 estab_ge "$@" || fail "$1 control connections${2:+ from $2} expected, $(estab "${2:-}") up"
 }
 # until the server runs no session (its session processes gone, 20 s): a
 # client that exited leaves its session finishing (receiver idle time,
@@ -161,7 +161,7 @@ set -e
 # a silent client (connects, says nothing) from 2001:2::1 does not hold up the next one from there
 ip netns exec "$A" python3 -c 'import socket, time
 s = socket.create_connection(("2001:2::2", 5201)); time.sleep(5)' & q3=$!
-wait_estab 3
+wait_estab 1 "[2001:2::1]"
 n0=$(wc -l <"$tmp/srv.log")
 txc v6 -c 2001:2::2 -p 6014 -n 2k -b 10k || fail "per-client: the v6 client was not served: $(cat "$tmp/v6.err")"
 tail -n +"$n0" "$tmp/srv.log" | grep -m1 -E '\(2001:2::1\): (done after 1 test|error)' | grep 'done after' >/dev/null ||
@@ -252,11 +252,17 @@ one() { # K: session K, retried while the server is still busy with the last bat
   return 1
 }
 t0=$(date +%s)
-for b in $(seq 0 24); do
-  pids=()
-  for i in 0 1 2 3; do one $((b * 4 + i)) & pids+=($!); done
-  for p in "${pids[@]}"; do wait "$p" || fail "many: $(cat "$tmp/many.err")"; done
+# four at a time: the next starts as soon as one of the four has ended
+running=0
+for k in $(seq 0 99); do
+  if [ $running -eq 4 ]; then
+    wait -n || fail "many: $(cat "$tmp/many.err")"
+    running=$((running - 1))
+  fi
+  one "$k" &
+  running=$((running + 1))
 done
+for _ in $(seq $running); do wait -n || fail "many: $(cat "$tmp/many.err")"; done
 # the killed clients' sessions end at their control timeout (3 s) or sooner
 for _ in $(seq 200); do
   [ "$(kids)" -eq "$kids0" ] && [ "$(nfd)" -eq "$fd0" ] && break

@@ -26,7 +26,8 @@ FAIL_HOOKS+=('[ -f "$tmp/srv.log" ] && tail -n 30 "$tmp/srv.log" | sed "s/^/  se
 DATA=$(free_port) CP=$(free_port) MP=$(free_port) PP=$(free_port) DATA2=$(free_port)
 
 prom_up "$PP" "txscale_server=127.0.0.1:$MP"
-last() { val "last_over_time($1[2m])"; }
+# the last sample of a series; the TSDB is this test's, so the window only has to cover the test
+last() { val "last_over_time($1[10m])"; }
 
 TMPDIR=$tmp/ts "$TXS" server -B 127.0.0.1 --control-port "$CP" --max-sessions 3 --metrics "127.0.0.1:$MP" -J \
   --ctl-timeout 3 >"$tmp/srv.json" 2>"$tmp/srv.log" &
@@ -40,8 +41,11 @@ txc() { # NAME [send options...]
   local name=$1; shift
   TMPDIR=$tmp/tc timeout 60 "$TXS" send -c 127.0.0.1 --control-port "$CP" -J -i 0 "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
 }
+# the three run about 3 s each, so that they still run when the fourth comes
+# (after a scrape has shown them): b's 20000 at 7k, not 10k, which ended it
+# after 2 s and let the fourth in on a loaded box
 txc a -p "$DATA" -n 30k -b 10k & pa=$!
-txc b -p "$DATA2" -n 20k -b 10k & pb=$!
+txc b -p "$DATA2" -n 20k -b 7k & pb=$!
 timeout 60 iperf3 -c 127.0.0.1 -p "$CP" -u -l 100 -b 1M -t 3 -J >"$tmp/i.json" 2>"$tmp/i.err" & pi=$!
 for _ in $(seq 100); do
   [ "$(ss -Htn state established "( sport = :$CP )" | wc -l)" -ge 3 ] && break
@@ -60,15 +64,15 @@ set -e
 wait $pa || fail "client a: $(cat "$tmp/a.err")"
 wait $pb || fail "client b: $(cat "$tmp/b.err")"
 wait $pi || fail "iperf3: $(cat "$tmp/i.err") $(jq -r .error "$tmp/i.json")"
-for _ in $(seq 40); do
-  [ "$(val 'txscale_server_sessions_active')" = 0 ] && break
-  sleep 0.25
-done
-sleep 2.2 # the last scrape is in the TSDB
+# one scrape in the TSDB with every session over (no session active, none
+# running): the values it relays are final (the sessions' processes, which
+# write them, have exited); the checks below read it back
+ended() { [ "$(val 'sum(txscale_server_sessions_active) + sum(txscale_server_session_running)')" = 0 ]; }
+wait_for 15 ended || fail "Prometheus never scraped the server with every session over"
 
 # the session whose receiver counted exactly N datagrams
 session_of() {
-  q "last_over_time(txscale_recv_datagrams_total[2m]) == $1" | jq -r '[.data.result[].metric.session] | join(" ")'
+  q "last_over_time(txscale_recv_datagrams_total[10m]) == $1" | jq -r '[.data.result[].metric.session] | join(" ")'
 }
 checks=0
 seen=""

@@ -140,13 +140,14 @@ nodf_ids() {
   # ... and on the wire every one of its IPv4 IDs is its own (GSO would give
   # the next call the IDs of this one, less one)
   need_cmd tshark "no tshark: the IPv4 ID check is skipped"
-  ip netns exec "$B" timeout 20 tshark -n -i rx0 -c 300 -f "udp and dst port 9" -T fields -e ip.id \
-    >"$tmp/ids" 2>"$tmp/cap.log" &
+  need_cmd dumpcap "no dumpcap: the IPv4 ID check is skipped"
+  ip netns exec "$B" timeout 20 dumpcap -q -i rx0 -c 300 -P -w "$tmp/ids.pcap" -f "udp and dst port 9" \
+    2>"$tmp/cap.log" &
   cap=$!
-  capturing "$tmp/cap.log" || true
-  sleep 0.3
+  capturing "$tmp/cap.log" || fail "ids: dumpcap did not start: $(cat "$tmp/cap.log")"
   ip netns exec "$A" "$TXS" send --dev udp -n 300 -i 0 -p 9 198.18.0.2 >/dev/null 2>&1 || fail "ids: send failed"
   wait $cap || true
+  tshark -r "$tmp/ids.pcap" -T fields -e ip.id >"$tmp/ids" 2>/dev/null
   [ "$(wc -l <"$tmp/ids")" = 300 ] && [ "$(sort -u "$tmp/ids" | wc -l)" = 300 ] ||
     fail "ids: $(sort -u "$tmp/ids" | wc -l) distinct IPv4 IDs in $(wc -l <"$tmp/ids") frames without --df"
   echo "ok: nodf: 300 datagrams, 300 distinct IPv4 IDs on the wire"

@@ -137,11 +137,11 @@ run_case v4_qdisc_gso qdisc_gso
 wire() {
   local cap_pid fields want
   need_cmd tshark "no tshark: wire fields not checked"
-  ip netns exec "$B" tshark -n -i rx0 -a duration:8 -c 100 -f "udp and dst port 7" -w "$dir/wire.pcap" \
+  need_cmd dumpcap "no dumpcap: wire fields not checked"
+  ip netns exec "$B" dumpcap -q -i rx0 -a duration:8 -c 100 -f "udp and dst port 7" -w "$dir/wire.pcap" \
     >"$dir/cap.log" 2>&1 &
   cap_pid=$!
-  for ((k = 0; k < 100; k++)); do grep -q "Capturing on" "$dir/cap.log" && break; sleep 0.05; done
-  sleep 0.3
+  capturing "$dir/cap.log" || fail "wire: dumpcap did not start: $(cat "$dir/cap.log")"
   ip netns exec "$A" "$TXS" send --dev udp -n 100 -p 7 --sport 41000 --tos 0x20 --ttl 9 --df -i 0 198.18.0.2 \
     >/dev/null || fail "wire: txscale send failed"
   wait "$cap_pid" || true
