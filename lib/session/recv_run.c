@@ -48,6 +48,7 @@ struct run {
 	uint64_t t0;
 	double last_iv;
 	uint64_t last_try;
+	bool have_summary; /* the sender's summary was read during the run */
 	struct txs_rx_live *prev, *delta;
 	int ret;
 };
@@ -142,6 +143,17 @@ static int summary_get(struct run *r, char *err, size_t errlen)
 	return rc;
 }
 
+/* Once datagrams arrive, the sender's summary is read every 100 ms until
+ * it is there: the run then stops as soon as every datagram it counts has
+ * arrived, as with --expect (not --idle later). */
+static void summary_poll(struct run *r, uint64_t now, uint64_t last)
+{
+	if (!summary_wanted(r) || r->have_summary || !last || now - r->last_try < SUMMARY_RETRY_NS)
+		return;
+	r->last_try = now;
+	r->have_summary = summary_get(r, NULL, 0) == 0 && r->s->exp->have_total;
+}
+
 /* Idle: stop, unless the sender has not written its summary yet (a loaded
  * host: it may still be sending, or finishing): then wait for it, at most
  * TXS_RECV_SUMMARY_WAIT_S beyond the idle point (the time limit bounds it
@@ -193,6 +205,7 @@ static bool loop_once(struct run *r)
 		if (ref && now > ref && (double)(now - ref) / 1e9 >= s->conf.idle && idle_stop(r, now, (double)(now - ref) / 1e9))
 			return true;
 	}
+	summary_poll(r, now, last);
 	return s->exp->have_total && uniq >= s->exp->total;
 }
 
@@ -242,7 +255,7 @@ static void hw_skew_warning(struct run *r, const struct txs_rx_input_stats *is)
 static void summary_final(struct run *r)
 {
 	struct txs_recv *s = r->s;
-	if (!summary_wanted(r))
+	if (!summary_wanted(r) || r->have_summary)
 		return;
 	char err[512];
 	int rc = summary_get(r, err, sizeof(err));

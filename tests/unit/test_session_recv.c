@@ -400,6 +400,64 @@ static void live_run(bool by_hook)
 	txs_recv_close(s);
 }
 
+/* A live run with a sender summary (the hook's, once the 20 datagrams
+ * were sent) ends as soon as they all arrived, not --idle (10 s) after the
+ * last: the summary is read while the run goes on. */
+static const char live_summary[] = "{\"type\":\"summary\",\"kind\":\"send\",\"packets\":20,\"drops\":0,"
+				   "\"flow_base\":7,\"threads\":[{\"id\":0,\"packets\":20}]}";
+
+static int h_live_summary(void *u, char **text, size_t *len)
+{
+	struct seen *k = u;
+	k->asked++;
+	if (k->sent < k->send)
+		return -EAGAIN;
+	*text = strdup(live_summary);
+	*len = strlen(live_summary);
+	return 0;
+}
+
+static void summary_ends_live_run(void **st)
+{
+	(void)st;
+	uint16_t port = (uint16_t)(20000 + getpid() % 20000 + 2);
+	char ps[8], err[256];
+	snprintf(ps, sizeof(ps), "%u", port);
+	struct txs_recv_conf c;
+	txs_recv_conf_init(&c);
+	c.dev = "udp";
+	c.bind = "127.0.0.1";
+	c.port = ps;
+	c.time_set = true;
+	c.time = 30;
+	c.idle = 10;
+	struct txs_recv *s;
+	int rc = txs_recv_open(&s, &c, err, sizeof(err));
+	if (rc == -EADDRINUSE)
+		T_SKIP("port %u in use", port);
+	assert_int_equal(rc, 0);
+	struct seen k = { .s = s, .send = 20 };
+	k.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(k.fd >= 0);
+	k.to.sin_family = AF_INET;
+	k.to.sin_port = htons(port);
+	k.to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct txs_recv_hooks h = { .user = &k, .tick = h_tick, .msg = h_msg, .sender_summary = h_live_summary };
+	uint64_t t0 = txs_now_mono_ns();
+	assert_int_equal(txs_recv_run(s, &h), 0);
+	assert_true(txs_now_mono_ns() - t0 < 5000000000ull); /* not the idle 10 s */
+	close(k.fd);
+	assert_true(k.asked >= 2); /* -EAGAIN before the datagrams were all sent */
+	assert_int_equal(k.msgs, 0);
+	const struct txs_recv_result *r = txs_recv_result(s);
+	assert_non_null(r);
+	assert_int_equal(r->rx->received, 20);
+	assert_true(r->rx->lost_exact);
+	assert_int_equal(r->rx->expected, 20);
+	assert_int_equal(r->rx->lost, 0);
+	txs_recv_close(s);
+}
+
 static void stop_hook(void **st)
 {
 	(void)st;
@@ -417,6 +475,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pcap_exact),
 		cmocka_unit_test(summary_hook),
+		cmocka_unit_test(summary_ends_live_run),
 		cmocka_unit_test(refused),
 		cmocka_unit_test(summary_read),
 		cmocka_unit_test(stop_hook),
