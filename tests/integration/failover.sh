@@ -156,11 +156,11 @@ trial() {
     END {
       ab = (mode == "active-backup") ? (first1 - last0) * 1000 : -1
       bk = (back0 > 0) ? (back0 - tu) * 1000 : -1
-      printf "%d %.3f %.3f %d %d %d %d %d %d %.3f %.3f\n", n, gap * 1000, ab, before[0], before[1], during[0], during[1],
-        after[0], after[1], bk, (gat - td) * 1000
+      printf "%d %.3f %.3f %d %d %d %d %d %d %.3f %.3f %.0f\n", n, gap * 1000, ab, before[0], before[1], during[0], during[1],
+        after[0], after[1], bk, (gat - td) * 1000, (tu > 0 ? (prev - tu) * 1000 : 0)
     }' "$WORK/fo.txt")
-  local n gap ab b0 b1 u0 u1 f0 f1 back gat
-  read -r n gap ab b0 b1 u0 u1 f0 f1 back gat <<<"$res"
+  local n gap ab b0 b1 u0 u1 f0 f1 back gat left
+  read -r n gap ab b0 b1 u0 u1 f0 f1 back gat left <<<"$res"
   local cdrop
   cdrop=$(grep -o 'dumpcap:[0-9]*' "$WORK/dumpcap.log" | awk -F: '{ s += $2 } END { print s + 0 }')
   # detection time from the counters: frames the dead link's ring held when the
@@ -181,7 +181,13 @@ trial() {
   if [ "$mode" = active-backup ]; then
     [ "$b1" = 0 ] || { fail_later "$tag: $b1 frames on the backup before the failure"; bad=1; }
     [ "$b0" -gt 0 ] && [ "$u1" -gt 0 ] || { fail_later "$tag: traffic not moved from rx0 to rx1"; bad=1; }
-    [ "$how" != peerflap ] || [ "$f0" -gt 0 ] || { fail_later "$tag: traffic did not return to the primary"; bad=1; }
+    if [ "$how" = peerflap ] && [ "$f0" = 0 ] && [ $bad = 0 ] && [ "$left" -lt 300 ]; then
+      # the carrier came back (rx0 up, a loaded box's late command) when the
+      # sender had less than 300 ms to run: the return is not observable
+      echo "   $tag: the sender's last frame came $left ms after rx0 went up: the return to the primary is not observable"
+      return 2
+    fi
+    [ "$how" != peerflap ] || [ "$f0" -gt 0 ] || { fail_later "$tag: traffic did not return to the primary ($left ms of sending after rx0 went up)"; bad=1; }
   else
     [ "$b0" -gt 0 ] && [ "$b1" -gt 0 ] || { fail_later "$tag: balance-rr did not use both links before ($b0/$b1)"; bad=1; }
     [ "$u1" -gt 0 ] || { fail_later "$tag: no traffic on the live link during the failure"; bad=1; }
@@ -289,36 +295,64 @@ delays() {
   local spid=$!
   on_the_wire "$a0" "$a1"
   sleep 0.3
+  T_DOWN=$(now)
   ip -n "$B" link set rx0 down
   sleep "$FLAP"
   T_UP=$(now)
   ip -n "$B" link set rx0 up
+  T_UP_DONE=$(now)
   wait $spid || rc=$?
+  T_END=$(now)
   D0=$(($(rxp rx0) - a0)) D1=$(($(rxp rx1) - a1))
   [ $rc = 0 ] || fail_later "delays $*: send exited $rc: $(tail -2 "$WORK/send.log")"
 }
+ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b - a) * 1000 }'; }
+
+# The flap is what the commands around it made it: at most T_UP_DONE -
+# T_DOWN. On a loaded box `sleep 0.1` and two `ip` runs can take longer
+# than --downdelay; a switch then is right, and the try says so and is
+# made again (a switch after a flap that was surely shorter fails).
 downdelay() {
-  FLAP=0.1 delays --downdelay 400
-  if grep -q "link 0 (tx0) down" "$WORK/send.log"; then
-    fail "--downdelay 400: a 100 ms flap switched: $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
-  elif [ "$D1" != 0 ] || [ $((D0 + D1)) != 100000 ]; then
-    fail "--downdelay 400: rx0 $D0 rx1 $D1 of 100000"
-  else
-    ok "--downdelay 400: a 100 ms carrier flap switches nothing, all 100000 on rx0"
-  fi
+  local flap
+  for try in 1 2 3; do
+    FLAP=0.1 delays --downdelay 400
+    flap=$(ms_between "$T_DOWN" "$T_UP_DONE")
+    if grep -q "link 0 (tx0) down" "$WORK/send.log"; then
+      [ "$flap" -ge 400 ] || fail "--downdelay 400: a flap of at most $flap ms switched: $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
+      echo "    try $try: the flap took up to $flap ms here (load), not 100: again"
+      continue
+    fi
+    [ "$D1" = 0 ] && [ $((D0 + D1)) = 100000 ] || fail "--downdelay 400: rx0 $D0 rx1 $D1 of 100000"
+    ok "--downdelay 400: a carrier flap of at most $flap ms switches nothing, all 100000 on rx0"
+    return 0
+  done
+  fail "--downdelay 400: the flap took 400 ms or more in 3 tries (load): not measurable"
 }
 run_case downdelay
 
+# The link comes back no sooner than 300 ms after its carrier (never early),
+# and does come back while the sender runs; a sender that ended before the
+# carrier's return plus 300 ms (a late flap on a loaded box) shows neither:
+# the try says so and is made again.
 updelay() {
-  local upat late
-  FLAP=0.3 delays --updelay 300
-  upat=$(grep -o 'link 0 (tx0) up .* at [0-9.]*' "$WORK/send.log" | awk '{ print $NF }' | tail -1)
-  late=$(awk -v u="${upat:-0}" -v t="$T_UP" 'BEGIN { printf "%.0f", (u - t) * 1000 }')
-  if [ -n "$upat" ] && [ "$late" -ge 300 ] && [ "$late" -lt 1500 ] && [ $((D0 + D1 + $(grep -o '"errors":[0-9]*' "$WORK/sum.json" | awk -F: '{ s += $2 } END { print s + 0 }'))) -ge 100000 ]; then
-    ok "--updelay 300: link 0 taken back ${late} ms after its carrier returned"
-  else
-    fail "--updelay 300: link 0 back ${late} ms after the carrier (want 300..1500): $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
-  fi
+  local upat late left
+  for try in 1 2 3; do
+    FLAP=0.3 delays --updelay 300
+    upat=$(grep -o 'link 0 (tx0) up .* at [0-9.]*' "$WORK/send.log" | awk '{ print $NF }' | tail -1)
+    left=$(ms_between "$T_UP_DONE" "$T_END")
+    if [ -z "$upat" ] && [ "$left" -lt 600 ]; then
+      echo "    try $try: the sender ended $left ms after the carrier came back (load): again"
+      continue
+    fi
+    late=$(awk -v u="${upat:-0}" -v t="$T_UP" 'BEGIN { printf "%.0f", (u - t) * 1000 }')
+    if [ -n "$upat" ] && [ "$late" -ge 300 ] && [ "$late" -lt 1500 ] && [ $((D0 + D1 + $(grep -o '"errors":[0-9]*' "$WORK/sum.json" | awk -F: '{ s += $2 } END { print s + 0 }'))) -ge 100000 ]; then
+      ok "--updelay 300: link 0 taken back ${late} ms after its carrier returned"
+    else
+      fail "--updelay 300: link 0 back ${late} ms after the carrier (want 300..1500): $(grep 'link 0' "$WORK/send.log" | tr '\n' ' ')"
+    fi
+    return 0
+  done
+  fail "--updelay 300: the sender ended before the link could come back in 3 tries (load): not measurable"
 }
 run_case updelay
 
