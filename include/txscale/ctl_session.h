@@ -101,7 +101,8 @@ TXS_API int txs_ctl_connect(const char *host, uint16_t port, double timeout, cha
 TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t port, const char *auth_file,
 						   double timeout, int *why, char *err, size_t errlen);
 
-#define TXS_CTL_PROBE_S 1.0 /* a txscale server greets within this; an iperf3 server stays silent */
+#define TXS_CTL_PROBE_MS 1000 /* a txscale server greets within this; an iperf3 server stays silent */
+#define TXS_CTL_PROBE_S (TXS_CTL_PROBE_MS / 1000.0)
 
 /* On a fresh connection to a control port: 1 when the server stays silent
  * for secs (an iperf3 server waiting for the client's cookie), -1 when it

@@ -221,7 +221,7 @@ unsigned txs_srv_admit(struct txs_server *sv, unsigned k)
 		    mine - mine_ending < c->max_per_client;
 	bool full = (c->one_off && sv->sessions) || sv->active >= c->max_sessions, over = mine >= c->max_per_client;
 	double waited = txs_mono_s() - pe.t;
-	if ((full || over) && (soon || waited < TXS_SRV_PENDING_GRACE_S) && waited < TXS_SRV_PENDING_S)
+	if ((full || over) && (soon || waited < TXS_SRV_PENDING_GRACE_S) && waited < TXS_SRV_PENDING_MS / 1000.0)
 		return k + 1;
 	sv->pend[k] = sv->pend[--sv->npend];
 	if (!full && !over) {

@@ -23,14 +23,14 @@
 
 #define TXS_SRV_REFUSERS_MAX 32      /* refusals being answered at once; beyond, a connection is closed unanswered */
 #define TXS_SRV_PENDING_MAX 16       /* connections waiting for a session that is ending (one more: refused at once) */
-#define TXS_SRV_PENDING_S 0.6        /* the longest such a wait */
+#define TXS_SRV_PENDING_MS 600       /* the longest such a wait */
 #define TXS_SRV_PENDING_GRACE_S 0.3  /* a full server's newcomer waits this long in any case */
 #define TXS_SRV_IP3_FIRST_MS 200     /* an iperf3 client's cookie comes at once; a txscale client waits for our hello */
 /* A newcomer hears from us (its hello, or busy) within the longest wait plus
  * the look for an iperf3 cookie: well inside the second in which `send -c
  * HOST` (no --server) takes a silent server for an iperf3 one
- * (TXS_CTL_PROBE_S). A 2 s wait had a busy txscale server taken for iperf3. */
-_Static_assert(TXS_SRV_PENDING_S + TXS_SRV_IP3_FIRST_MS / 1000.0 <= 0.8 * TXS_CTL_PROBE_S,
+ * (TXS_CTL_PROBE_MS): a longer wait has a busy txscale server taken for iperf3. */
+_Static_assert(TXS_SRV_PENDING_MS + TXS_SRV_IP3_FIRST_MS <= TXS_CTL_PROBE_MS * 8 / 10,
 	       "a waiting client must hear from the server before its probe gives up");
 #define TXS_SRV_KEEP_S 60.0          /* a finished session's metrics series stay this long */
 #define TXS_SRV_WHO_LEN (INET6_ADDRSTRLEN + 8)
