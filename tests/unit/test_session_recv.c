@@ -345,12 +345,13 @@ static void summary_read(void **st)
 	free(e);
 }
 
-/* A live udp session on 127.0.0.1: 20 datagrams sent from the tick hook,
- * ended by the stop hook (by_hook) or by txs_recv_stop from the interval
- * hook; the run's time limit (30 s) is never reached. */
-static void live_run(bool by_hook)
+/* A live udp session on 127.0.0.1:20000 + (pid % 20000) + off that runs
+ * at most 30 s, with the given interval and idle time (0: the defaults),
+ * and k aimed at it: 20 datagrams to send, its socket open. Skips when the
+ * port is taken. */
+static struct txs_recv *live_open(struct seen *k, unsigned off, double interval, double idle)
 {
-	uint16_t port = (uint16_t)(20000 + getpid() % 20000 + (by_hook ? 0 : 1));
+	uint16_t port = (uint16_t)(20000 + getpid() % 20000 + off);
 	char ps[8], err[256];
 	snprintf(ps, sizeof(ps), "%u", port);
 	struct txs_recv_conf c;
@@ -360,23 +361,36 @@ static void live_run(bool by_hook)
 	c.port = ps;
 	c.time_set = true;
 	c.time = 30;
-	c.interval = 0.05;
+	if (interval)
+		c.interval = interval;
+	if (idle)
+		c.idle = idle;
 	c.rcvbuf = 1 << 20;
 	struct txs_recv *s;
 	int rc = txs_recv_open(&s, &c, err, sizeof(err));
 	if (rc == -EADDRINUSE)
 		T_SKIP("port %u in use", port);
 	assert_int_equal(rc, 0);
-	struct seen k = { .s = s, .send = 20 };
+	*k = (struct seen){ .s = s, .send = 20 };
+	k->fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(k->fd >= 0);
+	k->to.sin_family = AF_INET;
+	k->to.sin_port = htons(port);
+	k->to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return s;
+}
+
+/* A live udp session on 127.0.0.1: 20 datagrams sent from the tick hook,
+ * ended by the stop hook (by_hook) or by txs_recv_stop from the interval
+ * hook; the run's time limit (30 s) is never reached. */
+static void live_run(bool by_hook)
+{
+	struct seen k;
+	struct txs_recv *s = live_open(&k, by_hook ? 0 : 1, 0.05, 0);
 	if (by_hook)
 		k.stop_after_ticks = 60;
 	else
 		k.stop_after_intervals = 8;
-	k.fd = socket(AF_INET, SOCK_DGRAM, 0);
-	assert_true(k.fd >= 0);
-	k.to.sin_family = AF_INET;
-	k.to.sin_port = htons(port);
-	k.to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	struct txs_recv_hooks h = hooks_for(&k);
 	uint64_t t0 = txs_now_mono_ns();
 	assert_int_equal(txs_recv_run(s, &h), 0);
@@ -420,28 +434,8 @@ static int h_live_summary(void *u, char **text, size_t *len)
 static void summary_ends_live_run(void **st)
 {
 	(void)st;
-	uint16_t port = (uint16_t)(20000 + getpid() % 20000 + 2);
-	char ps[8], err[256];
-	snprintf(ps, sizeof(ps), "%u", port);
-	struct txs_recv_conf c;
-	txs_recv_conf_init(&c);
-	c.dev = "udp";
-	c.bind = "127.0.0.1";
-	c.port = ps;
-	c.time_set = true;
-	c.time = 30;
-	c.idle = 10;
-	struct txs_recv *s;
-	int rc = txs_recv_open(&s, &c, err, sizeof(err));
-	if (rc == -EADDRINUSE)
-		T_SKIP("port %u in use", port);
-	assert_int_equal(rc, 0);
-	struct seen k = { .s = s, .send = 20 };
-	k.fd = socket(AF_INET, SOCK_DGRAM, 0);
-	assert_true(k.fd >= 0);
-	k.to.sin_family = AF_INET;
-	k.to.sin_port = htons(port);
-	k.to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct seen k;
+	struct txs_recv *s = live_open(&k, 2, 0, 10);
 	struct txs_recv_hooks h = { .user = &k, .tick = h_tick, .msg = h_msg, .sender_summary = h_live_summary };
 	uint64_t t0 = txs_now_mono_ns();
 	assert_int_equal(txs_recv_run(s, &h), 0);
