@@ -14,7 +14,6 @@
 #include <txscale/engine.h>
 #include "worker.h"
 
-
 struct txs_engine {
 	struct txs_engine_conf conf;
 	struct txs_wk *w;   /* n_workers, cache aligned */
