@@ -2,6 +2,7 @@
 /* The other side's summary as a client or a server shows it, and a sender
  * summary with its clock line for a receiver (ctl_session.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@ static const char *num(json_t *o, const char *path, char *buf, size_t len)
 	return buf;
 }
 
+/* o[a] (or o[a][b]) when it is a number, else NAN; keys are taken whole
+ * ("p99.9" is one key, which a jsonpath cannot name). */
 static double dnum(json_t *o, const char *a, const char *b)
 {
 	json_t *v = json_object_get(o, a);
@@ -48,24 +51,9 @@ static const char *fmt_ns(double ns, char *buf, size_t len)
 	return buf;
 }
 
-/* Sum of member.field over the members of the object o[key]. */
-static double sum_members(json_t *o, const char *key, const char *field)
-{
-	json_t *obj = json_object_get(o, key), *v;
-	const char *k;
-	double s = 0;
-	json_object_foreach(obj, k, v)
-	{
-		json_t *f = json_object_get(v, field);
-		if (json_is_number(f))
-			s += json_number_value(f);
-	}
-	return s;
-}
-
 TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, const char *summary, bool json)
 {
-	json_t *o = json_loads(summary, 0, NULL);
+	json_t *o = txs_jload(summary, strlen(summary));
 	if (!o)
 		return -EINVAL;
 	if (json) {
@@ -107,9 +95,11 @@ TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, co
 			       num(o, "outage.burst_max", e, sizeof(e)));
 		json_t *kd = json_object_get(o, "kernel_drops");
 		double rcvbuf = dnum(kd, "udp", "RcvbufErrors"), rcvbuf6 = dnum(kd, "udp6", "RcvbufErrors");
-		fprintf(out, "receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %.0f, softnet %s\n", host,
+		uint64_t ifrx = 0;
+		txs_jsum_members(kd, "interfaces", "rx_dropped", &ifrx);
+		fprintf(out, "receiver %s: kernel drops: socket %s, RcvbufErrors %.0f, if rx %" PRIu64 ", softnet %s\n", host,
 		       num(kd, "sockets", a, sizeof(a)), (isfinite(rcvbuf) ? rcvbuf : 0) + (isfinite(rcvbuf6) ? rcvbuf6 : 0),
-		       sum_members(kd, "interfaces", "rx_dropped"), num(kd, "softnet/dropped", b, sizeof(b)));
+		       ifrx, num(kd, "softnet.dropped", b, sizeof(b)));
 	} else {
 		fprintf(out, "sender %s: sent %s packets in %s s (%s pps), drops %s, errors %s\n", host,
 		       num(o, "packets", a, sizeof(a)), num(o, "seconds", b, sizeof(b)), num(o, "pps", c, sizeof(c)),

@@ -6,7 +6,8 @@
  * with an error, within a bound). Over TCP on 127.0.0.1: connecting (a
  * closed port, a listener that cannot take the connection in time, a bad
  * address or auth file), and the probe that tells a greeting txscale
- * server from a silent iperf3-like one and from a busy iperf3 server. */
+ * server from a silent iperf3-like one and from a busy iperf3 server. The
+ * other side's summary as the client prints it. */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -508,6 +509,49 @@ static void test_probe(void **st)
 	assert_string_equal(err, want);
 }
 
+/* The other side's summary as a client shows it: every text field from its
+ * path in the summary (the kernel drops' softnet.dropped and interfaces'
+ * rx_dropped among them), the JSON line with its type and host added, and
+ * a summary that is not a JSON object refused. */
+static void test_peer_write(void **st)
+{
+	(void)st;
+	static const char rsum[] =
+		"{\"received\":90,\"lost\":10,\"lost_exact\":true,\"duplicates\":0,\"reordered\":1,\"late\":2,\"malformed\":3,"
+		"\"latency_ns\":{\"p50\":1500,\"p99\":20000,\"p99.9\":3000000,\"max\":2000000000},"
+		"\"kernel_drops\":{\"sockets\":4,\"udp\":{\"RcvbufErrors\":2},\"udp6\":{\"RcvbufErrors\":1},"
+		"\"interfaces\":{\"rx0\":{\"rx_dropped\":5},\"lo\":{\"rx_dropped\":6}},\"softnet\":{\"dropped\":7}}}";
+	static const char ssum[] = "{\"packets\":100,\"seconds\":1.5,\"pps\":66.5,\"drops\":8,\"errors\":9}";
+	char *buf;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(txs_ctl_peer_write(f, "receiver", "198.18.0.2", rsum, false), 0);
+	assert_int_equal(txs_ctl_peer_write(f, "sender", "198.18.0.2", ssum, false), 0);
+	fclose(f);
+	assert_string_equal(buf, "receiver 198.18.0.2: received 90, lost 10 (10%) exact, duplicates 0, reordered 1, late 2, "
+				 "malformed 3\n"
+				 "receiver 198.18.0.2: latency p50 1.5 us, p99 20.0 us, p99.9 3.00 ms, max 2.00 s\n"
+				 "receiver 198.18.0.2: kernel drops: socket 4, RcvbufErrors 3, if rx 11, softnet 7\n"
+				 "sender 198.18.0.2: sent 100 packets in 1.5 s (66.5 pps), drops 8, errors 9\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(txs_ctl_peer_write(f, "sender", "2001:2::1", ssum, true), 0);
+	fclose(f);
+	json_t *j = json_loads(buf, 0, NULL);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "type")), "sender");
+	assert_string_equal(json_string_value(json_object_get(j, "host")), "2001:2::1");
+	assert_int_equal(json_integer_value(json_object_get(j, "packets")), 100);
+	json_decref(j);
+	free(buf);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(txs_ctl_peer_write(f, "sender", "h", "[1,2]", false), -EINVAL);
+	assert_int_equal(txs_ctl_peer_write(f, "sender", "h", "{\"packets\":", false), -EINVAL);
+	fclose(f);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_server_vanishes),
 		cmocka_unit_test(test_connect),
 		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_peer_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
