@@ -35,7 +35,8 @@ struct sides_run {
 	const struct txs_ctl_sides *sd;
 	struct side side[2]; /* TXS_CTL_SIDE_SEND, TXS_CTL_SIDE_RECV */
 	const char *local;
-	const int64_t *offset;
+	int64_t offset;   /* the caller's clock offset, kept: the receiver may read it after recv_start returned */
+	bool has_offset;
 	pthread_mutex_t mu;
 	char *peer; /* the server's sender summary with its clock line (under mu) */
 };
@@ -67,7 +68,7 @@ static void *side_main(void *arg)
 	if (d == &d->k->side[TXS_CTL_SIDE_SEND])
 		d->status = sd->send(sd->arg, &d->io);
 	else
-		d->status = sd->recv(sd->arg, d->k->local, d->k->offset, &d->io);
+		d->status = sd->recv(sd->arg, d->k->local, d->k->has_offset ? &d->k->offset : NULL, &d->io);
 	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -176,7 +177,8 @@ static int op_recv_start(void *arg, const char *local, const int64_t *clock_offs
 {
 	struct sides_run *k = arg;
 	k->local = local;
-	k->offset = clock_offset_ns;
+	k->has_offset = clock_offset_ns != NULL;
+	k->offset = clock_offset_ns ? *clock_offset_ns : 0;
 	if (side_start(k, TXS_CTL_SIDE_RECV, err, errlen) < 0)
 		return -1;
 	struct side *d = &k->side[TXS_CTL_SIDE_RECV];
