@@ -101,6 +101,7 @@ TXS_API int txs_ctl_connect(const char *host, uint16_t port, double timeout, cha
 TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t port, const char *auth_file,
 						   double timeout, int *why, char *err, size_t errlen);
 
+#define TXS_CTL_READY_S 10.0 /* a test's receiver, the client's or the server's: from its start to its bound socket */
 #define TXS_CTL_PROBE_MS 1000 /* a txscale server greets within this; an iperf3 server stays silent */
 #define TXS_CTL_PROBE_S (TXS_CTL_PROBE_MS / 1000.0)
 

@@ -12,17 +12,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <txscale/common.h>
+#include "clock.h"
 
 #define TXS_PROC_MAX_ARGS 96
 #define TXS_PROC_MAX_FILE (1u << 20)
 #define TXS_PROC_NULL (-1)    /* spawn_io: the stream goes to /dev/null */
 #define TXS_PROC_INHERIT (-2) /* spawn_io: the stream stays ours */
-
-/* CLOCK_MONOTONIC in seconds */
-static inline double txs_mono_s(void)
-{
-	return (double)txs_now_mono_ns() / 1e9;
-}
 
 /* A temporary directory with the four files of a trial. */
 struct txs_paths {

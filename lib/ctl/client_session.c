@@ -14,8 +14,6 @@
 #include <txscale/ctl_session.h>
 #include "sess_priv.h"
 
-#define READY_TIMEOUT_S 10.0 /* a server's receiver: from start to bound socket */
-
 struct txs_ctl_client {
 	int fd;
 	double timeout;
@@ -148,7 +146,7 @@ static int stopping(const struct crun *k)
 static int await(struct txs_ctl_client *c, struct txs_ctl_msg *m, enum txs_ctl_type want, double timeout,
 		 const struct crun *k, char *err, size_t errlen)
 {
-	double end = txs_ctl_mono_s() + timeout;
+	double end = txs_mono_s() + timeout;
 	char e[256];
 	memset(m, 0, sizeof(*m));
 	for (;;) {
@@ -156,7 +154,7 @@ static int await(struct txs_ctl_client *c, struct txs_ctl_msg *m, enum txs_ctl_t
 			snprintf(err, errlen, "interrupted");
 			return -EINTR;
 		}
-		double left = end - txs_ctl_mono_s();
+		double left = end - txs_mono_s();
 		if (left <= 0) {
 			snprintf(err, errlen, "no %s from the server within %.1f s", txs_ctl_type_str(want), timeout);
 			return -ETIMEDOUT;
@@ -211,7 +209,7 @@ int txs_ctl_client_recv_start(struct txs_ctl_client *c, const struct txs_ctl_rec
 		return -EIO;
 	}
 	struct txs_ctl_msg a;
-	int rc = await(c, &a, TXS_CTL_READY, c->timeout + READY_TIMEOUT_S + 5, NULL, err, errlen);
+	int rc = await(c, &a, TXS_CTL_READY, c->timeout + TXS_CTL_READY_S + 5, NULL, err, errlen);
 	txs_ctl_msg_free(&a);
 	return rc;
 }
@@ -333,13 +331,13 @@ static void side_message(struct crun *k)
  * stop (5 s more). */
 static void wait_side(struct crun *k, int side, double secs)
 {
-	double end = txs_ctl_mono_s() + secs;
+	double end = txs_mono_s() + secs;
 	bool told = false;
-	while (txs_ctl_mono_s() < end && stopping(k) < 2) {
+	while (txs_mono_s() < end && stopping(k) < 2) {
 		if (stopping(k) == 1 && !told) { /* stop it; it still writes its summary */
 			k->ops->stop(k->ops->arg, side);
 			told = true;
-			end = txs_ctl_mono_s() + 5;
+			end = txs_mono_s() + 5;
 		}
 		if (k->ops->ended(k->ops->arg, side))
 			return;
@@ -349,7 +347,7 @@ static void wait_side(struct crun *k, int side, double secs)
 			if (k->ctl_err && !told) { /* the server is gone or refused: our side stops too */
 				k->ops->stop(k->ops->arg, side);
 				told = true;
-				end = txs_ctl_mono_s() + 5;
+				end = txs_mono_s() + 5;
 			}
 		}
 	}
@@ -394,7 +392,7 @@ static int begin(struct crun *k)
 		snprintf(k->err, k->errlen, "setting the test up: %s", e);
 		return -EIO;
 	}
-	rc = await(k->c, &m, TXS_CTL_READY, k->c->timeout + READY_TIMEOUT_S + 5, k, k->err, k->errlen);
+	rc = await(k->c, &m, TXS_CTL_READY, k->c->timeout + TXS_CTL_READY_S + 5, k, k->err, k->errlen);
 	txs_ctl_msg_free(&m);
 	return rc;
 }

@@ -15,8 +15,6 @@
 #include "common/proc.h"
 #include "sess_priv.h"
 
-#define READY_TIMEOUT_S 10.0 /* our receiver: from start to bound */
-
 struct sides_run;
 
 struct side {
@@ -182,10 +180,10 @@ static int op_recv_start(void *arg, const char *local, const int64_t *clock_offs
 	if (side_start(k, TXS_CTL_SIDE_RECV, err, errlen) < 0)
 		return -1;
 	struct side *d = &k->side[TXS_CTL_SIDE_RECV];
-	double t0 = txs_ctl_mono_s();
+	double t0 = txs_mono_s();
 	while (!__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE)) {
 		if (op_stopping(k) || __atomic_load_n(&d->done, __ATOMIC_ACQUIRE) ||
-		    txs_ctl_mono_s() - t0 >= READY_TIMEOUT_S) {
+		    txs_mono_s() - t0 >= TXS_CTL_READY_S) {
 			snprintf(err, errlen, "our receiver did not start (its message is above)");
 			return -1;
 		}

@@ -24,18 +24,11 @@
 #include <unistd.h>
 #include <txscale/iperf3.h>
 #include "ctl_priv.h"
+#include "common/clock.h"
 
 #define BATCH 64
 #define RCVBUF (8 << 20) /* bytes */
 #define DRAIN_MAX 100000 /* datagrams read after TEST_END from queues already full */
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 
 TXS_API void txs_ip3_test_free(struct txs_ip3_test *t)
 {
@@ -281,7 +274,7 @@ static void recv_some(struct txs_ip3_test *t, struct txs_ip3_stream *s, uint8_t 
 		int r = recvmmsg(s->fd, mm, BATCH, MSG_DONTWAIT, NULL);
 		if (r <= 0)
 			return;
-		double now = mono();
+		double now = txs_mono_s();
 		for (int i = 0; i < r; i++) {
 			txs_ip3_rx_dgram(&s->rx, bufs[i], mm[i].msg_len, t->p.udp_counters_64bit, now);
 			for (struct cmsghdr *c = CMSG_FIRSTHDR(&mm[i].msg_hdr); c; c = CMSG_NXTHDR(&mm[i].msg_hdr, c))
@@ -327,7 +320,7 @@ static void *sender_main(void *arg)
 		if (w->gap > 0)
 			w->s->next = w->t->t_start;
 		while (!atomic_load_explicit(w->stop, memory_order_relaxed) && w->s->sent < w->amount) {
-			double now = mono();
+			double now = txs_mono_s();
 			if (w->own_end && now >= w->own_end)
 				break;
 			unsigned k = due(w->s, now, w->gap, w->amount - w->s->sent);
@@ -339,7 +332,7 @@ static void *sender_main(void *arg)
 				}
 				continue;
 			}
-			double sl = w->s->next - mono();
+			double sl = w->s->next - txs_mono_s();
 			if (sl > 0.01)
 				sl = 0.01;
 			if (sl > 0) {
@@ -405,7 +398,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 		started++;
 	}
 	while (rc == 0) {
-		double now = mono();
+		double now = txs_mono_s();
 		if (now > hard_end) {
 			rc = txs_ctl_fail(err, errlen, -ETIMEDOUT, "the test ran past its bound (the peer never ended it)");
 			break;
@@ -428,7 +421,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 		for (unsigned i = 0; i < t->n; i++)
 			if (!t->s[i].sender)
 				pf[np++] = (struct pollfd){ .fd = t->s[i].fd, .events = POLLIN };
-		double until = own_end && client ? own_end - mono() : 0.1;
+		double until = own_end && client ? own_end - txs_mono_s() : 0.1;
 		int wait_ms = until <= 0 ? 0 : until > 0.1 ? 100 : (int)ceil(until * 1000);
 		if (client && amount != UINT64_MAX && wait_ms > 10)
 			wait_ms = 10; /* the senders' end by amount is seen within 10 ms */
@@ -442,7 +435,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 		for (unsigned i = 0, j = 1; i < t->n; i++)
 			if (!t->s[i].sender && (pf[j++].revents & (POLLIN | POLLERR))) {
 				recv_some(t, &t->s[i], bufs, 4 * BATCH);
-				last_rx = mono();
+				last_rx = txs_mono_s();
 			}
 		if (pf[0].revents) {
 			int st;
@@ -474,7 +467,7 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 			pthread_join(w[i].th, NULL);
 			n++;
 		}
-	t->t_end = mono();
+	t->t_end = txs_mono_s();
 	/* what already sits in the receive queues arrived during the test */
 	for (unsigned i = 0; i < t->n; i++)
 		if (!t->s[i].sender)
@@ -529,7 +522,7 @@ static int accept_streams_in(int fd, const struct txs_ip3_srv_conf *c, struct tx
 			  size_t errlen)
 {
 	int to = c->ctl_timeout_ms;
-	double t_lock0 = mono();
+	double t_lock0 = txs_mono_s();
 	/* the turn first: while it is ours, ours is the port's only unconnected socket */
 	if (c->stream_lock) {
 		for (;;) {
@@ -542,7 +535,7 @@ static int accept_streams_in(int fd, const struct txs_ip3_srv_conf *c, struct tx
 				return rc;
 			}
 			struct pollfd pf = { .fd = fd, .events = POLLIN };
-			if (poll(&pf, 1, 5) > 0 || mono() - t_lock0 > to / 1000.0)
+			if (poll(&pf, 1, 5) > 0 || txs_mono_s() - t_lock0 > to / 1000.0)
 				return txs_ctl_fail(err, errlen, -ETIMEDOUT, pf.revents ? "the client spoke while waiting "
 						    "for its turn at the stream handshakes" : "another session's streams were "
 						    "being made for %.1f s", to / 1000.0);
@@ -560,9 +553,9 @@ static int accept_streams_in(int fd, const struct txs_ip3_srv_conf *c, struct tx
 		close(lfd);
 		return io_fail(err, errlen, rc, "CREATE_STREAMS");
 	}
-	double until = mono() + to / 1000.0;
+	double until = txs_mono_s() + to / 1000.0;
 	for (unsigned k = 0; k < t->n;) {
-		double left = until - mono();
+		double left = until - txs_mono_s();
 		if (left <= 0) {
 			close(lfd);
 			return txs_ctl_fail(err, errlen, -ETIMEDOUT, "stream %u of %u did not come within %.1f s", k + 1, t->n,
@@ -694,7 +687,7 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	if ((rc = txs_ip3_write_state(fd, TXS_IP3_TEST_START, to)) ||
 	    (rc = txs_ip3_write_state(fd, TXS_IP3_TEST_RUNNING, to)))
 		return io_fail(err, errlen, rc, "TEST_START");
-	t->t_start = mono();
+	t->t_start = txs_mono_s();
 	/* by time: -t plus the control timeout; by amount: the server's --max-time */
 	double bound = (t->p.time ? t->p.time : c->max_time) + t->p.omit + to / 1000.0;
 	rc = data_plane(fd, t, false, t->t_start + bound, 0, err, errlen);
@@ -801,8 +794,8 @@ static int connect_stream(const struct sockaddr_storage *server, int to, char *e
 	uint8_t msg[4], b[16];
 	txs_ip3_udp_msg(msg);
 	/* the handshake datagram may be lost: sent again every 250 ms, up to the control timeout */
-	double until = mono() + to / 1000.0;
-	while (mono() < until) {
+	double until = txs_mono_s() + to / 1000.0;
+	while (txs_mono_s() < until) {
 		if (send(fd, msg, 4, MSG_DONTWAIT) != 4 && errno != EAGAIN) {
 			int e = errno;
 			close(fd);
@@ -836,8 +829,8 @@ static int drain_until_state(int fd, struct txs_ip3_test *t, int to)
 	uint8_t (*bufs)[TXS_IP3_LEN_MAX] = malloc(sizeof(*bufs) * BATCH);
 	struct pollfd *pf = calloc(t->n + 1, sizeof(*pf));
 	int rc = -ETIMEDOUT;
-	double until = mono() + to / 1000.0;
-	while (bufs && pf && mono() < until) {
+	double until = txs_mono_s() + to / 1000.0;
+	while (bufs && pf && txs_mono_s() < until) {
 		unsigned np = 0;
 		pf[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		for (unsigned i = 0; i < t->n; i++)
@@ -902,7 +895,7 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 	if ((rc = expect_state(fd, TXS_IP3_TEST_START, to, ip3_err, err, errlen)) ||
 	    (rc = expect_state(fd, TXS_IP3_TEST_RUNNING, to, ip3_err, err, errlen)))
 		return rc;
-	t->t_start = mono();
+	t->t_start = txs_mono_s();
 	double bound = (t->p.time ? t->p.time : TXS_IP3_TIME_MAX) + t->p.omit + to / 1000.0;
 	rc = data_plane(fd, t, true, t->t_start + bound, to / 1000.0, err, errlen);
 	if (rc < 0)

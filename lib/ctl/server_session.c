@@ -139,7 +139,7 @@ static int send_result(const struct srv *s, const struct srv_test *t, const char
 /* Our sender, when it has ended (or ran past its bound): its result. 0, or -1: the test ends. */
 static int send_step(const struct srv *s, struct srv_test *t)
 {
-	bool over = txs_ctl_mono_s() > t->t_send + t->send_limit + TXS_CTL_SEND_EXTRA_S;
+	bool over = txs_mono_s() > t->t_send + t->send_limit + TXS_CTL_SEND_EXTRA_S;
 	if (!over && !s->ops->send_ended(s->ops->arg))
 		return 0;
 	t->want_send = false;
@@ -174,7 +174,7 @@ static int done_step(const struct srv *s, struct srv_test *t)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	uint32_t id = t->m->test;
-	if (txs_ctl_mono_s() > t->done_by)
+	if (txs_mono_s() > t->done_by)
 		return refuse(s, "test %u: no done from the client within %.0f s", id,
 			      (t->r->time > 0 ? t->r->time : c->max_time) + c->ctl_timeout + 5);
 	struct pollfd pf = { .fd = s->fd, .events = POLLIN };
@@ -226,7 +226,7 @@ static int start_sides(const struct srv *s, struct srv_test *t)
 		t->send_limit = t->sd->time > 0 && t->sd->time < c->max_time ? t->sd->time : c->max_time;
 		if (s->ops->send_start(s->ops->arg, t->sd, t->dest, t->send_limit, err, sizeof(err)) < 0)
 			return refuse(s, "test %u: %s", id, err);
-		t->t_send = txs_ctl_mono_s();
+		t->t_send = txs_mono_s();
 	}
 	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = id };
 	return say(s, &rm, "");
@@ -242,7 +242,7 @@ static int run_sides(const struct srv *s, struct srv_test *t)
 	const struct txs_ctl_recv_spec *r = t->r;
 	t->want_done = r != NULL;
 	t->want_send = t->sd != NULL;
-	t->done_by = txs_ctl_mono_s() + (r && r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5;
+	t->done_by = txs_mono_s() + (r && r->time > 0 ? r->time : c->max_time) + c->ctl_timeout + 5;
 	t->grace = (r && r->idle > 0 ? r->idle : TXS_CTL_IDLE_DEFAULT_S) + 3;
 	while (t->want_done || t->want_send) {
 		if (t->want_send && send_step(s, t) < 0)

@@ -4,16 +4,12 @@
 #ifndef TXS_CTL_SESS_PRIV_H
 #define TXS_CTL_SESS_PRIV_H
 #include <txscale/common.h>
+#include "common/clock.h"
 
 /* seconds -> a poll/read timeout in ms (capped) */
 static inline int txs_ctl_ms(double s)
 {
 	return s > 2e6 ? 2000000000 : (int)(s * 1000);
-}
-
-static inline double txs_ctl_mono_s(void)
-{
-	return (double)txs_now_mono_ns() / 1e9;
 }
 
 /* Control characters and non-ASCII bytes of a message become '?'. */

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <txscale/metrics.h>
 #include <txscale/pkt.h>
+#include "common/clock.h"
 #include "common/err.h"
 
 struct txs_metrics_life {
@@ -123,8 +124,8 @@ TXS_API int txs_metrics_life_end(struct txs_metrics_life *l)
 	if (l->o.file)
 		write_file(l);
 	if (l->o.addr && l->o.linger > 0) {
-		double t0 = (double)txs_now_mono_ns() / 1e9;
-		while (!l->stop && (double)txs_now_mono_ns() / 1e9 - t0 < l->o.linger) {
+		double t0 = txs_mono_s();
+		while (!l->stop && txs_mono_s() - t0 < l->o.linger) {
 			struct timespec ts = { 0, 20 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
 		}

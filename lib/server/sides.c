@@ -18,8 +18,6 @@
 #include "common/err.h"
 #include "server_priv.h"
 
-#define READY_TIMEOUT_S 10.0 /* a receiver: from start to bound socket */
-
 struct side {
 	const struct txs_server *sv;
 	const char *name; /* "recv", "send" */
@@ -285,8 +283,8 @@ static int wait_ready(int rfd, pid_t pid, const char *errpath, char *err, size_t
 	char line[16] = "";
 	size_t got = 0;
 	for (;;) {
-		if (txs_mono_s() - t0 > READY_TIMEOUT_S) {
-			snprintf(err, errlen, "the receiver was not ready within %.0f s", READY_TIMEOUT_S);
+		if (txs_mono_s() - t0 > TXS_CTL_READY_S) {
+			snprintf(err, errlen, "the receiver was not ready within %.0f s", TXS_CTL_READY_S);
 			return -1;
 		}
 		if (txs_ready_line_step(rfd, line, sizeof(line), &got) != 0)
