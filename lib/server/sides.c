@@ -276,31 +276,6 @@ static int recv_main(void *arg)
 	return recv_session(d, &c, sf);
 }
 
-/* Wait for the "ready" line a receiver writes once bound. 0, or -1 with err. */
-static int wait_ready(int rfd, pid_t pid, const char *errpath, char *err, size_t errlen)
-{
-	double t0 = txs_mono_s();
-	char line[16] = "";
-	size_t got = 0;
-	for (;;) {
-		if (txs_mono_s() - t0 > TXS_CTL_READY_S) {
-			snprintf(err, errlen, "the receiver was not ready within %.0f s", TXS_CTL_READY_S);
-			return -1;
-		}
-		if (txs_ready_line_step(rfd, line, sizeof(line), &got) != 0)
-			break;
-	}
-	if (strncmp(line, "ready\n", 6) == 0)
-		return 0;
-	char why[300], ex[64] = "no ready line";
-	int xs;
-	if (txs_stop_child(pid, 1.0, &xs))
-		txs_describe_exit(xs, ex, sizeof(ex));
-	txs_last_line(errpath, why, sizeof(why));
-	snprintf(err, errlen, "the receiver did not start (%s): %s", ex, why[0] ? why : "no message");
-	return -1;
-}
-
 pid_t txs_srv_recv_start(struct txs_srv_sess *s, const struct txs_ctl_recv_spec *r, double idle, double limit,
 			 char *err, size_t errlen)
 {
@@ -319,13 +294,10 @@ pid_t txs_srv_recv_start(struct txs_srv_sess *s, const struct txs_ctl_recv_spec 
 		snprintf(err, errlen, "cannot start the receiver: %s", strerror((int)-pid));
 		return -1;
 	}
-	int rc = wait_ready(pfd[0], pid, s->p.recv_err, err, errlen);
+	/* on failure the receiver is stopped and reaped */
+	int rc = txs_wait_ready(pfd[0], pid, "the receiver", s->p.recv_err, TXS_CTL_READY_S, NULL, err, errlen);
 	close(pfd[0]);
-	if (rc < 0) {
-		txs_stop_child(pid, 0, NULL);
-		return -1;
-	}
-	return pid;
+	return rc < 0 ? -1 : pid;
 }
 
 /* ---- the sender -------------------------------------------------------------------------------- */
