@@ -117,6 +117,12 @@ static void refuse_conn(struct txs_server *sv, int fd, const char *why)
 	_exit(0);
 }
 
+void txs_srv_slot_ended(struct txs_server *sv, struct txs_srv_slot *sl)
+{
+	txs_srv_metrics_end(&sv->sm, sl->id);
+	slot_free(sv, sl);
+}
+
 int txs_srv_reap(struct txs_server *sv, int *code)
 {
 	int ended = 0, st;
@@ -127,8 +133,7 @@ int txs_srv_reap(struct txs_server *sv, int *code)
 				sv->refusers[k] = 0;
 		for (unsigned i = 0; i < sv->c.max_sessions; i++)
 			if (sv->slot[i].pid == pid) {
-				txs_srv_metrics_end(&sv->sm, sv->slot[i].id);
-				slot_free(sv, &sv->slot[i]);
+				txs_srv_slot_ended(sv, &sv->slot[i]);
 				if (sv->c.one_off) {
 					*code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 					ended = 1;

@@ -320,7 +320,6 @@ void txs_srv_metrics_stop(struct txs_srv_metrics *sm)
 {
 	if (!sm->life || !sm->dir[0])
 		return;
-	txs_metrics_life_end(sm->life); /* the last file, the linger; then the endpoint stops */
 	while (sm->list) {
 		struct txs_srv_msess *s = sm->list;
 		sm->list = s->next;

@@ -276,17 +276,20 @@ TXS_API int txs_server_run(struct txs_server *sv)
 	int ret = loop(sv);
 	bool stopped = sv->stop;
 	for (unsigned i = 0; i < sv->c.max_sessions; i++)
-		if (sv->slot[i].pid > 0)
-			txs_stop_child(sv->slot[i].pid, stopped ? 0 : 5, NULL);
+		if (sv->slot[i].pid > 0) {
+			txs_stop_child(sv->slot[i].pid, stopped ? 0 : 5, NULL); /* reaps it */
+			txs_srv_slot_ended(sv, &sv->slot[i]);
+		}
 	for (unsigned k = 0; k < TXS_SRV_REFUSERS_MAX; k++)
-		if (sv->refusers[k] > 0)
+		if (sv->refusers[k] > 0) {
 			txs_stop_child(sv->refusers[k], 1, NULL);
+			sv->refusers[k] = 0;
+		}
 	for (unsigned k = 0; k < sv->npend; k++)
 		close(sv->pend[k].fd);
 	sv->npend = 0;
-	int unused = 0;
-	txs_srv_reap(sv, &unused);
 	sv->lingering = 1;
+	txs_metrics_life_end(sv->sm.life); /* the last file (no session running), the linger */
 	txs_srv_metrics_stop(&sv->sm);
 	if (stopped)
 		txs_srv_log(sv, "stopped after %u session%s", sv->sessions, sv->sessions == 1 ? "" : "s");

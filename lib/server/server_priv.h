@@ -57,8 +57,8 @@ void txs_srv_metrics_end(struct txs_srv_metrics *sm, unsigned id);
 void txs_srv_metrics_refused(struct txs_srv_metrics *sm, enum txs_srv_refused why);
 /* In the accept loop: the file on its period, finished sessions dropped after TXS_SRV_KEEP_S. */
 void txs_srv_metrics_tick(struct txs_srv_metrics *sm, double elapsed);
-/* The last file and the linger, then the registry and the files go (the
- * life stays for txs_metrics_life_stop until txs_server_close). */
+/* The sessions' series and their directory go (the run's end, after the
+ * life's last file and linger; or a close without a run). */
 void txs_srv_metrics_stop(struct txs_srv_metrics *sm);
 
 /* ---- the server ---------------------------------------------------------------------------------- */
@@ -110,6 +110,8 @@ void txs_srv_sa_addr(const struct sockaddr_storage *ss, struct txs_addr *a, uint
 bool txs_srv_ip3_first(int fd, int wait_ms);
 
 /* ---- admission (admit.c) ------------------------------------------------------------------------- */
+/* A session's process is gone (reaped): its metrics end, its slot is free. */
+void txs_srv_slot_ended(struct txs_server *sv, struct txs_srv_slot *sl);
 /* Reap what has ended, stop sessions past their bound; 1 when a one-off
  * session ended (*code: its exit status). */
 int txs_srv_reap(struct txs_server *sv, int *code);

@@ -245,6 +245,9 @@ static void test_busy_and_stop(void **st)
 	assert_non_null(strstr(p, "txscale_server_sessions_total 2\n"));
 	assert_non_null(strstr(p, "txscale_server_sessions_refused_total{reason=\"max-sessions\"} 1\n"));
 	assert_non_null(strstr(p, "txscale_server_sessions_refused_total{reason=\"max-sessions-per-client\"} 1\n"));
+	/* ... written after the stopped sessions ended */
+	assert_non_null(strstr(p, "txscale_server_sessions_active 0\n"));
+	assert_null(strstr(p, "txscale_server_session_running{session=\"1\",client=\"127.0.0.1\"} 1\n"));
 	free(p);
 	/* the stopped sessions removed their temporary directories */
 	DIR *dir = opendir(t_tmpdir);
