@@ -132,6 +132,7 @@ struct txs_srv_sess {
 	char client_s[TXS_SRV_WHO_LEN], local_s[INET6_ADDRSTRLEN];
 	struct txs_paths p;
 	char peer_json[PATH_MAX]; /* the client's sender summary, for our receiver */
+	char peer_tmp[PATH_MAX + 8]; /* ... while it is written (txs_write_atomic) */
 	pid_t rp, sp;             /* the test's receiver and sender (-1: none) */
 	bool s_self;              /* the sender exited by itself (status s_st) */
 	int s_st;

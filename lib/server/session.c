@@ -61,11 +61,9 @@ static char *side_summary(struct txs_srv_sess *s, const char *what, const char *
 		return b;
 	}
 	free(b);
-	snprintf(ex, sizeof(ex), "killed at its time limit");
-	if (by_itself)
-		txs_describe_exit(st, ex, sizeof(ex));
-	txs_last_line(errpath, why, sizeof(why));
-	snprintf(err, errlen, "the %s failed (%s): %s", what, ex, why[0] ? why : "no message");
+	char w[64];
+	snprintf(w, sizeof(w), "the %s failed", what);
+	txs_child_why(err, errlen, w, by_itself ? &st : NULL, "killed at its time limit", errpath);
 	return NULL;
 }
 
@@ -189,23 +187,15 @@ static struct txs_srv_sess *g_files;
 
 static void files_remove(const struct txs_srv_sess *s)
 {
-	char tmp[PATH_MAX + 8];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", s->peer_json);
 	unlink(s->peer_json);
-	unlink(tmp);
+	unlink(s->peer_tmp);
 	txs_paths_remove(&s->p);
 }
 
 static void on_term(int sig)
 {
-	if (g_files) {
-		unlink(g_files->peer_json);
-		unlink(g_files->p.send_json);
-		unlink(g_files->p.recv_json);
-		unlink(g_files->p.send_err);
-		unlink(g_files->p.recv_err);
-		rmdir(g_files->p.dir);
-	}
+	if (g_files)
+		files_remove(g_files);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -249,6 +239,7 @@ void txs_srv_session_main(const struct txs_server *sv, const struct txs_srv_slot
 		refuse(s, "cannot make a temporary directory: %s", strerror(errno));
 	} else {
 		snprintf(s->peer_json, sizeof(s->peer_json), "%s/peer.json", s->p.dir);
+		snprintf(s->peer_tmp, sizeof(s->peer_tmp), "%s.tmp", s->peer_json);
 		g_files = s;
 		signal(SIGTERM, on_term);
 		code = serve(s);
