@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <txscale/iperf3.h>
@@ -62,16 +63,22 @@ static void slot_free(struct txs_server *sv, struct txs_srv_slot *sl)
 	sv->active--;
 }
 
-/* In a child: the parent's descriptors it has no use for (other
- * connections waiting, other sessions' end pipes), so that a connection
- * closes when its own process closes it. */
-static void close_others(const struct txs_server *sv)
+/* In a child (a session's, a refuser's): the parent's descriptors it has
+ * no use for (the listener, other connections waiting, other sessions' end
+ * pipes), so that a connection closes when its own process closes it; the
+ * default SIGINT/SIGTERM (the server's stop is the parent's), and death
+ * with the parent. */
+static void child_setup(const struct txs_server *sv)
 {
+	close(sv->lfd);
 	for (unsigned q = 0; q < sv->npend; q++)
 		close(sv->pend[q].fd);
 	for (unsigned q = 0; q < sv->c.max_sessions; q++)
 		if (sv->slot[q].pid > 0 && sv->slot[q].ep >= 0)
 			close(sv->slot[q].ep);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
 void txs_srv_check_ending(struct txs_server *sv)
@@ -105,7 +112,7 @@ static void refuse_conn(struct txs_server *sv, int fd, const char *why)
 			sv->refusers[k] = pid;
 		return;
 	}
-	close_others(sv);
+	child_setup(sv);
 	if (txs_srv_ip3_first(fd, TXS_SRV_IP3_FIRST_MS)) {
 		txs_ip3_write_state(fd, TXS_IP3_ACCESS_DENIED, 500);
 	} else {
@@ -183,8 +190,7 @@ static void session_start(struct txs_server *sv, const struct txs_srv_pending *p
 		return;
 	}
 	if (pid == 0) {
-		close(sv->lfd);
-		close_others(sv);
+		child_setup(sv);
 		if (ep[0] >= 0)
 			close(ep[0]);
 		txs_srv_session_main(sv, sl, fd, pe, ep[1]);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <txscale/ctl_session.h>
@@ -203,9 +202,6 @@ static void on_term(int sig)
 void txs_srv_session_main(const struct txs_server *sv, const struct txs_srv_slot *sl, int fd,
 			  const struct txs_srv_pending *pe, int ep_w)
 {
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (sl->n_cpu) { /* the session's workers run on its share of the CPUs */
 		cpu_set_t mine;
 		CPU_ZERO(&mine);
