@@ -123,6 +123,8 @@ int cmd_server(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	int ret = txs_server_run(g_srv);
+	signal(SIGINT, SIG_DFL); /* on_signal reaches g_srv: not once it is freed */
+	signal(SIGTERM, SIG_DFL);
 	txs_server_close(g_srv);
 	return ret;
 }
