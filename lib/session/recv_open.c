@@ -8,8 +8,8 @@
 #include "recv_priv.h"
 
 /* The sender summary before the run: an offline input's is read now (the
- * run can stop once all arrived) and again at the end; a live input takes
- * only a file written after it started. */
+ * run can stop once all arrived) and again during the run or at its end
+ * (recv_run.c); a live input takes only a file written after it started. */
 static int expect_init(struct txs_recv *s, char *err, size_t errlen)
 {
 	const struct txs_recv_conf *c = &s->conf;

@@ -48,7 +48,7 @@ struct run {
 	uint64_t t0;
 	double last_iv;
 	uint64_t last_try;
-	bool have_summary; /* the sender's summary was read during the run */
+	bool have_summary; /* the sender's summary was read during the run (summary_try) */
 	struct txs_rx_live *prev, *delta;
 	int ret;
 };
@@ -143,32 +143,27 @@ static int summary_get(struct run *r, char *err, size_t errlen)
 	return rc;
 }
 
-/* Once datagrams arrive, the sender's summary is read every 100 ms until
- * it is there: the run then stops as soon as every datagram it counts has
- * arrived, as with --expect (not --idle later). */
-static void summary_poll(struct run *r, uint64_t now, uint64_t last)
+/* The sender's summary, tried at most every 100 ms until it was read once
+ * (a read sets s->exp: the run can stop once every datagram arrived). */
+static void summary_try(struct run *r, uint64_t now)
 {
-	if (!summary_wanted(r) || r->have_summary || !last || now - r->last_try < SUMMARY_RETRY_NS)
+	if (!summary_wanted(r) || r->have_summary || now - r->last_try < SUMMARY_RETRY_NS)
 		return;
 	r->last_try = now;
-	r->have_summary = summary_get(r, NULL, 0) == 0 && r->s->exp->have_total;
+	r->have_summary = summary_get(r, NULL, 0) == 0;
 }
 
 /* Idle: stop, unless the sender has not written its summary yet (a loaded
  * host: it may still be sending, or finishing): then wait for it, at most
  * TXS_RECV_SUMMARY_WAIT_S beyond the idle point (the time limit bounds it
- * too), trying every 100 ms. */
+ * too). */
 static bool idle_stop(struct run *r, uint64_t now, double idle_s)
 {
 	struct txs_recv *s = r->s;
 	if (!summary_wanted(r) || s->exp->have_total || idle_s >= s->conf.idle + TXS_RECV_SUMMARY_WAIT_S)
 		return true;
-	if (now - r->last_try >= SUMMARY_RETRY_NS) {
-		r->last_try = now;
-		if (summary_get(r, NULL, 0) == 0 && s->exp->have_total)
-			return true;
-	}
-	return false;
+	summary_try(r, now);
+	return r->have_summary;
 }
 
 /* One pass of the controlling loop: true when the run is over. */
@@ -205,7 +200,8 @@ static bool loop_once(struct run *r)
 		if (ref && now > ref && (double)(now - ref) / 1e9 >= s->conf.idle && idle_stop(r, now, (double)(now - ref) / 1e9))
 			return true;
 	}
-	summary_poll(r, now, last);
+	if (last) /* once datagrams arrive: the run stops when all did, not --idle later */
+		summary_try(r, now);
 	return s->exp->have_total && uniq >= s->exp->total;
 }
 
