@@ -276,7 +276,12 @@ int txs_write_atomic(const char *path, const char *text)
 		unlink(tmp);
 		return -EIO;
 	}
-	return rename(tmp, path) < 0 ? -errno : 0;
+	if (rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return -e;
+	}
+	return 0;
 }
 
 int txs_ready_line_step(int fd, char *line, size_t len, size_t *got)

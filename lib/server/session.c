@@ -139,7 +139,7 @@ static char *cb_recv_finish(void *arg, double grace, char *err, size_t errlen)
 static int cb_peer_summary(void *arg, const char *summary, const struct txs_ctl_clock_rep *c)
 {
 	struct txs_srv_sess *s = arg;
-	return txs_ctl_peer_summary_save(s->peer_json, summary, c) < 0 ? -errno : 0;
+	return txs_ctl_peer_summary_save(s->peer_json, summary, c);
 }
 
 static void cb_summary(void *arg, const char *role, const char *json)

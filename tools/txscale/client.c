@@ -308,8 +308,9 @@ int ctl_ndr_recv_end(const struct ctl_ndr_opts *o, const char *send_json_path, c
 		n = txs_trim(sj, n);
 	int rc = txs_ctl_client_recv_finish(g_ndr_conn, sj && n ? sj : NULL, &rj, err, errlen);
 	free(sj);
-	if (rc == 0 && txs_write_atomic(recv_json_path, rj) < 0) {
-		snprintf(err, errlen, "cannot write the receiver's summary: %s", strerror(errno));
+	int wrc = rc == 0 ? txs_write_atomic(recv_json_path, rj) : 0;
+	if (wrc < 0) {
+		snprintf(err, errlen, "cannot write the receiver's summary: %s", strerror(-wrc));
 		rc = -EIO;
 	}
 	free(rj);
