@@ -128,10 +128,7 @@ static void client_test(const struct client *k, struct txs_ctl_client_test *t)
 	const struct ctl_send_info *s = k->s;
 	*t = (struct txs_ctl_client_test){ .fwd = !o->reverse || o->bidir, .rev = o->reverse || o->bidir,
 					    .est = k->est, .own_idle = OWN_IDLE_S, .extra = EXTRA_S };
-	/* test only: the clock our sender's stamps come from is off by this much */
-	const char *sh = getenv("TXS_TEST_STAMP_SHIFT_NS");
-	if (sh && *sh)
-		t->stamp_shift_ns = strtoll(sh, NULL, 10);
+	t->stamp_shift_ns = s->stamp_shift_ns; /* test only: the clock our sender's stamps come from is off by this much */
 	if (t->fwd) {
 		t->recv = (struct txs_ctl_recv_spec){ .on = true, .port = s->port, .threads = o->remote_threads,
 						      .rcvbuf = o->remote_rcvbuf, .time = k->est, .idle = IDLE_S };

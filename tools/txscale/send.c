@@ -350,7 +350,7 @@ static int run_client(struct send_cfg *cfg, const struct txs_send_conf *conf, co
 	struct own_send w = { cfg, conf };
 	return ctl_client_run(&cfg->ctl, &(struct ctl_send_info){ pl->dest, pl->port, pl->length, pl->rate_pps,
 			      cfg->count, pl->time, cfg->interval, cfg->json, &cfg->cpus, cfg->threads, cfg->no_pin,
-			      cfg->timestamps }, &(struct ctl_own_send){ own_send_run, &w });
+			      cfg->timestamps, conf->stamp_shift_ns }, &(struct ctl_own_send){ own_send_run, &w });
 }
 
 /* The run's hooks: metrics every poll, interval reports, the client's stop. */
@@ -479,9 +479,9 @@ static int send_session(const struct send_cfg *cfg, const struct txs_send_conf *
 static int send_main(struct send_cfg *cfg, int argc, char **argv)
 {
 	struct txs_send_conf conf;
-	if (send_stamp_shift(&conf.stamp_shift_ns))
+	int64_t shift;
+	if (send_stamp_shift(&shift))
 		return 2;
-	int64_t shift = conf.stamp_shift_ns;
 	fill_conf(cfg, &conf);
 	conf.stamp_shift_ns = shift;
 	char err[512];
