@@ -121,33 +121,25 @@ void txs_arg_prefix(struct txs_args *a, const char *netns, const char *exe)
 	txs_arg(a, exe);
 }
 
-pid_t txs_spawn(const struct txs_args *a, const char *errpath, int keep_fd)
-{
-	return txs_spawn_io(a, TXS_PROC_NULL, errpath, TXS_PROC_NULL, keep_fd);
-}
-
-/* In a new child: dies with its parent, stdin from /dev/null, stdout and
- * stderr as spawn_io says, keep_fd kept across exec, the signals the
- * parent handles back to their defaults. false: the parent is gone. */
-static bool child_setup(pid_t parent, int out_fd, const char *errpath, int err_fd, int keep_fd)
+/* In a new child: dies with its parent, stdin and stdout from and to
+ * /dev/null, stderr to errpath (NULL: /dev/null), keep_fd kept across
+ * exec, the signals the parent handles back to their defaults. false: the
+ * parent is gone. */
+static bool child_setup(pid_t parent, const char *errpath, int keep_fd)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		return false;
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int err = errpath ? open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-	if (nul >= 0)
+	if (nul >= 0) {
 		dup2(nul, STDIN_FILENO);
-	if (out_fd == TXS_PROC_NULL && nul >= 0)
 		dup2(nul, STDOUT_FILENO);
-	else if (out_fd >= 0)
-		dup2(out_fd, STDOUT_FILENO);
+	}
 	if (err >= 0)
 		dup2(err, STDERR_FILENO);
-	else if (err_fd == TXS_PROC_NULL && nul >= 0)
+	else if (nul >= 0)
 		dup2(nul, STDERR_FILENO);
-	else if (err_fd >= 0)
-		dup2(err_fd, STDERR_FILENO);
 	if (keep_fd >= 0)
 		fcntl(keep_fd, F_SETFD, 0);
 	signal(SIGINT, SIG_DFL);
@@ -156,7 +148,7 @@ static bool child_setup(pid_t parent, int out_fd, const char *errpath, int err_f
 	return true;
 }
 
-pid_t txs_spawn_io(const struct txs_args *a, int out_fd, const char *errpath, int err_fd, int keep_fd)
+pid_t txs_spawn(const struct txs_args *a, const char *errpath, int keep_fd)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -164,7 +156,7 @@ pid_t txs_spawn_io(const struct txs_args *a, int out_fd, const char *errpath, in
 		return -errno;
 	if (pid == 0) {
 		/* a child never outlives the process that runs it */
-		if (!child_setup(parent, out_fd, errpath, err_fd, keep_fd))
+		if (!child_setup(parent, errpath, keep_fd))
 			_exit(127);
 		execvp(a->v[0], (char *const *)a->v);
 		fprintf(stderr, "cannot run %s: %s\n", a->v[0], strerror(errno));
@@ -201,7 +193,7 @@ pid_t txs_spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		if (!child_setup(parent, TXS_PROC_NULL, errpath, TXS_PROC_NULL, keep_fd))
+		if (!child_setup(parent, errpath, keep_fd))
 			_exit(127);
 		close_cloexec();
 		int rc = fn(arg);

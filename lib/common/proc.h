@@ -3,7 +3,7 @@
  * a function), reaping, a graceful-then-forced stop, and the small file
  * helpers around the summaries children leave. A child never outlives the
  * process that started it. For processes that run no other thread while
- * they fork (the server's sessions, ndr's trials, the client). Not public. */
+ * they fork (the server's sessions, ndr's trials). Not public. */
 #ifndef TXS_COMMON_PROC_H
 #define TXS_COMMON_PROC_H
 #include <limits.h>
@@ -16,8 +16,6 @@
 
 #define TXS_PROC_MAX_ARGS 96
 #define TXS_PROC_MAX_FILE (1u << 20)
-#define TXS_PROC_NULL (-1)    /* spawn_io: the stream goes to /dev/null */
-#define TXS_PROC_INHERIT (-2) /* spawn_io: the stream stays ours */
 
 /* A temporary directory with the four files of a trial. */
 struct txs_paths {
@@ -48,13 +46,10 @@ const char *txs_arg_fmt(struct txs_args *a, const char *fmt, double v);
 /* ip netns exec NS EXE (or EXE alone) */
 void txs_arg_prefix(struct txs_args *a, const char *netns, const char *exe);
 
-/* fork + exec with stdout to /dev/null, stderr to errpath; keep_fd stays
- * open across exec. Returns the pid or -errno. The child is killed when
- * its parent dies (PR_SET_PDEATHSIG). */
+/* fork + exec with stdout to /dev/null, stderr to errpath (NULL:
+ * /dev/null); keep_fd stays open across exec. Returns the pid or -errno.
+ * The child is killed when its parent dies (PR_SET_PDEATHSIG). */
 pid_t txs_spawn(const struct txs_args *a, const char *errpath, int keep_fd);
-/* The same with a choice: stdout to out_fd (or TXS_PROC_NULL / TXS_PROC_INHERIT);
- * stderr to errpath when not NULL, else to err_fd (or TXS_PROC_NULL / TXS_PROC_INHERIT). */
-pid_t txs_spawn_io(const struct txs_args *a, int out_fd, const char *errpath, int err_fd, int keep_fd);
 /* fork and run fn(arg) in the child as txs_spawn() would run a program there
  * (stdout to /dev/null, stderr to errpath, the descriptors marked
  * close-on-exec closed but keep_fd, killed with its parent); the child
