@@ -109,8 +109,8 @@ TXS_API void txs_ndr_trial_release(struct txs_ndr_trial *t);
 TXS_API bool txs_ndr_trial_pass(const struct txs_ndr_trial *t, double loss_pct, double *pct);
 /* A trial's two summary files (send's and recv's --summary-file) read into
  * t: 0, or -EIO with one line in err saying what was wrong (a file missing,
- * a line unreadable, the receiver's loss not exact; t is left empty). On
- * success the caller txs_ndr_trial_release()s t. */
+ * a line unreadable, the receiver's loss not exact; t holds nothing to
+ * release). On success the caller txs_ndr_trial_release()s t. */
 TXS_API int txs_ndr_trial_load(struct txs_ndr_trial *t, const char *send_json_path, const char *recv_json_path,
 			       char *err, size_t errlen);
 /* The receiver's CPU (docs/ndr.md, "CPUs"): the first CPU this process may

@@ -168,13 +168,13 @@ void txs_ndr_report(struct txs_ndr_search *s, bool pass, double achieved_pps)
 const char *txs_ndr_phase_str(enum txs_ndr_phase p)
 {
 	static const char *const n[] = { "measure", "hi", "lo", "search", "confirm", "done" };
-	return (unsigned)p < sizeof(n) / sizeof(n[0]) ? n[p] : "?";
+	return (unsigned)p < TXS_ARRAY_SIZE(n) ? n[p] : "?";
 }
 
 const char *txs_ndr_outcome_str(enum txs_ndr_outcome o)
 {
 	static const char *const n[] = { "found", "hi-passes", "lo-fails", "out-of-trials" };
-	return (unsigned)o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
+	return (unsigned)o < TXS_ARRAY_SIZE(n) ? n[o] : "?";
 }
 
 /* ---- summary lines (read with jansson, lib/common/jsonpath.h) ------------------ */

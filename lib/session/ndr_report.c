@@ -75,15 +75,25 @@ struct result {
 	bool short_send;
 };
 
+/* What bounds the result, by outcome (docs/ndr.md) */
+static const char *limited_by(const struct txs_ndr_search *s)
+{
+	switch (s->outcome) {
+	case TXS_NDR_FOUND:
+		return "loss";
+	case TXS_NDR_HI_PASSES:
+		return s->hi0 > 0 ? "hi" : "sender";
+	case TXS_NDR_LO_FAILS:
+		return "lo";
+	case TXS_NDR_OUT_OF_TRIALS:
+		return "trials";
+	}
+	return "?";
+}
+
 static struct result result_of(const struct txs_ndr_search *s, double last_sent_pps)
 {
-	static const char *const lim[] = { [TXS_NDR_FOUND] = "loss", [TXS_NDR_LO_FAILS] = "lo",
-					   [TXS_NDR_OUT_OF_TRIALS] = "trials" };
-	struct result r = { .rate = s->result, .limited_by = "?" };
-	if (s->outcome == TXS_NDR_HI_PASSES)
-		r.limited_by = s->hi0 > 0 ? "hi" : "sender";
-	else if ((unsigned)s->outcome < sizeof(lim) / sizeof(lim[0]))
-		r.limited_by = lim[s->outcome];
+	struct result r = { .rate = s->result, .limited_by = limited_by(s) };
 	r.short_send = s->confirmed && s->result > 0 && last_sent_pps < s->result * (1 - s->precision);
 	if (r.short_send) {
 		r.rate = last_sent_pps;

@@ -43,7 +43,7 @@ static bool recv_args_pin(const char *const *argv, unsigned argc)
 {
 	static const char *const k[] = { "-A", "--affinity", "--no-pin", "-P", "--parallel" };
 	for (unsigned i = 0; i < argc; i++)
-		for (unsigned j = 0; j < sizeof(k) / sizeof(k[0]); j++)
+		for (unsigned j = 0; j < TXS_ARRAY_SIZE(k); j++)
 			if (strncmp(argv[i], k[j], strlen(k[j])) == 0)
 				return true;
 	return false;
@@ -52,6 +52,8 @@ static bool recv_args_pin(const char *const *argv, unsigned argc)
 int txs_ndr_recv_cpu(const int *send_cpus, unsigned n, unsigned threads, const char *const *recv_argv,
 		     unsigned recv_argc)
 {
+	if (recv_args_pin(recv_argv, recv_argc))
+		return -1;
 	cpu_set_t online, used;
 	CPU_ZERO(&online);
 	CPU_ZERO(&used);
@@ -67,8 +69,6 @@ int txs_ndr_recv_cpu(const int *send_cpus, unsigned n, unsigned threads, const c
 				want--;
 			}
 	}
-	if (recv_args_pin(recv_argv, recv_argc))
-		return -1;
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, &online) && !CPU_ISSET(cpu, &used))
 			return cpu;
