@@ -38,12 +38,12 @@ TXS_API int txs_send_metrics(const struct txs_send *s, struct txs_metrics *m, st
 	const char *np[TXS_MAX_LINKS];
 	unsigned nl = dev->n_links < TXS_MAX_LINKS ? dev->n_links : TXS_MAX_LINKS;
 	for (unsigned l = 0; l < nl; l++) {
-		struct txs_netdev_link li;
-		if (txs_netdev_link(dev, l, &li) == 0 && li.ifname[0])
+		struct txs_netdev_link li; /* a link without a name is named by its index there */
+		np[l] = NULL;
+		if (txs_netdev_link(dev, l, &li) == 0 && li.ifname[0]) {
 			snprintf(names[l], sizeof(names[l]), "%s", li.ifname);
-		else
-			snprintf(names[l], sizeof(names[l]), "%u", l);
-		np[l] = names[l];
+			np[l] = names[l];
+		}
 	}
 	struct txs_metrics_send_conf c = { .n_threads = in->n_threads, .cpus = in->cpus, .n_links = nl,
 					   .link_names = np };

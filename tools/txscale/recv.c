@@ -226,13 +226,11 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 		txs_rx_result_set_clock(res->rx, k->cfg->clock_offset.ns, c->error_ns, c->have_drift, c->drift_ns,
 					"control");
 	}
-	bool held = k->io && k->io->hold; /* the client prints it from summary_f */
-	flockfile(stdout);                /* whole lines beside the client's sender */
-	if (!held && k->cfg->json)
-		txs_recv_result_json(stdout, res);
-	else if (!held)
-		txs_recv_result_text(stdout, res);
-	funlockfile(stdout);
+	if (!k->io || !k->io->hold) { /* held: the client prints it from summary_f */
+		flockfile(stdout);    /* whole lines beside the client's sender */
+		(k->cfg->json ? txs_recv_result_json : txs_recv_result_text)(stdout, res);
+		funlockfile(stdout);
+	}
 	if (summary_f) {
 		txs_recv_result_json(summary_f, res);
 		if (fclose(summary_f) != 0) {

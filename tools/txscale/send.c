@@ -421,10 +421,11 @@ static int run(const struct send_cfg *cfg, struct txs_send *s, FILE *sumf, const
 	int rc = txs_send_run(s, &h, &r);
 	if (x.mx)
 		txs_metrics_send_update(x.mx, r->seconds, r->threads, r->links, TXS_METRICS_FINISHED);
-	flockfile(out);
-	if (!io || !io->hold)
+	if (!io || !io->hold) {
+		flockfile(out);
 		txs_send_summary(out, cfg->json, r);
-	funlockfile(out);
+		funlockfile(out);
+	}
 	if (sumf) {
 		txs_send_summary(sumf, true, r);
 		if (fclose(sumf) != 0) {
