@@ -14,21 +14,13 @@
 #include <txscale/ctl_session.h>
 #include <txscale/iperf3.h>
 #include "common/err.h"
+#include "pkt/sockaddr.h"
 #include "sess_priv.h"
 
 static int connect_addr(const struct txs_addr *a, uint16_t port, double timeout, char *err, size_t errlen)
 {
-	struct sockaddr_storage ss = { 0 };
-	socklen_t sl;
-	if (a->family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		*s4 = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port), .sin_addr = a->v4 };
-		sl = sizeof(*s4);
-	} else {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		*s6 = (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = a->v6 };
-		sl = sizeof(*s6);
-	}
+	struct sockaddr_storage ss;
+	socklen_t sl = txs_sockaddr_set(&ss, a->family, a, port);
 	int fd = socket(a->family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return txs_fail(err, errlen, -errno, "socket: %s", strerror(errno));
