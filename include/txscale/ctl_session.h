@@ -105,11 +105,6 @@ TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t po
 #define TXS_CTL_PROBE_MS 1000 /* a txscale server greets within this; an iperf3 server stays silent */
 #define TXS_CTL_PROBE_S (TXS_CTL_PROBE_MS / 1000.0)
 
-/* On a fresh connection to a control port: 1 when the server stays silent
- * for secs (an iperf3 server waiting for the client's cookie), -1 when it
- * says iperf3's ACCESS_DENIED (busy), 0 when it speaks otherwise (a txscale
- * greeting, or the close). Reads nothing. */
-TXS_API int txs_ctl_iperf3_probe(int fd, double secs);
 /* A server on host's port that may be txscale's or iperf3's (`send -c HOST`
  * without --server), told apart on one connection: a txscale server greets
  * first, an iperf3 server waits for the client's cookie (a second probe

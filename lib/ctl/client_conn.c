@@ -88,7 +88,11 @@ TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t po
 	return greet(fd, host, auth_file, timeout, why, err, errlen);
 }
 
-TXS_API int txs_ctl_iperf3_probe(int fd, double secs)
+/* On a fresh connection to a control port: 1 when the server stays silent
+ * for secs (an iperf3 server waiting for the client's cookie), -1 when it
+ * says iperf3's ACCESS_DENIED (busy), 0 when it speaks otherwise (a txscale
+ * greeting, or the close). Reads nothing. */
+static int iperf3_probe(int fd, double secs)
 {
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	int r;
@@ -114,7 +118,7 @@ TXS_API int txs_ctl_client_probe(const char *host, uint16_t port, const char *au
 				"no txscale or iperf3 server at %s port %u; to send without a server, give DEST without "
 				"-c, or --dev udp",
 				host, port);
-	switch (txs_ctl_iperf3_probe(fd, TXS_CTL_PROBE_S)) {
+	switch (iperf3_probe(fd, TXS_CTL_PROBE_S)) {
 	case 1:
 		*ip3_fd = fd;
 		return 1;
