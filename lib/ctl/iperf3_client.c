@@ -98,8 +98,13 @@ static void rx_write(FILE *out, const char *host, const struct txs_ip3_test *t, 
 	const struct txs_ip3_sums *u = &o->u;
 	if (json) {
 		char *rj = txs_ip3_recv_json(t, u, &o->kd);
-		fprintf(out, "{\"type\":\"sender\",\"host\":\"%s\",\"device\":\"iperf3\",\"packets\":%llu}\n", host,
-			(unsigned long long)o->peer_sent);
+		struct txs_json j;
+		txs_json_begin(&j, out);
+		txs_json_str(&j, "type", "sender");
+		txs_json_str(&j, "host", host);
+		txs_json_str(&j, "device", "iperf3");
+		txs_json_u64(&j, "packets", o->peer_sent);
+		txs_json_end(&j);
 		if (rj)
 			fprintf(out, "%s\n", rj);
 		free(rj);
@@ -125,8 +130,8 @@ TXS_API void txs_ip3_client_write(FILE *out, const char *host, const struct txs_
 	if (u->rx_streams)
 		rx_write(out, host, t, o, json);
 	if (u->tx_streams) {
-		char *sj = txs_ip3_send_json(t, u);
-		if (json && sj)
+		char *sj = json ? txs_ip3_send_json(t, u) : NULL;
+		if (sj)
 			fprintf(out, "%s\n", sj);
 		else
 			fprintf(out, "send: %u stream%s, %.3f s: sent %llu datagrams (%.0f pps), %llu bytes, %llu failed "
