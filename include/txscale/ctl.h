@@ -177,6 +177,8 @@ TXS_API int txs_ctl_clock_line_parse(const char *text, size_t len, struct txs_ct
 /* The key from a secret file: BLAKE2b-256 of its contents without trailing
  * newlines (1..4096 bytes). -ENOENT/-EACCES/..., -EINVAL (empty), -EFBIG. */
 TXS_API int txs_ctl_key_load(uint8_t key[TXS_CTL_KEY_LEN], const char *path);
+/* What txs_ctl_key_load's error rc says of the file, for a message. */
+TXS_API const char *txs_ctl_key_why(int rc);
 TXS_API int txs_ctl_nonce(uint8_t nonce[TXS_CTL_NONCE_LEN]);
 /* mac = crypto_auth(key, "txscale-ctl-1 auth" || nonce) */
 TXS_API int txs_ctl_mac(uint8_t mac[TXS_CTL_MAC_LEN], const uint8_t nonce[TXS_CTL_NONCE_LEN],

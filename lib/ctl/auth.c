@@ -17,6 +17,11 @@ static int init(void)
 	return sodium_init() < 0 ? -EIO : 0;
 }
 
+TXS_API const char *txs_ctl_key_why(int rc)
+{
+	return rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc);
+}
+
 TXS_API int txs_ctl_key_load(uint8_t key[TXS_CTL_KEY_LEN], const char *path)
 {
 	int rc = init();

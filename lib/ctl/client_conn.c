@@ -66,8 +66,7 @@ static struct txs_ctl_client *greet(int fd, const char *host, const char *auth_f
 	if (auth_file) {
 		int rc = txs_ctl_key_load(key, auth_file);
 		if (rc < 0) {
-			txs_fail(err, errlen, rc, "--auth-file '%s': %s", auth_file,
-				 rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
+			txs_fail(err, errlen, rc, "--auth-file '%s': %s", auth_file, txs_ctl_key_why(rc));
 			close(fd);
 			*why = -EINVAL;
 			return NULL;

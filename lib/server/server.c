@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "common/err.h"
+#include "pkt/sockaddr.h"
 #include "server_priv.h"
 
 TXS_API void txs_server_conf_init(struct txs_server_conf *c)
@@ -42,7 +43,7 @@ static int check(const struct txs_server_conf *c, struct txs_server *sv, char *e
 		int rc = txs_ctl_key_load(key, c->auth_file);
 		if (rc < 0)
 			return txs_fail(err, errlen, -EINVAL, "bad value for --auth-file: '%s': %s", c->auth_file,
-					rc == -EINVAL ? "the file is empty" : rc == -EFBIG ? "over 4096 bytes" : strerror(-rc));
+					txs_ctl_key_why(rc));
 	}
 	struct txs_addr a;
 	if (c->bind && txs_addr_parse(&a, c->bind) < 0)
@@ -117,32 +118,10 @@ bool txs_srv_ip3_first(int fd, int wait_ms)
 
 /* ---- the listener ------------------------------------------------------------------------------ */
 
-/* bind's address: c->bind (checked), else IPv6 any, else (no IPv6 here) IPv4 any */
-static socklen_t listen_addr(const struct txs_server_conf *c, int fam, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (fam == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(c->control_port);
-		if (c->bind)
-			inet_pton(AF_INET, c->bind, &s4->sin_addr);
-		return sizeof(*s4);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(c->control_port);
-	if (c->bind)
-		inet_pton(AF_INET6, c->bind, &s6->sin6_addr);
-	else
-		s6->sin6_addr = in6addr_any;
-	return sizeof(*s6);
-}
-
 static int listen_on(struct txs_server *sv, char *err, size_t errlen)
 {
 	const struct txs_server_conf *c = &sv->c;
-	struct txs_addr a;
+	struct txs_addr a; /* c->bind (checked), else IPv6 any, else (no IPv6 here) IPv4 any */
 	int fam = c->bind && txs_addr_parse(&a, c->bind) == 0 ? a.family : AF_INET6;
 	int fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 && !c->bind) {
@@ -152,7 +131,7 @@ static int listen_on(struct txs_server *sv, char *err, size_t errlen)
 	if (fd < 0)
 		return txs_fail(err, errlen, -errno, "socket: %s", strerror(errno));
 	struct sockaddr_storage ss;
-	socklen_t sl = listen_addr(c, fam, &ss);
+	socklen_t sl = txs_sockaddr_set(&ss, fam, c->bind ? &a : NULL, c->control_port);
 	int one = 1, zero = 0;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (fam == AF_INET6 && !c->bind)
