@@ -51,7 +51,7 @@ struct txs_server_conf {
 	double max_rate;           /* the most a client may ask us to send (0: no limit) ... */
 	bool max_rate_bits;        /* ... in frame bits/s, else datagrams/s */
 	struct txs_metrics_opts metrics; /* the registry of the sessions' metrics (docs/metrics.md) */
-	int64_t stamp_shift_ns;    /* test only: the tests' senders shift their timestamps so */
+	int64_t stamp_shift_ns;    /* test only: the tests' senders stamp this far off our clock */
 };
 
 /* The defaults: port TXS_CTL_PORT, max_time 300, ctl_timeout 10, the rest 0. */

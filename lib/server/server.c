@@ -34,8 +34,8 @@ static int check(const struct txs_server_conf *c, struct txs_server *sv, char *e
 				c->max_sessions > TXS_SERVER_SESSIONS_MAX ? "" : "-per-client",
 				c->max_sessions > TXS_SERVER_SESSIONS_MAX ? c->max_sessions : c->max_per_client,
 				TXS_SERVER_SESSIONS_MAX);
-	struct txs_ctl_allow allow;
-	uint8_t key[TXS_CTL_KEY_LEN];
+	struct txs_ctl_allow allow = { 0 };
+	uint8_t key[TXS_CTL_KEY_LEN] = { 0 };
 	char why[320];
 	if (c->allow_dest && txs_ctl_allow_parse(&allow, c->allow_dest, why, sizeof(why)) < 0)
 		return txs_fail(err, errlen, -EINVAL, "bad value for --allow-dest: '%s': %s", c->allow_dest, why);
