@@ -148,16 +148,24 @@ static bool child_setup(pid_t parent, const char *errpath, int keep_fd)
 	return true;
 }
 
-pid_t txs_spawn(const struct txs_args *a, const char *errpath, int keep_fd)
+/* fork, and in the child child_setup (or _exit 127): 0 in the child, the
+ * pid or -errno in the parent. */
+static pid_t fork_child(const char *errpath, int keep_fd)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0)
 		return -errno;
+	/* a child never outlives the process that runs it */
+	if (pid == 0 && !child_setup(parent, errpath, keep_fd))
+		_exit(127);
+	return pid;
+}
+
+pid_t txs_spawn(const struct txs_args *a, const char *errpath, int keep_fd)
+{
+	pid_t pid = fork_child(errpath, keep_fd);
 	if (pid == 0) {
-		/* a child never outlives the process that runs it */
-		if (!child_setup(parent, errpath, keep_fd))
-			_exit(127);
 		execvp(a->v[0], (char *const *)a->v);
 		fprintf(stderr, "cannot run %s: %s\n", a->v[0], strerror(errno));
 		_exit(127);
@@ -187,14 +195,9 @@ static void close_cloexec(void)
 
 pid_t txs_spawn_call(int (*fn)(void *), void *arg, const char *errpath, int keep_fd)
 {
-	pid_t parent = getpid();
 	fflush(NULL); /* the child flushes its copy of our buffers when it ends */
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
+	pid_t pid = fork_child(errpath, keep_fd);
 	if (pid == 0) {
-		if (!child_setup(parent, errpath, keep_fd))
-			_exit(127);
 		close_cloexec();
 		int rc = fn(arg);
 		fflush(NULL);
