@@ -26,6 +26,8 @@ extern "C" {
 #define TXS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TXS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TXS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define TXS_STR_(x) #x
+#define TXS_XSTR(x) TXS_STR_(x) /* a macro's value as a string literal */
 
 /* Most cores / workers one engine runs. */
 #define TXS_MAX_CORES 256

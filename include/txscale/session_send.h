@@ -61,6 +61,9 @@ struct txs_send_conf {
 	const char *dev;                /* --dev ("dummy") */
 	unsigned tos, ttl;              /* ttl 64 */
 	bool df, no_csum;
+	bool no_df;                     /* --no-df: IPv4 DF clear (udp: IP_PMTUDISC_DONT). Neither df nor
+					 * no_df: udp: the kernel socket's default (DF where the datagram
+					 * fits the path MTU); frame devices: DF clear */
 	const char *src_mac, *dst_mac;
 	uint64_t seed;
 	const char *ident;              /* --ident ("lease") */
@@ -81,6 +84,7 @@ struct txs_send_conf {
 	const char *pace;               /* "const" or "poisson" */
 	uint64_t burst_on;
 	double burst_off_us;
+	const char *pace_slack;         /* --pace-slack: "auto" (or NULL: the default), or USEC; "0" = spin-exact */
 	const char *timestamps;         /* "burst", "packet", "interp" */
 	const char *replay;             /* pcap file */
 	double replay_speed;            /* 1 */

@@ -12,7 +12,7 @@ void txs_send_conf_init(struct txs_send_conf *c)
 {
 	*c = (struct txs_send_conf){ .port = 5201, .sport = "40000", .length = "16", .interval = 1, .dev = "dummy",
 				     .ttl = 64, .ident = "lease", .miimon = 100, .pace = "const",
-				     .timestamps = "burst", .replay_speed = 1 };
+				     .timestamps = "burst", .replay_speed = 1, .pace_slack = "auto" };
 }
 
 /* --ident NAME: one of the registered strategies, else one line listing them. */
@@ -27,6 +27,26 @@ static int check_ident(const char *name, char *err, size_t errlen)
 	for (unsigned i = 0; i < n && o < errlen; i++)
 		o += (size_t)snprintf(err + o, errlen - o, "%s %s", i ? "," : "", names[i]);
 	return -EINVAL;
+}
+
+int send_pace_slack(const char *v, uint64_t *ns, unsigned *gaps)
+{
+	uint64_t n = TXS_PACE_SLACK_DEFAULT_NS;
+	unsigned g = TXS_PACE_SLACK_GAPS;
+	if (v && strcmp(v, "auto") != 0) {
+		char *end;
+		errno = 0;
+		double us = strtod(v, &end);
+		if (errno || end == v || *end || !(us >= 0) || !(us * 1000 <= TXS_PACE_SLACK_MAX_NS))
+			return -EINVAL;
+		n = (uint64_t)(us * 1000 + 0.5);
+		g = 0;
+	}
+	if (ns)
+		*ns = n;
+	if (gaps)
+		*gaps = g;
+	return 0;
 }
 
 /* Rate profile and timestamp options. */
@@ -57,6 +77,9 @@ static int pace_check(const struct txs_send_conf *c, char *err, size_t errlen)
 	if (c->burst_on && (poisson || ramp))
 		return txs_fail(err, errlen, -EINVAL, "--burst-on/--burst-off combine with -b only, not with --%s",
 				poisson ? "pace poisson" : "ramp");
+	if (send_pace_slack(c->pace_slack, NULL, NULL) < 0)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --pace-slack: '%s': expected auto, or microseconds "
+				"0 (spin-exact) .. %u", c->pace_slack, TXS_PACE_SLACK_MAX_NS / 1000);
 	if (c->schedule_file && (!c->count || c->count > TXS_SEND_SCHEDULE_MAX))
 		return txs_fail(err, errlen, -EINVAL, "--schedule-file needs -n N (at most %u datagrams), got %s",
 				TXS_SEND_SCHEDULE_MAX, c->count ? "more" : "none");
@@ -110,6 +133,8 @@ static int flow_check(struct send_prep *p, uint16_t sport, char *err, size_t err
 	sp->payload_len = p->length;
 	sp->tos = (uint8_t)c->tos;
 	sp->ttl = (uint8_t)c->ttl;
+	if (c->df && c->no_df)
+		return txs_fail(err, errlen, -EINVAL, "--df and --no-df exclude each other");
 	sp->df = c->df;
 	sp->no_udp_csum = c->no_csum;
 	p->gc.spread_sport = true;

@@ -18,7 +18,8 @@ static struct txs_netdev_conf dev_conf(const struct send_prep *p)
 				      .vlan_len = (uint16_t)sh->vlan_len,
 				      .flows = sh->ranges && sh->sh.flows > 1 ? sh->sh.flows : 0,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport,
-				      .sizes_vary = sh->sh.n_sizes > 1, .ipv4_df = sp->df };
+				      .sizes_vary = sh->sh.n_sizes > 1, .ipv4_df = sp->df,
+				      .ipv4_pmtu_want = !p->c.df && !p->c.no_df };
 	if (p->c.bind)
 		dc.src = sp->src;
 	if (p->c.src_mac) {
@@ -66,6 +67,12 @@ static int route(struct txs_send *s, unsigned *burst_out, uint32_t *wire_out, do
 	bool v4 = sp->dst.family == AF_INET;
 	unsigned burst = 0;
 	uint32_t wire = 0;
+	if (v4 && dev->kernel_ip && !c->df && !c->no_df && !p->rpl) {
+		/* udp: the kernel socket's default (IP_PMTUDISC_WANT): the
+		 * frames say DF as the wire will, when the largest fits */
+		uint32_t mtu = c->mtu ? c->mtu : dev->mtu ? dev->mtu : 1500;
+		sp->df = p->length + TXS_IPV4_HLEN + TXS_UDP_HLEN <= mtu;
+	}
 	int r = p->rpl && dev->kernel_ip ? send_replay_route_udp(c, p->rpl, dev, sp, &s->rudp, &p->rpace, &burst,
 								 &wire, err, errlen)
 		: p->rpl ? send_replay_route(c, p->rpl, dev, &burst, &wire, err, errlen)
@@ -178,6 +185,7 @@ static int engine_conf(struct txs_send *s, unsigned burst, uint32_t wire, double
 								     : TXS_TS_BURST,
 		.stamp_shift_ns = c->stamp_shift_ns,
 	};
+	send_pace_slack(c->pace_slack, &s->ec.pace_slack_ns, &s->ec.pace_slack_gaps);
 	if (c->stamp_shift_ns)
 		txs_say(c->on_note, c->user, "test only: timestamps shifted by %lld ns (TXS_TEST_STAMP_SHIFT_NS)",
 			  (long long)c->stamp_shift_ns);
