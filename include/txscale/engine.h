@@ -282,7 +282,9 @@ TXS_API int64_t txs_pace_schedule(const struct txs_engine_conf *conf, unsigned w
 
 /* How the workers of conf on dev wait for their schedule: "none" (not
  * paced), "spin" (pace_slack_ns 0), "sleep" (the sleeping pacer) or
- * "txtime" (handed over early with SO_TXTIME times, dev->txtime_clock);
+ * "txtime" (handed over early with SO_TXTIME times, dev->txtime_clock; a
+ * generator whose fill needs several datagrams at once, a GSO generator's
+ * min_frames, sleeps instead);
  * *window_ns (may be NULL) the window worker 0 sends together (0 spinning).
  * Any thread; conf as txs_engine_create takes it. */
 TXS_API const char *txs_pace_mode(const struct txs_engine_conf *conf, const struct txs_netdev *dev,

@@ -30,7 +30,6 @@ struct txs_wk {
 	double rate_pps;               /* 0 = unlimited */
 	int error;                     /* -errno if the worker failed */
 	bool gen_ready;                /* the generator's init succeeded (fini is due) */
-	bool txtime;                   /* the run handed datagrams over early with SO_TXTIME times */
 	struct txs_engine *eng;
 	pthread_t thread;
 	struct txs_prof_run run;       /* conf.profile_every */

@@ -37,7 +37,6 @@ static int WL_NAME(struct txs_wk *w)
 					       (pc.kind == TXS_PACE_CONST || pc.kind == TXS_PACE_RAMP)
 				       ? TXS_PACE_TXTIME_AHEAD_NS
 				       : 0;
-	w->txtime = ahead != 0;
 
 	while (done < w->quota && !stopping(e)) {
 		const bool sample = WL_PROF && cd == 1;
