@@ -233,10 +233,10 @@ static const struct opt send_opts[] = {
 	  "--burst-off", NULL, 1, 0 },
 	{ "burst-off", 0, OPT_CUSTOM, O(burst_off_us), "USEC",
 	  "silence between bursts, from the last datagram of one to the first of the next", NULL, 0, 0, parse_usec },
-	{ "pace-slack", 0, OPT_STR, O(pace_slack), "auto|USEC",
+	{ "pace-slack", 0, OPT_STR, O(pace_slack), "USEC",
 	  "paced runs: sleep between sends and send the datagrams that fall due within USEC of the first one due "
 	  "together (one GSO call on udp:, one ring kick on packet:/xdp:), never ahead of the schedule; 0 = "
-	  "spin-exact (each datagram at its time, a core busy for it), at most 100000. auto: "
+	  "spin-exact (each datagram at its time, a core busy for it), at most 100000; auto: "
 	  TXS_XSTR(TXS_PACE_SLACK_DEFAULT_US) " us, and with -b, two gaps between datagrams where that is longer (at "
 	  "most 1 ms) (docs/pacing.md)", "auto" },
 	{ "timestamps", 0, OPT_STR, O(timestamps), "MODE",
