@@ -120,7 +120,7 @@ static int links_open(struct txs_send *s, unsigned burst, char *err, size_t errl
 		p->gc.linksel = s->ls;
 		s->uc.linksel = s->ls;
 		if (s->route && txs_linksel_params(s->ls)->mode == TXS_LS_BROADCAST)
-			return txs_fail(err, errlen, -EINVAL, "--bond broadcast copies one-frame datagrams only: -l %u "
+			return txs_fail(err, errlen, -EINVAL, "--bond broadcast copies one-frame datagrams only: --length %u "
 					"makes %u frames per send (use a datagram within the MTU, without "
 					"--gso/--unconnected)", p->length, burst);
 	}

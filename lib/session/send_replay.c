@@ -28,7 +28,7 @@ int send_replay_open(struct send_prep *p, char *err, size_t errlen)
 		return txs_fail(err, errlen, -EINVAL, "bad value for --replay-speed: '%g'", c->replay_speed);
 	if (!c->dest && strcspn(c->dev, ":") == 3 && strncmp(c->dev, "udp", 3) == 0)
 		return txs_fail(err, errlen, -EINVAL, "--replay through --dev %s sends the capture's UDP payloads to "
-				"DEST: give one (and -p PORT)", c->dev);
+				"dest (DEST): give one (and --port PORT)", c->dev);
 	if (!c->dest)
 		c->dest = "198.18.0.2"; /* only opens a frame device */
 	return 0;

@@ -38,7 +38,7 @@ int send_shape_ranges(struct send_shape *ss, struct txs_send_conf *c, uint16_t *
 	}
 	if (src_s) {
 		if (*bind) {
-			return txs_fail(err, errlen, -EINVAL, "source given twice (-B %s and --src %s)", *bind, src_s);
+			return txs_fail(err, errlen, -EINVAL, "source given twice (--bind %s and --src %s)", *bind, src_s);
 		}
 		if (txs_range_parse_addr(src_s, &a, &sh->src, why, sizeof(why)) < 0)
 			return bad(err, errlen, "--src", src_s, why);
@@ -224,15 +224,15 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 	}
 	if (gso && sh->flows > 1) {
 		return txs_fail(err, errlen, -EINVAL, "--flows %u with --gso: one flow per GSO call is not supported; "
-				"use -P for more flows", sh->flows);
+				"use --parallel for more flows", sh->flows);
 	}
 	if (!sendmsg || !ss->any)
 		return 0;
 	if (gso && sh->n_sizes > 1) {
-		return txs_fail(err, errlen, -EINVAL, "-l with several sizes and --gso: one GSO payload size per run");
+		return txs_fail(err, errlen, -EINVAL, "--length with several sizes and --gso: one GSO payload size per run");
 	}
 	if (sh->n_sizes > 1 && !txs_udp_shape_frames(sh, v4, mtu, 0)) {
-		return txs_fail(err, errlen, -EINVAL, "-l sizes fragment into different numbers of frames at MTU %u: a size mix "
+		return txs_fail(err, errlen, -EINVAL, "--length sizes fragment into different numbers of frames at MTU %u: a size mix "
 				"must fit the MTU, or every size make the same fragments", mtu);
 	}
 	/* the sendmsg path: one endpoint per (source, source port) of a thread */

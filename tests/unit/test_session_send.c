@@ -135,10 +135,10 @@ static void checks_refuse(void **state)
 	refuse(&c, "bad value for --pace: 'bogus': valid are const, poisson");
 	conf_dummy(&c);
 	c.v4 = c.v6 = true;
-	refuse(&c, "-4 and -6 exclude each other");
+	refuse(&c, "--ipv4 and --ipv6 exclude each other");
 	conf_dummy(&c);
 	c.dest = NULL;
-	refuse(&c, "no destination: give -c ADDR or DEST (see txscale send --help)");
+	refuse(&c, "no destination: give dest (DEST) or --dst ADDRS");
 	conf_dummy(&c);
 	c.ident = "nope";
 	char err[512];
