@@ -5,7 +5,22 @@
 
 TXS_API const char *txs_version(void)
 {
-	return TXS_VERSION;
+	return TXS_VERSION_STRING;
+}
+
+TXS_API int txs_version_major(void)
+{
+	return TXS_VERSION_MAJOR;
+}
+
+TXS_API int txs_version_minor(void)
+{
+	return TXS_VERSION_MINOR;
+}
+
+TXS_API int txs_version_patch(void)
+{
+	return TXS_VERSION_PATCH;
 }
 
 /* The codes whose meaning in the library is narrower than the C library's

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <txscale/session_send.h>
 #include <txscale/session_recv.h>
+#include <txscale/version.h>
 #include "test_util.h"
 
 /* ---- send ------------------------------------------------------------------------- */
@@ -405,6 +406,21 @@ static void strerror_own(void **st)
 	assert_string_equal(txs_strerror(0), "success");
 }
 
+/* The headers' version is the library's (one source: txscale/version.h). */
+static void version_parts(void **st)
+{
+	(void)st;
+	char want[32];
+	snprintf(want, sizeof(want), "%d.%d.%d", txs_version_major(), txs_version_minor(), txs_version_patch());
+	assert_string_equal(txs_version(), want);
+	assert_string_equal(txs_version(), TXS_VERSION_STRING);
+	assert_int_equal(txs_version_major(), TXS_VERSION_MAJOR);
+	assert_int_equal(txs_version_minor(), TXS_VERSION_MINOR);
+	assert_int_equal(txs_version_patch(), TXS_VERSION_PATCH);
+	assert_true(TXS_VERSION_CHECK(TXS_VERSION_MAJOR, TXS_VERSION_MINOR, TXS_VERSION_PATCH));
+	assert_false(TXS_VERSION_CHECK(TXS_VERSION_MAJOR + 1, 0, 0));
+}
+
 T_MAIN(cmocka_unit_test(send_zeroed),
        cmocka_unit_test(send_null_strings),
        cmocka_unit_test(send_ranges),
@@ -413,4 +429,5 @@ T_MAIN(cmocka_unit_test(send_zeroed),
        cmocka_unit_test(recv_ranges),
        cmocka_unit_test(recv_zeroed),
        cmocka_unit_test(recv_check_keeps_nofile),
-       cmocka_unit_test(strerror_own))
+       cmocka_unit_test(strerror_own),
+       cmocka_unit_test(version_parts))
