@@ -46,12 +46,12 @@ static int check_payload(struct txs_recv_plan *p, const struct txs_recv_conf *c,
 	return 0;
 }
 
-/* the shapes' port range syntax, without a walk (a receiver takes every port) */
 unsigned long long txs_recv_nofile_need(const struct txs_recv_plan *p)
 {
 	return p->port_hi && p->is_udp ? (unsigned long long)(p->port_hi - p->port + 1) * p->threads + 64 : 0;
 }
 
+/* the shapes' port range syntax, without a walk (a receiver takes every port) */
 static int check_port(struct txs_recv_plan *p, const struct txs_recv_conf *c, char *err, size_t errlen)
 {
 	if (!c->port)
@@ -126,10 +126,11 @@ static int check_rx_ts(struct txs_recv_plan *p, const char *v, char *err, size_t
 static int check_run(struct txs_recv_plan *p, const struct txs_recv_conf *c, char *err, size_t errlen)
 {
 	if (c->n_affinity && c->threads && c->threads > c->n_affinity)
-		return txs_fail(err, errlen, -EINVAL, "--parallel %u needs at least %u CPUs in --affinity (got %u)", c->threads,
-				c->threads, c->n_affinity);
+		return txs_fail(err, errlen, -EINVAL, "--parallel %u needs at least %u CPUs in --affinity (got %u)",
+				c->threads, c->threads, c->n_affinity);
 	if (p->is_pcap && p->threads != 1)
-		return txs_fail(err, errlen, -EINVAL, "--dev pcap: is read by one thread: --parallel/--affinity give %u", p->threads);
+		return txs_fail(err, errlen, -EINVAL, "--dev pcap: is read by one thread: --parallel/--affinity give %u",
+				p->threads);
 	if (!(c->outage_min <= 3600) || !(c->outage_min >= 0))
 		return txs_fail(err, errlen, -EINVAL, "bad value for --outage-min: '%g': expected at most 3600 seconds",
 				c->outage_min);
@@ -147,15 +148,15 @@ static int secs(const char *opt, double v, const char *what, char *err, size_t e
 {
 	if (isfinite(v) && v >= 0 && v <= TXS_RECV_MAX_SECONDS)
 		return 0;
-	return txs_fail(err, errlen, -EINVAL, "bad value for --%s: '%g': expected seconds 0 (%s) .. 1e7", opt, v, what);
+	return txs_fail(err, errlen, -EINVAL, "bad value for --%s: '%g': expected seconds 0 (%s) .. 1e7", opt, v,
+			what);
 }
 
 /* Every number's range, before any string is parsed. */
 static int check_numbers(const struct txs_recv_conf *c, unsigned threads, char *err, size_t errlen)
 {
 	int rc;
-	if ((rc = secs("time", c->time, "no limit, needs --idle", err,
-		       errlen)) ||
+	if ((rc = secs("time", c->time, "no limit, needs --idle", err, errlen)) ||
 	    (rc = secs("idle", c->idle, "never", err, errlen)) ||
 	    (rc = secs("interval", c->interval, "none", err, errlen)))
 		return rc;

@@ -232,8 +232,8 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 		return txs_fail(err, errlen, -EINVAL, "--length with several sizes and --gso: one GSO payload size per run");
 	}
 	if (sh->n_sizes > 1 && !txs_udp_shape_frames(sh, v4, mtu, 0)) {
-		return txs_fail(err, errlen, -EINVAL, "--length sizes fragment into different numbers of frames at MTU %u: a size mix "
-				"must fit the MTU, or every size make the same fragments", mtu);
+		return txs_fail(err, errlen, -EINVAL, "--length sizes fragment into different numbers of frames at MTU %u: "
+				"a size mix must fit the MTU, or every size make the same fragments", mtu);
 	}
 	/* the sendmsg path: one endpoint per (source, source port) of a thread */
 	uint64_t srcs = (sh->sport.span > 1 ? sh->sport.span : 1) * (sh->src.span > 1 ? sh->src.span : 1);

@@ -36,7 +36,7 @@ done
 [ "$(pkg-config --modversion txscale)" = "$("$tmp/moved/bin/txscale" --version | awk '{ print $2 }')" ] ||
   { echo "FAIL: .pc version $(pkg-config --modversion txscale) is not txscale --version's" >&2; exit 1; }
 # static linking still finds every library (pkgconf: Requires.internal)
-pkg-config --static --libs txscale | grep -q -- -ljansson ||
+pkg-config --static --libs txscale | grep -- -ljansson >/dev/null ||
   { echo "FAIL: --static --libs lacks -ljansson: $(pkg-config --static --libs txscale)" >&2; exit 1; }
 cp "$src/tests/build/consumer.c" "$tmp/consumer.c"
 cd "$tmp"
@@ -44,5 +44,7 @@ cd "$tmp"
 cc -std=c11 -Wall -Wextra -Werror -o consumer consumer.c $flags ||
   { echo "FAIL: consumer does not build with: $flags" >&2; exit 1; }
 out=$(LD_LIBRARY_PATH="$libdir" ./consumer) || { echo "FAIL: consumer (shared) failed: $out" >&2; exit 1; }
-LD_LIBRARY_PATH="$libdir" ldd ./consumer | grep "$libdir/libtxscale.so.$(pkg-config --modversion txscale | cut -d. -f1)" >/dev/null || { echo "FAIL: consumer did not load the installed library" >&2; exit 1; }
+major=$(pkg-config --modversion txscale | cut -d. -f1)
+LD_LIBRARY_PATH="$libdir" ldd ./consumer | grep "$libdir/libtxscale.so.$major" >/dev/null ||
+  { echo "FAIL: consumer did not load the installed library" >&2; exit 1; }
 echo "install: $out"

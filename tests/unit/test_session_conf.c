@@ -120,7 +120,12 @@ static void s_time_nan(struct txs_send_conf *c) { c->time = NAN; }
 static void s_time_inf(struct txs_send_conf *c) { c->time = -INFINITY; }
 static void s_interval_nan(struct txs_send_conf *c) { c->interval = NAN; }
 static void s_ramp_neg(struct txs_send_conf *c) { c->ramp.secs = -1; }
-static void s_ramp_to_nan(struct txs_send_conf *c) { c->ramp.secs = 2; c->ramp.from.value = 10; c->ramp.to.value = NAN; }
+static void s_ramp_to_nan(struct txs_send_conf *c)
+{
+	c->ramp.secs = 2;
+	c->ramp.from.value = 10;
+	c->ramp.to.value = NAN;
+}
 static void s_burst_off_neg(struct txs_send_conf *c) { c->burst_on = 4; c->burst_off_us = -3; }
 static void s_replay_speed_neg(struct txs_send_conf *c) { c->replay_speed = -2; }
 static void s_burst(struct txs_send_conf *c) { c->burst = 100000; }
