@@ -261,14 +261,13 @@ static int limits_check(const struct txs_send_conf *c, char *err, size_t errlen)
 			  errlen)) ||
 	    (rc = range_d("ramp", c->ramp.secs, 0, false, TXS_SEND_MAX_SECONDS, "ramp seconds 0 (no ramp) .. 1e7",
 			  err, errlen)) ||
-	    (rc = range_d("burst-off", c->burst_off_us, 0, false, TXS_SEND_MAX_SECONDS * 1e6,
-			  "microseconds 0 .. 1e13", err, errlen)) ||
-	    (rc = range_d("replay-speed", c->replay_speed, 0, true, 1e6, "a factor over 0, at most 1e6", err,
+	    (rc = range_d("burst-off", c->burst_off_us, 0, false, 1e12, "microseconds 0 .. 1e12", err, errlen)) ||
+	    (rc = range_d("replay-speed", c->replay_speed, 0, true, 1e9, "a factor over 0, at most 1e9", err,
 			  errlen)))
 		return rc;
 	if (c->ramp.secs > 0 &&
-	    ((rc = range_d("ramp", c->ramp.from.value, 0, false, TXS_SEND_MAX_RATE, "FROM in " "packets/s or "
-			   "bits/s, 0 .. 1e12", err, errlen)) ||
+	    ((rc = range_d("ramp", c->ramp.from.value, 0, false, TXS_SEND_MAX_RATE, "FROM in packets/s or bits/s, "
+			   "0 .. 1e12", err, errlen)) ||
 	     (rc = range_d("ramp", c->ramp.to.value, 0, false, TXS_SEND_MAX_RATE, "TO in packets/s or bits/s, "
 			   "0 .. 1e12", err, errlen))))
 		return rc;
