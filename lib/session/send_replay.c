@@ -17,7 +17,7 @@ int send_replay_open(struct send_prep *p, char *err, size_t errlen)
 	struct txs_send_conf *c = &p->c;
 	if (c->threads > 1 || c->n_cpus > 1)
 		return txs_fail(err, errlen, -EINVAL, "--replay sends the capture in its order from one thread: drop "
-				"-P/-A (or give one CPU)");
+				"--parallel/--affinity (or give one CPU)");
 	if (c->bond || c->links || c->gso_size || c->unconnected)
 		return txs_fail(err, errlen, -EINVAL, "--replay sends the frames as they are, on link 0: --%s does not "
 				"apply", c->bond ? "bond" : c->links ? "links" : c->gso_size ? "gso" : "unconnected");

@@ -65,13 +65,13 @@ int send_shape_sizes(struct send_shape *ss, const char *length_s, int family, un
 {
 	char why[160];
 	if (txs_shape_parse_sizes(&ss->sh, length_s, family, why, sizeof(why)) < 0)
-		return bad(err, errlen, "-l/--length", length_s, why);
+		return bad(err, errlen, "--length", length_s, why);
 	*length = txs_shape_max_size(&ss->sh, 0);
 	ss->len = *length;
 	if (ss->sh.n_sizes > 1)
 		ss->any = true;
 	if (txs_shape_pattern(&ss->sh, &ss->pat, &ss->pat_len) < 0)
-		return bad(err, errlen, "-l/--length", length_s, "the weights make a cycle over 2^20 packets (divide them)");
+		return bad(err, errlen, "--length", length_s, "the weights make a cycle over 2^20 packets (divide them)");
 	return 0;
 }
 
@@ -194,8 +194,8 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 		 * QinQ frames on xdp: were dropped and read as "full") */
 		uint32_t most = mtu - (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) - TXS_UDP_HLEN - TXS_VLAN_HLEN;
 		if (txs_shape_max_size(sh, ss->len) > most) {
-			return txs_fail(err, errlen, -EINVAL, "bad value for -l/--length: '%u': with --qinq on %s %s frames of at "
-					"most MTU + 18 bytes: -l at most %u (or --mtu %u, fragments included)",
+			return txs_fail(err, errlen, -EINVAL, "bad value for --length: '%u': with --qinq on %s %s frames of at "
+					"most MTU + 18 bytes: --length at most %u (or --mtu %u, fragments included)",
 				txs_shape_max_size(sh, ss->len), dev->spec,
 				pkt ? "the kernel's AF_PACKET takes" : "the veth (copy mode) forwards", most, mtu - 4);
 		}

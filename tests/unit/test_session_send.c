@@ -158,7 +158,7 @@ static void checks_refuse(void **state)
 	assert_int_equal(txs_send_conf_check(&c, NULL, err, sizeof(err)), 0);
 	struct txs_send *s;
 	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "bad value for -b/--bitrate: '0.0001': below the lowest rate, 0.001 datagrams/s per "
+	assert_string_equal(err, "bad value for --bitrate: '0.0001': below the lowest rate, 0.001 datagrams/s per "
 				 "thread (1 thread)");
 	/* a good one resolves */
 	conf_dummy(&c);
