@@ -241,6 +241,38 @@ static void send_cpus(void **st)
 	send_runs(&c, 100);
 }
 
+/* A run that fails says why: its rc, failed, and the problem line naming
+ * the device and the reason (a pcap file on /dev/full: ENOSPC). */
+static void send_run_failure_reason(void **st)
+{
+	(void)st;
+	if (access("/dev/full", W_OK) != 0)
+		skip();
+	struct txs_send_conf c;
+	send_base(&c);
+	c.dev = "pcap:/dev/full";
+	c.count = 100000;
+	char err[512] = "";
+	struct txs_send *s = NULL;
+	int rc = txs_send_open(&s, &c, err, sizeof(err));
+	if (rc)
+		fail_msg("open: %d (%s)", rc, err);
+	const struct txs_send_result *r;
+	assert_int_equal(txs_send_run(s, NULL, &r), -ENOSPC);
+	assert_int_equal(r->rc, -ENOSPC);
+	assert_true(r->failed);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	txs_send_result_problems(f, "", false, r);
+	fclose(f);
+	assert_non_null(strstr(buf, "--dev pcap:/dev/full: "));
+	assert_non_null(strstr(buf, strerror(ENOSPC)));
+	free(buf);
+	txs_send_close(s);
+}
+
 /* A check leaves the config as it was (it works on a copy). */
 static void send_check_pure(void **st)
 {
@@ -430,6 +462,7 @@ T_MAIN(cmocka_unit_test(send_zeroed),
        cmocka_unit_test(send_null_strings),
        cmocka_unit_test(send_ranges),
        cmocka_unit_test(send_cpus),
+       cmocka_unit_test(send_run_failure_reason),
        cmocka_unit_test(send_check_pure),
        cmocka_unit_test(recv_ranges),
        cmocka_unit_test(recv_zeroed),
