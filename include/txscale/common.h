@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <txscale/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,8 +81,14 @@ static inline uint64_t txs_rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* Version string of the library. */
+/* The version of the library running ("MAJOR.MINOR.PATCH"), and its parts:
+ * compare with TXS_VERSION_MAJOR/MINOR/PATCH (txscale/version.h), the
+ * headers' version, to learn what the program was built against. Any
+ * thread. */
 TXS_API const char *txs_version(void);
+TXS_API int txs_version_major(void);
+TXS_API int txs_version_minor(void);
+TXS_API int txs_version_patch(void);
 
 /* A short text for a txscale error code (negative errno). */
 TXS_API const char *txs_strerror(int err);

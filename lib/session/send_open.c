@@ -44,7 +44,7 @@ static void dev_source(struct txs_send *s)
 		if (!s->p.c.bind)
 			sp->src = dev->src_addr;
 		else if (memcmp(sp->src.bytes, dev->src_addr.bytes, sp->dst.family == AF_INET ? 4 : 16) != 0)
-			txs_say(s->p.c.on_note, s->p.c.user, "-B %s is not a local address: the kernel sends from %s",
+			txs_say(s->p.c.on_note, s->p.c.user, "--bind %s is not a local address: the kernel sends from %s",
 				  txs_addr_str(&sp->src, a, sizeof(a)), txs_addr_str(&dev->src_addr, k, sizeof(k)));
 	}
 	if (dev->l2_needed) {
@@ -98,7 +98,7 @@ static int route(struct txs_send *s, unsigned *burst_out, uint32_t *wire_out, do
 	*burst_out = burst;
 	*pps = c->rate.bits ? c->rate.value / (send_shape_wire(&p->shape, v4, dev->mtu, wire) * 8.0) : c->rate.value;
 	if (c->rate.value > 0 && *pps / p->nthreads < TXS_SEND_MIN_PPS)
-		return txs_fail(err, errlen, -EINVAL, "bad value for -b/--bitrate: '%g%s': below the lowest rate, %g "
+		return txs_fail(err, errlen, -EINVAL, "bad value for --bitrate: '%g%s': below the lowest rate, %g "
 				"datagrams/s per thread (%u thread%s)", c->rate.value, c->rate.bits ? "bit" : "",
 				TXS_SEND_MIN_PPS, p->nthreads, p->nthreads > 1 ? "s" : "");
 	return 0;
@@ -120,7 +120,7 @@ static int links_open(struct txs_send *s, unsigned burst, char *err, size_t errl
 		p->gc.linksel = s->ls;
 		s->uc.linksel = s->ls;
 		if (s->route && txs_linksel_params(s->ls)->mode == TXS_LS_BROADCAST)
-			return txs_fail(err, errlen, -EINVAL, "--bond broadcast copies one-frame datagrams only: -l %u "
+			return txs_fail(err, errlen, -EINVAL, "--bond broadcast copies one-frame datagrams only: --length %u "
 					"makes %u frames per send (use a datagram within the MTU, without "
 					"--gso/--unconnected)", p->length, burst);
 	}

@@ -500,7 +500,9 @@ static int send_main(struct send_cfg *cfg, int argc, char **argv)
 	struct txs_send_plan plan;
 	int rc = txs_send_conf_check(&conf, &plan, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "txscale send: %s\n", err);
+		/* the library names its fields; the CLI adds how they are given here */
+		fprintf(stderr, "txscale send: %s%s\n", err,
+			strncmp(err, "no destination", 14) == 0 ? " (here: -c ADDR or DEST; see txscale send --help)" : "");
 		return rc == -EINVAL ? 2 : 1;
 	}
 	if (ctl_client_wanted(&cfg->ctl, plan.dest, argc, argv))
