@@ -15,6 +15,7 @@
 #include <txscale/iperf3.h>
 #include "common/err.h"
 #include "pkt/sockaddr.h"
+#include "ctl_priv.h"
 #include "sess_priv.h"
 
 static int connect_addr(const struct txs_addr *a, uint16_t port, double timeout, char *err, size_t errlen)
@@ -47,6 +48,7 @@ static int connect_addr(const struct txs_addr *a, uint16_t port, double timeout,
 		return txs_fail(err, errlen, -e, "cannot connect to the control port %u: %s%s", port, strerror(e),
 				e == ECONNREFUSED ? " (is `txscale server` running there?)" : "");
 	}
+	txs_ctl_nodelay(fd);
 	return fd;
 }
 

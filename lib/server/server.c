@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "common/err.h"
+#include "ctl/ctl_priv.h"
 #include "pkt/sockaddr.h"
 #include "server_priv.h"
 
@@ -215,6 +216,7 @@ static void accept_one(struct txs_server *sv)
 	socklen_t pl = sizeof(np->peer), ml = sizeof(np->me);
 	int afd = accept4(sv->lfd, (struct sockaddr *)&np->peer, &pl, SOCK_CLOEXEC);
 	if (afd >= 0) {
+		txs_ctl_nodelay(afd); /* both protocols: a state byte leaves when written (lib/ctl/ctl_priv.h) */
 		getsockname(afd, (struct sockaddr *)&np->me, &ml);
 		np->fd = afd;
 		np->t = txs_mono_s();
