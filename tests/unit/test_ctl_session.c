@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -438,6 +440,11 @@ static void test_connect(void **st)
 	/* the accept queue takes one connection; the next one's SYN is dropped */
 	int one = txs_ctl_connect("127.0.0.1", port, 2, err, sizeof(err));
 	assert_true(one >= 0);
+	/* a control connection sends each message when written (no Nagle) */
+	int nd = 0;
+	socklen_t ndl = sizeof(nd);
+	assert_int_equal(getsockopt(one, IPPROTO_TCP, TCP_NODELAY, &nd, &ndl), 0);
+	assert_int_equal(nd, 1);
 	double t0 = now_s();
 	assert_int_equal(txs_ctl_connect("127.0.0.1", port, 0.3, err, sizeof(err)), -ETIMEDOUT);
 	assert_true(now_s() - t0 < 5);
