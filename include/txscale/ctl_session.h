@@ -91,15 +91,21 @@ struct txs_ctl_client;
 TXS_API struct txs_ctl_client *txs_ctl_client_greet(int fd, const char *host, const uint8_t *key, double timeout,
 						    int *why, char *err, size_t errlen);
 /* Connect to port on host (an IPv4 or IPv6 address as text) within timeout
- * s: the connected socket (non-blocking, close-on-exec), or -errno with err
- * ("bad server address 'HOST'", "cannot connect to the control port P:
- * REASON", "no answer on the control port P within T s"). */
-TXS_API int txs_ctl_connect(const char *host, uint16_t port, double timeout, char *err, size_t errlen);
-/* txs_ctl_connect, then txs_ctl_client_greet with the key of auth_file
+ * s, from bind (an address of this host, as text; NULL: the kernel's
+ * choice), as iperf3's -B: the connected socket (non-blocking,
+ * close-on-exec, TCP_NODELAY), or -errno with err ("bad server address
+ * 'HOST'", "bad -B address 'ADDR'", "-B ADDR is IPv4, the server IPv6",
+ * "cannot bind the control connection to -B ADDR: REASON", "cannot connect
+ * to the control port P: REASON", "no answer on the control port P within
+ * T s"). */
+TXS_API int txs_ctl_connect(const char *host, const char *bind, uint16_t port, double timeout, char *err,
+			    size_t errlen);
+/* txs_ctl_connect (from bind), then txs_ctl_client_greet with the key of auth_file
  * (NULL: none; a file that cannot give one: *why -EINVAL, err "--auth-file
  * 'FILE': ..."), each wait within timeout s. NULL with *why (may be NULL) and err. */
-TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t port, const char *auth_file,
-						   double timeout, int *why, char *err, size_t errlen);
+TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, const char *bind, uint16_t port,
+						   const char *auth_file, double timeout, int *why, char *err,
+						   size_t errlen);
 
 #define TXS_CTL_READY_S 10.0 /* a test's receiver, the client's or the server's: from its start to its bound socket */
 #define TXS_CTL_PROBE_MS 1000 /* a txscale server greets within this; an iperf3 server stays silent */
@@ -114,8 +120,8 @@ TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t po
  * TXS_CTL_PROBE_S ("no txscale or iperf3 server at HOST port P; ..."),
  * -EBUSY ("the iperf3 server at HOST port P is busy running a test"), or the
  * greeting's failure. */
-TXS_API int txs_ctl_client_probe(const char *host, uint16_t port, const char *auth_file, double timeout,
-				 struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen);
+TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t port, const char *auth_file,
+				 double timeout, struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen);
 /* bye: say bye first (a session that ended well); close and free. NULL is fine. */
 TXS_API void txs_ctl_client_close(struct txs_ctl_client *c, bool bye);
 TXS_API int txs_ctl_client_fd(const struct txs_ctl_client *c);

@@ -776,16 +776,22 @@ static int expect_state(int fd, int want, int to, int *ip3_err, char *err, size_
 		    st, txs_ip3_state_str(st));
 }
 
-static int connect_stream(const struct sockaddr_storage *server, int to, char *err, size_t errlen)
+static int connect_stream(const struct sockaddr_storage *server, const struct sockaddr_storage *local, int to,
+			  char *err, size_t errlen)
 {
 	int fd = socket(server->ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return txs_ctl_fail(err, errlen, -errno, "UDP socket: %s", strerror(errno));
+	socklen_t sl = server->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	if (local && bind(fd, (const struct sockaddr *)local, sl) < 0) {
+		int e = errno;
+		close(fd);
+		return txs_ctl_fail(err, errlen, -e, "bind a stream to -B's address: %s", strerror(e));
+	}
 	int one = 1, rb = RCVBUF;
 	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
-	socklen_t sl = server->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	if (connect(fd, (const struct sockaddr *)server, sl) < 0) {
 		int e = errno;
 		close(fd);
@@ -887,7 +893,7 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 		if (t->s[i].sender)
 			t->s[i].cpu = c->cpus[k++ % c->n_cpus];
 	for (unsigned i = 0; i < t->n; i++) {
-		int s = connect_stream(c->server, to, err, errlen);
+		int s = connect_stream(c->server, c->local, to, err, errlen);
 		if (s < 0)
 			return s;
 		t->s[i].fd = s;

@@ -173,3 +173,42 @@ revk_loss() {
   ok "revk_loss: nftables dropped $(fig revk_loss.stock .nft_drops) / $(fig revk_loss.txs .nft_drops); ended in $(fig revk_loss.stock .wall_ms) / $(fig revk_loss.txs .wall_ms) ms"
 }
 run_case revk_loss
+
+# ---- txscale's client ------------------------------------------------------------------------------
+
+# client_bind: send -c HOST -B ADDR leaves from ADDR for everything, as
+# iperf3's -B: the control connection (a txscale server's log names the
+# session's client by it; a stock server's JSON its remote_host), the data
+# (the stock server's streams come from it) and, with -R, the destination
+# the server sends to (all received)
+client_bind() {
+  local rc=0 tmo
+  ip -n "$A" addr add 198.18.0.3/24 dev tx0
+  CLEANUP_HOOKS+=("ip -n '$A' addr del 198.18.0.3/24 dev tx0 2>/dev/null")
+  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -B 198.18.0.3 -n 500 -b 1k -J >"$tmp/bind.json" 2>"$tmp/bind.err" ||
+    fail "bind: send exited $?: $(cat "$tmp/bind.err")"
+  jq -se 'map(select(.type == "receiver"))[0].received == 500' "$tmp/bind.json" >/dev/null || fail "bind: $(cat "$tmp/bind.json")"
+  grep -q "(198.18.0.3)" "$tmp/srv.log" || fail "bind: the txscale server never saw a session from 198.18.0.3"
+  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -B 198.18.0.3 -R -n 500 -b 1k -J >"$tmp/bindr.json" 2>"$tmp/bindr.err" ||
+    fail "bind -R: send exited $?: $(cat "$tmp/bindr.err")"
+  jq -se 'map(select(.type == "summary" and .kind == "recv"))[0] | .unique == 500 and .lost == 0' "$tmp/bindr.json" >/dev/null ||
+    fail "bind -R: $(cat "$tmp/bindr.json")"
+  ok "txscale server: forward and -R from -B 198.18.0.3, 500 of 500"
+  ip netns exec "$B" iperf3 -s -1 -p 5203 -J >"$tmp/bind3.srv.json" 2>&1 &
+  tmo=$!
+  wait_for 20 listens 5203 || fail "iperf3 -s -p 5203 does not listen"
+  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 --control-port 5203 -B 198.18.0.3 -n 500 -b 1k -J >"$tmp/bind3.json" 2>"$tmp/bind3.err" ||
+    fail "bind iperf3: send exited $?: $(cat "$tmp/bind3.err")"
+  wait $tmo || rc=$?
+  [ $rc = 0 ] || fail "bind iperf3: iperf3 -s exited $rc"
+  jq -e '.start.accepted_connection.host == "198.18.0.3" and ([.start.connected[].remote_host] | all(. == "198.18.0.3"))
+         and .end.sum_received.packets == 500' "$tmp/bind3.srv.json" >/dev/null ||
+    fail "bind iperf3: the server's JSON: $(jq -c '[.start.accepted_connection, .start.connected, .end.sum_received]' "$tmp/bind3.srv.json")"
+  ok "stock iperf3 -s: control and stream from -B 198.18.0.3, 500 received"
+  # an address this host does not have: one line naming it, nothing sent
+  rc=0
+  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -B 198.18.0.9 -n 5 >"$tmp/bindx.out" 2>&1 || rc=$?
+  [ $rc = 1 ] && grep -q "cannot bind the control connection to -B 198.18.0.9: Cannot assign requested address" "$tmp/bindx.out" ||
+    fail "bind: -B 198.18.0.9 (not ours): exit $rc: $(cat "$tmp/bindx.out")"
+}
+run_case client_bind

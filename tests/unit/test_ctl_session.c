@@ -438,7 +438,7 @@ static void test_connect(void **st)
 	uint16_t port;
 	int lfd = listener(&port, 0);
 	/* the accept queue takes one connection; the next one's SYN is dropped */
-	int one = txs_ctl_connect("127.0.0.1", port, 2, err, sizeof(err));
+	int one = txs_ctl_connect("127.0.0.1", NULL, port, 2, err, sizeof(err));
 	assert_true(one >= 0);
 	/* a control connection sends each message when written (no Nagle) */
 	int nd = 0;
@@ -446,7 +446,7 @@ static void test_connect(void **st)
 	assert_int_equal(getsockopt(one, IPPROTO_TCP, TCP_NODELAY, &nd, &ndl), 0);
 	assert_int_equal(nd, 1);
 	double t0 = now_s();
-	assert_int_equal(txs_ctl_connect("127.0.0.1", port, 0.3, err, sizeof(err)), -ETIMEDOUT);
+	assert_int_equal(txs_ctl_connect("127.0.0.1", NULL, port, 0.3, err, sizeof(err)), -ETIMEDOUT);
 	assert_true(now_s() - t0 < 5);
 	char want[128];
 	snprintf(want, sizeof(want), "no answer on the control port %u within 0.3 s", port);
@@ -454,18 +454,44 @@ static void test_connect(void **st)
 	close(one);
 	close(lfd);
 	/* the port is closed now */
-	assert_int_equal(txs_ctl_connect("127.0.0.1", port, 2, err, sizeof(err)), -ECONNREFUSED);
+	assert_int_equal(txs_ctl_connect("127.0.0.1", NULL, port, 2, err, sizeof(err)), -ECONNREFUSED);
 	snprintf(want, sizeof(want), "cannot connect to the control port %u: Connection refused (is `txscale server` "
 		 "running there?)", port);
 	assert_string_equal(err, want);
-	assert_int_equal(txs_ctl_connect("nohost", port, 2, err, sizeof(err)), -EINVAL);
+	assert_int_equal(txs_ctl_connect("nohost", NULL, port, 2, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "bad server address 'nohost'");
 	/* a secret that cannot be read: said before anything is sent */
 	lfd = listener(&port, 4);
 	int why = 0;
-	assert_null(txs_ctl_client_open("127.0.0.1", port, "/nonexistent/secret", 2, &why, err, sizeof(err)));
+	assert_null(txs_ctl_client_open("127.0.0.1", NULL, port, "/nonexistent/secret", 2, &why, err, sizeof(err)));
 	assert_int_equal(why, -EINVAL);
 	assert_string_equal(err, "--auth-file '/nonexistent/secret': No such file or directory");
+	close(lfd);
+}
+
+/* -B: the control connection leaves from the address given (as iperf3's -B) */
+static void test_connect_bind(void **st)
+{
+	(void)st;
+	char err[512];
+	uint16_t port;
+	int lfd = listener(&port, 4);
+	int fd = txs_ctl_connect("127.0.0.1", "127.0.0.2", port, 2, err, sizeof(err));
+	assert_true(fd >= 0);
+	struct sockaddr_in peer;
+	socklen_t pl = sizeof(peer);
+	int afd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
+	assert_true(afd >= 0);
+	assert_int_equal(ntohl(peer.sin_addr.s_addr), 0x7f000002);
+	close(afd);
+	close(fd);
+	assert_int_equal(txs_ctl_connect("127.0.0.1", "::1", port, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "-B ::1 is IPv6, the server 127.0.0.1 IPv4");
+	assert_int_equal(txs_ctl_connect("127.0.0.1", "nohost", port, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "bad -B address 'nohost'");
+	/* an address this host does not have (TEST-NET-1) */
+	assert_int_equal(txs_ctl_connect("127.0.0.1", "192.0.2.1", port, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "cannot bind the control connection to -B 192.0.2.1: Cannot assign requested address");
 	close(lfd);
 }
 
@@ -479,7 +505,7 @@ static void test_probe(void **st)
 	/* silent: an iperf3 server waiting for our cookie */
 	int lfd = listener(&port, 4);
 	double t0 = now_s();
-	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), 1);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), 1);
 	assert_true(now_s() - t0 >= TXS_CTL_PROBE_S * 0.9);
 	assert_null(c);
 	assert_true(ip3 >= 0);
@@ -490,7 +516,7 @@ static void test_probe(void **st)
 	struct acceptor a = { .lfd = lfd, .greet = true };
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
-	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), 0);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), 0);
 	assert_non_null(c);
 	assert_int_equal(ip3, -1);
 	assert_string_equal(txs_ctl_client_local(c), "127.0.0.1");
@@ -502,7 +528,7 @@ static void test_probe(void **st)
 	lfd = listener(&port, 4);
 	a = (struct acceptor){ .lfd = lfd };
 	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
-	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), -EBUSY);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), -EBUSY);
 	snprintf(want, sizeof(want), "the iperf3 server at 127.0.0.1 port %u is busy running a test", port);
 	assert_string_equal(err, want);
 	assert_null(c);
@@ -510,7 +536,7 @@ static void test_probe(void **st)
 	join_within(th, 5);
 	close(lfd);
 	/* nobody there */
-	assert_true(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)) < 0);
+	assert_true(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)) < 0);
 	snprintf(want, sizeof(want), "no txscale or iperf3 server at 127.0.0.1 port %u; to send without a server, give "
 		 "DEST without -c, or --dev udp", port);
 	assert_string_equal(err, want);
@@ -567,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_client_vanishes),
 		cmocka_unit_test(test_server_vanishes),
 		cmocka_unit_test(test_connect),
+		cmocka_unit_test(test_connect_bind),
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_peer_write),
 	};

@@ -221,10 +221,10 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	char err[512] = "";
 	int ret = 1, ip3_fd = -1, conn = -1;
 	if (!g_form) {
-		c = txs_ctl_client_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, NULL, err, sizeof(err));
+		c = txs_ctl_client_open(s->dest, s->bind, o->control_port, o->auth_file, o->ctl_timeout, NULL, err, sizeof(err));
 		conn = c ? 0 : -1;
 	} else {
-		conn = txs_ctl_client_probe(s->dest, o->control_port, o->auth_file, o->ctl_timeout, &c, &ip3_fd, err,
+		conn = txs_ctl_client_probe(s->dest, s->bind, o->control_port, o->auth_file, o->ctl_timeout, &c, &ip3_fd, err,
 					    sizeof(err));
 	}
 	if (conn == 0)
@@ -286,7 +286,7 @@ int ctl_ndr_recv_begin(const struct ctl_ndr_opts *o, uint16_t port, const char *
 {
 	if (!g_ndr_conn) {
 		signal(SIGPIPE, SIG_IGN);
-		g_ndr_conn = txs_ctl_client_open(o->host, o->control_port, o->auth_file, 10.0, NULL, err, errlen);
+		g_ndr_conn = txs_ctl_client_open(o->host, NULL, o->control_port, o->auth_file, 10.0, NULL, err, errlen);
 		if (!g_ndr_conn)
 			return -EIO;
 	}
