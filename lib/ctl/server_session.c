@@ -152,6 +152,15 @@ static int send_step(const struct srv *s, struct srv_test *t)
 	return rc;
 }
 
+/* The test's sides stopped (and reaped) before the line that says why it
+ * ends: whoever reads that line (a user, a test) finds nothing of the test
+ * still running. test_end is called again at the test's end: it stops only
+ * what still runs. */
+static void end_sides(const struct srv *s)
+{
+	s->ops->test_end(s->ops->arg);
+}
+
 /* Only our sender runs: a client that leaves (or speaks) ends it. 0, or -1. */
 static int watch_client(const struct srv *s, const struct srv_test *t)
 {
@@ -161,6 +170,7 @@ static int watch_client(const struct srv *s, const struct srv_test *t)
 	struct txs_ctl_msg xm;
 	char e[256];
 	int rc = txs_ctl_read(s->fd, &xm, TXS_CTL_SMALL_MAX, tmo(s), e, sizeof(e));
+	end_sides(s);
 	if (rc < 0)
 		slog(s, "error: test %u: the client left while we sent: %s", t->m->test, e);
 	else
@@ -174,9 +184,11 @@ static int done_step(const struct srv *s, struct srv_test *t)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	uint32_t id = t->m->test;
-	if (txs_mono_s() > t->done_by)
+	if (txs_mono_s() > t->done_by) {
+		end_sides(s);
 		return refuse(s, "test %u: no done from the client within %.0f s", id,
 			      (t->r->time > 0 ? t->r->time : c->max_time) + c->ctl_timeout + 5);
+	}
 	struct pollfd pf = { .fd = s->fd, .events = POLLIN };
 	if (poll(&pf, 1, t->want_send ? 10 : 100) <= 0)
 		return 0;
@@ -186,10 +198,14 @@ static int done_step(const struct srv *s, struct srv_test *t)
 	if (rc == 0 && dm.type == TXS_CTL_TIME) { /* the client's clock exchange after its sender ended */
 		rc = txs_ctl_clock_answer(s->fd, &dm, txs_now_real_ns(), tmo(s), e, sizeof(e));
 		txs_ctl_msg_free(&dm);
-		if (rc < 0)
+		if (rc < 0) {
+			end_sides(s);
 			slog(s, "error: test %u: clock exchange: %s", id, e);
+		}
 		return rc < 0 ? -1 : 0;
 	}
+	if (rc < 0 || dm.type != TXS_CTL_DONE || dm.test != id)
+		end_sides(s);
 	if (rc < 0) {
 		if (rc != -ECONNRESET)
 			refuse(s, "test %u: waiting for the client's done: %s", id, e);

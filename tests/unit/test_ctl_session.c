@@ -63,11 +63,15 @@ struct fsrv {
 	bool peer_clock;
 	char roles[64];
 	bool ended;
+	bool send_forever;    /* the sender never ends by itself */
+	bool error_while_run; /* an "error:" line logged while the test's sides still ran */
 };
 
 static void s_log(void *arg, const char *line)
 {
 	struct fsrv *f = arg;
+	if (strncmp(line, "error:", 6) == 0 && (f->recv_on || f->send_on) && !f->ended)
+		f->error_while_run = true;
 	size_t n = strlen(f->log);
 	snprintf(f->log + n, sizeof(f->log) - n, "%s\n", line);
 }
@@ -95,7 +99,7 @@ static int s_send_start(void *arg, const struct txs_ctl_send_spec *s, const char
 static bool s_send_ended(void *arg)
 {
 	struct fsrv *f = arg;
-	return ++f->send_polls >= 3;
+	return ++f->send_polls >= 3 && !f->send_forever;
 }
 
 static char *s_send_finish(void *arg, char *err, size_t errlen)
@@ -338,6 +342,36 @@ static void test_client_vanishes(void **st)
 	assert_true(f.rc < 0);
 	assert_true(f.ended); /* what ran was stopped */
 	assert_non_null(strstr(f.log, "error: test 1: waiting for the client's done"));
+	assert_false(f.error_while_run); /* stopped before the line that says so */
+}
+
+/* The client leaves while only our sender runs (-R, SIGINT): the sender is
+ * stopped before "the client left" is logged (ctl_security's SIGINT
+ * reverse read the log, then found the sender still there) */
+static void test_client_leaves_sender(void **st)
+{
+	(void)st;
+	int sv[2];
+	struct fsrv f;
+	pthread_t th = serve(&f, sv, 30);
+	f.send_forever = true;
+	char err[512];
+	struct txs_ctl_msg m;
+	assert_int_equal(txs_ctl_read(sv[1], &m, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)), 0);
+	txs_ctl_msg_free(&m);
+	struct txs_ctl_msg su = { .type = TXS_CTL_SETUP, .test = 1 };
+	su.send = (struct txs_ctl_send_spec){ .on = true, .port = 9001, .length = 64, .rate = 1000, .time = 20 };
+	assert_int_equal(txs_ctl_write(sv[1], &su, 2000, err, sizeof(err)), 0);
+	assert_int_equal(txs_ctl_read(sv[1], &m, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)), 0);
+	assert_int_equal(m.type, TXS_CTL_READY);
+	txs_ctl_msg_free(&m);
+	usleep(50 * 1000);
+	close(sv[1]);
+	join_within(th, 10);
+	assert_true(f.rc < 0);
+	assert_true(f.ended);
+	assert_non_null(strstr(f.log, "error: test 1: the client left while we sent"));
+	assert_false(f.error_while_run);
 }
 
 /* A server that says ready and vanishes while our sender runs. */
@@ -591,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_both_ways),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_client_vanishes),
+		cmocka_unit_test(test_client_leaves_sender),
 		cmocka_unit_test(test_server_vanishes),
 		cmocka_unit_test(test_connect),
 		cmocka_unit_test(test_connect_bind),
