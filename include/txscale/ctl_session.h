@@ -146,6 +146,8 @@ struct txs_ctl_client_test {
 	double own_idle;               /* rev: our receiver's idle end, s */
 	double extra;                  /* rev: the server's run may take est + this */
 	int64_t stamp_shift_ns;        /* subtracted from measured offsets (tests) */
+	bool any_port;                 /* fwd: the server chooses the data port (when its hello offers to: each
+					* session its own), else recv.port */
 };
 
 enum { TXS_CTL_SIDE_SEND, TXS_CTL_SIDE_RECV };
@@ -179,6 +181,8 @@ struct txs_ctl_client_result {
 	char *peer_send, *peer_recv; /* the server's summaries (malloc; free all four) */
 	bool failed;                 /* one of our sides did not end well */
 	char *own_send, *own_recv;   /* txs_ctl_client_run_sides: our sides' summary lines as they wrote them */
+	uint16_t data_port;          /* fwd: the port our sender sends to (the server's ready names it), set
+				      * before ops->send_start */
 };
 
 /* Run one test: clock, our receiver, setup, ready, our sender, done, the
@@ -198,6 +202,7 @@ struct txs_ctl_side_io {
 	void *arg;  /* for the hooks */
 	bool (*stop)(void *arg);  /* polled: true ends the run as an interrupt would (summary written) */
 	void (*ready)(void *arg); /* the receiver is bound: the server's sender may start */
+	uint16_t port;            /* our sender: the data port to send to (the server chose it); 0: its own */
 	/* the receiver's: the server's sender summary with its clock line, as
 	 * txs_recv_hooks.sender_summary hands it over (-EAGAIN until it came) */
 	int (*sender_summary)(void *arg, char **text, size_t *len);

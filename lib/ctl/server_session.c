@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <netinet/in.h>
 #include <txscale/ctl_session.h>
+#include "pkt/sockaddr.h"
 #include "sess_priv.h"
 
 struct srv {
@@ -230,21 +234,51 @@ static int done_step(const struct srv *s, struct srv_test *t)
 	return 0;
 }
 
-/* Start the sides and say ready. 0, or -1. */
+/* A UDP port free on our address now, from the kernel's ephemeral range
+ * (so never the control port, which iperf3's streams share): the data port
+ * of a session whose client left the choice to us. The port or -errno. */
+static int free_port(const struct txs_addr *local)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = txs_sockaddr_set(&ss, local->family, local, 0);
+	int fd = socket(local->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		rc = -errno;
+	else
+		rc = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						   : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	close(fd);
+	return rc;
+}
+
+/* Start the sides and say ready (with our receiver's data port). 0, or -1. */
 static int start_sides(const struct srv *s, struct srv_test *t)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	uint32_t id = t->m->test;
 	char err[512];
-	if (t->r && s->ops->recv_start(s->ops->arg, t->r, err, sizeof(err)) < 0)
-		return refuse(s, "test %u: %s", id, err);
+	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = id };
+	if (t->r) {
+		struct txs_ctl_recv_spec rs = *t->r;
+		if (!rs.port) { /* each session its own data port: sessions at defaults do not collide */
+			int p = free_port(&c->local);
+			if (p <= 0)
+				return refuse(s, "test %u: no free UDP port for the receiver: %s", id, strerror(p ? -p : EADDRINUSE));
+			rs.port = (uint16_t)p;
+		}
+		if (s->ops->recv_start(s->ops->arg, &rs, err, sizeof(err)) < 0)
+			return refuse(s, "test %u: %s", id, err);
+		rm.port = rs.port;
+	}
 	if (t->sd) {
 		t->send_limit = t->sd->time > 0 && t->sd->time < c->max_time ? t->sd->time : c->max_time;
 		if (s->ops->send_start(s->ops->arg, t->sd, t->dest, t->send_limit, err, sizeof(err)) < 0)
 			return refuse(s, "test %u: %s", id, err);
 		t->t_send = txs_mono_s();
 	}
-	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = id };
 	return say(s, &rm, "");
 }
 
@@ -314,7 +348,7 @@ static int greet(const struct srv *s)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	char e[256];
-	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true };
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true, .ports = true };
 	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
 	if (txs_ctl_nonce(m.nonce) < 0) {
 		slog(s, "error: no random nonce");

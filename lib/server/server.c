@@ -174,7 +174,9 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 	struct txs_server_conf *r = &sv->c;
 	if (!r->max_sessions) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		r->max_sessions = r->one_off ? 1 : n < 1 ? 1 : n > TXS_SERVER_SESSIONS_MAX ? TXS_SERVER_SESSIONS_MAX : (unsigned)n;
+		if (n < TXS_SERVER_SESSIONS_DEFAULT)
+			n = TXS_SERVER_SESSIONS_DEFAULT;
+		r->max_sessions = r->one_off ? 1 : n > TXS_SERVER_SESSIONS_MAX ? TXS_SERVER_SESSIONS_MAX : (unsigned)n;
 	}
 	if (!r->max_per_client || r->max_per_client > r->max_sessions)
 		r->max_per_client = r->max_sessions;

@@ -346,3 +346,32 @@ cb_reverse_loss() {
   ok "cb_reverse_loss: both ended with 3000 received ($a, $b); nftables dropped $(nft_count ip3dc)"
 }
 run_case client_reverse_loss cb_reverse_loss
+
+# sessions at defaults: two txscale clients without -p and a stock iperf3
+# client, at once, against txscale server (default --max-sessions): each
+# txscale session gets its own data port (exact, nothing lost), the iperf3
+# one is served beside them; the first line names the protocol
+sessions_default() {
+  local p1 p2 p3 rc k
+  for k in 1 2; do
+    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -t 2 -b 5k -i 0 >"$tmp/sd$k.out" 2>&1 &
+    eval "p$k=\$!"
+  done
+  timeout 30 ip netns exec "$A" iperf3 -c $H4 -u -R -l 100 -b 2M -t 2 -J >"$tmp/sd3.json" 2>&1 &
+  p3=$!
+  for k in 1 2 3; do
+    rc=0
+    eval "wait \$p$k" || rc=$?
+    [ $rc = 0 ] || fail "sessions_default: client $k exited $rc: $(cat "$tmp/sd$k.out" "$tmp/sd$k.json" 2>/dev/null | tail -5)"
+  done
+  for k in 1 2; do
+    head -n1 "$tmp/sd$k.out" | grep -q "^txscale send: txscale server $H4, control port 5201 (txscale's protocol): forward (we send) test, data port the server's choice$" ||
+      fail "sessions_default: client $k's first line: $(head -n1 "$tmp/sd$k.out")"
+    grep -q "^receiver $H4: received 10000, lost 0 (0%) exact" "$tmp/sd$k.out" || fail "sessions_default: client $k: $(grep receiver "$tmp/sd$k.out")"
+  done
+  [ "$(grep -o '198.18.0.2:[0-9]*' "$tmp/sd1.out" | head -n1)" != "$(grep -o '198.18.0.2:[0-9]*' "$tmp/sd2.out" | head -n1)" ] ||
+    fail "sessions_default: both sessions sent to one data port"
+  jq -e '.end.sum_received.packets > 0 and .error == null' "$tmp/sd3.json" >/dev/null || fail "sessions_default: iperf3: $(jq -c '.error, .end.sum_received' "$tmp/sd3.json")"
+  ok "sessions_default: two txscale sessions on data ports $(grep -o '198.18.0.2:[0-9]*' "$tmp/sd1.out" | head -n1 | cut -d: -f2) and $(grep -o '198.18.0.2:[0-9]*' "$tmp/sd2.out" | head -n1 | cut -d: -f2), 10000 each, exact; iperf3 -R beside them: $(jq .end.sum_received.packets "$tmp/sd3.json") received"
+}
+run_case sessions_default

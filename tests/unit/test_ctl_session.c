@@ -148,18 +148,24 @@ static void *srv_main(void *arg)
 	return NULL;
 }
 
-/* A socketpair; the server end (--max-time max_time) serves sv[0] in a thread. */
-static pthread_t serve(struct fsrv *f, int sv[2], double max_time)
+/* A socketpair; the server end (--max-time max_time, its own address
+ * local) serves sv[0] in a thread. */
+static pthread_t serve_at(struct fsrv *f, int sv[2], double max_time, const char *local)
 {
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	memset(f, 0, sizeof(*f));
 	f->fd = sv[0];
 	f->cfg = (struct txs_ctl_srv_cfg){ .max_time = max_time, .ctl_timeout = 2, .client_s = "198.18.0.1" };
 	txs_addr_parse(&f->cfg.client, "198.18.0.1");
-	txs_addr_parse(&f->cfg.local, "198.18.0.2");
+	txs_addr_parse(&f->cfg.local, local);
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, srv_main, f), 0);
 	return th;
+}
+
+static pthread_t serve(struct fsrv *f, int sv[2], double max_time)
+{
+	return serve_at(f, sv, max_time, "198.18.0.2");
 }
 
 /* Join within secs: a session that hangs fails the test. */
@@ -274,6 +280,7 @@ static void test_both_ways(void **st)
 	assert_int_equal(f.rc, 0);
 	assert_true(f.recv_on && f.send_on);
 	assert_int_equal(f.recv.port, 9000);
+	assert_int_equal(res.data_port, 9000); /* -p given: no choice left to the server */
 	assert_string_equal(f.dest, "198.18.0.1"); /* no dest asked: the client's own address */
 	assert_true(f.limit == 1.0);
 	assert_json_same(f.peer, cli_send);
@@ -285,6 +292,39 @@ static void test_both_ways(void **st)
 	free(res.peer_send);
 	free(res.peer_recv);
 	free(k.peer);
+	free(f.peer);
+}
+
+/* No -p: the server chooses the data port (a free one on its address),
+ * its ready names it, and that is where our sender is told to send */
+static void test_any_port(void **st)
+{
+	(void)st;
+	int sv[2];
+	struct fsrv f;
+	pthread_t th = serve_at(&f, sv, 30, "127.0.0.1");
+	char err[512];
+	int why = 1;
+	struct txs_ctl_client *c = txs_ctl_client_greet(sv[1], "127.0.0.1", NULL, 2, &why, err, sizeof(err));
+	assert_non_null(c);
+	struct txs_ctl_client_test t = { .fwd = true, .est = 1, .own_idle = 0.2, .extra = 5, .any_port = true };
+	t.recv = (struct txs_ctl_recv_spec){ .port = 5201, .idle = 0.2, .time = 1 };
+	snprintf(t.recv.dev, sizeof(t.recv.dev), "udp");
+	struct fcli k = { 0 };
+	struct txs_ctl_client_ops ops = c_ops_proto;
+	ops.arg = &k;
+	struct txs_ctl_client_result res;
+	int rc = txs_ctl_client_run(c, &t, &ops, &res, err, sizeof(err));
+	if (rc)
+		fail_msg("client: %d %s\nserver log:\n%s", rc, err, f.log);
+	txs_ctl_client_close(c, true);
+	join_within(th, 10);
+	assert_int_equal(f.rc, 0);
+	assert_true(f.recv_on);
+	assert_true(f.recv.port != 0 && f.recv.port != 5201); /* ephemeral: not -p's default, not the control port */
+	assert_int_equal(res.data_port, f.recv.port);
+	free(res.peer_send);
+	free(res.peer_recv);
 	free(f.peer);
 }
 
@@ -623,6 +663,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_ways),
+		cmocka_unit_test(test_any_port),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_client_vanishes),
 		cmocka_unit_test(test_client_leaves_sender),

@@ -55,6 +55,7 @@ int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen)
 
 static bool g_form; /* -c HOST, no --dev, no --server: a txscale or an iperf3 server */
 static bool g_dev;  /* --dev given: our sender uses it, else udp */
+static bool g_port; /* -p given: the server's receiver listens there, else on a port it chooses */
 
 static bool argv_has(int argc, char **argv, const char *shrt, const char *lng)
 {
@@ -74,6 +75,7 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
 	/* the iperf3 form: -c HOST, no --dev: a txscale or an iperf3 server,
 	 * found by ctl_client_run (after send's own refusals) */
 	g_dev = argv_has(argc, argv, NULL, "--dev");
+	g_port = argv_has(argc, argv, "-p", "--port") || argv_has(argc, argv, NULL, "--dport");
 	g_form = dest && !o->server && argv_has(argc, argv, "-c", "--client") && !g_dev;
 	return o->server || o->reverse || o->bidir || g_form;
 }
@@ -127,7 +129,7 @@ static void client_test(const struct client *k, struct txs_ctl_client_test *t)
 	const struct ctl_client_opts *o = k->o;
 	const struct ctl_send_info *s = k->s;
 	*t = (struct txs_ctl_client_test){ .fwd = !o->reverse || o->bidir, .rev = o->reverse || o->bidir,
-					    .est = k->est, .own_idle = OWN_IDLE_S, .extra = EXTRA_S };
+					    .est = k->est, .own_idle = OWN_IDLE_S, .extra = EXTRA_S, .any_port = !g_port };
 	t->stamp_shift_ns = s->stamp_shift_ns; /* test only: the clock our sender's stamps come from is off by this much */
 	if (t->fwd) {
 		t->recv = (struct txs_ctl_recv_spec){ .on = true, .port = s->port, .threads = o->remote_threads,
@@ -178,9 +180,17 @@ static int client_test_run(struct client *k, struct txs_ctl_client *c, char *err
 	const struct ctl_client_opts *o = k->o;
 	const struct ctl_send_info *s = k->s;
 	k->est = s->time > 0 ? s->time : s->count && s->rate_pps > 0 ? (double)s->count / s->rate_pps : 0;
-	if (!s->json)
-		printf("txscale send: server %s, control port %u: %s test, data port %u\n", s->dest, o->control_port,
-		       o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)", s->port);
+	/* the first line names the protocol (an iperf3 server's says "iperf3 server") */
+	if (!s->json) {
+		char dp[64];
+		if (g_port || o->reverse)
+			snprintf(dp, sizeof(dp), "data port %u", s->port);
+		else
+			snprintf(dp, sizeof(dp), "data port the server's choice%s", o->bidir ? " (ours: -p)" : "");
+		printf("txscale send: txscale server %s, control port %u (txscale's protocol): %s test, %s\n", s->dest,
+		       o->control_port, o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
+		       dp);
+	}
 	struct txs_ctl_client_test t;
 	client_test(k, &t);
 	struct txs_ctl_sides sides = { .arg = k, .hold = s->json, .stopping = cb_stopping, .warn = cb_warn,

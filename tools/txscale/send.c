@@ -324,6 +324,8 @@ static int own_send_run(void *arg, const char *dev, const struct txs_ctl_side_io
 	struct txs_send_conf c = *w->conf;
 	if (dev)
 		c.dev = dev;
+	if (io && io->port) /* the data port the server chose for this session */
+		c.port = io->port;
 	return send_session(w->cfg, &c, io->sumf, io);
 }
 
