@@ -183,6 +183,7 @@ struct txs_ctl_client_result {
 	char *own_send, *own_recv;   /* txs_ctl_client_run_sides: our sides' summary lines as they wrote them */
 	uint16_t data_port;          /* fwd: the port our sender sends to (the server's ready names it), set
 				      * before ops->send_start */
+	uint64_t clock_error_ns;     /* rev: the error bound of the offset handed to ops->recv_start */
 };
 
 /* Run one test: clock, our receiver, setup, ready, our sender, done, the
@@ -203,6 +204,7 @@ struct txs_ctl_side_io {
 	bool (*stop)(void *arg);  /* polled: true ends the run as an interrupt would (summary written) */
 	void (*ready)(void *arg); /* the receiver is bound: the server's sender may start */
 	uint16_t port;            /* our sender: the data port to send to (the server chose it); 0: its own */
+	uint64_t clock_error_ns;  /* our receiver: the clock offset's error bound (within it: not applied) */
 	/* the receiver's: the server's sender summary with its clock line, as
 	 * txs_recv_hooks.sender_summary hands it over (-EAGAIN until it came) */
 	int (*sender_summary)(void *arg, char **text, size_t *len);

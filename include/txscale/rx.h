@@ -90,6 +90,12 @@ struct txs_rx_conf {
 	 * skew rule (max_latency_ns) applying to the corrected value. */
 	bool clock_correct;
 	int64_t clock_offset_ns;
+	/* The offset's error bound (a measured offset: half the exchange's round
+	 * trip; 0: given, exact). An offset within it (|offset| <= error) is
+	 * reported, not applied: the samples stay as stamped. A corrected sample
+	 * below zero (within max_latency_ns) is the offset's error, not skew: it
+	 * is kept in the statistics at the floor 0 and counted (lat_floored). */
+	uint64_t clock_error_ns;
 };
 
 /* ---- counters ----------------------------------------------------------- */
@@ -271,7 +277,9 @@ struct txs_rx_result {
 	uint64_t extent_max, extent_sum, extent_beyond;
 	struct txs_hist lat;     /* one-way latency, ns */
 	uint64_t lat_none;       /* no timestamp (0) or arrival time unknown */
-	uint64_t lat_negative;   /* clock skew: timestamp after arrival (not in the histogram) */
+	uint64_t lat_negative;   /* timestamp after arrival: clock skew (not in the histogram), or with a
+				  * correction applied, the offset's error (lat_floored of them kept) */
+	uint64_t lat_floored;    /* corrected samples below zero kept in the histogram at the floor 0 */
 	uint64_t lat_past;       /* clock skew: timestamp more than max_latency_ns before arrival */
 	uint64_t max_latency_ns; /* the cores' conf.max_latency_ns */
 	uint64_t resyncs;        /* sum over flows */
@@ -307,7 +315,8 @@ struct txs_rx_result {
 	struct txs_rx_outage_ev *outages;
 	/* one-way latency correction (txs_rx_result_set_clock) */
 	bool have_clock;
-	int64_t clock_offset_ns; /* receiver's clock minus sender's */
+	bool clock_applied;      /* the samples were shifted by clock_offset_ns (false: within its error) */
+	int64_t clock_offset_ns; /* receiver's clock minus sender's (measured or given) */
 	uint64_t clock_error_ns; /* bound on |true offset - offset_ns| (0: given) */
 	bool have_drift;
 	int64_t clock_drift_ns;  /* offset after the test minus before */

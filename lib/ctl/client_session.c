@@ -384,6 +384,7 @@ static int begin(struct crun *k)
 	k->after_clock = k->t->rev && !k->t->fwd; /* the server's run ends with its sender's result */
 	if (k->t->rev) {
 		int64_t off = -k->clk0.offset_ns; /* we receive: our clock minus the server's */
+		k->res->clock_error_ns = k->have_clk0 ? k->clk0.rtt_ns / 2 : 0;
 		rc = k->ops->recv_start(k->ops->arg, k->c->local_s, k->have_clk0 ? &off : NULL, k->err, k->errlen);
 		if (rc < 0)
 			return rc;

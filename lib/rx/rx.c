@@ -75,6 +75,14 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 	struct txs_rx_core *c = txs_zalloc_line(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->clock_measured_ns = cf.clock_offset_ns;
+	if (cf.clock_correct) {
+		/* an offset within its error bound is reported, not applied */
+		uint64_t mag = cf.clock_offset_ns < 0 ? (uint64_t)0 - (uint64_t)cf.clock_offset_ns : (uint64_t)cf.clock_offset_ns;
+		c->clock_applied = !(cf.clock_error_ns && mag <= cf.clock_error_ns);
+		if (!c->clock_applied)
+			cf.clock_offset_ns = 0;
+	}
 	c->conf = cf;
 	c->out_floor = cf.outage_min_ns ? cf.outage_min_ns : TXS_RX_OUTAGE_FLOOR_NS;
 	c->window = cf.window;
@@ -533,10 +541,21 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 		 * clock offset is taken off), or so long before it that no
 		 * network held the packet that long */
 		__extension__ typedef __int128 s128;
-		if ((s128)arr - (s128)sent - (s128)c->conf.clock_offset_ns < 0)
+		if ((s128)arr - (s128)sent - (s128)c->conf.clock_offset_ns < 0) {
 			c->lat_negative++;
-		else
+			if (c->clock_applied && transit >= (uint64_t)0 - lim) {
+				/* below zero once corrected: the offset's error, not skew;
+				 * kept in the statistics at the floor 0 (said in the report) */
+				c->lat_floored++;
+				txs_hist_add_fast(&c->lat, 0);
+				f->lat_count++;
+				f->lat_min = 0;
+				jit_in(f, transit);
+				return;
+			}
+		} else {
 			c->lat_past++;
+		}
 		/* the transit beyond +-lim is no clock offset either: no jitter */
 		if (transit < (uint64_t)0 - lim)
 			return;

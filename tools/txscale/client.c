@@ -118,6 +118,7 @@ static int cb_recv(void *arg, const char *local, const int64_t *clock_offset_ns,
 				   .idle = OWN_IDLE_S, .time = k->est > 0 ? k->est + EXTRA_S : 3600, .json = s->json,
 				   .clock_set = clock_offset_ns != NULL, /* we receive: our clock minus the server's */
 				   .clock_offset_ns = clock_offset_ns ? *clock_offset_ns : 0,
+				   .clock_error_ns = io->clock_error_ns,
 				   .threads = bidir ? 0 : s->threads, .cpus = bidir ? NULL : s->cpus,
 				   .no_pin = bidir || s->no_pin };
 	return recv_run_own(&rv, io);

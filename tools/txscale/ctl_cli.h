@@ -97,6 +97,7 @@ struct ctl_own_recv {
 	bool json;
 	bool clock_set;          /* --clock-offset */
 	int64_t clock_offset_ns;
+	uint64_t clock_error_ns; /* its error bound: an offset within it is reported, not applied */
 	unsigned threads;        /* -P */
 	const struct opt_cpus *cpus; /* -A, or NULL */
 	bool no_pin;

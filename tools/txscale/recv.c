@@ -337,6 +337,7 @@ int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)
 	cfg.c.idle = r->idle;
 	cfg.time = (struct opt_time){ .set = true, .v = r->time };
 	cfg.clock_offset = (struct opt_offset){ .set = r->clock_set, .ns = r->clock_offset_ns };
+	cfg.c.clock_error_ns = r->clock_error_ns;
 	cfg.c.threads = r->threads;
 	if (r->cpus)
 		cfg.cpus = *r->cpus;
