@@ -354,7 +354,7 @@ run_case client_reverse_loss cb_reverse_loss
 sessions_default() {
   local p1 p2 p3 rc k
   for k in 1 2; do
-    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -t 2 -b 5k -i 0 >"$tmp/sd$k.out" 2>&1 &
+    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -n 10k -b 5k -i 0 >"$tmp/sd$k.out" 2>&1 &
     eval "p$k=\$!"
   done
   timeout 30 ip netns exec "$A" iperf3 -c $H4 -u -R -l 100 -b 2M -t 2 -J >"$tmp/sd3.json" 2>&1 &
