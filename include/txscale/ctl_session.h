@@ -147,7 +147,8 @@ struct txs_ctl_client_test {
 	double extra;                  /* rev: the server's run may take est + this */
 	int64_t stamp_shift_ns;        /* subtracted from measured offsets (tests) */
 	bool any_port;                 /* fwd: the server chooses the data port (when its hello offers to: each
-					* session its own), else recv.port */
+					* session its own), else recv.port; rev: our receiver takes a free port
+					* (res.recv_port), else send.port */
 };
 
 enum { TXS_CTL_SIDE_SEND, TXS_CTL_SIDE_RECV };
@@ -184,6 +185,8 @@ struct txs_ctl_client_result {
 	uint16_t data_port;          /* fwd: the port our sender sends to (the server's ready names it), set
 				      * before ops->send_start */
 	uint64_t clock_error_ns;     /* rev: the error bound of the offset handed to ops->recv_start */
+	uint16_t recv_port;          /* rev: the port our receiver binds (any_port: a free one), set before
+				      * ops->recv_start; the server's sender sends there */
 };
 
 /* Run one test: clock, our receiver, setup, ready, our sender, done, the
@@ -203,7 +206,8 @@ struct txs_ctl_side_io {
 	void *arg;  /* for the hooks */
 	bool (*stop)(void *arg);  /* polled: true ends the run as an interrupt would (summary written) */
 	void (*ready)(void *arg); /* the receiver is bound: the server's sender may start */
-	uint16_t port;            /* our sender: the data port to send to (the server chose it); 0: its own */
+	uint16_t port;            /* our sender: the data port to send to (the server chose it); our
+				   * receiver: the port to bind (a free one we chose); 0: its own -p */
 	uint64_t clock_error_ns;  /* our receiver: the clock offset's error bound (within it: not applied) */
 	/* the receiver's: the server's sender summary with its clock line, as
 	 * txs_recv_hooks.sender_summary hands it over (-EAGAIN until it came) */

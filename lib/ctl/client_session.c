@@ -372,6 +372,8 @@ static void make_setup(const struct crun *k, struct txs_ctl_msg *su)
 	if (t->rev) {
 		su->send = t->send;
 		su->send.on = true;
+		if (k->res->recv_port)
+			su->send.port = k->res->recv_port; /* where our receiver listens */
 	}
 }
 
@@ -385,6 +387,14 @@ static int begin(struct crun *k)
 	if (k->t->rev) {
 		int64_t off = -k->clk0.offset_ns; /* we receive: our clock minus the server's */
 		k->res->clock_error_ns = k->have_clk0 ? k->clk0.rtt_ns / 2 : 0;
+		k->res->recv_port = k->t->send.port;
+		struct txs_addr me;
+		if (k->t->any_port && (txs_addr_parse(&me, k->c->local_s) == 0 || txs_addr_parse(&me, "0.0.0.0") == 0)) {
+			/* each client its own port: two -R clients on one host do not collide */
+			int p = txs_ctl_free_port(&me);
+			if (p > 0)
+				k->res->recv_port = (uint16_t)p;
+		}
 		rc = k->ops->recv_start(k->ops->arg, k->c->local_s, k->have_clk0 ? &off : NULL, k->err, k->errlen);
 		if (rc < 0)
 			return rc;

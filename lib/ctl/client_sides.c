@@ -78,7 +78,7 @@ static int side_start(struct sides_run *k, int which, char *err, size_t errlen)
 	struct side *d = &k->side[which];
 	*d = (struct side){ .k = k, .io = { .hold = k->sd->hold, .arg = d, .stop = io_stop, .ready = io_ready,
 					     .sender_summary = io_sender_summary,
-					     .port = which == TXS_CTL_SIDE_SEND ? k->res->data_port : 0,
+					     .port = which == TXS_CTL_SIDE_SEND ? k->res->data_port : k->res->recv_port,
 					     .clock_error_ns = which == TXS_CTL_SIDE_RECV ? k->res->clock_error_ns : 0 } };
 	int e = (d->io.sumf = open_memstream(&d->sum, &d->len)) ? 0 : errno;
 	if (!e) { /* the signals stay with the caller's thread */

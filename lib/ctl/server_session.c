@@ -234,10 +234,7 @@ static int done_step(const struct srv *s, struct srv_test *t)
 	return 0;
 }
 
-/* A UDP port free on our address now, from the kernel's ephemeral range
- * (so never the control port, which iperf3's streams share): the data port
- * of a session whose client left the choice to us. The port or -errno. */
-static int free_port(const struct txs_addr *local)
+int txs_ctl_free_port(const struct txs_addr *local)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = txs_sockaddr_set(&ss, local->family, local, 0);
@@ -264,7 +261,7 @@ static int start_sides(const struct srv *s, struct srv_test *t)
 	if (t->r) {
 		struct txs_ctl_recv_spec rs = *t->r;
 		if (!rs.port) { /* each session its own data port: sessions at defaults do not collide */
-			int p = free_port(&c->local);
+			int p = txs_ctl_free_port(&c->local);
 			if (p <= 0)
 				return refuse(s, "test %u: no free UDP port for the receiver: %s", id, strerror(p ? -p : EADDRINUSE));
 			rs.port = (uint16_t)p;

@@ -350,7 +350,8 @@ run_case client_reverse_loss cb_reverse_loss
 # sessions at defaults: two txscale clients without -p and a stock iperf3
 # client, at once, against txscale server (default --max-sessions): each
 # txscale session gets its own data port (exact, nothing lost), the iperf3
-# one is served beside them; the first line names the protocol
+# one is served beside them; the first line names the protocol. Then two
+# -R clients at once from one host: each receiver its own free port
 sessions_default() {
   local p1 p2 p3 rc k
   for k in 1 2; do
@@ -372,6 +373,19 @@ sessions_default() {
   [ "$(grep -o '198.18.0.2:[0-9]*' "$tmp/sd1.out" | head -n1)" != "$(grep -o '198.18.0.2:[0-9]*' "$tmp/sd2.out" | head -n1)" ] ||
     fail "sessions_default: both sessions sent to one data port"
   jq -e '.end.sum_received.packets > 0 and .error == null' "$tmp/sd3.json" >/dev/null || fail "sessions_default: iperf3: $(jq -c '.error, .end.sum_received' "$tmp/sd3.json")"
+  # two -R clients on one host: each receiver takes a free port of its own
+  for k in 4 5; do
+    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -R -n 10k -b 5k -i 0 -J >"$tmp/sd$k.json" 2>"$tmp/sd$k.err" &
+    eval "p$k=\$!"
+  done
+  for k in 4 5; do
+    rc=0
+    eval "wait \$p$k" || rc=$?
+    [ $rc = 0 ] || fail "sessions_default: -R client $k exited $rc: $(cat "$tmp/sd$k.err")"
+    jq -se 'map(select(.type == "summary" and .kind == "recv"))[0] | .unique == 10000 and .lost == 0 and .lost_exact' "$tmp/sd$k.json" >/dev/null ||
+      fail "sessions_default: -R client $k: $(jq -c 'select(.kind == "recv") | {unique, lost}' "$tmp/sd$k.json")"
+  done
+  ok "sessions_default: two -R clients at once, 10000 each, exact"
   ok "sessions_default: two txscale sessions on data ports $(grep -o '198.18.0.2:[0-9]*' "$tmp/sd1.out" | head -n1 | cut -d: -f2) and $(grep -o '198.18.0.2:[0-9]*' "$tmp/sd2.out" | head -n1 | cut -d: -f2), 10000 each, exact; iperf3 -R beside them: $(jq .end.sum_received.packets "$tmp/sd3.json") received"
 }
 run_case sessions_default

@@ -64,6 +64,7 @@ struct fsrv {
 	char roles[64];
 	bool ended;
 	bool send_forever;    /* the sender never ends by itself */
+	uint16_t send_port;   /* where the client asked our sender to send */
 	bool error_while_run; /* an "error:" line logged while the test's sides still ran */
 };
 
@@ -88,8 +89,9 @@ static int s_recv_start(void *arg, const struct txs_ctl_recv_spec *r, char *err,
 static int s_send_start(void *arg, const struct txs_ctl_send_spec *s, const char *dest, double limit, char *err,
 			size_t errlen)
 {
-	(void)s, (void)err, (void)errlen;
+	(void)err, (void)errlen;
 	struct fsrv *f = arg;
+	f->send_port = s->port;
 	snprintf(f->dest, sizeof(f->dest), "%s", dest);
 	f->limit = limit;
 	f->send_on = true;
@@ -323,6 +325,27 @@ static void test_any_port(void **st)
 	assert_true(f.recv_on);
 	assert_true(f.recv.port != 0 && f.recv.port != 5201); /* ephemeral: not -p's default, not the control port */
 	assert_int_equal(res.data_port, f.recv.port);
+	free(res.peer_send);
+	free(res.peer_recv);
+	free(f.peer);
+
+	/* -R without -p: our receiver takes a free port of its own, and the
+	 * server's sender is told to send there */
+	th = serve_at(&f, sv, 30, "127.0.0.1");
+	c = txs_ctl_client_greet(sv[1], "127.0.0.1", NULL, 2, &why, err, sizeof(err));
+	assert_non_null(c);
+	t = (struct txs_ctl_client_test){ .rev = true, .est = 1, .own_idle = 0.2, .extra = 5, .any_port = true };
+	t.send = (struct txs_ctl_send_spec){ .port = 5201, .length = 64, .rate = 1000, .time = 1 };
+	k = (struct fcli){ 0 };
+	rc = txs_ctl_client_run(c, &t, &ops, &res, err, sizeof(err));
+	if (rc)
+		fail_msg("client -R: %d %s\nserver log:\n%s", rc, err, f.log);
+	txs_ctl_client_close(c, true);
+	join_within(th, 10);
+	assert_int_equal(f.rc, 0);
+	assert_true(f.send_on);
+	assert_true(res.recv_port != 0 && res.recv_port != 5201);
+	assert_int_equal(f.send_port, res.recv_port);
 	free(res.peer_send);
 	free(res.peer_recv);
 	free(f.peer);

@@ -114,7 +114,7 @@ static int cb_recv(void *arg, const char *local, const int64_t *clock_offset_ns,
 	const struct client *k = arg;
 	const struct ctl_send_info *s = k->s;
 	bool bidir = k->o->bidir;
-	struct ctl_own_recv rv = { .bind = local, .port = s->port, .interval = bidir ? 0 : s->interval,
+	struct ctl_own_recv rv = { .bind = local, .port = io->port ? io->port : s->port, .interval = bidir ? 0 : s->interval,
 				   .idle = OWN_IDLE_S, .time = k->est > 0 ? k->est + EXTRA_S : 3600, .json = s->json,
 				   .clock_set = clock_offset_ns != NULL, /* we receive: our clock minus the server's */
 				   .clock_offset_ns = clock_offset_ns ? *clock_offset_ns : 0,
@@ -184,10 +184,11 @@ static int client_test_run(struct client *k, struct txs_ctl_client *c, char *err
 	/* the first line names the protocol (an iperf3 server's says "iperf3 server") */
 	if (!s->json) {
 		char dp[64];
-		if (g_port || o->reverse)
+		if (g_port)
 			snprintf(dp, sizeof(dp), "data port %u", s->port);
 		else
-			snprintf(dp, sizeof(dp), "data port the server's choice%s", o->bidir ? " (ours: -p)" : "");
+			snprintf(dp, sizeof(dp), "data port %s", o->bidir ? "each receiver's choice" : o->reverse ? "our choice"
+													  : "the server's choice");
 		printf("txscale send: txscale server %s, control port %u (txscale's protocol): %s test, %s\n", s->dest,
 		       o->control_port, o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
 		       dp);
