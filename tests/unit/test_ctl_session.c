@@ -349,6 +349,7 @@ static void test_any_port(void **st)
 	free(res.peer_send);
 	free(res.peer_recv);
 	free(f.peer);
+	free(k.peer);
 }
 
 static void test_refused(void **st)
