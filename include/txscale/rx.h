@@ -75,7 +75,16 @@ struct txs_rx_conf {
 	 * (docs/iperf3.md: sec, usec, 32- or 64-bit sequence from 1; no magic,
 	 * so chosen, not guessed): flows by 5-tuple, sequenced, the sender's
 	 * time used for RFC 3550 jitter only (iperf3 stamps a monotonic clock). */
-	enum txs_rx_payload { TXS_RX_PAYLOAD_TXSCALE = 0, TXS_RX_PAYLOAD_IPERF3, TXS_RX_PAYLOAD_IPERF3_64 } payload;
+	/* iperf 2's (docs/iperf3.md, "iperf 2"): a big-endian 32-bit id from 1,
+	 * tv_sec, tv_usec (CLOCK_REALTIME: one-way latency), the id's upper 32
+	 * bits; a negative id is its end-of-test datagram (sent again until the
+	 * server's report), counted unsequenced. */
+	enum txs_rx_payload {
+		TXS_RX_PAYLOAD_TXSCALE = 0,
+		TXS_RX_PAYLOAD_IPERF3,
+		TXS_RX_PAYLOAD_IPERF3_64,
+		TXS_RX_PAYLOAD_IPERF2
+	} payload;
 	uint16_t port;         /* UDP destination port, 0 = any */
 	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */
