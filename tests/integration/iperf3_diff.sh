@@ -19,9 +19,14 @@
 #   the matrix -R -k, -k, -R -n with loss, -P 4, -P 4 -R, --bidir (with the
 #              capture), -i 1, -l 1400, -l 9000 (two fragments at MTU 9000:
 #              the client still counts every datagram), -O 1, IPv6
-#   client     txscale's client beside iperf3's against a stock one-off
+#   client_bind  send -c HOST -B ADDR: control, streams and -R destination
+#              from ADDR (a txscale server's log, a stock server's JSON)
+#   client_*   txscale's client beside iperf3's against a stock one-off
 #              server: forward, -R, and -R -n with loss, compared on the
 #              server's figures and each client's
+#   sessions_default  two txscale clients without -p and an iperf3 -R at
+#              once against txscale server, then two -R clients at once:
+#              each session its own data port, all exact
 # Run time about 75 s (-t 1 or 2, or -k at 10 Mbit/s; txscale's client takes 1 s
 # more: the probe that tells an iperf3 server by its silence). Needs root, jq,
 # iperf3, nft, dumpcap/tshark; exits 77 with the reason otherwise.
