@@ -67,7 +67,8 @@ struct txs_ctl_clock_rep {
 /* The server receives (the client's sender sends to it). */
 struct txs_ctl_recv_spec {
 	bool on;
-	uint16_t port;                 /* UDP port, 1..65535 */
+	uint16_t port;                 /* UDP port, 1..65535; 0: the server chooses one (its hello's ports) and
+					* names it in ready */
 	char dev[TXS_CTL_DEV_MAX];     /* "udp" or "packet:IF[,IF...]" */
 	unsigned threads;              /* 0: the server's default */
 	char cpus[TXS_CTL_CPUS_MAX];   /* "" or a CPU list "0-3,6" */
@@ -108,6 +109,8 @@ struct txs_ctl_msg {
 	char *receiver;                      /* result: a recv summary line, compact JSON (malloc) */
 	char message[TXS_CTL_TEXT_MAX];      /* busy, error, done.failed: printable ASCII */
 	bool clock;                          /* hello: the server answers time messages */
+	bool ports;                          /* hello: the server chooses a data port for a setup.recv.port of 0 */
+	uint16_t port;                       /* ready: the data port the server's receiver listens on (0: none said) */
 	uint64_t t1, t2, t3;                 /* time: CLOCK_REALTIME ns (t2, t3: 0 in the client's) */
 	struct txs_ctl_clock_rep done_clock; /* done: before/after the test (with drift) */
 };

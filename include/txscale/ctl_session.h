@@ -91,15 +91,21 @@ struct txs_ctl_client;
 TXS_API struct txs_ctl_client *txs_ctl_client_greet(int fd, const char *host, const uint8_t *key, double timeout,
 						    int *why, char *err, size_t errlen);
 /* Connect to port on host (an IPv4 or IPv6 address as text) within timeout
- * s: the connected socket (non-blocking, close-on-exec), or -errno with err
- * ("bad server address 'HOST'", "cannot connect to the control port P:
- * REASON", "no answer on the control port P within T s"). */
-TXS_API int txs_ctl_connect(const char *host, uint16_t port, double timeout, char *err, size_t errlen);
-/* txs_ctl_connect, then txs_ctl_client_greet with the key of auth_file
+ * s, from bind (an address of this host, as text; NULL: the kernel's
+ * choice), as iperf3's -B: the connected socket (non-blocking,
+ * close-on-exec, TCP_NODELAY), or -errno with err ("bad server address
+ * 'HOST'", "bad -B address 'ADDR'", "-B ADDR is IPv4, the server IPv6",
+ * "cannot bind the control connection to -B ADDR: REASON", "cannot connect
+ * to the control port P: REASON", "no answer on the control port P within
+ * T s"). */
+TXS_API int txs_ctl_connect(const char *host, const char *bind, uint16_t port, double timeout, char *err,
+			    size_t errlen);
+/* txs_ctl_connect (from bind), then txs_ctl_client_greet with the key of auth_file
  * (NULL: none; a file that cannot give one: *why -EINVAL, err "--auth-file
  * 'FILE': ..."), each wait within timeout s. NULL with *why (may be NULL) and err. */
-TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t port, const char *auth_file,
-						   double timeout, int *why, char *err, size_t errlen);
+TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, const char *bind, uint16_t port,
+						   const char *auth_file, double timeout, int *why, char *err,
+						   size_t errlen);
 
 #define TXS_CTL_READY_S 10.0 /* a test's receiver, the client's or the server's: from its start to its bound socket */
 #define TXS_CTL_PROBE_MS 1000 /* a txscale server greets within this; an iperf3 server stays silent */
@@ -114,8 +120,8 @@ TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t po
  * TXS_CTL_PROBE_S ("no txscale or iperf3 server at HOST port P; ..."),
  * -EBUSY ("the iperf3 server at HOST port P is busy running a test"), or the
  * greeting's failure. */
-TXS_API int txs_ctl_client_probe(const char *host, uint16_t port, const char *auth_file, double timeout,
-				 struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen);
+TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t port, const char *auth_file,
+				 double timeout, struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen);
 /* bye: say bye first (a session that ended well); close and free. NULL is fine. */
 TXS_API void txs_ctl_client_close(struct txs_ctl_client *c, bool bye);
 TXS_API int txs_ctl_client_fd(const struct txs_ctl_client *c);
@@ -140,6 +146,9 @@ struct txs_ctl_client_test {
 	double own_idle;               /* rev: our receiver's idle end, s */
 	double extra;                  /* rev: the server's run may take est + this */
 	int64_t stamp_shift_ns;        /* subtracted from measured offsets (tests) */
+	bool any_port;                 /* fwd: the server chooses the data port (when its hello offers to: each
+					* session its own), else recv.port; rev: our receiver takes a free port
+					* (res.recv_port), else send.port */
 };
 
 enum { TXS_CTL_SIDE_SEND, TXS_CTL_SIDE_RECV };
@@ -173,6 +182,11 @@ struct txs_ctl_client_result {
 	char *peer_send, *peer_recv; /* the server's summaries (malloc; free all four) */
 	bool failed;                 /* one of our sides did not end well */
 	char *own_send, *own_recv;   /* txs_ctl_client_run_sides: our sides' summary lines as they wrote them */
+	uint16_t data_port;          /* fwd: the port our sender sends to (the server's ready names it), set
+				      * before ops->send_start */
+	uint64_t clock_error_ns;     /* rev: the error bound of the offset handed to ops->recv_start */
+	uint16_t recv_port;          /* rev: the port our receiver binds (any_port: a free one), set before
+				      * ops->recv_start; the server's sender sends there */
 };
 
 /* Run one test: clock, our receiver, setup, ready, our sender, done, the
@@ -192,6 +206,9 @@ struct txs_ctl_side_io {
 	void *arg;  /* for the hooks */
 	bool (*stop)(void *arg);  /* polled: true ends the run as an interrupt would (summary written) */
 	void (*ready)(void *arg); /* the receiver is bound: the server's sender may start */
+	uint16_t port;            /* our sender: the data port to send to (the server chose it); our
+				   * receiver: the port to bind (a free one we chose); 0: its own -p */
+	uint64_t clock_error_ns;  /* our receiver: the clock offset's error bound (within it: not applied) */
 	/* the receiver's: the server's sender summary with its clock line, as
 	 * txs_recv_hooks.sender_summary hands it over (-EAGAIN until it came) */
 	int (*sender_summary)(void *arg, char **text, size_t *len);

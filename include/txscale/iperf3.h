@@ -245,6 +245,8 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 			  size_t errlen);
 struct txs_ip3_cli_conf {
 	const struct sockaddr_storage *server; /* the control connection's peer: streams go to its address and port */
+	const struct sockaddr_storage *local;  /* NULL, or the address the streams are bound to (-B: the
+						* control connection's, port 0) */
 	const int *cpus;                       /* sending streams' CPUs (NULL: not pinned) */
 	unsigned n_cpus;
 	int ctl_timeout_ms;                    /* longest wait for the server's next step; also ends a test whose

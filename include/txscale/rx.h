@@ -75,7 +75,16 @@ struct txs_rx_conf {
 	 * (docs/iperf3.md: sec, usec, 32- or 64-bit sequence from 1; no magic,
 	 * so chosen, not guessed): flows by 5-tuple, sequenced, the sender's
 	 * time used for RFC 3550 jitter only (iperf3 stamps a monotonic clock). */
-	enum txs_rx_payload { TXS_RX_PAYLOAD_TXSCALE = 0, TXS_RX_PAYLOAD_IPERF3, TXS_RX_PAYLOAD_IPERF3_64 } payload;
+	/* iperf 2's (docs/iperf3.md, "iperf 2"): a big-endian 32-bit id from 1,
+	 * tv_sec, tv_usec (CLOCK_REALTIME: one-way latency), the id's upper 32
+	 * bits; a negative id is its end-of-test datagram (sent again until the
+	 * server's report), counted unsequenced. */
+	enum txs_rx_payload {
+		TXS_RX_PAYLOAD_TXSCALE = 0,
+		TXS_RX_PAYLOAD_IPERF3,
+		TXS_RX_PAYLOAD_IPERF3_64,
+		TXS_RX_PAYLOAD_IPERF2
+	} payload;
 	uint16_t port;         /* UDP destination port, 0 = any */
 	uint16_t port_hi;      /* with port: ports port..port_hi (0 = port only) */
 	int family;            /* AF_INET, AF_INET6, 0 = both */
@@ -90,6 +99,12 @@ struct txs_rx_conf {
 	 * skew rule (max_latency_ns) applying to the corrected value. */
 	bool clock_correct;
 	int64_t clock_offset_ns;
+	/* The offset's error bound (a measured offset: half the exchange's round
+	 * trip; 0: given, exact). An offset within it (|offset| <= error) is
+	 * reported, not applied: the samples stay as stamped. A corrected sample
+	 * below zero (within max_latency_ns) is the offset's error, not skew: it
+	 * is kept in the statistics at the floor 0 and counted (lat_floored). */
+	uint64_t clock_error_ns;
 };
 
 /* ---- counters ----------------------------------------------------------- */
@@ -271,7 +286,9 @@ struct txs_rx_result {
 	uint64_t extent_max, extent_sum, extent_beyond;
 	struct txs_hist lat;     /* one-way latency, ns */
 	uint64_t lat_none;       /* no timestamp (0) or arrival time unknown */
-	uint64_t lat_negative;   /* clock skew: timestamp after arrival (not in the histogram) */
+	uint64_t lat_negative;   /* timestamp after arrival: clock skew (not in the histogram), or with a
+				  * correction applied, the offset's error (lat_floored of them kept) */
+	uint64_t lat_floored;    /* corrected samples below zero kept in the histogram at the floor 0 */
 	uint64_t lat_past;       /* clock skew: timestamp more than max_latency_ns before arrival */
 	uint64_t max_latency_ns; /* the cores' conf.max_latency_ns */
 	uint64_t resyncs;        /* sum over flows */
@@ -307,7 +324,8 @@ struct txs_rx_result {
 	struct txs_rx_outage_ev *outages;
 	/* one-way latency correction (txs_rx_result_set_clock) */
 	bool have_clock;
-	int64_t clock_offset_ns; /* receiver's clock minus sender's */
+	bool clock_applied;      /* the samples were shifted by clock_offset_ns (false: within its error) */
+	int64_t clock_offset_ns; /* receiver's clock minus sender's (measured or given) */
 	uint64_t clock_error_ns; /* bound on |true offset - offset_ns| (0: given) */
 	bool have_drift;
 	int64_t clock_drift_ns;  /* offset after the test minus before */

@@ -37,6 +37,9 @@ extern "C" {
 #endif
 
 #define TXS_SERVER_SESSIONS_MAX 1024 /* max_sessions' ceiling */
+/* max_sessions' default: a shared test host's clients, not its core count
+ * (the CPU count where that is more); sessions past the CPUs share them */
+#define TXS_SERVER_SESSIONS_DEFAULT 16
 
 struct txs_server_conf {
 	const char *bind;          /* listen on this address only (NULL: every address, IPv6 and IPv4) */
@@ -46,7 +49,8 @@ struct txs_server_conf {
 	const char *allow_dest;    /* where a client may ask us to send besides its own address (NULL: nowhere) */
 	double max_time;           /* longest test a client may ask for, s (300) */
 	double ctl_timeout;        /* longest wait for a client's next message, s (10) */
-	unsigned max_sessions;     /* at once (0: the number of CPUs; 1 with one_off) */
+	unsigned max_sessions;     /* at once (0: TXS_SERVER_SESSIONS_DEFAULT or the number of CPUs, the more; 1
+				    * with one_off) */
 	unsigned max_per_client;   /* at once from one address (0 or over max_sessions: max_sessions) */
 	double max_rate;           /* the most a client may ask us to send (0: no limit) ... */
 	bool max_rate_bits;        /* ... in frame bits/s, else datagrams/s */

@@ -58,6 +58,7 @@ struct txs_recv_conf {
 	double outage_min;        /* seconds, at most 3600 (0 = automatic) */
 	bool clock_offset_set;
 	int64_t clock_offset_ns;  /* receiver's clock minus the sender's */
+	uint64_t clock_error_ns;  /* its error bound (0: exact): an offset within it is reported, not applied */
 	bool snaps;               /* keep per-thread txs_rx_snap copies (a metrics reader) */
 };
 

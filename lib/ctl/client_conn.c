@@ -15,15 +15,28 @@
 #include <txscale/iperf3.h>
 #include "common/err.h"
 #include "pkt/sockaddr.h"
+#include "ctl_priv.h"
 #include "sess_priv.h"
 
-static int connect_addr(const struct txs_addr *a, uint16_t port, double timeout, char *err, size_t errlen)
+static int connect_addr(const struct txs_addr *a, const struct txs_addr *from, const char *from_s, uint16_t port,
+			double timeout, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = txs_sockaddr_set(&ss, a->family, a, port);
 	int fd = socket(a->family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return txs_fail(err, errlen, -errno, "socket: %s", strerror(errno));
+	if (from) {
+		/* -B: the control connection leaves from it too, as iperf3's -B */
+		struct sockaddr_storage bs;
+		socklen_t bl = txs_sockaddr_set(&bs, from->family, from, 0);
+		if (bind(fd, (struct sockaddr *)&bs, bl) < 0) {
+			int e = errno;
+			close(fd);
+			return txs_fail(err, errlen, e == EADDRNOTAVAIL ? -EINVAL : -e,
+					"cannot bind the control connection to -B %s: %s", from_s, strerror(e));
+		}
+	}
 	if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
 		int e = errno;
 		close(fd);
@@ -47,15 +60,24 @@ static int connect_addr(const struct txs_addr *a, uint16_t port, double timeout,
 		return txs_fail(err, errlen, -e, "cannot connect to the control port %u: %s%s", port, strerror(e),
 				e == ECONNREFUSED ? " (is `txscale server` running there?)" : "");
 	}
+	txs_ctl_nodelay(fd);
 	return fd;
 }
 
-TXS_API int txs_ctl_connect(const char *host, uint16_t port, double timeout, char *err, size_t errlen)
+TXS_API int txs_ctl_connect(const char *host, const char *bind, uint16_t port, double timeout, char *err,
+			    size_t errlen)
 {
-	struct txs_addr a;
+	struct txs_addr a, b;
 	if (txs_addr_parse(&a, host) < 0)
 		return txs_fail(err, errlen, -EINVAL, "bad server address '%s'", host);
-	return connect_addr(&a, port, timeout, err, errlen);
+	if (bind) {
+		if (txs_addr_parse(&b, bind) < 0)
+			return txs_fail(err, errlen, -EINVAL, "bad -B address '%s'", bind);
+		if (b.family != a.family)
+			return txs_fail(err, errlen, -EINVAL, "-B %s is IPv%d, the server %s IPv%d", bind,
+					b.family == AF_INET ? 4 : 6, host, a.family == AF_INET ? 4 : 6);
+	}
+	return connect_addr(&a, bind ? &b : NULL, bind, port, timeout, err, errlen);
 }
 
 /* The greeting on a connected socket, with the key of auth_file (fd closed on failure). */
@@ -75,11 +97,12 @@ static struct txs_ctl_client *greet(int fd, const char *host, const char *auth_f
 	return txs_ctl_client_greet(fd, host, auth_file ? key : NULL, timeout, why, err, errlen);
 }
 
-TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, uint16_t port, const char *auth_file,
-						   double timeout, int *whyp, char *err, size_t errlen)
+TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, const char *bind, uint16_t port,
+						   const char *auth_file, double timeout, int *whyp, char *err,
+						   size_t errlen)
 {
 	int dummy, *why = whyp ? whyp : &dummy;
-	int fd = txs_ctl_connect(host, port, timeout, err, errlen);
+	int fd = txs_ctl_connect(host, bind, port, timeout, err, errlen);
 	if (fd < 0) {
 		*why = fd;
 		return NULL;
@@ -106,12 +129,14 @@ static int iperf3_probe(int fd, double secs)
 	return 0;
 }
 
-TXS_API int txs_ctl_client_probe(const char *host, uint16_t port, const char *auth_file, double timeout,
-				 struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen)
+TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t port, const char *auth_file,
+				 double timeout, struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen)
 {
 	*c = NULL;
 	*ip3_fd = -1;
-	int fd = txs_ctl_connect(host, port, TXS_CTL_PROBE_S, err, errlen);
+	int fd = txs_ctl_connect(host, bind, port, TXS_CTL_PROBE_S, err, errlen);
+	if (fd == -EINVAL)
+		return fd; /* the addresses given: err says which */
 	if (fd < 0)
 		return txs_fail(err, errlen, fd,
 				"no txscale or iperf3 server at %s port %u; to send without a server, give DEST without "

@@ -21,6 +21,7 @@ struct txs_ctl_client {
 	char local_s[INET6_ADDRSTRLEN];
 	uint32_t test;
 	bool clock; /* the server answers time messages (its hello said so) */
+	bool ports; /* the server chooses a data port for a setup.recv.port of 0 (its hello said so) */
 };
 
 /* one test's run */
@@ -82,6 +83,7 @@ static int hello(struct txs_ctl_client *c, const uint8_t *key, int *why, char *e
 		}
 	}
 	c->clock = m.clock;
+	c->ports = m.ports;
 	txs_ctl_msg_free(&m);
 	*why = 0;
 	return 1;
@@ -361,6 +363,8 @@ static void make_setup(const struct crun *k, struct txs_ctl_msg *su)
 	if (t->fwd) {
 		su->recv = t->recv;
 		su->recv.on = true;
+		if (t->any_port && k->c->ports)
+			su->recv.port = 0; /* the server's choice, named in its ready */
 		struct txs_ctl_clock_rep cr;
 		if (clock_rep(k, true, &cr))
 			su->recv.clock = cr;
@@ -368,6 +372,8 @@ static void make_setup(const struct crun *k, struct txs_ctl_msg *su)
 	if (t->rev) {
 		su->send = t->send;
 		su->send.on = true;
+		if (k->res->recv_port)
+			su->send.port = k->res->recv_port; /* where our receiver listens */
 	}
 }
 
@@ -380,6 +386,15 @@ static int begin(struct crun *k)
 	k->after_clock = k->t->rev && !k->t->fwd; /* the server's run ends with its sender's result */
 	if (k->t->rev) {
 		int64_t off = -k->clk0.offset_ns; /* we receive: our clock minus the server's */
+		k->res->clock_error_ns = k->have_clk0 ? k->clk0.rtt_ns / 2 : 0;
+		k->res->recv_port = k->t->send.port;
+		struct txs_addr me;
+		if (k->t->any_port && (txs_addr_parse(&me, k->c->local_s) == 0 || txs_addr_parse(&me, "0.0.0.0") == 0)) {
+			/* each client its own port: two -R clients on one host do not collide */
+			int p = txs_ctl_free_port(&me);
+			if (p > 0)
+				k->res->recv_port = (uint16_t)p;
+		}
 		rc = k->ops->recv_start(k->ops->arg, k->c->local_s, k->have_clk0 ? &off : NULL, k->err, k->errlen);
 		if (rc < 0)
 			return rc;
@@ -393,6 +408,13 @@ static int begin(struct crun *k)
 		return -EIO;
 	}
 	rc = await(k->c, &m, TXS_CTL_READY, k->c->timeout + TXS_CTL_READY_S + 5, k, k->err, k->errlen);
+	if (rc == 0 && k->t->fwd) {
+		k->res->data_port = m.port ? m.port : k->t->recv.port;
+		if (su.recv.port == 0 && !m.port) {
+			snprintf(k->err, k->errlen, "the server's ready names no data port for its receiver");
+			rc = -EPROTO;
+		}
+	}
 	txs_ctl_msg_free(&m);
 	return rc;
 }

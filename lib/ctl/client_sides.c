@@ -31,6 +31,7 @@ struct side {
 
 struct sides_run {
 	const struct txs_ctl_sides *sd;
+	const struct txs_ctl_client_result *res; /* its data_port: where our sender sends */
 	struct side side[2]; /* TXS_CTL_SIDE_SEND, TXS_CTL_SIDE_RECV */
 	const char *local;
 	int64_t offset;   /* the caller's clock offset, kept: the receiver may read it after recv_start returned */
@@ -76,7 +77,9 @@ static int side_start(struct sides_run *k, int which, char *err, size_t errlen)
 {
 	struct side *d = &k->side[which];
 	*d = (struct side){ .k = k, .io = { .hold = k->sd->hold, .arg = d, .stop = io_stop, .ready = io_ready,
-					     .sender_summary = io_sender_summary } };
+					     .sender_summary = io_sender_summary,
+					     .port = which == TXS_CTL_SIDE_SEND ? k->res->data_port : k->res->recv_port,
+					     .clock_error_ns = which == TXS_CTL_SIDE_RECV ? k->res->clock_error_ns : 0 } };
 	int e = (d->io.sumf = open_memstream(&d->sum, &d->len)) ? 0 : errno;
 	if (!e) { /* the signals stay with the caller's thread */
 		sigset_t sigs, old;
@@ -201,7 +204,7 @@ TXS_API int txs_ctl_client_run_sides(struct txs_ctl_client *c, const struct txs_
 				     const struct txs_ctl_sides *sides, struct txs_ctl_client_result *res, char *err,
 				     size_t errlen)
 {
-	struct sides_run k = { .sd = sides };
+	struct sides_run k = { .sd = sides, .res = res };
 	pthread_mutex_init(&k.mu, NULL);
 	struct txs_ctl_client_ops ops = { .arg = &k, .stopping = op_stopping, .warn = op_warn,
 					  .recv_start = op_recv_start, .peer_summary = op_peer_summary,

@@ -8,11 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <time.h>
 #include <txscale/ctl.h>
 #include "ctl_priv.h"
 
 static const uint8_t magic[4] = { 'T', 'X', 'S', 'C' };
+
+int txs_ctl_nodelay(int fd)
+{
+	int one = 1;
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0 ? -errno : 0;
+}
 
 int64_t txs_ctl_now_ms(void)
 {

@@ -290,12 +290,6 @@ static void recv_some(struct txs_ip3_test *t, struct txs_ip3_stream *s, uint8_t 
 	}
 }
 
-/* Run the streams until the client's TEST_END (server: returns
- * TXS_IP3_TEST_END) or our own end by time or amount (client: returns 0;
- * a client that only receives an amount also ends idle_s after the last
- * datagram, since lost ones never make up the amount).
- * The peer's leaving, any other state byte, or hard_end (the test's bound
- * on the monotonic clock) is a -errno with err. */
 /* One sending stream's worker: its own thread, its own counters, its own
  * share of -n/-k; it meets the control thread only at the stop flag. */
 struct sender {
@@ -386,8 +380,12 @@ static int data_plane(int fd, struct txs_ip3_test *t, bool client, double hard_e
 		x->t = t;
 		x->s = &t->s[i];
 		x->gap = gap;
-		x->own_end = own_end;
-		x->amount = amount == UINT64_MAX ? UINT64_MAX : amount / nsend + (k < amount % nsend);
+		/* the server sends until the client's TEST_END, as stock iperf3 does: a
+		 * client that counts an amount it receives needs more than that amount
+		 * when some is lost, and one that counts time ends the test by its own
+		 * clock (hard_end bounds both: -t or --max-time) */
+		x->own_end = client ? own_end : 0;
+		x->amount = !client || amount == UINT64_MAX ? UINT64_MAX : amount / nsend + (k < amount % nsend);
 		x->stop = &stop;
 		atomic_init(&x->done, false);
 		k++;
@@ -684,8 +682,10 @@ TXS_API int txs_ip3_serve(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	rc = accept_streams(fd, c, t, ip3_err, err, errlen);
 	if (rc)
 		return rc;
-	if ((rc = txs_ip3_write_state(fd, TXS_IP3_TEST_START, to)) ||
-	    (rc = txs_ip3_write_state(fd, TXS_IP3_TEST_RUNNING, to)))
+	/* one segment (the control connection has TCP_NODELAY): TEST_RUNNING is
+	 * on the wire before the first datagram of a stream we send */
+	static const int8_t start_running[2] = { TXS_IP3_TEST_START, TXS_IP3_TEST_RUNNING };
+	if ((rc = txs_ip3_write_full(fd, start_running, sizeof(start_running), to)))
 		return io_fail(err, errlen, rc, "TEST_START");
 	t->t_start = txs_mono_s();
 	/* by time: -t plus the control timeout; by amount: the server's --max-time */
@@ -776,16 +776,22 @@ static int expect_state(int fd, int want, int to, int *ip3_err, char *err, size_
 		    st, txs_ip3_state_str(st));
 }
 
-static int connect_stream(const struct sockaddr_storage *server, int to, char *err, size_t errlen)
+static int connect_stream(const struct sockaddr_storage *server, const struct sockaddr_storage *local, int to,
+			  char *err, size_t errlen)
 {
 	int fd = socket(server->ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return txs_ctl_fail(err, errlen, -errno, "UDP socket: %s", strerror(errno));
+	socklen_t sl = server->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	if (local && bind(fd, (const struct sockaddr *)local, sl) < 0) {
+		int e = errno;
+		close(fd);
+		return txs_ctl_fail(err, errlen, -e, "bind a stream to -B's address: %s", strerror(e));
+	}
 	int one = 1, rb = RCVBUF;
 	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
-	socklen_t sl = server->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	if (connect(fd, (const struct sockaddr *)server, sl) < 0) {
 		int e = errno;
 		close(fd);
@@ -887,7 +893,7 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 		if (t->s[i].sender)
 			t->s[i].cpu = c->cpus[k++ % c->n_cpus];
 	for (unsigned i = 0; i < t->n; i++) {
-		int s = connect_stream(c->server, to, err, errlen);
+		int s = connect_stream(c->server, c->local, to, err, errlen);
 		if (s < 0)
 			return s;
 		t->s[i].fd = s;

@@ -273,7 +273,7 @@ static int rd_recv(struct rd *r, json_t *o, struct txs_ctl_recv_spec *s)
 	int rc;
 	if (!json_is_object(o))
 		return bad(r, "", "is not an object");
-	if ((rc = rd_u64(r, o, "port", true, 1, 65535, &port)) || (rc = rd_str(r, o, "dev", true, s->dev, sizeof(s->dev), c_dev)) ||
+	if ((rc = rd_u64(r, o, "port", true, 0, 65535, &port)) || (rc = rd_str(r, o, "dev", true, s->dev, sizeof(s->dev), c_dev)) ||
 	    (rc = rd_uint(r, o, "threads", false, 0, TXS_CTL_MAX_THREADS, &s->threads)) ||
 	    (rc = rd_str(r, o, "cpus", false, s->cpus, sizeof(s->cpus), c_cpus)) ||
 	    (rc = rd_bool(r, o, "no_pin", false, &s->no_pin)) ||
@@ -363,7 +363,8 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 		if ((rc = rd_text(&r, root, "software", true, m->software, sizeof(m->software))) ||
 		    (rc = rd_bool(&r, root, "auth", true, &m->auth)) ||
 		    (rc = rd_hex(&r, root, "nonce", m->nonce, sizeof(m->nonce))) ||
-		    (rc = rd_bool(&r, root, "clock", false, &m->clock)))
+		    (rc = rd_bool(&r, root, "clock", false, &m->clock)) ||
+		    (rc = rd_bool(&r, root, "ports", false, &m->ports)))
 			return rc;
 		break;
 	case TXS_CTL_BUSY:
@@ -393,10 +394,14 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 		}
 		break;
 	}
-	case TXS_CTL_READY:
-		if ((rc = rd_u64(&r, root, "test", true, 0, UINT32_MAX, &test)))
+	case TXS_CTL_READY: {
+		uint64_t port = 0;
+		if ((rc = rd_u64(&r, root, "test", true, 0, UINT32_MAX, &test)) ||
+		    (rc = rd_u64(&r, root, "port", false, 1, 65535, &port)))
 			return rc;
+		m->port = (uint16_t)port;
 		break;
+	}
 	case TXS_CTL_DONE:
 		if ((rc = rd_u64(&r, root, "test", true, 0, UINT32_MAX, &test)) ||
 		    (rc = rd_bool(&r, root, "failed", false, &m->failed)) ||
@@ -554,6 +559,8 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 		put(o, "nonce", json_string(h), &ok);
 		if (m->clock)
 			put(o, "clock", json_true(), &ok);
+		if (m->ports)
+			put(o, "ports", json_true(), &ok);
 		break;
 	case TXS_CTL_BUSY:
 	case TXS_CTL_ERROR:
@@ -572,6 +579,8 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 		break;
 	case TXS_CTL_READY:
 		put(o, "test", json_integer(m->test), &ok);
+		if (m->port)
+			put(o, "port", json_integer(m->port), &ok);
 		break;
 	case TXS_CTL_DONE:
 		put(o, "test", json_integer(m->test), &ok);

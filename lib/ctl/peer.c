@@ -88,6 +88,10 @@ TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, co
 			fprintf(out, "receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s\n", host,
 			       num(ck, "offset_ns", a, sizeof(a)), num(ck, "error_ns", b, sizeof(b)),
 			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)));
+		else if (json_is_false(json_object_get(ck, "applied")))
+			fprintf(out, "receiver %s: clock offset %s +- %s is within its error: NOT applied (latency as "
+				     "stamped), drift %s\n", host, num(ck, "offset_ns", a, sizeof(a)),
+			       num(ck, "error_ns", b, sizeof(b)), num(ck, "drift_ns", c, sizeof(c)));
 		if (json_is_object(json_object_get(o, "outage")))
 			fprintf(out, "receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,
 			       num(o, "outage.count", a, sizeof(a)), num(o, "outage.longest_ns", b, sizeof(b)),

@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <netinet/in.h>
 #include <txscale/ctl_session.h>
+#include "pkt/sockaddr.h"
 #include "sess_priv.h"
 
 struct srv {
@@ -152,6 +156,15 @@ static int send_step(const struct srv *s, struct srv_test *t)
 	return rc;
 }
 
+/* The test's sides stopped (and reaped) before the line that says why it
+ * ends: whoever reads that line (a user, a test) finds nothing of the test
+ * still running. test_end is called again at the test's end: it stops only
+ * what still runs. */
+static void end_sides(const struct srv *s)
+{
+	s->ops->test_end(s->ops->arg);
+}
+
 /* Only our sender runs: a client that leaves (or speaks) ends it. 0, or -1. */
 static int watch_client(const struct srv *s, const struct srv_test *t)
 {
@@ -161,6 +174,7 @@ static int watch_client(const struct srv *s, const struct srv_test *t)
 	struct txs_ctl_msg xm;
 	char e[256];
 	int rc = txs_ctl_read(s->fd, &xm, TXS_CTL_SMALL_MAX, tmo(s), e, sizeof(e));
+	end_sides(s);
 	if (rc < 0)
 		slog(s, "error: test %u: the client left while we sent: %s", t->m->test, e);
 	else
@@ -174,9 +188,11 @@ static int done_step(const struct srv *s, struct srv_test *t)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	uint32_t id = t->m->test;
-	if (txs_mono_s() > t->done_by)
+	if (txs_mono_s() > t->done_by) {
+		end_sides(s);
 		return refuse(s, "test %u: no done from the client within %.0f s", id,
 			      (t->r->time > 0 ? t->r->time : c->max_time) + c->ctl_timeout + 5);
+	}
 	struct pollfd pf = { .fd = s->fd, .events = POLLIN };
 	if (poll(&pf, 1, t->want_send ? 10 : 100) <= 0)
 		return 0;
@@ -186,10 +202,14 @@ static int done_step(const struct srv *s, struct srv_test *t)
 	if (rc == 0 && dm.type == TXS_CTL_TIME) { /* the client's clock exchange after its sender ended */
 		rc = txs_ctl_clock_answer(s->fd, &dm, txs_now_real_ns(), tmo(s), e, sizeof(e));
 		txs_ctl_msg_free(&dm);
-		if (rc < 0)
+		if (rc < 0) {
+			end_sides(s);
 			slog(s, "error: test %u: clock exchange: %s", id, e);
+		}
 		return rc < 0 ? -1 : 0;
 	}
+	if (rc < 0 || dm.type != TXS_CTL_DONE || dm.test != id)
+		end_sides(s);
 	if (rc < 0) {
 		if (rc != -ECONNRESET)
 			refuse(s, "test %u: waiting for the client's done: %s", id, e);
@@ -214,21 +234,48 @@ static int done_step(const struct srv *s, struct srv_test *t)
 	return 0;
 }
 
-/* Start the sides and say ready. 0, or -1. */
+int txs_ctl_free_port(const struct txs_addr *local)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = txs_sockaddr_set(&ss, local->family, local, 0);
+	int fd = socket(local->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		rc = -errno;
+	else
+		rc = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						   : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	close(fd);
+	return rc;
+}
+
+/* Start the sides and say ready (with our receiver's data port). 0, or -1. */
 static int start_sides(const struct srv *s, struct srv_test *t)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	uint32_t id = t->m->test;
 	char err[512];
-	if (t->r && s->ops->recv_start(s->ops->arg, t->r, err, sizeof(err)) < 0)
-		return refuse(s, "test %u: %s", id, err);
+	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = id };
+	if (t->r) {
+		struct txs_ctl_recv_spec rs = *t->r;
+		if (!rs.port) { /* each session its own data port: sessions at defaults do not collide */
+			int p = txs_ctl_free_port(&c->local);
+			if (p <= 0)
+				return refuse(s, "test %u: no free UDP port for the receiver: %s", id, strerror(p ? -p : EADDRINUSE));
+			rs.port = (uint16_t)p;
+		}
+		if (s->ops->recv_start(s->ops->arg, &rs, err, sizeof(err)) < 0)
+			return refuse(s, "test %u: %s", id, err);
+		rm.port = rs.port;
+	}
 	if (t->sd) {
 		t->send_limit = t->sd->time > 0 && t->sd->time < c->max_time ? t->sd->time : c->max_time;
 		if (s->ops->send_start(s->ops->arg, t->sd, t->dest, t->send_limit, err, sizeof(err)) < 0)
 			return refuse(s, "test %u: %s", id, err);
 		t->t_send = txs_mono_s();
 	}
-	struct txs_ctl_msg rm = { .type = TXS_CTL_READY, .test = id };
 	return say(s, &rm, "");
 }
 
@@ -298,7 +345,7 @@ static int greet(const struct srv *s)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	char e[256];
-	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true };
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true, .ports = true };
 	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
 	if (txs_ctl_nonce(m.nonce) < 0) {
 		slog(s, "error: no random nonce");

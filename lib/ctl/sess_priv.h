@@ -12,6 +12,12 @@ static inline int txs_ctl_ms(double s)
 	return s > 2e6 ? 2000000000 : (int)(s * 1000);
 }
 
+/* A UDP port free on local now, from the kernel's ephemeral range (so never
+ * a control port, whose number iperf3's streams share): the data port of a
+ * session that left the choice to us (the server's receiver; the client's
+ * with -R). The port or -errno. (server_session.c) */
+int txs_ctl_free_port(const struct txs_addr *local);
+
 /* Control characters and non-ASCII bytes of a message become '?'. */
 static inline void txs_ctl_printable(char *m)
 {

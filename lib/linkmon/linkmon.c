@@ -327,6 +327,7 @@ TXS_API int txs_linkmon_start(struct txs_linkmon **out, struct txs_netdev *dev, 
 	if (conf->linksel) {
 		s->st.select = lm_select;
 		s->st.select_arg = conf->linksel;
+		s->st.reroute = txs_linksel_params(conf->linksel)->mode == TXS_LS_ACTIVE_BACKUP;
 	}
 	s->st.on_change = conf->on_change;
 	s->st.arg = conf->arg;

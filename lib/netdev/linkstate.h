@@ -47,6 +47,10 @@ struct txs_linkstate {
 	void (*select)(void *select_arg, unsigned link, bool up);
 	void *select_arg;
 	unsigned n_links;
+	/* active-backup: a frame chosen for a link whose ring is dead goes out
+	 * on a live one (the backup) instead of being refused; other modes keep
+	 * their choice (broadcast's copy per link must not double up) */
+	bool reroute;
 	void (*on_change)(void *arg, unsigned link, const char *ifname, bool up, enum txs_link_why why, int err);
 	void *arg;
 	char name[TXS_MAX_LINKS][IF_NAMESIZE];

@@ -566,6 +566,16 @@ static __attribute__((noinline)) uint8_t *copy_in(struct txs_txq *q, struct pkt_
 	return f;
 }
 
+/* active-backup: a live ring for a frame whose link's ring is dead (the
+ * queue's current ring first), or NULL (cold) */
+static __attribute__((noinline, cold)) struct pkt_ring *backup_ring(struct pkt_q *pq, unsigned *l)
+{
+	if (!pq->lst || !pq->lst->reroute || !pick_alink(pq))
+		return NULL;
+	*l = pq->alink;
+	return &pq->ring[pq->alink];
+}
+
 static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct pkt_q *pq = TXS_NQ(q)->priv;
@@ -578,6 +588,18 @@ static unsigned pkt_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		unsigned l = b[i].link < pq->n_links ? b[i].link : 0;
 		struct pkt_ring *r = &pq->ring[l];
 		uint32_t len = b[i].len;
+		if (TXS_UNLIKELY(r->dead)) {
+			/* a frame chosen for a link that died before it was placed: under
+			 * active-backup it goes out on the backup, as the bonding driver's
+			 * next transmit would (its MACs are the template's until placed) */
+			unsigned l2;
+			struct pkt_ring *r2 = backup_ring(pq, &l2);
+			if (r2 && !r2->dead) {
+				l = l2;
+				r = r2;
+				b[i].link = (uint16_t)l2;
+			}
+		}
 		if (TXS_UNLIKELY(len > r->max_len || len < TXS_ETH_HLEN || r->dead)) {
 			refuse_rest(q, b + i, n - i, r->dead ? -r->dead : EMSGSIZE);
 			break;

@@ -532,6 +532,16 @@ static unsigned xdp_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 	return n;
 }
 
+/* active-backup: a live socket for a frame whose link's socket is dead
+ * (the queue's current one first), or NULL (cold) */
+static __attribute__((noinline, cold)) struct xdp_sock *backup_sock(struct xdp_q *xq, unsigned *l)
+{
+	if (!xq->lst || !xq->lst->reroute || !pick_alink(xq))
+		return NULL;
+	*l = xq->alink;
+	return &xq->s[xq->alink];
+}
+
 static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	struct xdp_q *xq = TXS_NQ(q)->priv;
@@ -545,6 +555,17 @@ static unsigned xdp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 		unsigned l = b[i].link < xq->n_links ? b[i].link : 0;
 		struct xdp_sock *s = &xq->s[l];
 		uint32_t len = b[i].len;
+		if (TXS_UNLIKELY(s->dead)) {
+			/* chosen for a link that died before it was placed: under
+			 * active-backup it goes out on the backup (packet.c's rule) */
+			unsigned l2;
+			struct xdp_sock *s2 = backup_sock(xq, &l2);
+			if (s2 && !s2->dead) {
+				l = l2;
+				s = s2;
+				b[i].link = (uint16_t)l2;
+			}
+		}
 		if (TXS_UNLIKELY(len > s->max_len || len < TXS_ETH_HLEN || s->dead)) {
 			refuse_rest(q, b + i, n - i, s->dead ? -s->dead : EMSGSIZE);
 			break;

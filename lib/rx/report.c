@@ -156,6 +156,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	txs_json_u64(j, "negative", r->lat_negative); /* = skew_future, the older name */
 	txs_json_u64(j, "skew_future", r->lat_negative);
 	txs_json_u64(j, "skew_past", r->lat_past);
+	txs_json_u64(j, "floored", r->lat_floored); /* of negative: corrected below 0, kept at 0 (in count) */
 	txs_json_u64(j, "max_latency", r->max_latency_ns);
 	txs_json_obj_close(j);
 	rx_clock_json(j, r);
@@ -285,11 +286,16 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
 			si(txs_hist_quantile(h, 0.5), b1, sizeof(b1)), si(txs_hist_quantile(h, 0.9), b2, sizeof(b2)),
 			si(txs_hist_quantile(h, 0.99), b3, sizeof(b3)), si(txs_hist_quantile(h, 0.999), b4, sizeof(b4)),
 			si(h->max, b5, sizeof(b5)), si(r->jitter_ns, b6, sizeof(b6)), h->count);
-	if (r->lat_negative || r->lat_past)
+	if (r->lat_floored)
+		fprintf(f,
+			"latency  %" PRIu64 " samples below 0 once corrected (the clock offset's error), kept in the "
+			"histogram at 0\n",
+			r->lat_floored);
+	if (r->lat_negative - r->lat_floored || r->lat_past)
 		fprintf(f,
 			"latency  clock skew, not in the histogram: %" PRIu64 " packets stamped after they arrived, "
 			"%" PRIu64 " stamped more than %.0f s before\n",
-			r->lat_negative, r->lat_past, (double)r->max_latency_ns / 1e9);
+			r->lat_negative - r->lat_floored, r->lat_past, (double)r->max_latency_ns / 1e9);
 	rx_clock_text(f, r);
 	rx_outage_text(f, r);
 	unsigned shown = 0;

@@ -73,9 +73,12 @@ static int64_t shift(uint64_t v, int64_t by)
 void rx_clock_json(struct txs_json *j, const struct txs_rx_result *r)
 {
 	txs_json_obj_open(j, "clock");
-	txs_json_bool(j, "corrected", r->have_clock);
+	txs_json_bool(j, "corrected", r->have_clock && r->clock_applied);
 	if (r->have_clock) {
 		const struct txs_hist *h = &r->lat;
+		/* an offset within its error is reported, not applied: raw = latency_ns */
+		int64_t off = r->clock_applied ? r->clock_offset_ns : 0;
+		txs_json_bool(j, "applied", r->clock_applied);
 		txs_json_str(j, "source", r->clock_source ? r->clock_source : "option");
 		txs_json_i64(j, "offset_ns", r->clock_offset_ns);
 		txs_json_u64(j, "error_ns", r->clock_error_ns);
@@ -86,11 +89,11 @@ void rx_clock_json(struct txs_json *j, const struct txs_rx_result *r)
 		/* latency_ns holds the corrected samples; these are as stamped */
 		txs_json_obj_open(j, "raw_latency_ns");
 		txs_json_u64(j, "count", h->count);
-		txs_json_i64(j, "min", h->count ? shift(h->min, r->clock_offset_ns) : 0);
-		txs_json_dbl(j, "mean", h->count ? (double)h->sum / (double)h->count + (double)r->clock_offset_ns : 0);
-		txs_json_i64(j, "p50", shift(txs_hist_quantile(h, 0.50), r->clock_offset_ns));
-		txs_json_i64(j, "p99", shift(txs_hist_quantile(h, 0.99), r->clock_offset_ns));
-		txs_json_i64(j, "max", shift(h->max, r->clock_offset_ns));
+		txs_json_i64(j, "min", h->count ? shift(h->min, off) : 0);
+		txs_json_dbl(j, "mean", h->count ? (double)h->sum / (double)h->count + (double)off : 0);
+		txs_json_i64(j, "p50", shift(txs_hist_quantile(h, 0.50), off));
+		txs_json_i64(j, "p99", shift(txs_hist_quantile(h, 0.99), off));
+		txs_json_i64(j, "max", shift(h->max, off));
 		txs_json_obj_close(j);
 	}
 	txs_json_obj_close(j);
@@ -161,6 +164,12 @@ void rx_clock_text(FILE *f, const struct txs_rx_result *r)
 	char dr[48] = "not measured";
 	if (r->have_drift)
 		snprintf(dr, sizeof(dr), "%+" PRId64 " ns", r->clock_drift_ns);
+	if (!r->clock_applied) {
+		fprintf(f, "clock    offset %+" PRId64 " ns +- %" PRIu64 " ns (%s) is within its error: NOT applied, "
+			   "latency as stamped; drift %s\n",
+			r->clock_offset_ns, r->clock_error_ns, r->clock_source ? r->clock_source : "option", dr);
+		return;
+	}
 	fprintf(f, "clock    latency CORRECTED by offset %+" PRId64 " ns +- %" PRIu64 " ns (%s), drift %s\n",
 		r->clock_offset_ns, r->clock_error_ns, r->clock_source ? r->clock_source : "option", dr);
 	if (h->count)

@@ -416,6 +416,8 @@ static int outage_totals(struct txs_rx_result *r, struct txs_rx_core *const *cor
 TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
 				     int64_t drift_ns, const char *source)
 {
+	if (!r->have_clock) /* no core corrected: an offset given to the report only */
+		r->clock_applied = true;
 	r->have_clock = true;
 	r->clock_offset_ns = offset_ns;
 	r->clock_error_ns = error_ns;
@@ -456,11 +458,14 @@ TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *
 		r->lat_none += c->lat_none;
 		r->lat_negative += c->lat_negative;
 		r->lat_past += c->lat_past;
+		r->lat_floored += c->lat_floored;
 		if (c->conf.max_latency_ns > r->max_latency_ns)
 			r->max_latency_ns = c->conf.max_latency_ns;
 		if (c->conf.clock_correct) {
 			r->have_clock = true;
-			r->clock_offset_ns = c->conf.clock_offset_ns;
+			r->clock_applied = c->clock_applied;
+			r->clock_offset_ns = c->clock_measured_ns;
+			r->clock_error_ns = c->conf.clock_error_ns;
 		}
 		if (c->conf.n_links > r->n_links)
 			r->n_links = c->conf.n_links;

@@ -69,12 +69,20 @@ TXS_API int txs_rx_core_create(struct txs_rx_core **out, const struct txs_rx_con
 		cf.max_id_pairs = TXS_RX_ID_PAIRS_DEFAULT;
 	if (cf.window < 64 || cf.window > TXS_RX_WINDOW_MAX || (cf.window & (cf.window - 1)) ||
 	    cf.max_flows > (1u << 22) || cf.max_jump >= (1ull << 62) || cf.max_latency_ns >= (1ull << 62) || cf.n_links > TXS_MAX_LINKS || cf.max_id_pairs > 4096 ||
-	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) || cf.payload > TXS_RX_PAYLOAD_IPERF3_64 ||
+	    (cf.family && cf.family != AF_INET && cf.family != AF_INET6) || cf.payload > TXS_RX_PAYLOAD_IPERF2 ||
 	    (cf.dst.family && cf.dst.family != AF_INET && cf.dst.family != AF_INET6))
 		return -EINVAL;
 	struct txs_rx_core *c = txs_zalloc_line(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->clock_measured_ns = cf.clock_offset_ns;
+	if (cf.clock_correct) {
+		/* an offset within its error bound is reported, not applied */
+		uint64_t mag = cf.clock_offset_ns < 0 ? (uint64_t)0 - (uint64_t)cf.clock_offset_ns : (uint64_t)cf.clock_offset_ns;
+		c->clock_applied = !(cf.clock_error_ns && mag <= cf.clock_error_ns);
+		if (!c->clock_applied)
+			cf.clock_offset_ns = 0;
+	}
 	c->conf = cf;
 	c->out_floor = cf.outage_min_ns ? cf.outage_min_ns : TXS_RX_OUTAGE_FLOOR_NS;
 	c->window = cf.window;
@@ -533,10 +541,21 @@ static inline void lat_in(struct txs_rx_core *c, struct rx_flow *f, uint64_t arr
 		 * clock offset is taken off), or so long before it that no
 		 * network held the packet that long */
 		__extension__ typedef __int128 s128;
-		if ((s128)arr - (s128)sent - (s128)c->conf.clock_offset_ns < 0)
+		if ((s128)arr - (s128)sent - (s128)c->conf.clock_offset_ns < 0) {
 			c->lat_negative++;
-		else
+			if (c->clock_applied && transit >= (uint64_t)0 - lim) {
+				/* below zero once corrected: the offset's error, not skew;
+				 * kept in the statistics at the floor 0 (said in the report) */
+				c->lat_floored++;
+				txs_hist_add_fast(&c->lat, 0);
+				f->lat_count++;
+				f->lat_min = 0;
+				jit_in(f, transit);
+				return;
+			}
+		} else {
 			c->lat_past++;
+		}
 		/* the transit beyond +-lim is no clock offset either: no jitter */
 		if (transit < (uint64_t)0 - lim)
 			return;
@@ -664,11 +683,59 @@ static __attribute__((noinline)) void payload_ip3(struct txs_rx_core *c, const u
 	}
 }
 
+#define IP2_HDR_LEN 16 /* id, tv_sec, tv_usec, id2 (iperf 2.1; 2.0 leaves id2 0) */
+
+static inline uint32_t be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* iperf 2's header: id from 1 (its upper 32 bits in id2), the sender's
+ * CLOCK_REALTIME (one-way latency); a negative id ends the test (the client
+ * sends it again until the server reports): a datagram of its flow without
+ * a data sequence. Flows by 5-tuple. */
+static __attribute__((noinline)) void payload_ip2(struct txs_rx_core *c, const uint8_t *p, size_t len,
+						  unsigned link, uint64_t ts, const struct rx_pkt *pi,
+						  const struct txs_rx_tuple *t)
+{
+	if (len < IP2_HDR_LEN) {
+		txs_rx_count_bad(c, TXS_RX_BAD_MAGIC, 1);
+		return;
+	}
+	uint64_t id = (uint64_t)be32_at(p + 12) << 32 | be32_at(p);
+	uint32_t sec = be32_at(p + 4), usec = be32_at(p + 8);
+	if (usec >= 1000000) {
+		txs_rx_count_bad(c, TXS_RX_BAD_MAGIC, 1);
+		return;
+	}
+	struct rx_flow *f = flow_by_tuple(c, pi, t);
+	if (TXS_UNLIKELY(!f)) {
+		count_rx(c, link, len);
+		c->overflow++;
+		return;
+	}
+	if ((int64_t)id <= 0) { /* the end-of-test datagram (or an id 0 no sender writes) */
+		count_rx(c, link, len);
+		c->unsequenced++;
+		f->received++;
+		f->bytes += len;
+		c->size_pkts[len & 0xffff]++;
+		return;
+	}
+	uint64_t nx = f->next;
+	enum seq_verdict v = seq_count(c, f, id - 1, nx, ts, len, link);
+	if (v == SEQ_UNIQUE)
+		lat_in(c, f, ts, (uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull);
+}
+
 static inline __attribute__((always_inline)) void payload_in(struct txs_rx_core *c, const uint8_t *p, size_t len, unsigned link, uint64_t ts,
 			      const struct rx_pkt *pi, const struct txs_rx_tuple *t)
 {
 	if (TXS_UNLIKELY(c->conf.payload != TXS_RX_PAYLOAD_TXSCALE)) {
-		payload_ip3(c, p, len, link, ts, pi, t);
+		if (c->conf.payload == TXS_RX_PAYLOAD_IPERF2)
+			payload_ip2(c, p, len, link, ts, pi, t);
+		else
+			payload_ip3(c, p, len, link, ts, pi, t);
 		return;
 	}
 	struct txs_ph ph;

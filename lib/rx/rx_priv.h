@@ -103,7 +103,9 @@ struct txs_rx_core {
 	uint64_t perr[TXS_PERR__COUNT];
 	uint64_t bad[TXS_RX_BAD__COUNT];
 	uint64_t filtered;
-	uint64_t lat_none, lat_negative, lat_past;
+	uint64_t lat_none, lat_negative, lat_past, lat_floored;
+	int64_t clock_measured_ns; /* conf.clock_offset_ns as given (conf's is 0 when not applied) */
+	bool clock_applied;        /* conf.clock_correct and the offset is beyond its error */
 	uint64_t unsequenced;
 	struct txs_hist lat;
 	struct {

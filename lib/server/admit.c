@@ -20,12 +20,14 @@ static bool addr_eq(const struct txs_addr *a, const struct txs_addr *b)
 	return a->family == b->family && memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
 }
 
-/* A session's share of the CPUs: n_allowed / max of them (at least one),
- * the least loaded first, so that sessions pin different CPUs while there
- * are enough. */
+/* A session's share of the CPUs: n_allowed / max of them (at least one;
+ * max counted up to n_allowed: sessions past the CPUs share them), the
+ * least loaded first, so that sessions pin different CPUs while there are
+ * enough. */
 static void cpus_take(struct txs_server *sv, struct txs_srv_slot *sl)
 {
-	unsigned want = sv->n_allowed / sv->c.max_sessions;
+	unsigned slots = sv->c.max_sessions < sv->n_allowed ? sv->c.max_sessions : sv->n_allowed;
+	unsigned want = sv->n_allowed / (slots ? slots : 1);
 	if (want < 1)
 		want = 1;
 	if (want > TXS_MAX_CORES)

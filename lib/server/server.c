@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "common/err.h"
+#include "ctl/ctl_priv.h"
 #include "pkt/sockaddr.h"
 #include "server_priv.h"
 
@@ -173,7 +174,9 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 	struct txs_server_conf *r = &sv->c;
 	if (!r->max_sessions) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		r->max_sessions = r->one_off ? 1 : n < 1 ? 1 : n > TXS_SERVER_SESSIONS_MAX ? TXS_SERVER_SESSIONS_MAX : (unsigned)n;
+		if (n < TXS_SERVER_SESSIONS_DEFAULT)
+			n = TXS_SERVER_SESSIONS_DEFAULT;
+		r->max_sessions = r->one_off ? 1 : n > TXS_SERVER_SESSIONS_MAX ? TXS_SERVER_SESSIONS_MAX : (unsigned)n;
 	}
 	if (!r->max_per_client || r->max_per_client > r->max_sessions)
 		r->max_per_client = r->max_sessions;
@@ -215,6 +218,7 @@ static void accept_one(struct txs_server *sv)
 	socklen_t pl = sizeof(np->peer), ml = sizeof(np->me);
 	int afd = accept4(sv->lfd, (struct sockaddr *)&np->peer, &pl, SOCK_CLOEXEC);
 	if (afd >= 0) {
+		txs_ctl_nodelay(afd); /* both protocols: a state byte leaves when written (lib/ctl/ctl_priv.h) */
 		getsockname(afd, (struct sockaddr *)&np->me, &ml);
 		np->fd = afd;
 		np->t = txs_mono_s();

@@ -90,6 +90,7 @@ int txs_srv_recv_conf(struct txs_recv_conf *c, const struct txs_ctl_recv_spec *r
 	if (r->clock.on) { /* measured by the client before this test */
 		c->clock_offset_set = true;
 		c->clock_offset_ns = r->clock.offset_ns;
+		c->clock_error_ns = r->clock.error_ns;
 	}
 	/* unpinned unless the spec names CPUs */
 	unsigned n = txs_recv_conf_threads(c);

@@ -36,9 +36,11 @@ static int check_payload(struct txs_recv_plan *p, const struct txs_recv_conf *c,
 		p->payload = TXS_RX_PAYLOAD_IPERF3;
 	else if (strcmp(c->payload, "iperf3-64") == 0)
 		p->payload = TXS_RX_PAYLOAD_IPERF3_64;
+	else if (strcmp(c->payload, "iperf2") == 0)
+		p->payload = TXS_RX_PAYLOAD_IPERF2;
 	else
 		return txs_fail(err, errlen, -EINVAL,
-				"bad value for --payload: '%s': expected txscale, iperf3 or iperf3-64", c->payload);
+				"bad value for --payload: '%s': expected txscale, iperf3, iperf3-64 or iperf2", c->payload);
 	if (c->verify || c->sender_summary)
 		return txs_fail(err, errlen, -EINVAL, "%s: not with --payload %s (a txscale sender's; use --expect N)",
 				c->verify ? "--verify checks txscale's fill pattern" : "--sender-summary counts txscale's flows",

@@ -83,6 +83,7 @@ static int cores_create(struct txs_recv *s, char *err, size_t errlen)
 		.outage_min_ns = (uint64_t)(c->outage_min * 1e9),
 		.clock_correct = c->clock_offset_set,
 		.clock_offset_ns = c->clock_offset_ns,
+		.clock_error_ns = c->clock_error_ns,
 	};
 	if (s->in->raw && p->have_bind)
 		rc_conf.dst = p->bind;

@@ -9,7 +9,8 @@
 #      true latency (raw - 5 ms), the raw figure off by the shift, a drift
 #      measured after the test; the client's {"type":"receiver"} line carries
 #      the same object; the text form says the latency was corrected
-#   2. -R: our receiver corrects by the offset the exchange found (true 0)
+#   2. -R: the offset the exchange finds (true 0) is within its error bound:
+#      reported, not applied, every sample kept (latency_ns.count = received)
 #   3. with TXS_OLD_BIN (a txscale without the exchange): an old server and a
 #      new client, a new server and an old client, each run a test
 #      uncorrected and exact
@@ -72,13 +73,17 @@ run_case text
 
 reverse() {
   local mine
-  # 2. reverse: our receiver corrects by what the exchange found (one clock: 0)
+  # 2. reverse: the exchange finds an offset within its error bound (one
+  # clock: 0), which is reported and not applied; every sample is in the
+  # statistics (none pushed below zero and dropped), raw = latency
   client "$TXS" rev -c 198.18.0.2 -R -n 3000 -b 5k -l 32
   mine=$(line rev summary recv)
-  jq -e '.clock.corrected == true and .clock.source == "control" and (.clock.drift_ns | type) == "number" and
-    ((.clock.offset_ns | if . < 0 then -. else . end) <= .clock.error_ns) and .lost_exact' <<<"$mine" >/dev/null ||
-    fail "rev: $(jq -c '{clock, lost_exact}' <<<"$mine")"
-  ok "reverse: our receiver corrected by $(jq -r .clock.offset_ns <<<"$mine") +- $(jq -r .clock.error_ns <<<"$mine") ns"
+  jq -e '.clock.corrected == false and .clock.applied == false and .clock.source == "control" and
+    (.clock.drift_ns | type) == "number" and ((.clock.offset_ns | if . < 0 then -. else . end) <= .clock.error_ns) and
+    .latency_ns.count == .received and .latency_ns.negative == 0 and .clock.raw_latency_ns.p50 == .latency_ns.p50 and
+    .lost_exact' <<<"$mine" >/dev/null ||
+    fail "rev: $(jq -c '{clock, lost_exact, received, latency_ns}' <<<"$mine")"
+  ok "reverse: offset $(jq -r .clock.offset_ns <<<"$mine") +- $(jq -r .clock.error_ns <<<"$mine") ns reported, not applied; $(jq -r .latency_ns.count <<<"$mine") samples of $(jq -r .received <<<"$mine")"
 }
 run_case reverse
 

@@ -126,15 +126,18 @@ v6_tiny_rcvbuf() {
 run_case v6_tiny_rcvbuf
 
 server_after() {
-  local n left
+  local n
   # 5. the server is still up (it counts the sessions of all the cases before), served each run as its own session, and cleaned up
   kill -0 "$srv" 2>/dev/null || fail "the server exited"
   n=$(grep -c 'connected' "$tmp/srv.log" || true)
   [ "$n" -eq 5 ] || fail "the server logged $n sessions, expected 5"
-  [ -z "$(find "$tmp/ts" "$tmp/tc" -mindepth 1)" ] || fail "temporary files left: $(find "$tmp/ts" "$tmp/tc" -mindepth 1)"
-  sleep 0.2
-  left=$(ps --ppid "$srv" -o pid= || true)
-  [ -z "$left" ] || fail "the server has children left: $left"
+  # a session removes its files and exits after its client has its results
+  # (the client may be gone first), and the server reaps it within its
+  # poll: waited for (bounded), not sampled once at a fixed delay
+  no_files() { [ -z "$(find "$tmp/ts" "$tmp/tc" -mindepth 1)" ]; }
+  no_children() { [ -z "$(ps --ppid "$srv" -o pid= || true)" ]; }
+  wait_for 5 no_files || fail "temporary files left: $(find "$tmp/ts" "$tmp/tc" -mindepth 1)"
+  wait_for 5 no_children || fail "the server has children left: $(ps --ppid "$srv" -o pid=,args= || true)"
   kill "$srv"
 }
 run_case --needs forward,text,reverse,bidir,v6_tiny_rcvbuf server_after

@@ -34,14 +34,28 @@ static struct txs_ctl_msg roundtrip(const struct txs_ctl_msg *m)
 static void test_roundtrip(void **state)
 {
 	(void)state;
-	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = true };
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = true, .ports = true };
 	snprintf(m.software, sizeof(m.software), "txscale 9.9");
 	for (unsigned i = 0; i < sizeof(m.nonce); i++)
 		m.nonce[i] = (uint8_t)(i * 37 + 1);
 	struct txs_ctl_msg d = roundtrip(&m);
 	assert_string_equal(d.software, "txscale 9.9");
 	assert_true(d.auth);
+	assert_true(d.ports);
 	assert_memory_equal(d.nonce, m.nonce, sizeof(m.nonce));
+	/* the server's choice of data port: setup.recv.port 0, ready.port names it */
+	m = (struct txs_ctl_msg){ .type = TXS_CTL_SETUP, .test = 2 };
+	m.recv = (struct txs_ctl_recv_spec){ .on = true, .port = 0 };
+	snprintf(m.recv.dev, sizeof(m.recv.dev), "udp");
+	d = roundtrip(&m);
+	assert_true(d.recv.on);
+	assert_int_equal(d.recv.port, 0);
+	m = (struct txs_ctl_msg){ .type = TXS_CTL_READY, .test = 2, .port = 40001 };
+	d = roundtrip(&m);
+	assert_int_equal(d.port, 40001);
+	m = (struct txs_ctl_msg){ .type = TXS_CTL_READY, .test = 2 };
+	d = roundtrip(&m);
+	assert_int_equal(d.port, 0);
 
 	m = (struct txs_ctl_msg){ .type = TXS_CTL_SETUP, .test = 7 };
 	m.recv = (struct txs_ctl_recv_spec){ .on = true, .port = 5201, .threads = 2, .rcvbuf = 4096, .window = 1024,
@@ -132,8 +146,11 @@ static void test_refuse(void **state)
 	refuse("{\"v\":1,\"type\":\"auth\",\"mac\":\"zz\"}", -EPROTO, "auth.mac");
 	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1}", -EPROTO, "neither");
 	refuse("{\"v\":1,\"type\":\"setup\",\"recv\":{\"port\":1,\"dev\":\"udp\"}}", -EPROTO, "setup.test is missing");
-	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"recv\":{\"port\":0,\"dev\":\"udp\"}}", -EPROTO,
+	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"recv\":{\"port\":-1,\"dev\":\"udp\"}}", -EPROTO,
 	       "setup.recv.port is out of range");
+	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"send\":{\"port\":0,\"length\":16,\"rate\":1,\"count\":1}}", -EPROTO,
+	       "setup.send.port is out of range");
+	refuse("{\"v\":1,\"type\":\"ready\",\"test\":1,\"port\":0}", -EPROTO, "ready.port is out of range");
 	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"recv\":{\"port\":70000,\"dev\":\"udp\"}}", -EPROTO,
 	       "setup.recv.port");
 	refuse("{\"v\":1,\"type\":\"setup\",\"test\":1,\"recv\":{\"port\":1,\"dev\":\"pcap:/etc/shadow\"}}", -EPROTO,

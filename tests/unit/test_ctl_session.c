@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -61,11 +63,16 @@ struct fsrv {
 	bool peer_clock;
 	char roles[64];
 	bool ended;
+	bool send_forever;    /* the sender never ends by itself */
+	uint16_t send_port;   /* where the client asked our sender to send */
+	bool error_while_run; /* an "error:" line logged while the test's sides still ran */
 };
 
 static void s_log(void *arg, const char *line)
 {
 	struct fsrv *f = arg;
+	if (strncmp(line, "error:", 6) == 0 && (f->recv_on || f->send_on) && !f->ended)
+		f->error_while_run = true;
 	size_t n = strlen(f->log);
 	snprintf(f->log + n, sizeof(f->log) - n, "%s\n", line);
 }
@@ -82,8 +89,9 @@ static int s_recv_start(void *arg, const struct txs_ctl_recv_spec *r, char *err,
 static int s_send_start(void *arg, const struct txs_ctl_send_spec *s, const char *dest, double limit, char *err,
 			size_t errlen)
 {
-	(void)s, (void)err, (void)errlen;
+	(void)err, (void)errlen;
 	struct fsrv *f = arg;
+	f->send_port = s->port;
 	snprintf(f->dest, sizeof(f->dest), "%s", dest);
 	f->limit = limit;
 	f->send_on = true;
@@ -93,7 +101,7 @@ static int s_send_start(void *arg, const struct txs_ctl_send_spec *s, const char
 static bool s_send_ended(void *arg)
 {
 	struct fsrv *f = arg;
-	return ++f->send_polls >= 3;
+	return ++f->send_polls >= 3 && !f->send_forever;
 }
 
 static char *s_send_finish(void *arg, char *err, size_t errlen)
@@ -142,18 +150,24 @@ static void *srv_main(void *arg)
 	return NULL;
 }
 
-/* A socketpair; the server end (--max-time max_time) serves sv[0] in a thread. */
-static pthread_t serve(struct fsrv *f, int sv[2], double max_time)
+/* A socketpair; the server end (--max-time max_time, its own address
+ * local) serves sv[0] in a thread. */
+static pthread_t serve_at(struct fsrv *f, int sv[2], double max_time, const char *local)
 {
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	memset(f, 0, sizeof(*f));
 	f->fd = sv[0];
 	f->cfg = (struct txs_ctl_srv_cfg){ .max_time = max_time, .ctl_timeout = 2, .client_s = "198.18.0.1" };
 	txs_addr_parse(&f->cfg.client, "198.18.0.1");
-	txs_addr_parse(&f->cfg.local, "198.18.0.2");
+	txs_addr_parse(&f->cfg.local, local);
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, srv_main, f), 0);
 	return th;
+}
+
+static pthread_t serve(struct fsrv *f, int sv[2], double max_time)
+{
+	return serve_at(f, sv, max_time, "198.18.0.2");
 }
 
 /* Join within secs: a session that hangs fails the test. */
@@ -268,6 +282,7 @@ static void test_both_ways(void **st)
 	assert_int_equal(f.rc, 0);
 	assert_true(f.recv_on && f.send_on);
 	assert_int_equal(f.recv.port, 9000);
+	assert_int_equal(res.data_port, 9000); /* -p given: no choice left to the server */
 	assert_string_equal(f.dest, "198.18.0.1"); /* no dest asked: the client's own address */
 	assert_true(f.limit == 1.0);
 	assert_json_same(f.peer, cli_send);
@@ -280,6 +295,61 @@ static void test_both_ways(void **st)
 	free(res.peer_recv);
 	free(k.peer);
 	free(f.peer);
+}
+
+/* No -p: the server chooses the data port (a free one on its address),
+ * its ready names it, and that is where our sender is told to send */
+static void test_any_port(void **st)
+{
+	(void)st;
+	int sv[2];
+	struct fsrv f;
+	pthread_t th = serve_at(&f, sv, 30, "127.0.0.1");
+	char err[512];
+	int why = 1;
+	struct txs_ctl_client *c = txs_ctl_client_greet(sv[1], "127.0.0.1", NULL, 2, &why, err, sizeof(err));
+	assert_non_null(c);
+	struct txs_ctl_client_test t = { .fwd = true, .est = 1, .own_idle = 0.2, .extra = 5, .any_port = true };
+	t.recv = (struct txs_ctl_recv_spec){ .port = 5201, .idle = 0.2, .time = 1 };
+	snprintf(t.recv.dev, sizeof(t.recv.dev), "udp");
+	struct fcli k = { 0 };
+	struct txs_ctl_client_ops ops = c_ops_proto;
+	ops.arg = &k;
+	struct txs_ctl_client_result res;
+	int rc = txs_ctl_client_run(c, &t, &ops, &res, err, sizeof(err));
+	if (rc)
+		fail_msg("client: %d %s\nserver log:\n%s", rc, err, f.log);
+	txs_ctl_client_close(c, true);
+	join_within(th, 10);
+	assert_int_equal(f.rc, 0);
+	assert_true(f.recv_on);
+	assert_true(f.recv.port != 0 && f.recv.port != 5201); /* ephemeral: not -p's default, not the control port */
+	assert_int_equal(res.data_port, f.recv.port);
+	free(res.peer_send);
+	free(res.peer_recv);
+	free(f.peer);
+
+	/* -R without -p: our receiver takes a free port of its own, and the
+	 * server's sender is told to send there */
+	th = serve_at(&f, sv, 30, "127.0.0.1");
+	c = txs_ctl_client_greet(sv[1], "127.0.0.1", NULL, 2, &why, err, sizeof(err));
+	assert_non_null(c);
+	t = (struct txs_ctl_client_test){ .rev = true, .est = 1, .own_idle = 0.2, .extra = 5, .any_port = true };
+	t.send = (struct txs_ctl_send_spec){ .port = 5201, .length = 64, .rate = 1000, .time = 1 };
+	k = (struct fcli){ 0 };
+	rc = txs_ctl_client_run(c, &t, &ops, &res, err, sizeof(err));
+	if (rc)
+		fail_msg("client -R: %d %s\nserver log:\n%s", rc, err, f.log);
+	txs_ctl_client_close(c, true);
+	join_within(th, 10);
+	assert_int_equal(f.rc, 0);
+	assert_true(f.send_on);
+	assert_true(res.recv_port != 0 && res.recv_port != 5201);
+	assert_int_equal(f.send_port, res.recv_port);
+	free(res.peer_send);
+	free(res.peer_recv);
+	free(f.peer);
+	free(k.peer);
 }
 
 static void test_refused(void **st)
@@ -336,6 +406,36 @@ static void test_client_vanishes(void **st)
 	assert_true(f.rc < 0);
 	assert_true(f.ended); /* what ran was stopped */
 	assert_non_null(strstr(f.log, "error: test 1: waiting for the client's done"));
+	assert_false(f.error_while_run); /* stopped before the line that says so */
+}
+
+/* The client leaves while only our sender runs (-R, SIGINT): the sender is
+ * stopped before "the client left" is logged (ctl_security's SIGINT
+ * reverse read the log, then found the sender still there) */
+static void test_client_leaves_sender(void **st)
+{
+	(void)st;
+	int sv[2];
+	struct fsrv f;
+	pthread_t th = serve(&f, sv, 30);
+	f.send_forever = true;
+	char err[512];
+	struct txs_ctl_msg m;
+	assert_int_equal(txs_ctl_read(sv[1], &m, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)), 0);
+	txs_ctl_msg_free(&m);
+	struct txs_ctl_msg su = { .type = TXS_CTL_SETUP, .test = 1 };
+	su.send = (struct txs_ctl_send_spec){ .on = true, .port = 9001, .length = 64, .rate = 1000, .time = 20 };
+	assert_int_equal(txs_ctl_write(sv[1], &su, 2000, err, sizeof(err)), 0);
+	assert_int_equal(txs_ctl_read(sv[1], &m, TXS_CTL_SMALL_MAX, 2000, err, sizeof(err)), 0);
+	assert_int_equal(m.type, TXS_CTL_READY);
+	txs_ctl_msg_free(&m);
+	usleep(50 * 1000);
+	close(sv[1]);
+	join_within(th, 10);
+	assert_true(f.rc < 0);
+	assert_true(f.ended);
+	assert_non_null(strstr(f.log, "error: test 1: the client left while we sent"));
+	assert_false(f.error_while_run);
 }
 
 /* A server that says ready and vanishes while our sender runs. */
@@ -436,10 +536,15 @@ static void test_connect(void **st)
 	uint16_t port;
 	int lfd = listener(&port, 0);
 	/* the accept queue takes one connection; the next one's SYN is dropped */
-	int one = txs_ctl_connect("127.0.0.1", port, 2, err, sizeof(err));
+	int one = txs_ctl_connect("127.0.0.1", NULL, port, 2, err, sizeof(err));
 	assert_true(one >= 0);
+	/* a control connection sends each message when written (no Nagle) */
+	int nd = 0;
+	socklen_t ndl = sizeof(nd);
+	assert_int_equal(getsockopt(one, IPPROTO_TCP, TCP_NODELAY, &nd, &ndl), 0);
+	assert_int_equal(nd, 1);
 	double t0 = now_s();
-	assert_int_equal(txs_ctl_connect("127.0.0.1", port, 0.3, err, sizeof(err)), -ETIMEDOUT);
+	assert_int_equal(txs_ctl_connect("127.0.0.1", NULL, port, 0.3, err, sizeof(err)), -ETIMEDOUT);
 	assert_true(now_s() - t0 < 5);
 	char want[128];
 	snprintf(want, sizeof(want), "no answer on the control port %u within 0.3 s", port);
@@ -447,18 +552,44 @@ static void test_connect(void **st)
 	close(one);
 	close(lfd);
 	/* the port is closed now */
-	assert_int_equal(txs_ctl_connect("127.0.0.1", port, 2, err, sizeof(err)), -ECONNREFUSED);
+	assert_int_equal(txs_ctl_connect("127.0.0.1", NULL, port, 2, err, sizeof(err)), -ECONNREFUSED);
 	snprintf(want, sizeof(want), "cannot connect to the control port %u: Connection refused (is `txscale server` "
 		 "running there?)", port);
 	assert_string_equal(err, want);
-	assert_int_equal(txs_ctl_connect("nohost", port, 2, err, sizeof(err)), -EINVAL);
+	assert_int_equal(txs_ctl_connect("nohost", NULL, port, 2, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "bad server address 'nohost'");
 	/* a secret that cannot be read: said before anything is sent */
 	lfd = listener(&port, 4);
 	int why = 0;
-	assert_null(txs_ctl_client_open("127.0.0.1", port, "/nonexistent/secret", 2, &why, err, sizeof(err)));
+	assert_null(txs_ctl_client_open("127.0.0.1", NULL, port, "/nonexistent/secret", 2, &why, err, sizeof(err)));
 	assert_int_equal(why, -EINVAL);
 	assert_string_equal(err, "--auth-file '/nonexistent/secret': No such file or directory");
+	close(lfd);
+}
+
+/* -B: the control connection leaves from the address given (as iperf3's -B) */
+static void test_connect_bind(void **st)
+{
+	(void)st;
+	char err[512];
+	uint16_t port;
+	int lfd = listener(&port, 4);
+	int fd = txs_ctl_connect("127.0.0.1", "127.0.0.2", port, 2, err, sizeof(err));
+	assert_true(fd >= 0);
+	struct sockaddr_in peer;
+	socklen_t pl = sizeof(peer);
+	int afd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
+	assert_true(afd >= 0);
+	assert_int_equal(ntohl(peer.sin_addr.s_addr), 0x7f000002);
+	close(afd);
+	close(fd);
+	assert_int_equal(txs_ctl_connect("127.0.0.1", "::1", port, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "-B ::1 is IPv6, the server 127.0.0.1 IPv4");
+	assert_int_equal(txs_ctl_connect("127.0.0.1", "nohost", port, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "bad -B address 'nohost'");
+	/* an address this host does not have (TEST-NET-1) */
+	assert_int_equal(txs_ctl_connect("127.0.0.1", "192.0.2.1", port, 2, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "cannot bind the control connection to -B 192.0.2.1: Cannot assign requested address");
 	close(lfd);
 }
 
@@ -472,7 +603,7 @@ static void test_probe(void **st)
 	/* silent: an iperf3 server waiting for our cookie */
 	int lfd = listener(&port, 4);
 	double t0 = now_s();
-	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), 1);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), 1);
 	assert_true(now_s() - t0 >= TXS_CTL_PROBE_S * 0.9);
 	assert_null(c);
 	assert_true(ip3 >= 0);
@@ -483,7 +614,7 @@ static void test_probe(void **st)
 	struct acceptor a = { .lfd = lfd, .greet = true };
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
-	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), 0);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), 0);
 	assert_non_null(c);
 	assert_int_equal(ip3, -1);
 	assert_string_equal(txs_ctl_client_local(c), "127.0.0.1");
@@ -495,7 +626,7 @@ static void test_probe(void **st)
 	lfd = listener(&port, 4);
 	a = (struct acceptor){ .lfd = lfd };
 	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
-	assert_int_equal(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)), -EBUSY);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), -EBUSY);
 	snprintf(want, sizeof(want), "the iperf3 server at 127.0.0.1 port %u is busy running a test", port);
 	assert_string_equal(err, want);
 	assert_null(c);
@@ -503,7 +634,7 @@ static void test_probe(void **st)
 	join_within(th, 5);
 	close(lfd);
 	/* nobody there */
-	assert_true(txs_ctl_client_probe("127.0.0.1", port, NULL, 2, &c, &ip3, err, sizeof(err)) < 0);
+	assert_true(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)) < 0);
 	snprintf(want, sizeof(want), "no txscale or iperf3 server at 127.0.0.1 port %u; to send without a server, give "
 		 "DEST without -c, or --dev udp", port);
 	assert_string_equal(err, want);
@@ -556,10 +687,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_ways),
+		cmocka_unit_test(test_any_port),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_client_vanishes),
+		cmocka_unit_test(test_client_leaves_sender),
 		cmocka_unit_test(test_server_vanishes),
 		cmocka_unit_test(test_connect),
+		cmocka_unit_test(test_connect_bind),
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_peer_write),
 	};

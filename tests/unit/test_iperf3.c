@@ -368,9 +368,58 @@ static void test_rx_core_payload(void **st)
 		txs_rx_result_free(r);
 		txs_rx_core_destroy(c);
 	}
-	struct txs_rx_conf bad = { .payload = 3 };
+	struct txs_rx_conf bad = { .payload = TXS_RX_PAYLOAD_IPERF2 + 1 };
 	struct txs_rx_core *c;
 	assert_int_equal(txs_rx_core_create(&c, &bad), -EINVAL);
+}
+
+/* lib/rx with --payload iperf2: id from 1 (its upper half in id2), the
+ * sender's realtime stamp (one-way latency), a negative id the end-of-test
+ * datagram (unsequenced), a short one malformed */
+static void ip2_feed(struct txs_rx_core *c, const struct txs_rx_tuple *t, int64_t id, uint64_t sent_ns, uint64_t arr_ns,
+		     size_t len)
+{
+	uint8_t b[100] = { 0 };
+	uint64_t u = (uint64_t)id;
+	uint32_t lo = (uint32_t)u, hi = (uint32_t)(u >> 32), sec = (uint32_t)(sent_ns / 1000000000ull),
+		 usec = (uint32_t)(sent_ns % 1000000000ull / 1000);
+	const uint32_t w[4] = { lo, sec, usec, hi };
+	for (unsigned k = 0; k < 4; k++)
+		for (unsigned j = 0; j < 4; j++)
+			b[4 * k + j] = (uint8_t)(w[k] >> (24 - 8 * j));
+	txs_rx_dgram(c, b, len, t, 0, arr_ns);
+}
+
+static void test_rx_core_payload_ip2(void **st)
+{
+	(void)st;
+	struct txs_rx_conf conf = { .payload = TXS_RX_PAYLOAD_IPERF2 };
+	struct txs_rx_core *c;
+	assert_int_equal(txs_rx_core_create(&c, &conf), 0);
+	struct txs_rx_tuple a = { .sport = 40000, .dport = 5001 };
+	a.src.family = a.dst.family = AF_INET;
+	const uint64_t t0 = 1796000000ull * 1000000000ull;
+	/* ids 1 2 4 5, each 50 us in transit (3 lost); the end-of-test datagram
+	 * -6 twice; one too short for the header */
+	const int64_t ids[] = { 1, 2, 4, 5 };
+	for (unsigned i = 0; i < 4; i++)
+		ip2_feed(c, &a, ids[i], t0 + i * 1000000ull, t0 + i * 1000000ull + 50000, 100);
+	ip2_feed(c, &a, -6, t0 + 5000000ull, t0 + 5050000ull, 100);
+	ip2_feed(c, &a, -7, t0 + 5000000ull, t0 + 5300000ull, 100);
+	ip2_feed(c, &a, 9, t0, t0, 12);
+	struct txs_rx_result *r;
+	assert_int_equal(txs_rx_result_build(&r, &c, 1, NULL), 0);
+	assert_int_equal(r->n_flows, 1);
+	assert_int_equal(r->received, 6); /* 4 data, 2 end-of-test */
+	assert_int_equal(r->unsequenced, 2);
+	assert_int_equal(r->unique, 4);
+	assert_int_equal(r->lost, 1); /* id 3 */
+	assert_int_equal(r->malformed, 1);
+	assert_int_equal(r->lat.count, 4);
+	assert_true(r->lat.min >= 50000 - 50000 / 32 && r->lat.max <= 50000 + 50000 / 32);
+	assert_int_equal(r->flows[0].next_seq, 5);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
 }
 
 /* What a server reports of our streams: exact when its parts add up, else
@@ -479,7 +528,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_client),
 		cmocka_unit_test(test_params),   cmocka_unit_test(test_params_hostile), cmocka_unit_test(test_results),
-		cmocka_unit_test(test_udp_hdr),  cmocka_unit_test(test_io),             cmocka_unit_test(test_rx), cmocka_unit_test(test_rx_core_payload), cmocka_unit_test(test_peer_rx),
+		cmocka_unit_test(test_udp_hdr),  cmocka_unit_test(test_io),             cmocka_unit_test(test_rx), cmocka_unit_test(test_rx_core_payload), cmocka_unit_test(test_rx_core_payload_ip2), cmocka_unit_test(test_peer_rx),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

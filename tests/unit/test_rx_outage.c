@@ -517,14 +517,71 @@ static void clock_correction(void **st)
 	txs_rx_core_destroy(c);
 
 	/* a stamp that the offset puts after its arrival is negative latency,
-	 * not one from the far past: 1 ms raw with a 4.9 ms offset */
+	 * not one from the far past: 1 ms raw with a 4.9 ms offset. It is the
+	 * offset's error, not skew: kept in the statistics at the floor 0 */
 	assert_int_equal(txs_rx_core_create(&c, &cf), 0);
 	dg(c, 1, 0, T0 - 1 * MS, T0);
 	dg(c, 1, 1, T0 + 100 * US - 5 * MS, T0 + 100 * US);
 	r = build(&c, 1, NULL);
 	assert_int_equal(r->lat_negative, 1);
+	assert_int_equal(r->lat_floored, 1);
 	assert_int_equal(r->lat_past, 0);
-	assert_int_equal(r->lat.count, 1);
+	assert_int_equal(r->lat.count, 2); /* every sample */
+	assert_int_equal(r->lat.min, 0);
+	assert_int_equal(r->lat.max, 100 * US);
+	f = open_memstream(&buf, &len);
+	txs_rx_result_text(f, r, NULL);
+	fclose(f);
+	assert_non_null(strstr(buf, "1 samples below 0 once corrected (the clock offset's error), kept in the histogram at 0"));
+	assert_null(strstr(buf, "clock skew, not in the histogram"));
+	free(buf);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+
+	/* one host, one clock: a measured offset within its error bound
+	 * (+1118 +- 7590 ns, the issue's) is reported, not applied: every
+	 * sample stays as stamped, none goes negative */
+	struct txs_rx_conf cf3 = { .clock_correct = true, .clock_offset_ns = 1118, .clock_error_ns = 7590 };
+	assert_int_equal(txs_rx_core_create(&c, &cf3), 0);
+	t = T0;
+	for (uint64_t s = 0; s < 1000; s++, t += 100 * US)
+		dg(c, 1, s, t - 1000, t); /* 1 us each */
+	r = build(&c, 1, NULL);
+	assert_true(r->have_clock);
+	assert_false(r->clock_applied);
+	assert_int_equal(r->clock_offset_ns, 1118);
+	assert_int_equal(r->lat.count, 1000);
+	assert_int_equal(r->lat_negative, 0);
+	assert_int_equal(r->lat.min, 1000);
+	txs_rx_result_set_clock(r, 1118, 7590, false, 0, "control");
+	assert_false(r->clock_applied);
+	f = open_memstream(&buf, &len);
+	txs_rx_result_text(f, r, NULL);
+	fclose(f);
+	assert_non_null(strstr(buf, "offset +1118 ns +- 7590 ns (control) is within its error: NOT applied"));
+	free(buf);
+	f = open_memstream(&buf, &len);
+	txs_json_begin(&j, f);
+	txs_rx_result_json(&j, r, NULL);
+	txs_json_end(&j);
+	fclose(f);
+	root = txs_jload(buf, len);
+	assert_non_null(root);
+	assert_true(json_is_false(json_object_get(json_object_get(root, "clock"), "corrected")));
+	assert_true(json_is_false(json_object_get(json_object_get(root, "clock"), "applied")));
+	assert_int_equal(txs_jget_u64(root, "clock.raw_latency_ns.min", &u), 0);
+	assert_int_equal(u, 1000); /* raw = as stamped */
+	json_decref(root);
+	free(buf);
+	txs_rx_result_free(r);
+	txs_rx_core_destroy(c);
+	/* beyond its error it is applied */
+	cf3.clock_offset_ns = 9000;
+	assert_int_equal(txs_rx_core_create(&c, &cf3), 0);
+	dg(c, 1, 0, T0 - 10000, T0);
+	r = build(&c, 1, NULL);
+	assert_true(r->clock_applied);
+	assert_int_equal(r->lat.min, 1000);
 	txs_rx_result_free(r);
 	txs_rx_core_destroy(c);
 

@@ -55,6 +55,7 @@ int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen)
 
 static bool g_form; /* -c HOST, no --dev, no --server: a txscale or an iperf3 server */
 static bool g_dev;  /* --dev given: our sender uses it, else udp */
+static bool g_port; /* -p given: the server's receiver listens there, else on a port it chooses */
 
 static bool argv_has(int argc, char **argv, const char *shrt, const char *lng)
 {
@@ -74,6 +75,7 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
 	/* the iperf3 form: -c HOST, no --dev: a txscale or an iperf3 server,
 	 * found by ctl_client_run (after send's own refusals) */
 	g_dev = argv_has(argc, argv, NULL, "--dev");
+	g_port = argv_has(argc, argv, "-p", "--port") || argv_has(argc, argv, NULL, "--dport");
 	g_form = dest && !o->server && argv_has(argc, argv, "-c", "--client") && !g_dev;
 	return o->server || o->reverse || o->bidir || g_form;
 }
@@ -112,10 +114,11 @@ static int cb_recv(void *arg, const char *local, const int64_t *clock_offset_ns,
 	const struct client *k = arg;
 	const struct ctl_send_info *s = k->s;
 	bool bidir = k->o->bidir;
-	struct ctl_own_recv rv = { .bind = local, .port = s->port, .interval = bidir ? 0 : s->interval,
+	struct ctl_own_recv rv = { .bind = local, .port = io->port ? io->port : s->port, .interval = bidir ? 0 : s->interval,
 				   .idle = OWN_IDLE_S, .time = k->est > 0 ? k->est + EXTRA_S : 3600, .json = s->json,
 				   .clock_set = clock_offset_ns != NULL, /* we receive: our clock minus the server's */
 				   .clock_offset_ns = clock_offset_ns ? *clock_offset_ns : 0,
+				   .clock_error_ns = io->clock_error_ns,
 				   .threads = bidir ? 0 : s->threads, .cpus = bidir ? NULL : s->cpus,
 				   .no_pin = bidir || s->no_pin };
 	return recv_run_own(&rv, io);
@@ -127,7 +130,7 @@ static void client_test(const struct client *k, struct txs_ctl_client_test *t)
 	const struct ctl_client_opts *o = k->o;
 	const struct ctl_send_info *s = k->s;
 	*t = (struct txs_ctl_client_test){ .fwd = !o->reverse || o->bidir, .rev = o->reverse || o->bidir,
-					    .est = k->est, .own_idle = OWN_IDLE_S, .extra = EXTRA_S };
+					    .est = k->est, .own_idle = OWN_IDLE_S, .extra = EXTRA_S, .any_port = !g_port };
 	t->stamp_shift_ns = s->stamp_shift_ns; /* test only: the clock our sender's stamps come from is off by this much */
 	if (t->fwd) {
 		t->recv = (struct txs_ctl_recv_spec){ .on = true, .port = s->port, .threads = o->remote_threads,
@@ -178,9 +181,18 @@ static int client_test_run(struct client *k, struct txs_ctl_client *c, char *err
 	const struct ctl_client_opts *o = k->o;
 	const struct ctl_send_info *s = k->s;
 	k->est = s->time > 0 ? s->time : s->count && s->rate_pps > 0 ? (double)s->count / s->rate_pps : 0;
-	if (!s->json)
-		printf("txscale send: server %s, control port %u: %s test, data port %u\n", s->dest, o->control_port,
-		       o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)", s->port);
+	/* the first line names the protocol (an iperf3 server's says "iperf3 server") */
+	if (!s->json) {
+		char dp[64];
+		if (g_port)
+			snprintf(dp, sizeof(dp), "data port %u", s->port);
+		else
+			snprintf(dp, sizeof(dp), "data port %s", o->bidir ? "each receiver's choice" : o->reverse ? "our choice"
+													  : "the server's choice");
+		printf("txscale send: txscale server %s, control port %u (txscale's protocol): %s test, %s\n", s->dest,
+		       o->control_port, o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
+		       dp);
+	}
 	struct txs_ctl_client_test t;
 	client_test(k, &t);
 	struct txs_ctl_sides sides = { .arg = k, .hold = s->json, .stopping = cb_stopping, .warn = cb_warn,
@@ -221,10 +233,10 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	char err[512] = "";
 	int ret = 1, ip3_fd = -1, conn = -1;
 	if (!g_form) {
-		c = txs_ctl_client_open(s->dest, o->control_port, o->auth_file, o->ctl_timeout, NULL, err, sizeof(err));
+		c = txs_ctl_client_open(s->dest, s->bind, o->control_port, o->auth_file, o->ctl_timeout, NULL, err, sizeof(err));
 		conn = c ? 0 : -1;
 	} else {
-		conn = txs_ctl_client_probe(s->dest, o->control_port, o->auth_file, o->ctl_timeout, &c, &ip3_fd, err,
+		conn = txs_ctl_client_probe(s->dest, s->bind, o->control_port, o->auth_file, o->ctl_timeout, &c, &ip3_fd, err,
 					    sizeof(err));
 	}
 	if (conn == 0)
@@ -286,7 +298,7 @@ int ctl_ndr_recv_begin(const struct ctl_ndr_opts *o, uint16_t port, const char *
 {
 	if (!g_ndr_conn) {
 		signal(SIGPIPE, SIG_IGN);
-		g_ndr_conn = txs_ctl_client_open(o->host, o->control_port, o->auth_file, 10.0, NULL, err, errlen);
+		g_ndr_conn = txs_ctl_client_open(o->host, NULL, o->control_port, o->auth_file, 10.0, NULL, err, errlen);
 		if (!g_ndr_conn)
 			return -EIO;
 	}

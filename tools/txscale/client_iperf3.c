@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <unistd.h>
 #include <txscale/iperf3.h>
 #include "ctl_cli.h"
@@ -33,8 +34,16 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	struct sockaddr_storage peer;
 	socklen_t pl = sizeof(peer);
 	getpeername(fd, (struct sockaddr *)&peer, &pl);
+	/* -B: the streams leave from the control connection's address (bound to it), port the kernel's */
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+	getsockname(fd, (struct sockaddr *)&me, &ml);
+	if (me.ss_family == AF_INET)
+		((struct sockaddr_in *)&me)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&me)->sin6_port = 0;
 	/* -A: stream k's thread on the k-th CPU of the list (unpinned without -A, like iperf3) */
-	struct txs_ip3_cli_conf cc = { .server = &peer,
+	struct txs_ip3_cli_conf cc = { .server = &peer, .local = s->bind ? &me : NULL,
 				       .cpus = s->cpus && !s->no_pin && s->cpus->n ? s->cpus->cpu : NULL,
 				       .n_cpus = s->cpus && !s->no_pin ? s->cpus->n : 0,
 				       .ctl_timeout_ms = o->ctl_timeout > 2e6 ? 2000000000 : (int)(o->ctl_timeout * 1000) };

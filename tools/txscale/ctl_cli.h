@@ -75,6 +75,7 @@ struct ctl_send_info {
 	bool no_pin;
 	const char *timestamps; /* --timestamps, also for the server's sender (-R, --bidir) */
 	int64_t stamp_shift_ns; /* test only: TXS_TEST_STAMP_SHIFT_NS (send_stamp_shift) */
+	const char *bind;       /* -B: our address for everything, control and data (NULL: the kernel's choice) */
 };
 
 /* Our sides in a client run (txs_ctl_client_run_sides): send.c's and
@@ -96,6 +97,7 @@ struct ctl_own_recv {
 	bool json;
 	bool clock_set;          /* --clock-offset */
 	int64_t clock_offset_ns;
+	uint64_t clock_error_ns; /* its error bound: an offset within it is reported, not applied */
 	unsigned threads;        /* -P */
 	const struct opt_cpus *cpus; /* -A, or NULL */
 	bool no_pin;

@@ -98,7 +98,7 @@ static const struct opt recv_opts[] = {
 	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
 	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
 	{ "verify", 0, OPT_FLAG, C(verify), NULL, "check the payload fill pattern of every packet" },
-	{ "payload", 0, OPT_STR, C(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence; flows by 5-tuple; docs/iperf3.md)", "txscale" },
+	{ "payload", 0, OPT_STR, C(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence), or iperf2 (an iperf 2 UDP client's); flows by 5-tuple; docs/iperf3.md", "txscale" },
 	{ "outage-min", 0, OPT_SECONDS, C(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
 	{ "clock-offset", 0, OPT_CUSTOM, O(clock_offset), "NS", "correct one-way latency by this known clock offset (receiver's clock minus sender's, ns); the report says so and gives the raw figures beside", NULL, 0, 0, parse_offset },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
@@ -337,6 +337,7 @@ int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)
 	cfg.c.idle = r->idle;
 	cfg.time = (struct opt_time){ .set = true, .v = r->time };
 	cfg.clock_offset = (struct opt_offset){ .set = r->clock_set, .ns = r->clock_offset_ns };
+	cfg.c.clock_error_ns = r->clock_error_ns;
 	cfg.c.threads = r->threads;
 	if (r->cpus)
 		cfg.cpus = *r->cpus;

@@ -154,7 +154,7 @@ static void build_dev_help(void)
 static const struct opt send_opts[] = {
 	{ "client", 'c', OPT_STR, O(dest), "ADDR", "a txscale or iperf3 server: the test runs with it over its control port (exit 1 when neither answers; docs/iperf3.md); a bare DEST sends without a server" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "destination UDP port", "5201" },
-	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; packet:/xdp: the interface's; else 198.18.0.1 or 2001:2::1)" },
+	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; packet:/xdp: the interface's; else 198.18.0.1 or 2001:2::1); with -c HOST our address for everything, control connection and data, as iperf3's -B" },
 	{ "sport", 0, OPT_STR, O(sport_s), "PORTS", "source port of thread 0 (thread k uses PORT+k), or a range "
 	  "LO-HI[,inc|,random|,stride=N] walked over the flows (docs/udp.md, \"Flows and sizes\")", "40000" },
 	{ "dport", 0, OPT_STR, O(dport_s), "PORTS", "destination port range LO-HI[,WALK] over the flows (instead of -p)" },
@@ -335,6 +335,8 @@ static int own_send_run(void *arg, const char *dev, const struct txs_ctl_side_io
 	struct txs_send_conf c = *w->conf;
 	if (dev)
 		c.dev = dev;
+	if (io && io->port) /* the data port the server chose for this session */
+		c.port = io->port;
 	return send_session(w->cfg, &c, io->sumf, io);
 }
 
@@ -361,7 +363,7 @@ static int run_client(struct send_cfg *cfg, const struct txs_send_conf *conf, co
 	struct own_send w = { cfg, conf };
 	return ctl_client_run(&cfg->ctl, &(struct ctl_send_info){ pl->dest, pl->port, pl->length, pl->rate_pps,
 			      cfg->count, pl->time, cfg->interval, cfg->json, &cfg->cpus, cfg->threads, cfg->no_pin,
-			      cfg->timestamps, conf->stamp_shift_ns }, &(struct ctl_own_send){ own_send_run, &w });
+			      cfg->timestamps, conf->stamp_shift_ns, conf->bind }, &(struct ctl_own_send){ own_send_run, &w });
 }
 
 /* The run's hooks: metrics every poll, interval reports, the client's stop. */

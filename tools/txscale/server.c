@@ -30,7 +30,7 @@ static const struct opt server_opts[] = {
 	{ "auth-file", 0, OPT_STR, C(auth_file), "FILE", "shared secret: clients must answer an HMAC challenge keyed by it" },
 	{ "allow-dest", 0, OPT_STR, C(allow_dest), "LIST", "where a client may ask us to send, ADDR[/PREFIX],... (always: the client's own address)" },
 	{ "max-time", 0, OPT_SECONDS, C(max_time), "SEC", "longest test a client may ask for", "300" },
-	{ "max-sessions", 0, OPT_UINT, C(max_sessions), "N", "sessions served at once (default: the number of CPUs); the next client is told the server is busy", NULL, 1, TXS_SERVER_SESSIONS_MAX },
+	{ "max-sessions", 0, OPT_UINT, C(max_sessions), "N", "sessions served at once (default: 16, or the number of CPUs where more; sessions past the CPUs share them); the next client is told the server is busy", NULL, 1, TXS_SERVER_SESSIONS_MAX },
 	{ "max-sessions-per-client", 0, OPT_UINT, C(max_per_client), "N", "sessions at once from one client address (default: --max-sessions)", NULL, 1, TXS_SERVER_SESSIONS_MAX },
 	{ "max-rate", 0, OPT_RATE, O(max_rate), "RATE", "the most a client may ask this server to send: packets/s (10k) or frame bits/s (100Mbit); 0 = no limit", "0" },
 	{ "ctl-timeout", 0, OPT_SECONDS, C(ctl_timeout), "SEC", "longest wait for a client's next message", "10" },
