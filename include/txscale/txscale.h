@@ -15,4 +15,5 @@
 #include <txscale/rx.h>
 #include <txscale/metrics.h>
 #include <txscale/udp.h>
+#include <txscale/stamp.h>
 #endif
