@@ -235,7 +235,7 @@ static int stamp_send(int argc, char **argv)
 	rc = txs_stamp_send_run(&c, &g_stop, &res, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "txscale stamp send: %s\n", err[0] ? err : strerror(-rc));
-		return 1;
+		return rc == -EINVAL ? 2 : 1; /* a bad value, or the network's answer */
 	}
 	txs_stamp_result_write(&res, cfg.json, stdout);
 	return 0;
