@@ -17,7 +17,8 @@
 
 struct rec {
 	uint64_t t1;
-	uint32_t r; /* reflector's seq minus its base; NO_R: no reply */
+	uint32_t r;    /* reflector's seq minus its base; NO_R: no reply */
+	uint32_t rtop; /* the highest of its numbers (a duplicate reflected twice has two) */
 };
 
 struct samples {
@@ -94,7 +95,7 @@ int txs_stamp_ana_sent(struct txs_stamp_ana *a, uint32_t seq, uint64_t t1_ns)
 		a->rec = p;
 		a->cap = nc;
 	}
-	a->rec[i] = (struct rec){ t1_ns, NO_R };
+	a->rec[i] = (struct rec){ t1_ns, NO_R, 0 };
 	a->n_sent++;
 	if (i == 0)
 		a->first_t1 = t1_ns;
@@ -202,6 +203,8 @@ int txs_stamp_ana_reply(struct txs_stamp_ana *a, const struct txs_stamp_pkt *p, 
 			a->r_max = (uint64_t)ri + 1;
 		if (rc->r != NO_R) { /* reflected twice under two numbers: duplicated on the way there */
 			a->dup_f++;
+			if (ri > rc->rtop)
+				rc->rtop = ri;
 			return 0;
 		}
 		if (a->any && ri < a->max_r_seen)
@@ -221,6 +224,7 @@ int txs_stamp_ana_reply(struct txs_stamp_ana *a, const struct txs_stamp_pkt *p, 
 	}
 	a->any = true;
 	rc->r = ri;
+	rc->rtop = ri;
 	a->received++;
 	if (t4_ns > a->last_t4)
 		a->last_t4 = t4_ns;
@@ -328,7 +332,7 @@ static void counts(const struct txs_stamp_ana *a, struct txs_stamp_result *r)
 		if (end)
 			break;
 		prev_i = i;
-		prev_r = ri;
+		prev_r = a->rec[i].rtop;
 		have = true;
 	}
 }
