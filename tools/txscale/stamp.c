@@ -250,8 +250,9 @@ int cmd_stamp(int argc, char **argv)
 	FILE *f = argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? stdout : stderr;
 	if (argc >= 2 && f == stderr)
 		fprintf(stderr, "txscale stamp: unknown subcommand '%s'\n", argv[1]);
-	fprintf(f, "usage: txscale stamp reflect [options]   a STAMP session-reflector (RFC 8762/8972)\n"
-		   "       txscale stamp send HOST [options] a STAMP session-sender: loss per direction, round trips\n"
-		   "(txscale stamp reflect --help, txscale stamp send --help for their options)\n");
+	fprintf(f, "usage: txscale stamp ROLE [options]   (txscale stamp ROLE --help; docs/stamp.md)\n\n"
+		   "roles:\n"
+		   "  reflect    a session-reflector (RFC 8762/8972), stateful or stateless, authenticated or not\n"
+		   "  send       a session-sender: loss, duplicates and reordering per direction, round-trip and one-way delays\n");
 	return f == stdout ? 0 : 2;
 }
