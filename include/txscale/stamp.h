@@ -154,6 +154,11 @@ TXS_API void txs_stamp_refl_close(struct txs_stamp_refl *r);
 /* The counters as one JSON line {"type":"stamp_reflector",...}, or as text. */
 TXS_API void txs_stamp_refl_write(const struct txs_stamp_refl_stats *s, bool json, FILE *f);
 
+/* A txs_metrics collector (txs_metrics_add) of a reflector's counters:
+ * txscale_stamp_*_total (docs/stamp.md). Any thread, while r is open. */
+struct txs_prom;
+TXS_API void txs_stamp_refl_collect(struct txs_prom *p, void *arg);
+
 /* A key file's contents (a trailing newline dropped) as the raw HMAC key.
  * 0, -ENOENT/-EACCES (cannot read), -EINVAL (empty), -E2BIG (too long). */
 TXS_API int txs_stamp_key_load(struct txs_stamp_key *k, const char *path);

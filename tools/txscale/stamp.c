@@ -10,6 +10,7 @@
 #include <txscale/stamp.h>
 #include "cli.h"
 #include "opt.h"
+#include "metrics_opts.h"
 
 static volatile sig_atomic_t g_stop;
 static struct txs_stamp_refl *g_refl;
@@ -54,6 +55,7 @@ struct refl_cfg {
 	double time;
 	double interval;
 	bool json;
+	struct txs_metrics_opts metrics;
 };
 
 #define O(f) offsetof(struct refl_cfg, f)
@@ -68,6 +70,7 @@ static const struct opt refl_opts[] = {
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "exit after SEC seconds (0: until SIGINT/SIGTERM)", "0" },
 	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "print the counters every SEC seconds (0: only at exit)", "0" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "counters as JSON lines {\"type\":\"stamp_reflector\",...}" },
+	MCLI_OPTS(O(metrics)),
 	OPT_END
 };
 #undef O
@@ -90,10 +93,23 @@ static int stamp_reflect(int argc, char **argv)
 		fprintf(stderr, "txscale stamp reflect: %s\n", err[0] ? err : strerror(-rc));
 		return 1;
 	}
+	struct txs_metrics_life *ml = NULL;
+	rc = mcli_start(&ml, "stamp reflect", &cfg.metrics, cfg.interval);
+	if (rc) {
+		txs_stamp_refl_close(g_refl);
+		return rc;
+	}
+	if (ml && txs_metrics_add(txs_metrics_life_registry(ml), txs_stamp_refl_collect, g_refl, NULL, 0) < 0) {
+		fprintf(stderr, "txscale stamp reflect: metrics: out of memory\n");
+		txs_metrics_life_close(ml);
+		txs_stamp_refl_close(g_refl);
+		return 1;
+	}
 	signals();
 	rc = txs_stamp_refl_start(g_refl);
 	if (rc) {
 		fprintf(stderr, "txscale stamp reflect: starting the workers: %s\n", strerror(-rc));
+		txs_metrics_life_close(ml);
 		txs_stamp_refl_close(g_refl);
 		return 1;
 	}
@@ -104,6 +120,7 @@ static int stamp_reflect(int argc, char **argv)
 	while (!g_stop) {
 		usleep(20000);
 		uint64_t now = txs_now_mono_ns();
+		txs_metrics_life_tick(ml, (double)(now - start) / 1e9);
 		if (cfg.time > 0 && (double)(now - start) / 1e9 >= cfg.time)
 			break;
 		if (cfg.interval > 0 && (double)(now - last) / 1e9 >= cfg.interval) {
@@ -118,10 +135,12 @@ static int stamp_reflect(int argc, char **argv)
 	struct txs_stamp_refl_stats s;
 	txs_stamp_refl_stats(g_refl, &s);
 	txs_stamp_refl_write(&s, cfg.json, stdout);
+	rc = mcli_end(ml); /* the last file, the linger: the counters still readable */
+	txs_metrics_life_close(ml);
 	struct txs_stamp_refl *r = g_refl;
 	g_refl = NULL;
 	txs_stamp_refl_close(r);
-	return 0;
+	return rc;
 }
 
 /* ---- send -------------------------------------------------------------------------- */
