@@ -154,6 +154,26 @@ parallel() {
 }
 run_case parallel
 
+# 6. txscale server --stamp: the reflector beside the control port, in its metrics
+server_stamp() {
+  lab_server -B 198.18.0.2 --stamp --metrics-file "$tmp/srv.prom"
+  grep -q "STAMP reflector on 198.18.0.2 port 862" "$tmp/srv.log" || fail "no STAMP reflector in the server's log"
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 2k -n 1000 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
+    fail "stamp send: $(cat "$tmp/send.err")"
+  [ "$(jq -r '.sent == 1000 and .lost == 0 and .reflector == "stateful"' "$tmp/send.json")" = true ] ||
+    fail "against the server: $(cat "$tmp/send.json")"
+  # the control port still serves a test meanwhile
+  ip netns exec "$A" timeout 60 "$TXS" send -c 198.18.0.2 -n 1000 -b 10k -J >"$tmp/ctl.json" 2>&1 ||
+    fail "send -c: $(tail -n3 "$tmp/ctl.json")"
+  wait_for 5 grep -q '^txscale_stamp_reflected_total 1000$' "$tmp/srv.prom" ||
+    fail "metrics: $(grep stamp "$tmp/srv.prom" || echo none)"
+  ok "$(grep '^txscale_stamp_re' "$tmp/srv.prom" | tr '\n' ' ')"
+  kill -INT "$srv"
+  wait "$srv" || fail "server exited $?"
+  txs_refuses "bad value for --stamp" server --stamp=99999
+}
+run_case server_stamp
+
 bad_options() {
   txs_refuses --one-line "unknown TLV 'foo'" stamp send 198.18.0.2 --tlvs cos,foo
   txs_refuses --one-line "reflector's address is missing" stamp send
