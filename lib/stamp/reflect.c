@@ -446,6 +446,8 @@ static void *worker_main(void *arg)
 				continue;
 			}
 			tiov[nt] = (struct iovec){ w->out[nt], (size_t)n };
+			if (r->c.bind) /* one address: the reply leaves from it without being told */
+				ri.have4 = ri.have6 = false;
 			size_t cl = reply_cmsgs(tctl[nt], CMSG_ROOM, v4, &ri, tos);
 			tx[nt].msg_hdr = (struct msghdr){ .msg_name = &from[i], .msg_namelen = rx[i].msg_hdr.msg_namelen,
 							  .msg_iov = &tiov[nt], .msg_iovlen = 1,
