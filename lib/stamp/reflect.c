@@ -111,12 +111,14 @@ static int open_sock(const struct txs_stamp_refl *r, const struct sockaddr_stora
 	/* IPv4 (and IPv4-mapped on a dual-stack socket): TTL, TOS, the address reached */
 	set_int(fd, IPPROTO_IP, IP_RECVTTL, 1);
 	set_int(fd, IPPROTO_IP, IP_RECVTOS, 1);
-	set_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
+	if (!r->c.bind) /* every address: the reply must leave from the one the request reached */
+		set_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
 	if (fam == AF_INET6) {
 		set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, r->c.bind ? 1 : 0);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
-		set_int(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1);
+		if (!r->c.bind)
+			set_int(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1);
 	}
 	if (bind(fd, (const struct sockaddr *)ss, sl) < 0) {
 		int e = -errno;
@@ -353,7 +355,7 @@ static size_t reply_cmsgs(uint8_t *buf, size_t cap, bool v4, const struct rxinfo
 		used += CMSG_SPACE(sizeof(pi));
 		cm = (struct cmsghdr *)(buf + used);
 	}
-	if (tos >= 0) {
+	if (tos > 0) { /* 0 is the socket's own: no ancillary data for it */
 		cm->cmsg_level = v4 ? IPPROTO_IP : IPPROTO_IPV6;
 		cm->cmsg_type = v4 ? IP_TOS : IPV6_TCLASS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
@@ -446,8 +448,6 @@ static void *worker_main(void *arg)
 				continue;
 			}
 			tiov[nt] = (struct iovec){ w->out[nt], (size_t)n };
-			if (r->c.bind) /* one address: the reply leaves from it without being told */
-				ri.have4 = ri.have6 = false;
 			size_t cl = reply_cmsgs(tctl[nt], CMSG_ROOM, v4, &ri, tos);
 			tx[nt].msg_hdr = (struct msghdr){ .msg_name = &from[i], .msg_namelen = rx[i].msg_hdr.msg_namelen,
 							  .msg_iov = &tiov[nt], .msg_iovlen = 1,

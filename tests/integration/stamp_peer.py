@@ -169,7 +169,9 @@ def sender(args):
     for n in (44, 128):
         p = UDP(sport=myport, dport=862) / Send(seq=seq0 + 10 + n, ts=ntp_now(), ssid=7)
         wire = bytes(p)[8:].ljust(n, b"\0")
-        data, _ = exchange(wire)
+        data, tos = exchange(wire)
+        if tos is not None and tos >> 2 != 46:
+            die("%d-byte packet: the reply came with DSCP %d, the request with 46" % (n, tos >> 2))
         if len(data) != n or data[44:] != bytes(n - 44):
             die("%d-byte packet: reply of %d bytes, padding %r" % (n, len(data), data[44:60]))
         r = dissect_reply(data, myport)
