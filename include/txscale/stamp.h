@@ -99,7 +99,8 @@ struct txs_stamp_refl_pkt_stats {
 	uint64_t tlv_unknown, tlv_malformed, tlv_bad_hmac;
 };
 
-/* The reply to one sender datagram in into out (cap >= in_len): length
+/* The reply to one sender datagram in into out (cap >= in_len; out may be
+ * in: the reply is built in place): length
  * in_len, or -EMSGSIZE (runt), -EACCES (bad MAC), -ENOBUFS. ctr NULL:
  * stateless (reflector seq = sender seq). t3_ns: the transmit stamp.
  * *reply_tos: the TOS to send with (-1: as the socket's default, else

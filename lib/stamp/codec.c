@@ -163,19 +163,41 @@ void stamp_encode_reflected(uint8_t *out, bool auth, const struct txs_stamp_pkt 
 
 /* ---- the reflector's answer ------------------------------------------------------- */
 
+/* The HMAC TLV of a sender's authenticated packet, checked before anything
+ * is answered in place: true when there is none or it is right. */
+static bool tlv_hmac_ok(const struct txs_stamp_key *k, const uint8_t *in, size_t len)
+{
+	size_t off = TXS_STAMP_AUTH_LEN;
+	while (off + 4 <= len) {
+		size_t vlen = get16(in + off + 2);
+		if ((!in[off] && !in[off + 1] && !vlen) || vlen > len - off - 4)
+			return true;
+		if (in[off + 1] == TXS_STAMP_TLV_HMAC && vlen == TXS_STAMP_HMAC_LEN && off + 4 + vlen == len) {
+			uint8_t mac[TXS_STAMP_HMAC_LEN];
+			stamp_hmac(k, in, 4, in + TXS_STAMP_AUTH_LEN, off - TXS_STAMP_AUTH_LEN, mac);
+			return sodium_memcmp(mac, in + off + 4, TXS_STAMP_HMAC_LEN) == 0;
+		}
+		off += 4 + vlen;
+	}
+	return true;
+}
+
 /* TLVs of in (from off) into out at the same offsets, answered: RFC 8972
- * section 4. Processing stops at the first malformed TLV (M set, the rest
- * copied as it came) and at all-zero padding (a TWAMP-light sender's). */
+ * section 4 (out may be in: each TLV's fields are read before written).
+ * Processing stops at the first malformed TLV (M set, the rest returned as
+ * it came) and at all-zero padding (a TWAMP-light sender's). */
 static void reflect_tlvs(const struct txs_stamp_refl_conf *c, const struct txs_stamp_sess_ctr *ctr, const uint8_t *in,
 			 size_t len, size_t off, const struct txs_stamp_rx_meta *m, uint8_t *out, int *reply_tos,
 			 struct txs_stamp_refl_pkt_stats *st)
 {
 	bool auth = c->key.len > 0;
-	memcpy(out + off, in + off, len - off);
+	bool hmac_good = !auth || tlv_hmac_ok(&c->key, in, len);
+	if (out != in)
+		memcpy(out + off, in + off, len - off);
 	while (off + 4 <= len) {
-		uint8_t type = in[off + 1];
-		size_t vlen = get16(in + off + 2);
-		if (in[off] == 0 && type == 0 && vlen == 0) /* zero padding, not TLVs */
+		uint8_t type = out[off + 1];
+		size_t vlen = get16(out + off + 2);
+		if (out[off] == 0 && type == 0 && vlen == 0) /* zero padding, not TLVs */
 			break;
 		uint8_t *t = out + off;
 		uint8_t *v = t + 4;
@@ -202,10 +224,10 @@ static void reflect_tlvs(const struct txs_stamp_refl_conf *c, const struct txs_s
 				goto malformed;
 			{
 				int tos = m->tos < 0 ? 0 : m->tos;
-				uint8_t dscp1 = (uint8_t)(in[off + 4] >> 2);
+				uint8_t dscp1 = (uint8_t)(v[0] >> 2), rp = (uint8_t)(v[1] & 3);
 				/* DSCP1(6) DSCP2(6) ECN(2) RP(2): DSCP2 and ECN as received */
 				v[0] = (uint8_t)(dscp1 << 2 | ((tos >> 2) & 0x3f) >> 4);
-				v[1] = (uint8_t)((((tos >> 2) & 0xf) << 4) | (tos & 3) << 2 | (in[off + 5] & 3));
+				v[1] = (uint8_t)((((tos >> 2) & 0xf) << 4) | (tos & 3) << 2 | rp);
 				*reply_tos = dscp1 << 2;
 			}
 			break;
@@ -221,16 +243,11 @@ static void reflect_tlvs(const struct txs_stamp_refl_conf *c, const struct txs_s
 				goto unknown;
 			if (vlen != TXS_STAMP_HMAC_LEN || off + 4 + vlen != len)
 				goto malformed;
-			{
-				/* the sender's HMAC TLV covers its Sequence Number and the TLVs before it */
-				uint8_t mac[TXS_STAMP_HMAC_LEN];
-				size_t base = TXS_STAMP_AUTH_LEN;
-				stamp_hmac(&c->key, in, 4, in + base, off - base, mac);
-				if (sodium_memcmp(mac, in + off + 4, TXS_STAMP_HMAC_LEN) != 0) {
-					t[0] |= TXS_STAMP_TLV_I;
-					st->tlv_bad_hmac++;
-				}
-				/* ours over our Sequence Number and TLVs: written by the caller's final step */
+			/* the sender's covers its Sequence Number and the TLVs before it (checked
+			 * before any was changed); ours is written by the caller's last step */
+			if (!hmac_good) {
+				t[0] |= TXS_STAMP_TLV_I;
+				st->tlv_bad_hmac++;
 			}
 			break;
 		default:

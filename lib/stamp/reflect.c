@@ -50,8 +50,7 @@ struct worker {
 	struct sess *tab;
 	unsigned tab_n; /* power of two */
 	struct wstats st;
-	uint8_t in[BATCH][TXS_STAMP_MAX_LEN + 1];
-	uint8_t out[BATCH][TXS_STAMP_MAX_LEN];
+	uint8_t in[BATCH][TXS_STAMP_MAX_LEN + 1]; /* the replies are built in place */
 	TXS_CACHE_GUARD;
 };
 
@@ -437,8 +436,8 @@ static void *worker_main(void *arg)
 				ctr = session(w, addr, port, ssid, now_mono);
 			}
 			int tos = -1;
-			int n = txs_stamp_reflect(&r->c, ctr, w->in[i], len, &ri.m, txs_now_real_ns(), w->out[nt],
-						  sizeof(w->out[nt]), &tos, &ps);
+			int n = txs_stamp_reflect(&r->c, ctr, w->in[i], len, &ri.m, txs_now_real_ns(), w->in[i],
+						  sizeof(w->in[i]), &tos, &ps);
 			if (n == -EACCES) {
 				TXS_STAT_ADD(w->st.bad_mac, 1);
 				continue;
@@ -447,7 +446,7 @@ static void *worker_main(void *arg)
 				TXS_STAT_ADD(w->st.runts, 1);
 				continue;
 			}
-			tiov[nt] = (struct iovec){ w->out[nt], (size_t)n };
+			tiov[nt] = (struct iovec){ w->in[i], (size_t)n };
 			size_t cl = reply_cmsgs(tctl[nt], CMSG_ROOM, v4, &ri, tos);
 			tx[nt].msg_hdr = (struct msghdr){ .msg_name = &from[i], .msg_namelen = rx[i].msg_hdr.msg_namelen,
 							  .msg_iov = &tiov[nt], .msg_iovlen = 1,

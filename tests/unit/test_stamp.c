@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <txscale/stamp.h>
+#include "stamp/stamp_priv.h"
 #include "test_util.h"
 
 static const struct txs_stamp_rx_meta META = { .t2_ns = 1700000000123456789ull, .ttl = 61, .tos = 0xb9, .kernel_ts = true };
@@ -176,6 +177,47 @@ static void reflector_auth(void **st)
 	in[5] = 1; /* MBZ changed: the MAC no longer fits */
 	assert_int_equal(reflect(&c, NULL, in, 112, out, &tos, &ps), -EACCES);
 	assert_int_equal(reflect(&c, NULL, in, 100, out, &tos, &ps), -EMSGSIZE);
+}
+
+/* The reply built in place is the reply built apart, byte for byte: plain
+ * and authenticated, with TLVs (an HMAC TLV good and bad) */
+static void reflector_in_place(void **st)
+{
+	(void)st;
+	for (int auth = 0; auth < 2; auth++)
+		for (int bad = 0; bad < 2; bad++) {
+			struct txs_stamp_refl_conf c = { .err_est = 1 };
+			if (auth)
+				c.key = (struct txs_stamp_key){ .k = "key!", .len = 4 };
+			size_t base = auth ? 112 : 44, off = base;
+			uint8_t in[300] = { 0 }, apart[2048], inplace[300];
+			struct txs_stamp_pkt p = { .seq = 5, .ts = 1234, .ssid = 77 };
+			txs_stamp_encode_sender(in, base, &p, &c.key);
+			uint8_t cos[4] = { 10 << 2, 0, 0, 0 }, dm[12] = { 0, 0, 0, 1 }, mac[16] = { 0 };
+			off += tlv(in + off, 0, TXS_STAMP_TLV_COS, cos, 4);
+			off += tlv(in + off, 0, TXS_STAMP_TLV_DIRECT, dm, 12);
+			off += tlv(in + off, 0, 99, "q", 1);
+			if (auth) {
+				off += tlv(in + off, 0, TXS_STAMP_TLV_HMAC, mac, 16);
+				stamp_tlv_hmac_fill(&c.key, in, off); /* the sender's, right */
+				if (bad)
+					in[off - 1] ^= 1;
+			}
+			memcpy(inplace, in, off);
+			struct txs_stamp_sess_ctr c1 = { 0 }, c2 = { 0 };
+			struct txs_stamp_refl_pkt_stats s1 = { 0 }, s2 = { 0 };
+			int t1, t2;
+			assert_int_equal(reflect(&c, &c1, in, off, apart, &t1, &s1), (int)off);
+			assert_int_equal(txs_stamp_reflect(&c, &c2, inplace, off, &META, META.t2_ns + 1000, inplace,
+							   sizeof(inplace), &t2, &s2),
+					 (int)off);
+			assert_memory_equal(apart, inplace, off);
+			assert_int_equal(t1, t2);
+			assert_int_equal(s1.tlv_bad_hmac, auth && bad);
+			assert_int_equal(s2.tlv_bad_hmac, auth && bad);
+			if (auth) /* our HMAC TLV, over our Sequence Number and TLVs, unless the sender's was bad */
+				assert_int_equal(apart[off - 20] & TXS_STAMP_TLV_I, bad ? TXS_STAMP_TLV_I : 0);
+		}
 }
 
 /* ---- the sender's analysis ------------------------------------------------------------ */
@@ -349,5 +391,5 @@ static void hostile(void **st)
 }
 
 T_MAIN(cmocka_unit_test(timestamps), cmocka_unit_test(layouts), cmocka_unit_test(reflector_fields),
-       cmocka_unit_test(reflector_tlvs), cmocka_unit_test(reflector_auth), cmocka_unit_test(analysis),
+       cmocka_unit_test(reflector_tlvs), cmocka_unit_test(reflector_auth), cmocka_unit_test(reflector_in_place), cmocka_unit_test(analysis),
        cmocka_unit_test(analysis_stateless_and_tail), cmocka_unit_test(hostile))
