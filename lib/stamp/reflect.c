@@ -105,7 +105,9 @@ static int open_sock(const struct txs_stamp_refl *r, const struct sockaddr_stora
 	}
 	set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1);
 	set_int(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1);
-	set_int(fd, SOL_SOCKET, SO_RCVBUF, 4 << 20);
+	/* room for a burst while this thread is off its CPU: past rmem_max with CAP_NET_ADMIN */
+	if (set_int(fd, SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20) < 0)
+		set_int(fd, SOL_SOCKET, SO_RCVBUF, 8 << 20);
 	set_int(fd, SOL_SOCKET, SO_SNDBUF, 4 << 20);
 	/* IPv4 (and IPv4-mapped on a dual-stack socket): TTL, TOS, the address reached */
 	set_int(fd, IPPROTO_IP, IP_RECVTTL, 1);

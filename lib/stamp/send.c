@@ -403,7 +403,8 @@ static int open_sess(struct sess *s, char *err, size_t errlen)
 		return -errno;
 	}
 	set_int(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, 1);
-	set_int(s->fd, SOL_SOCKET, SO_RCVBUF, 4 << 20);
+	if (set_int(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20) < 0) /* past rmem_max with CAP_NET_ADMIN */
+		set_int(s->fd, SOL_SOCKET, SO_RCVBUF, 8 << 20);
 	set_int(s->fd, SOL_SOCKET, SO_SNDBUF, 4 << 20);
 	if (s->c->tos >= 0) {
 		int r = fam == AF_INET ? set_int(s->fd, IPPROTO_IP, IP_TOS, s->c->tos)
