@@ -217,6 +217,15 @@ TXS_API int txs_stamp_ana_result_n(struct txs_stamp_ana *const *a, unsigned n, s
 
 enum { TXS_STAMP_TLVS_COS = 1, TXS_STAMP_TLVS_DIRECT = 2, TXS_STAMP_TLVS_TSINFO = 4, TXS_STAMP_TLVS_PAD = 8 };
 
+/* One interval of one session (txs_stamp_send_conf.on_interval) */
+struct txs_stamp_interval {
+	unsigned session;          /* 0.. */
+	uint16_t ssid;
+	double start, end;         /* seconds since the session's first packet */
+	uint64_t sent, received;   /* in the interval (a reply counts when it arrives) */
+	struct txs_stamp_dist rtt; /* of the replies that arrived in it */
+};
+
 struct txs_stamp_send_conf {
 	const char *host;   /* reflector address (numeric or a name) */
 	uint16_t port;      /* 0: 862 */
@@ -232,6 +241,11 @@ struct txs_stamp_send_conf {
 	double wait_s;      /* after the last send, wait this long for replies (0: 1 s) */
 	struct txs_stamp_key key;
 	bool ptp;           /* send PTPv2 timestamps (Z) instead of NTP */
+	double interval_s;  /* > 0: on_interval every interval_s seconds */
+	/* Called from each session's own thread (several at once with sessions
+	 * > 1: the callee serialises its output). */
+	void (*on_interval)(void *user, const struct txs_stamp_interval *iv);
+	void *user;
 };
 
 /* Run the sessions; stop (may be NULL) set by a signal handler ends the

@@ -412,3 +412,26 @@ void stamp_ana_count_foreign(struct txs_stamp_ana *a)
 {
 	a->foreign++;
 }
+
+void stamp_ana_progress(const struct txs_stamp_ana *a, uint64_t *sent, uint64_t *received, size_t *samples)
+{
+	*sent = a->n_sent;
+	*received = a->received;
+	*samples = a->rtt.n;
+}
+
+int stamp_ana_rtt_range(const struct txs_stamp_ana *a, size_t from, size_t to, struct txs_stamp_dist *d)
+{
+	if (to > a->rtt.n)
+		to = a->rtt.n;
+	size_t n = to > from ? to - from : 0;
+	int64_t *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (n)
+		memcpy(v, a->rtt.v + from, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp64);
+	dist(d, v, n, 0);
+	free(v);
+	return 0;
+}

@@ -46,6 +46,9 @@ struct sess {
 	struct txs_stamp_ana *ana;
 	uint64_t head_retries, tail_probes;
 	uint64_t max_rtt_ns;
+	uint64_t t0_mono, next_iv;     /* intervals: the session's start, the next report */
+	uint64_t iv_sent, iv_recv;     /* counts at the last report */
+	size_t iv_samples;
 	int rc;
 	char err[160];
 	uint8_t rbuf[BATCH][TXS_STAMP_MAX_LEN + 1];
@@ -200,6 +203,36 @@ static int drain(struct sess *s, uint32_t want_seq, bool *got_want, struct txs_s
 	}
 }
 
+/* The interval report, when one is due (final: the last, partial one) */
+static void interval(struct sess *s, bool final)
+{
+	const struct txs_stamp_send_conf *c = s->c;
+	if (!(c->interval_s > 0) || !c->on_interval || !s->ana)
+		return;
+	uint64_t now = txs_now_mono_ns();
+	if (!final && now < s->next_iv)
+		return;
+	struct txs_stamp_interval iv = { .session = s->idx, .ssid = s->ssid };
+	uint64_t step = (uint64_t)(c->interval_s * 1e9);
+	uint64_t start = s->next_iv - step;
+	iv.start = (double)(start - s->t0_mono) / 1e9;
+	iv.end = (double)((final ? now : s->next_iv) - s->t0_mono) / 1e9;
+	uint64_t sent, recv;
+	size_t samples;
+	stamp_ana_progress(s->ana, &sent, &recv, &samples);
+	iv.sent = sent - s->iv_sent;
+	iv.received = recv - s->iv_recv;
+	if (stamp_ana_rtt_range(s->ana, s->iv_samples, samples, &iv.rtt))
+		return;
+	s->iv_sent = sent;
+	s->iv_recv = recv;
+	s->iv_samples = samples;
+	s->next_iv += step;
+	if (final && iv.end <= iv.start)
+		return;
+	c->on_interval(c->user, &iv);
+}
+
 static void wait_in(struct sess *s, uint64_t ns)
 {
 	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
@@ -250,6 +283,8 @@ static int head(struct sess *s)
 		s->ana = txs_stamp_ana_new(seq);
 		if (!s->ana || txs_stamp_ana_sent(s->ana, seq, t1))
 			return -ENOMEM;
+		s->t0_mono = txs_now_mono_ns();
+		s->next_iv = s->t0_mono + (uint64_t)(s->c->interval_s > 0 ? s->c->interval_s * 1e9 : 0);
 		s->sent_total = 1;
 		txs_stamp_ana_reply(s->ana, &p, t4);
 		return 0;
@@ -309,6 +344,7 @@ static int run_main(struct sess *s)
 		s->next_seq += nb;
 		k += nb;
 		drain(s, 0, NULL, NULL, NULL, NULL);
+		interval(s, false);
 		if (nb == 0 && rate > 0) {
 			uint64_t next = start + (uint64_t)ceil((double)k * 1e9 / rate);
 			now = txs_now_mono_ns();
@@ -361,6 +397,7 @@ static void finish(struct sess *s)
 		}
 	}
 	drain(s, 0, NULL, NULL, NULL, NULL);
+	interval(s, true);
 }
 
 static void *sess_main(void *arg)

@@ -43,6 +43,10 @@ uint16_t stamp_clock_err(bool *synced);
 struct txs_stamp_ana;
 /* The TLVs of a reply (from base): the Class of Service TLV's DSCP and ECN */
 void stamp_ana_reply_tlvs(struct txs_stamp_ana *a, const uint8_t *buf, size_t len, size_t base);
+/* Progress so far: packets sent, distinct replies, delay samples */
+void stamp_ana_progress(const struct txs_stamp_ana *a, uint64_t *sent, uint64_t *received, size_t *samples);
+/* The RTT distribution of samples [from, to). 0 or -ENOMEM. */
+int stamp_ana_rtt_range(const struct txs_stamp_ana *a, size_t from, size_t to, struct txs_stamp_dist *d);
 /* A datagram on our socket that is no reply of ours */
 void stamp_ana_count_foreign(struct txs_stamp_ana *a);
 #endif

@@ -174,6 +174,25 @@ server_stamp() {
 }
 run_case server_stamp
 
+# interval reports (-i): per session; they add up to the summary
+intervals() {
+  reflector
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -P 2 -b 2k -t 2.2 -i 0.5 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
+    fail "stamp send: $(cat "$tmp/send.err")"
+  refl_end
+  local n s r ss sr
+  n=$(jq -s '[.[] | select(.type == "interval")] | length' "$tmp/send.json")
+  s=$(jq -s '[.[] | select(.type == "interval") | .sent] | add' "$tmp/send.json")
+  r=$(jq -s '[.[] | select(.type == "interval") | .received] | add' "$tmp/send.json")
+  ss=$(tail -n1 "$tmp/send.json" | jq .sent)
+  sr=$(tail -n1 "$tmp/send.json" | jq .received)
+  ok "$n intervals: sent $s received $r; summary sent $ss received $sr"
+  [ "$n" -ge 8 ] && [ "$n" -le 12 ] || fail "$n interval lines for 2 sessions x 2.2 s / 0.5 s"
+  [ "$s" = "$ss" ] && [ "$r" = "$sr" ] || fail "the intervals add up to sent $s received $r, the summary says $ss, $sr"
+  [ "$(jq -s '[.[] | select(.type == "interval") | .ssid] | unique' -c "$tmp/send.json")" = "[1,2]" ] || fail "SSIDs"
+}
+run_case intervals
+
 bad_options() {
   txs_refuses --one-line "unknown TLV 'foo'" stamp send 198.18.0.2 --tlvs cos,foo
   txs_refuses --one-line "reflector's address is missing" stamp send

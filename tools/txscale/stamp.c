@@ -161,6 +161,7 @@ struct send_cfg {
 	const char *auth_file;
 	bool ptp;
 	bool json;
+	double interval;
 };
 
 static int parse_tos(const char *val, void *dst, char *err, size_t errlen)
@@ -193,6 +194,7 @@ static const struct opt send_opts[] = {
 	{ "wait", 0, OPT_SECONDS, O(wait), "SEC", "after the last packet, wait this long for replies", "1" },
 	{ "auth-file", 0, OPT_STR, O(auth_file), "FILE", "authenticated mode: HMAC-SHA-256 keyed by the file's contents (a trailing newline dropped)" },
 	{ "ptp", 0, OPT_FLAG, O(ptp), NULL, "PTPv2 timestamps (Z flag) instead of NTP" },
+	{ "interval", 'i', OPT_SECONDS, O(interval), "SEC", "a report per session every SEC seconds: sent, replies, RTT (0: none)", "0" },
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "the summary as one JSON line {\"type\":\"summary\",\"kind\":\"stamp\",...}" },
 	OPT_END
 };
@@ -223,6 +225,25 @@ static int parse_tlvs(const char *s, unsigned *out)
 	return 0;
 }
 
+static void on_interval(void *user, const struct txs_stamp_interval *iv)
+{
+	const struct send_cfg *cfg = user;
+	flockfile(stdout); /* sessions report from their own threads */
+	if (cfg->json)
+		printf("{\"type\":\"interval\",\"kind\":\"stamp\",\"session\":%u,\"ssid\":%u,\"start\":%.3f,\"end\":%.3f,"
+		       "\"sent\":%llu,\"received\":%llu,\"rtt_ns\":{\"count\":%llu,\"min\":%lld,\"p50\":%lld,\"p99\":%lld,"
+		       "\"max\":%lld}}\n",
+		       iv->session, iv->ssid, iv->start, iv->end, (unsigned long long)iv->sent,
+		       (unsigned long long)iv->received, (unsigned long long)iv->rtt.count, (long long)iv->rtt.min,
+		       (long long)iv->rtt.p50, (long long)iv->rtt.p99, (long long)iv->rtt.max);
+	else
+		printf("[SSID %u] %6.2f-%6.2f s  sent %llu  replies %llu  rtt p50 %.1f us  p99 %.1f us\n", iv->ssid,
+		       iv->start, iv->end, (unsigned long long)iv->sent, (unsigned long long)iv->received,
+		       iv->rtt.p50 / 1e3, iv->rtt.p99 / 1e3);
+	fflush(stdout);
+	funlockfile(stdout);
+}
+
 static int stamp_send(int argc, char **argv)
 {
 	struct send_cfg cfg = { 0 };
@@ -230,7 +251,7 @@ static int stamp_send(int argc, char **argv)
 	int npos = 0;
 	int rc = opt_parse("stamp send",
 			   "HOST [-p PORT] [-b RATE] [-n N | -t SEC] [-l LENGTH] [-P N] [-S TOS] [--tlvs LIST] "
-			   "[--auth-file FILE] [-J]",
+			   "[--auth-file FILE] [-i SEC] [-J]",
 			   send_opts, &cfg, argc, argv, pos, 1, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
@@ -245,7 +266,8 @@ static int stamp_send(int argc, char **argv)
 	struct txs_stamp_send_conf c = { .host = pos[0], .port = cfg.port, .bind = cfg.bind, .rate = cfg.rate.value,
 					 .count = cfg.count, .secs = cfg.time, .length = cfg.length,
 					 .sessions = cfg.sessions, .tos = cfg.tos_set ? (int)cfg.tos : -1,
-					 .ssid = (uint16_t)cfg.ssid, .wait_s = cfg.wait, .ptp = cfg.ptp };
+					 .ssid = (uint16_t)cfg.ssid, .wait_s = cfg.wait, .ptp = cfg.ptp,
+					 .interval_s = cfg.interval, .on_interval = on_interval, .user = &cfg };
 	if (parse_tlvs(cfg.tlvs, &c.tlvs) || load_key(cfg.auth_file, &c.key))
 		return 2;
 	signals();
