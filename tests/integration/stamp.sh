@@ -5,12 +5,16 @@
 #      IPv4, IPv6): every echoed field, T1 <= T2 <= T3, TTL, SSID, the U flag,
 #      CoS / Direct Measurement TLVs, symmetric lengths; runts get no answer
 #      and the reflector counts each one
-#   2. txscale stamp send -> a scapy stateless reflector: counts and RTT
+#   2. txscale stamp send -> a scapy stateless reflector: counts and RTT; the
+#      same command against scapy's and txscale's stateless reflectors in one
+#      run gives the same verdict and counts
 #   3. loss per direction: nftables drop rules (numgen) in each direction;
 #      lost_forward and lost_backward equal the two drop counters exactly
 #   4. authenticated mode both ends; a wrong key: dropped, counted, never answered
 #   5. -P on both ends (SO_REUSEPORT, one session per thread)
-#   6. bad options: one clear line, exit 2
+#   6. txscale server --stamp: the reflector beside the control port, in the
+#      server's metrics; -i interval lines add up to the summary
+#   7. bad options: one clear line, exit 2
 set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -79,6 +83,25 @@ scapy_reflector() {
     fail "rtt: $(jq -c .rtt_ns "$j")"
 }
 run_case scapy_reflector
+
+# the same command against scapy's stateless reflector and txscale's
+# --stateless one, in the same run: the same verdict and counts
+differential() {
+  local n=200 k
+  ip netns exec "$B" $PY "$PEER" reflector 198.18.0.2 862 --count $n --timeout 30 --ready "$tmp/ready" >"$tmp/peer.out" 2>&1 &
+  local p=$!
+  wait_for 10 test -s "$tmp/ready" || fail "scapy reflector does not start"
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200 -n $n -l 80 -J >"$tmp/scapy.json" || fail "send vs scapy"
+  wait $p || fail "scapy reflector: $(cat "$tmp/peer.out")"
+  reflector --stateless
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200 -n $n -l 80 -J >"$tmp/txs.json" || fail "send vs txscale"
+  refl_end
+  k='{reflector,split,sent,reflected,received,lost,lost_forward,lost_backward,rtt:.rtt_ns.count}'
+  ok "scapy:   $(jq -c "$k" "$tmp/scapy.json")"
+  ok "txscale: $(jq -c "$k" "$tmp/txs.json")"
+  [ "$(jq -c "$k" "$tmp/scapy.json")" = "$(jq -c "$k" "$tmp/txs.json")" ] || fail "the two reflectors differ"
+}
+run_case differential
 
 # 3. loss per direction against nftables drop counters
 nft_loss() { # FAMILY (4|6) [REFLECT ARGS]
