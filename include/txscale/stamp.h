@@ -175,6 +175,7 @@ struct txs_stamp_dist {
 struct txs_stamp_result {
 	bool stateful;       /* reflector numbers its own replies (loss split per direction) */
 	bool split_exact;    /* the last packet's reply came back: the split is exact */
+	bool split_inconsistent; /* the reflector numbered more packets than we sent: no split */
 	uint64_t sent, reflected, received;
 	uint64_t lost, lost_forward, lost_backward;
 	uint64_t dup_forward, dup_backward;

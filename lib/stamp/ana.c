@@ -284,9 +284,15 @@ static void counts(const struct txs_stamp_ana *a, struct txs_stamp_result *r)
 		return;
 	}
 	uint64_t at_refl = a->r_max - a->dup_f; /* distinct packets the reflector got */
-	if (at_refl > a->n_sent)
-		at_refl = a->n_sent;
 	r->reflected += a->r_max;
+	if (at_refl > a->n_sent) {
+		/* it numbered more than we sent: its numbers are not this session's
+		 * alone (a counter shared by sessions, or a liar): no split */
+		r->split_inconsistent = true;
+		r->dup_backward += a->dup_b;
+		r->reorder_backward += a->reorder_b;
+		return;
+	}
 	r->lost_forward += a->n_sent - at_refl;
 	r->lost_backward += a->r_max - (a->received + a->dup_f);
 	r->dup_forward += a->dup_f;
@@ -368,7 +374,7 @@ int txs_stamp_ana_result_n(struct txs_stamp_ana *const *a, unsigned n, struct tx
 			r->cos_ecn = x->cos_ecn;
 		}
 	}
-	if (!r->stateful) {
+	if (!r->stateful || r->split_inconsistent) {
 		r->split_exact = false;
 		r->lost_forward = r->lost_backward = 0;
 		r->dup_forward = r->reorder_forward = 0;

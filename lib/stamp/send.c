@@ -605,12 +605,15 @@ void txs_stamp_result_write(const struct txs_stamp_result *r, bool json, FILE *f
 		txs_json_str(&j, "type", "summary");
 		txs_json_str(&j, "kind", "stamp");
 		txs_json_str(&j, "reflector", r->stateful ? "stateful" : "stateless");
-		txs_json_str(&j, "split", !r->stateful ? "none" : r->split_exact ? "exact" : "tail-unknown");
+		txs_json_str(&j, "split", !r->stateful		 ? "none"
+					  : r->split_inconsistent ? "inconsistent"
+					  : r->split_exact	 ? "exact"
+								 : "tail-unknown");
 		txs_json_u64(&j, "sent", r->sent);
 		txs_json_u64(&j, "reflected", r->reflected);
 		txs_json_u64(&j, "received", r->received);
 		txs_json_u64(&j, "lost", r->lost);
-		if (r->stateful) {
+		if (r->stateful && !r->split_inconsistent) {
 			txs_json_u64(&j, "lost_forward", r->lost_forward);
 			txs_json_u64(&j, "lost_backward", r->lost_backward);
 		} else {
@@ -662,7 +665,9 @@ void txs_stamp_result_write(const struct txs_stamp_result *r, bool json, FILE *f
 	}
 	fprintf(f, "stamp: %llu sent, %llu received, %llu lost", (unsigned long long)r->sent,
 		(unsigned long long)r->received, (unsigned long long)r->lost);
-	if (r->stateful)
+	if (r->stateful && r->split_inconsistent)
+		fprintf(f, " (the reflector numbered more packets than were sent: no split per direction)");
+	else if (r->stateful)
 		fprintf(f, " (%llu forward, %llu backward%s)", (unsigned long long)r->lost_forward,
 			(unsigned long long)r->lost_backward, r->split_exact ? "" : "; the last reply never came: split not exact");
 	else
