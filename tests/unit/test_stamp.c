@@ -356,6 +356,19 @@ static void analysis_stateless_and_tail(void **st)
 	assert_int_equal(r.bad_time, 1); /* T3 before T2 */
 	assert_int_equal(r.rtt.count, 2);
 	txs_stamp_ana_free(a);
+	/* a reflector whose counter other sessions move too: it numbers 0, 10, 20 for our 3 */
+	a = txs_stamp_ana_new(7);
+	for (uint32_t i = 0; i < 3; i++) {
+		txs_stamp_ana_sent(a, 7 + i, 1000000000ull);
+		struct txs_stamp_pkt p = { .seq = 10 * i, .s_seq = 7 + i, .rx_ts = txs_stamp_ntp_from_ns(1000000000ull + 10),
+					   .ts = txs_stamp_ntp_from_ns(1000000000ull + 20) };
+		txs_stamp_ana_reply(a, &p, 1000000000ull + 30);
+	}
+	txs_stamp_ana_result(a, &r);
+	assert_true(r.stateful && r.split_inconsistent && !r.split_exact);
+	assert_int_equal(r.lost, 0);
+	assert_int_equal(r.lost_forward + r.lost_backward, 0);
+	txs_stamp_ana_free(a);
 }
 
 static void hostile(void **st)
