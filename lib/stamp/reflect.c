@@ -432,8 +432,12 @@ static void *worker_main(void *arg)
 			}
 			struct txs_stamp_sess_ctr *ctr = NULL;
 			if (!r->c.stateless) {
-				/* the SSID: where authenticated mode puts it, read before the MAC is checked:
-				 * a forged packet finds or makes a session but moves no counter */
+				struct txs_stamp_pkt sp;
+				/* authenticated: a forged packet must not make or move a session */
+				if (r->c.key.len && txs_stamp_decode_sender(w->in[i], len, &r->c.key, &sp) == -EACCES) {
+					TXS_STAT_ADD(w->st.bad_mac, 1);
+					continue;
+				}
 				uint16_t ssid = get16(w->in[i] + (r->c.key.len ? 26 : 14));
 				ctr = session(w, addr, port, ssid, now_mono);
 			}
