@@ -161,6 +161,7 @@ auth() {
   [ "$(rf .bad_mac)" = 5 ] || fail "bad MACs counted $(rf .bad_mac), want 5 (the wrong key's first probes)"
   [ "$(rf .runts)" = 5 ] || fail "runts counted $(rf .runts), want 5"
   [ "$(rf .reflected)" = 500 ] || fail "reflected $(rf .reflected), want 500"
+  [ "$(rf .sessions)" = 1 ] || fail "sessions $(rf .sessions): a packet with a wrong MAC made one"
 }
 run_case auth
 
