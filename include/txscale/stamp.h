@@ -136,6 +136,7 @@ struct txs_stamp_refl_stats {
 	uint64_t sessions;     /* sessions seen (stateful) */
 	uint64_t evicted;      /* sessions forgotten to make room */
 	uint64_t kernel_ts;    /* T2 from a kernel receive stamp */
+	uint64_t socket_drops; /* dropped by the kernel at the sockets, receive buffer full (SO_MEMINFO) */
 };
 
 struct txs_stamp_refl;

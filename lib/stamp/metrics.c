@@ -22,6 +22,7 @@ void txs_stamp_refl_collect(struct txs_prom *p, void *arg)
 		{ "txscale_stamp_tlv_malformed_total", "TLVs returned with the M flag", offsetof(struct txs_stamp_refl_stats, tlv_malformed) },
 		{ "txscale_stamp_tlv_bad_hmac_total", "HMAC TLVs returned with the I flag", offsetof(struct txs_stamp_refl_stats, tlv_bad_hmac) },
 		{ "txscale_stamp_sessions_total", "sessions (sender address, port, SSID) seen by the stateful reflector", offsetof(struct txs_stamp_refl_stats, sessions) },
+		{ "txscale_stamp_socket_drops_total", "dropped by the kernel at the reflector's sockets (receive buffer full)", offsetof(struct txs_stamp_refl_stats, socket_drops) },
 		{ "txscale_stamp_sessions_evicted_total", "live sessions forgotten to make room", offsetof(struct txs_stamp_refl_stats, evicted) },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timex.h>
+#include <linux/sock_diag.h>
 #include <sodium.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -408,7 +409,7 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		TXS_STAT_ADD(w->st.rx, (uint64_t)got);
-		unsigned nt = 0;
+		unsigned nt = 0, nk = 0;
 		uint64_t now_mono = txs_now_mono_ns();
 		struct txs_stamp_refl_pkt_stats ps = { 0 };
 		for (int i = 0; i < got; i++) {
@@ -418,8 +419,7 @@ static void *worker_main(void *arg)
 				TXS_STAT_ADD(w->st.runts, 1); /* over the largest datagram: never ours to answer */
 				continue;
 			}
-			if (ri.m.kernel_ts)
-				TXS_STAT_ADD(w->st.kernel_ts, 1);
+			nk += ri.m.kernel_ts;
 			uint8_t addr[16];
 			uint16_t port;
 			bool v4;
@@ -460,6 +460,7 @@ static void *worker_main(void *arg)
 			tx[nt].msg_len = 0;
 			nt++;
 		}
+		TXS_STAT_ADD(w->st.kernel_ts, nk);
 		if (ps.tlv_unknown)
 			TXS_STAT_ADD(w->st.tlv_unknown, ps.tlv_unknown);
 		if (ps.tlv_malformed)
@@ -528,6 +529,12 @@ void txs_stamp_refl_stats(const struct txs_stamp_refl *r, struct txs_stamp_refl_
 		s->sessions += TXS_STAT_READ(w->sessions);
 		s->evicted += TXS_STAT_READ(w->evicted);
 		s->kernel_ts += TXS_STAT_READ(w->kernel_ts);
+		/* the kernel's own count of what it dropped at this socket (full receive buffer) */
+		uint32_t mi[SK_MEMINFO_VARS];
+		socklen_t ml = sizeof(mi);
+		if (r->w[i]->fd >= 0 && getsockopt(r->w[i]->fd, SOL_SOCKET, SO_MEMINFO, mi, &ml) == 0 &&
+		    ml > SK_MEMINFO_DROPS * sizeof(uint32_t))
+			s->socket_drops += mi[SK_MEMINFO_DROPS];
 	}
 }
 
@@ -594,21 +601,23 @@ void txs_stamp_refl_write(const struct txs_stamp_refl_stats *s, bool json, FILE 
 		fprintf(f,
 			"{\"type\":\"stamp_reflector\",\"received\":%llu,\"reflected\":%llu,\"runts\":%llu,"
 			"\"bad_mac\":%llu,\"send_errors\":%llu,\"tlv_unknown\":%llu,\"tlv_malformed\":%llu,"
-			"\"tlv_bad_hmac\":%llu,\"sessions\":%llu,\"evicted\":%llu,\"kernel_ts\":%llu}\n",
+			"\"tlv_bad_hmac\":%llu,\"sessions\":%llu,\"evicted\":%llu,\"kernel_ts\":%llu,\"socket_drops\":%llu}\n",
 			(unsigned long long)s->rx, (unsigned long long)s->reflected, (unsigned long long)s->runts,
 			(unsigned long long)s->bad_mac, (unsigned long long)s->send_errors,
 			(unsigned long long)s->tlv_unknown, (unsigned long long)s->tlv_malformed,
 			(unsigned long long)s->tlv_bad_hmac, (unsigned long long)s->sessions,
-			(unsigned long long)s->evicted, (unsigned long long)s->kernel_ts);
+			(unsigned long long)s->evicted, (unsigned long long)s->kernel_ts,
+			(unsigned long long)s->socket_drops);
 	} else {
 		fprintf(f,
 			"stamp reflector: %llu received, %llu reflected, %llu runts, %llu bad MAC, %llu send errors, "
-			"%llu sessions (%llu forgotten), TLVs: %llu unknown, %llu malformed, %llu bad HMAC\n",
+			"%llu sessions (%llu forgotten), TLVs: %llu unknown, %llu malformed, %llu bad HMAC, "
+			"%llu dropped by the kernel at the socket\n",
 			(unsigned long long)s->rx, (unsigned long long)s->reflected, (unsigned long long)s->runts,
 			(unsigned long long)s->bad_mac, (unsigned long long)s->send_errors,
 			(unsigned long long)s->sessions, (unsigned long long)s->evicted,
 			(unsigned long long)s->tlv_unknown, (unsigned long long)s->tlv_malformed,
-			(unsigned long long)s->tlv_bad_hmac);
+			(unsigned long long)s->tlv_bad_hmac, (unsigned long long)s->socket_drops);
 	}
 	fflush(f);
 }
