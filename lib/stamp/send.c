@@ -305,6 +305,16 @@ static int run_main(struct sess *s)
 	double secs = c->secs > 0 ? c->secs : (count ? 0 : 10.0);
 	uint64_t start = txs_now_mono_ns();
 	uint64_t end = secs > 0 ? start + (uint64_t)(secs * 1e9) : UINT64_MAX;
+	if (rate > 0 && secs > 0) {
+		/* paced for a time: the packets scheduled in it, those late for a
+		 * moment off the CPU sent late (never dropped), within twice the time */
+		uint64_t in_time = (uint64_t)(rate * secs);
+		if (in_time < 1)
+			in_time = 1;
+		if (!count || in_time < count)
+			count = in_time;
+		end = start + (uint64_t)((2 * secs + 1) * 1e9);
+	}
 	uint64_t k = 1; /* the head was packet 0 */
 	struct mmsghdr m[BATCH];
 	struct iovec iov[BATCH];
