@@ -214,10 +214,10 @@ static void reflect_tlvs(const struct txs_stamp_refl_conf *c, const struct txs_s
 		case TXS_STAMP_TLV_TSINFO:
 			if (vlen < 4)
 				goto malformed;
-			v[0] = c->sync_known ? 1 : 0; /* sync source in: NTP, or unknown */
-			v[1] = m->kernel_ts ? 2 : 3;  /* software local, or control plane (user space) */
+			v[0] = c->sync_known ? 1 : 0; /* sync source in: NTP, or none known (0) */
+			v[1] = 2;                     /* software local: the kernel's receive stamp, or our clock read */
 			v[2] = v[0];                  /* out: the same clock */
-			v[3] = 3;                     /* T3 is read in user space just before sending */
+			v[3] = 2;                     /* software local: T3 read just before sending */
 			break;
 		case TXS_STAMP_TLV_COS:
 			if (vlen < 4)

@@ -168,7 +168,7 @@ run_case auth
 # 5. sessions in parallel, reflector threads over SO_REUSEPORT
 parallel() {
   reflector -P 2
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -P 3 -b 2k -n 2000 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -B 198.18.0.1 -P 3 -b 2k -n 2000 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
     fail "stamp send: $(cat "$tmp/send.err")"
   refl_end
   ok "$(cat "$tmp/send.json")"
