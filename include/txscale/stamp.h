@@ -183,6 +183,7 @@ struct txs_stamp_result {
 	uint64_t reorder_forward, reorder_backward;
 	uint64_t outages_forward, outages_backward;      /* gaps with loss that way */
 	uint64_t longest_forward, longest_backward;      /* the most lost in one gap */
+	uint64_t longest_forward_ns, longest_backward_ns; /* the longest such gap: the send times of the answered packets around it */
 	uint64_t foreign;    /* replies that are not ours (other seq range, bad MAC, runts) */
 	uint64_t bad_time;   /* replies whose stamps make no sense (RTT < 0 or > 1 h) */
 	uint64_t head_retries; /* first probes sent before one was answered (not counted) */

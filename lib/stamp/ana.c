@@ -325,15 +325,24 @@ static void counts(const struct txs_stamp_ana *a, struct txs_stamp_result *r)
 		if (back > gap)
 			back = gap;
 		uint64_t fwd = gap - back;
+		/* how long it lasted: from the answered packet before it to the one after
+		 * (or to the last packet sent) */
+		uint64_t t_a = have ? a->rec[prev_i].t1 : a->rec[0].t1;
+		uint64_t t_b = end ? a->rec[a->n_sent - 1].t1 : a->rec[i].t1;
+		uint64_t dur = t_b > t_a ? t_b - t_a : 0;
 		if (fwd) {
 			r->outages_forward++;
 			if (fwd > r->longest_forward)
 				r->longest_forward = fwd;
+			if (dur > r->longest_forward_ns)
+				r->longest_forward_ns = dur;
 		}
 		if (back) {
 			r->outages_backward++;
 			if (back > r->longest_backward)
 				r->longest_backward = back;
+			if (dur > r->longest_backward_ns)
+				r->longest_backward_ns = dur;
 		}
 		if (end)
 			break;

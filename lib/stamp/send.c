@@ -642,10 +642,12 @@ void txs_stamp_result_write(const struct txs_stamp_result *r, bool json, FILE *f
 		txs_json_obj_open(&j, "forward");
 		txs_json_u64(&j, "count", r->outages_forward);
 		txs_json_u64(&j, "longest", r->longest_forward);
+		txs_json_u64(&j, "longest_ns", r->longest_forward_ns);
 		txs_json_obj_close(&j);
 		txs_json_obj_open(&j, "backward");
 		txs_json_u64(&j, "count", r->outages_backward);
 		txs_json_u64(&j, "longest", r->longest_backward);
+		txs_json_u64(&j, "longest_ns", r->longest_backward_ns);
 		txs_json_obj_close(&j);
 		txs_json_obj_close(&j);
 		jdist(&j, "rtt_ns", &r->rtt);

@@ -316,6 +316,10 @@ static void analysis(void **st)
 	assert_true(llabs(r.bwd_corr.p50 - 100000) <= 4);
 	assert_int_equal(r.outages_forward, lf);
 	assert_int_equal(r.longest_forward, 1);
+	/* a gap with a forward loss: 2 send intervals (200 us) alone, 3 where a
+	 * backward loss is next to it (i = 4 mod 13 beside i = 6 mod 17) */
+	assert_int_equal(r.longest_forward_ns, 300000);
+	assert_int_equal(r.longest_backward_ns, 300000);
 	txs_stamp_ana_free(a);
 }
 
