@@ -9,7 +9,8 @@
 #      same command against scapy's and txscale's stateless reflectors in one
 #      run gives the same verdict and counts
 #   3. loss per direction: nftables drop rules (numgen) in each direction;
-#      lost_forward and lost_backward equal the two drop counters exactly
+#      lost_forward and lost_backward equal the two drop counters exactly;
+#      the last replies dropped: tail probes until one comes, still exact
 #   4. authenticated mode both ends; a wrong key: dropped, counted, never answered
 #   5. -P on both ends (SO_REUSEPORT, one session per thread)
 #   6. txscale server --stamp: the reflector beside the control port, in the
@@ -139,6 +140,24 @@ nft_loss() { # FAMILY (4|6) [REFLECT ARGS]
 run_case nft_loss_v4 nft_loss 4
 run_case nft_loss_v6 nft_loss 6
 run_case nft_loss_stateless nft_loss 4 --stateless
+
+# the last replies lost on the way back: tail probes until one is answered,
+# and the split is still exact
+nft_tail() {
+  reflector
+  ip netns exec "$A" nft "add table inet stampt; add chain inet stampt in { type filter hook input priority 0; }; add rule inet stampt in udp sport 862 numgen inc mod 1000 97-101 counter drop"
+  CLEANUP_HOOKS+=('ip netns exec "$A" nft delete table inet stampt 2>/dev/null')
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 1k -n 100 -J --wait 0.3 >"$tmp/send.json" 2>"$tmp/send.err" ||
+    fail "stamp send: $(cat "$tmp/send.err")"
+  refl_end
+  local bd j=$tmp/send.json
+  bd=$(ip netns exec "$A" nft -j list table inet stampt | jq '[.nftables[] | .rule? | select(.) | .expr[] | .counter? | select(.) | .packets] | add')
+  ok "nft dropped $bd replies; send: $(jq -c '{split,sent,received,lost_forward,lost_backward,tail_probes}' "$j")"
+  [ "$bd" = 5 ] || fail "nft dropped $bd, want 5 (3 last replies, 2 tail probes' replies)"
+  [ "$(jq -c '[.split, .sent, .lost_forward, .lost_backward, .tail_probes]' "$j")" = '["exact",103,0,5,3]' ] ||
+    fail "tail: $(cat "$j")"
+}
+run_case nft_tail
 
 # 4. authenticated mode
 auth() {
