@@ -183,8 +183,8 @@ static int parse_tos(const char *val, void *dst, char *err, size_t errlen)
 static const struct opt send_opts[] = {
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "the reflector's UDP port", "862" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address" },
-	{ "bandwidth", 'b', OPT_RATE, O(rate), "RATE", "packets/s per session, e.g. 100k (0: as fast as the socket takes them)", "10" },
-	{ "num", 'n', OPT_U64, O(count), "N", "packets per session (the first probe included; tail probes may follow)" },
+	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "packets/s per session, e.g. 100k (0: as fast as the socket takes them)", "10" },
+	{ "packets", 'n', OPT_U64, O(count), "N", "packets per session (the first probe included; tail probes may follow)" },
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "sending time (default 10 s unless -n); paced, the RATE x SEC packets it schedules (late ones sent late)" },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length (default: the base packet and the TLVs asked for)", NULL, 0, TXS_STAMP_MAX_LEN },
 	{ "parallel", 'P', OPT_UINT, O(sessions), "N", "N sessions, one thread and socket each (SSIDs counted up from --ssid)", "1", 1, 64 },
