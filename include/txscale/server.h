@@ -56,6 +56,7 @@ struct txs_server_conf {
 				    * server's own process (docs/stamp.md): -1 none, 0 the kernel's choice */
 	unsigned stamp_threads;    /* its sockets (SO_REUSEPORT), one thread each (0: 1) */
 	bool stamp_stateless;      /* it echoes the sender's numbers (RFC 8762 4.3) */
+	const char *stamp_auth_file; /* its HMAC key (txs_stamp_key_load): authenticated mode; NULL: none */
 };
 
 /* The defaults: port TXS_CTL_PORT, max_time 300, ctl_timeout 10, no STAMP

@@ -15,6 +15,7 @@
 #include "pkt/sockaddr.h"
 #include "server_priv.h"
 #include <txscale/stamp.h>
+#include <sodium.h>
 
 TXS_API void txs_server_conf_init(struct txs_server_conf *c)
 {
@@ -169,7 +170,12 @@ static int stamp_start(struct txs_server *sv, char *err, size_t errlen)
 	struct txs_stamp_refl_conf rc = { .bind = c->bind, .port = (uint16_t)c->stamp_port,
 					  .stateless = c->stamp_stateless, .threads = c->stamp_threads };
 	char why[256] = "";
-	int e = txs_stamp_refl_open(&rc, &sv->stamp, why, sizeof(why));
+	int e;
+	if (c->stamp_auth_file && (e = txs_stamp_key_load(&rc.key, c->stamp_auth_file)))
+		return txs_fail(err, errlen, -EINVAL, "bad value for --stamp-auth-file: '%s': %s", c->stamp_auth_file,
+				e == -EINVAL ? "empty" : e == -E2BIG ? "longer than 256 bytes" : strerror(-e));
+	e = txs_stamp_refl_open(&rc, &sv->stamp, why, sizeof(why));
+	sodium_memzero(&rc.key, sizeof(rc.key));
 	if (e)
 		return txs_fail(err, errlen, e, "--stamp: %s", why[0] ? why : strerror(-e));
 	if ((e = txs_stamp_refl_start(sv->stamp)))
@@ -177,8 +183,9 @@ static int stamp_start(struct txs_server *sv, char *err, size_t errlen)
 	if (sv->sm.life &&
 	    txs_metrics_add(txs_metrics_life_registry(sv->sm.life), txs_stamp_refl_collect, sv->stamp, NULL, 0) < 0)
 		return txs_fail(err, errlen, -ENOMEM, "metrics: out of memory");
-	txs_srv_log(sv, "STAMP reflector on %s port %u (UDP), %s, %u thread%s", c->bind ? c->bind : "*",
+	txs_srv_log(sv, "STAMP reflector on %s port %u (UDP), %s%s, %u thread%s", c->bind ? c->bind : "*",
 		    txs_stamp_refl_port(sv->stamp), c->stamp_stateless ? "stateless" : "stateful",
+		    c->stamp_auth_file ? ", authenticated" : "",
 		    c->stamp_threads ? c->stamp_threads : 1, c->stamp_threads > 1 ? "s" : "");
 	return 0;
 }

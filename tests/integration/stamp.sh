@@ -214,6 +214,7 @@ server_stamp() {
   kill -INT "$srv"
   wait "$srv" || fail "server exited $?"
   txs_refuses "bad value for --stamp" server --stamp=99999
+  txs_refuses "bad value for --stamp-auth-file" server --stamp --stamp-auth-file "$tmp/nonexistent"
 }
 run_case server_stamp
 

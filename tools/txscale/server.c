@@ -40,6 +40,7 @@ static const struct opt server_opts[] = {
 	{ "stamp", 0, OPT_STR, O(stamp), "PORT", "also a STAMP session-reflector on UDP PORT (default 862), stateful, in the server's process; its counters in --metrics (docs/stamp.md)", NULL, 0, 0, NULL, "862" },
 	{ "stamp-threads", 0, OPT_UINT, C(stamp_threads), "N", "the STAMP reflector's sockets (SO_REUSEPORT), one thread each", "1", 1, 64 },
 	{ "stamp-stateless", 0, OPT_FLAG, C(stamp_stateless), NULL, "the STAMP reflector echoes the sender's sequence numbers (RFC 8762 4.3)" },
+	{ "stamp-auth-file", 0, OPT_STR, C(stamp_auth_file), "FILE", "the STAMP reflector in authenticated mode: HMAC-SHA-256 keyed by the file's contents" },
 	MCLI_OPTS(C(metrics)),
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "print each test's summaries as JSON lines on stdout (log on stderr)" },
 	{ "server", 's', OPT_FLAG, O(server_flag), NULL, "(txscale recv -s: run as the server)" },
