@@ -197,6 +197,21 @@ parallel() {
 }
 run_case parallel
 
+# the sender's TLVs (the DSCP the reflector got comes back in CoS) and PTPv2 stamps
+sender_options() {
+  reflector
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 300 -b 1k -S 0x28 --tlvs cos,direct,tsinfo,pad -l 200 -J \
+    >"$tmp/tlv.json" 2>&1 || fail "--tlvs: $(cat "$tmp/tlv.json")"
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 300 -b 1k --ptp -J >"$tmp/ptp.json" 2>&1 ||
+    fail "--ptp: $(cat "$tmp/ptp.json")"
+  refl_end
+  ok "tlvs: $(jq -c '{received,cos,bad_time}' "$tmp/tlv.json"); ptp: $(jq -c '{received,bad_time,rtt:.rtt_ns.count}' "$tmp/ptp.json")"
+  [ "$(jq -c '[.received, .cos.dscp, .cos.ecn, .bad_time]' "$tmp/tlv.json")" = '[300,10,0,0]' ] || fail "--tlvs cos with DSCP 10"
+  [ "$(jq -c '[.received, .rtt_ns.count, .bad_time]' "$tmp/ptp.json")" = '[300,300,0]' ] || fail "--ptp"
+  [ "$(rf .tlv_unknown)" = 0 ] && [ "$(rf .tlv_malformed)" = 0 ] || fail "the reflector found our TLVs wrong"
+}
+run_case sender_options
+
 # 6. txscale server --stamp: the reflector beside the control port, in its metrics
 server_stamp() {
   lab_server -B 198.18.0.2 --stamp --metrics-file "$tmp/srv.prom"
