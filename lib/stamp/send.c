@@ -389,7 +389,8 @@ static void finish(struct sess *s)
 		wait_in(s, end - now);
 		drain(s, 0, NULL, NULL, NULL, NULL);
 	}
-	for (unsigned k = 0; k < TAIL_TRIES && !txs_stamp_ana_answered(s->ana, s->next_seq - 1); k++) {
+	/* stopped (SIGINT): the stragglers' wait above, no tail probes */
+	for (unsigned k = 0; k < TAIL_TRIES && !stopped(s) && !txs_stamp_ana_answered(s->ana, s->next_seq - 1); k++) {
 		uint32_t seq = s->next_seq++;
 		uint64_t t1;
 		if (send_one(s, seq, &t1))
