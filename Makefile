@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 TXS = $(BUILD)/txscale
 
-.PHONY: all build deps demo test test-unit bench bench-peers bench-stamp lab lab-quick install clean sanitize tsan check-builds
+.PHONY: all build deps demo test test-unit bench bench-peers bench-stamp lab lab-quick install clean sanitize tsan check-builds deb
 
 all: build
 
@@ -82,6 +82,14 @@ lab-quick: build
 
 install: build
 	cmake --install $(BUILD)
+
+# Debian packages (debian/): libtxscale0, libtxscale-dev, txscale, built in a
+# copy of the tree under $(BUILD)/deb-src; the packages, lintian's report and
+# the build log land in $(BUILD)/deb. DEB_BUILD_OPTIONS= (empty) also runs
+# the unit tests inside the package build.
+deb:
+	@scripts/deps deb
+	scripts/deb $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-release build-clang

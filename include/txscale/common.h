@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <txscale/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,8 @@ extern "C" {
 #define TXS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TXS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TXS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define TXS_STR_(x) #x
+#define TXS_XSTR(x) TXS_STR_(x) /* a macro's value as a string literal */
 
 /* Most cores / workers one engine runs. */
 #define TXS_MAX_CORES 256
@@ -78,8 +81,14 @@ static inline uint64_t txs_rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* Version string of the library. */
+/* The version of the library running ("MAJOR.MINOR.PATCH"), and its parts:
+ * compare with TXS_VERSION_MAJOR/MINOR/PATCH (txscale/version.h), the
+ * headers' version, to learn what the program was built against. Any
+ * thread. */
 TXS_API const char *txs_version(void);
+TXS_API int txs_version_major(void);
+TXS_API int txs_version_minor(void);
+TXS_API int txs_version_patch(void);
 
 /* A short text for a txscale error code (negative errno). */
 TXS_API const char *txs_strerror(int err);

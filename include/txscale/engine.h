@@ -177,6 +177,17 @@ enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET, TXS_TS_INTERP };
 #define TXS_TS_STEP_CHECKS 16u
 #define TXS_TS_WARMUP 16u
 
+/* txscale send's --pace-slack default (chosen by bench/pace: the wire's
+ * per-ms counts within max(3, 10%) of the rate from 1k to 1M datagrams/s) */
+#define TXS_PACE_SLACK_DEFAULT_US 50
+#define TXS_PACE_SLACK_DEFAULT_NS (TXS_PACE_SLACK_DEFAULT_US * 1000u)
+#define TXS_PACE_SLACK_MAX_NS 100000000u /* 100 ms */
+#define TXS_PACE_SLACK_GAPS 2u
+/* SO_TXTIME devices (txs_netdev.txtime_clock): datagrams are handed over up
+ * to this long before they are due, the worker waking every half of it */
+#define TXS_PACE_TXTIME_AHEAD_NS 2000000u
+#define TXS_PACE_SLACK_GAPS_MAX_NS 1000000u /* 1 ms */
+
 struct txs_engine_conf {
 	unsigned n_workers;
 	const int *cpus;      /* n_workers entries; NULL or -1 = not pinned */
@@ -191,6 +202,29 @@ struct txs_engine_conf {
 	void *gen_conf;
 	unsigned profile_every; /* 0 = off; else sample one burst in N (see above) */
 	struct txs_pace_conf pace; /* zero: CONST at rate_pps, no bursts */
+	/* Paced runs: how a worker waits for the schedule (docs/pacing.md).
+	 * 0: spin-exact (spin through gaps under 60 us, wake 50 us early from
+	 * longer ones: each datagram leaves at its time, a core busy for it).
+	 * > 0: sleep (clock_nanosleep to an absolute deadline, the thread's
+	 * timer slack set to 1 ns) and send the datagrams that fall due within
+	 * pace_slack_ns of the first one due together, in one burst (one GSO
+	 * call on udp:, one ring kick on packet: and xdp:), at the due time of
+	 * the last of them: never ahead of the schedule, at most pace_slack_ns
+	 * plus the wake-up's latency behind it. CONST with bursts (burst_on)
+	 * sleeps but keeps each datagram's own time. Where the device keeps
+	 * transmit times (txs_netdev.txtime_clock >= 0: SO_TXTIME with fq) and
+	 * the schedule is CONST without bursts or RAMP, the worker hands each
+	 * window's datagrams over up to TXS_PACE_TXTIME_AHEAD_NS before they
+	 * are due, with the due time of the window's last (txs_txq.txtime_ns),
+	 * and the qdisc holds them until then. txscale send's default is
+	 * TXS_PACE_SLACK_DEFAULT_NS with pace_slack_gaps TXS_PACE_SLACK_GAPS. */
+	uint64_t pace_slack_ns;
+	/* CONST without bursts, pace_slack_ns > 0: the window is at least this
+	 * many of the worker's gaps between datagrams (at most
+	 * TXS_PACE_SLACK_GAPS_MAX_NS), so that a slow schedule wakes once per
+	 * few datagrams: G gaps hold G + 1 datagrams, within the wire's per-ms
+	 * tolerance of max(3, 10%) for G = 2. 0: pace_slack_ns alone. */
+	unsigned pace_slack_gaps;
 	enum txs_ts_mode timestamps;
 	/* Test only: added to every TXS_TS_BURST stamp, so that a test on one
 	 * host (one clock) can play a sender whose clock is off by a known
@@ -245,6 +279,16 @@ struct txs_engine;
  * pace). Unlimited: all 0. Returns how many were filled (fewer than n where
  * the schedule ends: a ramp to 0) or -EINVAL. */
 TXS_API int64_t txs_pace_schedule(const struct txs_engine_conf *conf, unsigned worker, uint64_t *due_ns, uint64_t n);
+
+/* How the workers of conf on dev wait for their schedule: "none" (not
+ * paced), "spin" (pace_slack_ns 0), "sleep" (the sleeping pacer) or
+ * "txtime" (handed over early with SO_TXTIME times, dev->txtime_clock; a
+ * generator whose fill needs several datagrams at once, a GSO generator's
+ * min_frames, sleeps instead);
+ * *window_ns (may be NULL) the window worker 0 sends together (0 spinning).
+ * Any thread; conf as txs_engine_create takes it. */
+TXS_API const char *txs_pace_mode(const struct txs_engine_conf *conf, const struct txs_netdev *dev,
+				  uint64_t *window_ns);
 
 /* Validate conf and allocate. Returns 0 or -EINVAL/-ENOMEM. */
 TXS_API int txs_engine_create(struct txs_engine **out, const struct txs_engine_conf *conf);

@@ -86,6 +86,10 @@ struct txs_netdev;
 struct txs_txq {
 	struct txs_netdev *dev;
 	unsigned id;
+	/* dev->txtime_clock >= 0: the monotonic time (ns) before which the
+	 * frames sent next may not leave (SCM_TXTIME); 0 = at once. Written by
+	 * the queue's own thread (the engine), before its send. */
+	uint64_t txtime_ns;
 };
 
 /* Why a link changed (a link monitor's on_change, txscale/linkmon.h). */
@@ -151,6 +155,14 @@ struct txs_netdev_conf {
 	 * reservation, so the IDs of the next call repeat theirs: meaningless
 	 * only with DF, RFC 6864). IPv6 has no such ID. */
 	bool ipv4_df;
+	/* IPv4 DF as a kernel UDP socket sets it by default (send with neither
+	 * --df nor --no-df): udp: a socket whose frames carry no DF is
+	 * IP_PMTUDISC_WANT (DF on the datagrams that fit the path MTU, those
+	 * over it fragmented locally without DF; frames with DF are
+	 * IP_PMTUDISC_DO, as ever), and gso=auto may coalesce (every segment
+	 * of a call fits the path MTU and carries the frames' DF). Frame
+	 * devices keep DF as the frames carry it (ipv4_df). */
+	bool ipv4_pmtu_want;
 };
 #define TXS_NETDEV_UDP_FLOWS_MAX 65536u
 
@@ -193,6 +205,12 @@ struct txs_netdev {
 	 * segments one message may carry), set at open; 0 = no preference. A
 	 * caller choosing its burst size may raise it to this. */
 	unsigned tx_burst;
+	/* SO_TXTIME (udp: only; lib/netdev/txtime.c): the clock a queue's
+	 * txtime_ns is given in (CLOCK_MONOTONIC, where the route's interface
+	 * has the fq qdisc, which holds each datagram until then), or -1: not
+	 * used; txtime_why says which, in words, either way. Set at open. */
+	int txtime_clock;
+	char txtime_why[96];
 };
 
 /* Open "NAME[:ARGS]". Returns 0 or -errno: -ENODEV unknown name, -EINVAL bad

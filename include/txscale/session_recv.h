@@ -31,6 +31,7 @@ extern "C" {
 #define TXS_RECV_RCVBUF_DEFAULT (32u << 20) /* udp receive buffer asked for (conf.rcvbuf 0) */
 #define TXS_RECV_PORT_DEFAULT 5201
 #define TXS_RECV_SUMMARY_WAIT_S 5.0         /* idle with a sender summary: wait this long for it */
+#define TXS_RECV_MAX_SECONDS 1e7            /* time, idle, interval */
 
 struct txs_recv_conf {
 	const char *dev;          /* input spec (txs_rx_input_open), NULL = "udp" */
@@ -42,7 +43,8 @@ struct txs_recv_conf {
 	unsigned n_affinity;      /* CPUs the caller was given to pin to (-A); threads <= it */
 	int cpu[TXS_MAX_CORES];   /* per thread: its CPU, -1 = not pinned */
 	bool time_set;            /* false: live inputs stop after TXS_RECV_LIVE_TIME_DEFAULT */
-	double time;              /* seconds (0 = no limit, needs idle); offline inputs: ignored */
+	double time;              /* seconds (0 = no limit, needs idle), at most TXS_RECV_MAX_SECONDS;
+				   * offline inputs: ignored */
 	double idle;              /* stop after this long without packets (0 = never) */
 	uint64_t expect;          /* the sender sent this many: exact loss, stop once all arrived */
 	const char *sender_summary; /* path of the sender's JSON summary (txs_recv_summary_read) */
@@ -62,10 +64,14 @@ struct txs_recv_conf {
 /* Zero, with the defaults of the fields whose zero is not the default. */
 TXS_API void txs_recv_conf_init(struct txs_recv_conf *c);
 /* Every refusal of a config, before anything opens: one line in err naming
- * the bad value ("bad value for -p/--port: '70000': ..."; options by their
- * CLI names). Raises the soft RLIMIT_NOFILE when a udp port range needs more
- * sockets than it allows. Returns 0 or -EINVAL (-EMFILE: the limit cannot be
- * raised far enough). */
+ * the option by its long name and the bad value ("bad value for --port:
+ * '70000': ..."). Numbers: time, idle, interval finite, 0..1e7 seconds;
+ * outage_min 0..3600; threads and n_affinity at most TXS_MAX_CORES;
+ * cpu[0..threads) -1 or a CPU this process may run on; a live run that
+ * could not end (time_set with time 0 and idle 0) is refused. Changes
+ * nothing in the process (txs_recv_open raises the soft RLIMIT_NOFILE for a
+ * udp port range). Returns 0 or -EINVAL (-EMFILE: the hard open-file limit
+ * is below what the port range needs). */
 TXS_API int txs_recv_conf_check(const struct txs_recv_conf *c, char *err, size_t errlen);
 /* Threads the config runs: threads, else n_affinity, else 1. */
 TXS_API unsigned txs_recv_conf_threads(const struct txs_recv_conf *c);
@@ -90,6 +96,8 @@ struct txs_recv;
  * (-EINVAL, -ENODEV, -ENOENT, -EOPNOTSUPP: bad value; others: the system),
  * as "--dev ..." or "--rx-timestamps ...: ..."; a sender summary's. */
 TXS_API int txs_recv_open(struct txs_recv **out, const struct txs_recv_conf *c, char *err, size_t errlen);
+/* (txs_recv_open also raises the soft RLIMIT_NOFILE for a udp port range:
+ * -EMFILE when it cannot be raised far enough.) */
 TXS_API void txs_recv_close(struct txs_recv *s);
 /* Ask a running session to stop (async-signal-safe). */
 TXS_API void txs_recv_stop(struct txs_recv *s);

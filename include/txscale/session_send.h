@@ -35,13 +35,22 @@ struct txs_send_rate {
 /* The lowest rate: one datagram per 1000 s per thread. */
 #define TXS_SEND_MIN_PPS 0.001
 #define TXS_SEND_SCHEDULE_MAX 10000000u /* schedule_file lines */
+#define TXS_SEND_MAX_BURST 256u        /* burst */
+#define TXS_SEND_MIN_MTU 576u          /* mtu, unless 0 */
+#define TXS_SEND_MAX_RATE 1e12         /* rate.value, ramp.from/to */
+#define TXS_SEND_MAX_SECONDS 1e7       /* time, interval, ramp.secs */
 
 /* What the CLI fills from its options (docs/txscale.1, "send"); the
  * strings are read as the options give them. txs_send_conf_init sets the
- * CLI's defaults. */
+ * CLI's defaults; a zeroed config means the same: every string may be NULL
+ * (its default: sport "40000", length "16", dev "dummy", ident "lease",
+ * pace "const", timestamps "burst", pace_slack "auto"), ttl 0 is 64 and
+ * replay_speed 0 is 1. Every number is checked by txs_send_conf_check
+ * (finite, not negative, within its option's range; cpus[0..n_cpus) CPUs
+ * this process may run on, each once) before anything opens. */
 struct txs_send_conf {
 	const char *dest;               /* DEST: NULL when dst gives the range */
-	uint16_t port;                  /* -p */
+	uint16_t port;                  /* -p; 1..65535 unless dport gives the ports */
 	const char *bind;               /* -B, NULL = the device's or 198.18.0.1 / 2001:2::1 */
 	const char *sport, *dport;      /* --sport ("40000"), --dport: PORTS */
 	const char *src, *dst;          /* --src, --dst: ADDRS ranges */
@@ -51,16 +60,19 @@ struct txs_send_conf {
 	bool v4, v6;                    /* -4, -6 */
 	const char *length;             /* -l SIZES ("16") */
 	struct txs_send_rate rate;      /* -b */
-	double time;                    /* -t, 0 = 10 s unless count */
+	double time;                    /* -t, 0 = 10 s unless count; at most TXS_SEND_MAX_SECONDS */
 	uint64_t count;                 /* -n, 0 = none */
-	unsigned threads;               /* -P, 0 = one per CPU in cpus, else 1 */
-	unsigned n_cpus;                /* -A: CPUs, each once */
+	unsigned threads;               /* -P, 0 = one per CPU in cpus, else 1; at most TXS_MAX_CORES */
+	unsigned n_cpus;                /* -A: CPUs, each once, at most TXS_MAX_CORES */
 	int cpus[TXS_MAX_CORES];
 	bool no_pin;
 	double interval;                /* seconds between interval callbacks, 0 = none */
 	const char *dev;                /* --dev ("dummy") */
-	unsigned tos, ttl;              /* ttl 64 */
+	unsigned tos, ttl;              /* 0..255; ttl 1..255, 0 = 64 */
 	bool df, no_csum;
+	bool no_df;                     /* --no-df: IPv4 DF clear (udp: IP_PMTUDISC_DONT). Neither df nor
+					 * no_df: udp: the kernel socket's default (DF where the datagram
+					 * fits the path MTU); frame devices: DF clear */
 	const char *src_mac, *dst_mac;
 	uint64_t seed;
 	const char *ident;              /* --ident ("lease") */
@@ -68,12 +80,12 @@ struct txs_send_conf {
 	unsigned gso_size;              /* --gso SIZE; 0 = auto or off */
 	bool gso_off;                   /* --gso off */
 	bool connected, unconnected;
-	unsigned burst;                 /* 0 = the device's best */
+	unsigned burst;                 /* 0 = the device's best; at most TXS_SEND_MAX_BURST */
 	unsigned links;                 /* --links N on dummy */
 	const char *bond;
 	unsigned miimon, updelay, downdelay; /* miimon 100 */
 	unsigned profile;               /* --profile N, 0 = off */
-	unsigned mtu;                   /* 0 = the device's */
+	unsigned mtu;                   /* 0 = the device's, else TXS_SEND_MIN_MTU..65535 */
 	struct {
 		struct txs_send_rate from, to;
 		double secs;            /* 0 = no ramp */
@@ -81,9 +93,10 @@ struct txs_send_conf {
 	const char *pace;               /* "const" or "poisson" */
 	uint64_t burst_on;
 	double burst_off_us;
+	const char *pace_slack;         /* --pace-slack: "auto" (or NULL: the default), or USEC; "0" = spin-exact */
 	const char *timestamps;         /* "burst", "packet", "interp" */
 	const char *replay;             /* pcap file */
-	double replay_speed;            /* 1 */
+	double replay_speed;            /* 1 (0 = 1) */
 	const char *schedule_file;      /* checked here; written by txs_send_write_schedule */
 	int64_t stamp_shift_ns;         /* test only: shift every timestamp */
 	/* events: a link's state changed (monitor thread), a note to the user */
@@ -165,7 +178,7 @@ struct txs_send_result {
 	uint64_t verify_errors, icmp_errors;
 	int last_err;                /* the devices' last errno */
 	bool counts_bad;             /* threads and links do not tell one story (a bug) */
-	bool failed;                 /* counts_bad, or nothing sent */
+	bool failed;                 /* counts_bad, rc < 0 (but for no link left), or nothing sent */
 	const struct txs_send *session;
 };
 

@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* libtxscale umbrella header. */
+/* libtxscale umbrella header: everything public, the sessions included.
+ *
+ *   #include <txscale/txscale.h>      (pkg-config --cflags --libs txscale)
+ *
+ * The sessions (txscale/session.h: send, receive, the no-drop-rate search)
+ * are the library's front door: a config struct, a check, open, run, a
+ * result and its writers. The version the headers are: TXS_VERSION_MAJOR,
+ * _MINOR, _PATCH (txscale/version.h); the library's: txs_version_*(). */
 #ifndef TXSCALE_TXSCALE_H
 #define TXSCALE_TXSCALE_H
+#include <txscale/version.h>
 #include <txscale/common.h>
 #include <txscale/pkt.h>
 #include <txscale/netdev.h>
@@ -15,5 +23,6 @@
 #include <txscale/rx.h>
 #include <txscale/metrics.h>
 #include <txscale/udp.h>
+#include <txscale/session.h>
 #include <txscale/stamp.h>
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <txscale/common.h>
 #include "err.h"
+#include "sysres.h"
 
 TXS_API uint64_t txs_now_mono_ns(void)
 {
@@ -33,6 +34,49 @@ TXS_API int txs_nofile_raise(unsigned long long need, unsigned long long *limit)
 	struct rlimit up = rl;
 	up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &up) == 0 && up.rlim_cur >= need)
+		return 0;
+	*limit = rl.rlim_max;
+	return -1;
+}
+
+bool txs_cpu_usable(int cpu)
+{
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return false;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return false;
+	return CPU_ISSET(cpu, &set);
+}
+
+int txs_cpus_check(const char *opt, const int *cpu, unsigned n, bool per_thread, char *err, size_t errlen)
+{
+	if (n > TXS_MAX_CORES)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --%s: %u CPUs: at most %u", opt, n, TXS_MAX_CORES);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (n && sched_getaffinity(0, sizeof(set), &set) < 0)
+		CPU_ZERO(&set);
+	for (unsigned i = 0; i < n; i++) {
+		if (per_thread && cpu[i] == -1)
+			continue;
+		if (cpu[i] < 0 || cpu[i] >= CPU_SETSIZE || !CPU_ISSET(cpu[i], &set))
+			return txs_fail(err, errlen, -EINVAL, "bad value for --%s: CPU %d (entry %u): not a CPU this "
+					"process may run on", opt, cpu[i], i);
+		for (unsigned j = 0; !per_thread && j < i; j++)
+			if (cpu[j] == cpu[i])
+				return txs_fail(err, errlen, -EINVAL, "bad value for --%s: CPU %d given twice (entries "
+						"%u and %u)", opt, cpu[i], j, i);
+	}
+	return 0;
+}
+
+int txs_nofile_room(unsigned long long need, unsigned long long *limit)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need ||
+	    rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need)
 		return 0;
 	*limit = rl.rlim_max;
 	return -1;

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <time.h>
 #if defined(__x86_64__)
@@ -58,6 +59,8 @@ static int pace_check(const struct txs_engine_conf *c)
 	}
 	if (pc->burst_on && pc->kind != TXS_PACE_CONST)
 		return -EINVAL;
+	if (c->pace_slack_ns > TXS_PACE_SLACK_MAX_NS || c->pace_slack_gaps > 1000)
+		return -EINVAL;
 	return 0;
 }
 
@@ -106,7 +109,8 @@ static inline bool stopping(struct txs_engine *e)
 	return __atomic_load_n(&e->stop, __ATOMIC_RELAXED);
 }
 
-/* Wait until `when` (mono ns): sleep for long gaps, spin for short ones. */
+/* Wait until `when` (mono ns), spin-exact (conf.pace_slack_ns 0): sleep for
+ * long gaps, spin for short ones. */
 static void pace_until(struct txs_engine *e, uint64_t when)
 {
 	for (;;) {
@@ -124,6 +128,22 @@ static void pace_until(struct txs_engine *e, uint64_t when)
 		} else {
 			__builtin_ia32_pause();
 		}
+	}
+}
+
+#define PACE_SLEEP_SLICE_NS 200000000ull /* a stop is seen within this */
+
+/* Sleep until `when` (mono ns) on an absolute deadline, in slices that let a
+ * stop be seen: the sleeping pacer (conf.pace_slack_ns > 0). */
+static void pace_sleep(struct txs_engine *e, uint64_t when)
+{
+	for (;;) {
+		uint64_t now = txs_now_mono_ns();
+		if (now >= when || stopping(e))
+			return;
+		uint64_t t = when - now > PACE_SLEEP_SLICE_NS ? now + PACE_SLEEP_SLICE_NS : when;
+		struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
 }
 
@@ -339,6 +359,65 @@ static inline uint64_t pacer_due(const struct pacer *p, uint64_t j)
 	if (!(d < PACE_NS_MAX - (double)p->t0))
 		return UINT64_MAX;
 	return p->t0 + (uint64_t)d;
+}
+
+/* The sleeping pacer's window for worker w (conf.pace_slack_ns and _gaps) */
+static uint64_t pace_window(const struct txs_engine_conf *c, const struct pacer *p)
+{
+	uint64_t win = c->pace_slack_ns;
+	if (win && c->pace_slack_gaps && p->kind == TXS_PACE_CONST && !p->bon && p->ns > 0) {
+		double g = p->ns * c->pace_slack_gaps;
+		uint64_t gw = g < (double)TXS_PACE_SLACK_GAPS_MAX_NS ? (uint64_t)g : TXS_PACE_SLACK_GAPS_MAX_NS;
+		if (gw > win)
+			win = gw;
+	}
+	return win;
+}
+
+/* The sleeping pacer's wake-up: datagram done + need - 1 (the first unit
+ * not yet due) is due at `next`; the worker sleeps until the due time of the
+ * last datagram that falls due within slack of it (at most `want` from
+ * done), so those leave together. Asked on a copy of the pacer: the
+ * stateful schedules (POISSON, TABLE) count ahead on the copy only, and wake
+ * at the window's end when more than one unit falls in it. The caller asks
+ * allowed() again once awake: the schedule, not this answer, says what may
+ * leave (never ahead). */
+static uint64_t pacer_wake(const struct pacer *p, uint64_t done, uint64_t need, unsigned want, uint64_t next,
+			   uint64_t slack)
+{
+	if (p->bon || next == UINT64_MAX || next > UINT64_MAX - slack)
+		return next;
+	uint64_t lim = next + slack, cap = done + (want > need ? want : need);
+	struct pacer t = *p;
+	uint64_t a = pacer_allowed(&t, lim, done, cap);
+	if (a > cap)
+		a = cap;
+	if (a <= done + need)
+		return next;
+	if (p->kind == TXS_PACE_POISSON || p->kind == TXS_PACE_TABLE)
+		return lim;
+	uint64_t d = pacer_due(p, a - 1);
+	return d > next && d <= lim ? d : next;
+}
+
+TXS_API const char *txs_pace_mode(const struct txs_engine_conf *c, const struct txs_netdev *dev, uint64_t *window_ns)
+{
+	if (window_ns)
+		*window_ns = 0;
+	if (!c->n_workers || pace_check(c) < 0)
+		return "invalid";
+	struct pacer p;
+	pacer_init(&p, c, 0, c->rate_pps / c->n_workers, 0);
+	uint64_t win = p.on ? pace_window(c, &p) : 0;
+	if (window_ns)
+		*window_ns = win;
+	if (!p.on)
+		return "none";
+	if (!win)
+		return "spin";
+	if (dev && dev->txtime_clock >= 0 && !p.bon && (p.kind == TXS_PACE_CONST || p.kind == TXS_PACE_RAMP))
+		return "txtime";
+	return "sleep";
 }
 
 TXS_API int64_t txs_pace_schedule(const struct txs_engine_conf *c, unsigned worker, uint64_t *due_ns, uint64_t n)

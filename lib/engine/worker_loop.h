@@ -26,6 +26,17 @@ static int WL_NAME(struct txs_wk *w)
 	unsigned cd = 1;
 	if (pc.bon && min_dg > 1 && pc.bon % min_dg)
 		return -EINVAL; /* a group must hold whole GSO calls */
+	const uint64_t slack = pc.on ? pace_window(c, &pc) : 0;
+	if (slack)
+		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); /* wake at the deadline, not up to 50 us after it */
+	/* SO_TXTIME (the device's qdisc holds each datagram until its time):
+	 * hand the datagrams due within TXS_PACE_TXTIME_AHEAD_NS over early,
+	 * each window's worth with the time its last one is due, and sleep
+	 * half that between (engine.h, pace_slack_ns) */
+	const uint64_t ahead = slack && q->dev->txtime_clock >= 0 && min_dg == 1 && !pc.bon &&
+					       (pc.kind == TXS_PACE_CONST || pc.kind == TXS_PACE_RAMP)
+				       ? TXS_PACE_TXTIME_AHEAD_NS
+				       : 0;
 
 	while (done < w->quota && !stopping(e)) {
 		const bool sample = WL_PROF && cd == 1;
@@ -47,17 +58,34 @@ static int WL_NAME(struct txs_wk *w)
 		if (pc.on) {
 			/* datagrams allowed by now (the schedule); wait until a
 			 * whole unit (datagram, GSO call) is due */
-			uint64_t allowed = pacer_allowed(&pc, mono, done, done + want);
+			uint64_t allowed = pacer_allowed(&pc, mono + ahead, done, done + want);
 			uint64_t need = TXS_UNLIKELY(min_dg > 1) ? (left < min_dg ? left : min_dg) : 1;
 			if (allowed < done + need) {
 				uint64_t next = pacer_due(&pc, done + need - 1);
 				if (next == UINT64_MAX && deadline == UINT64_MAX)
 					break; /* the schedule has no more datagrams (a ramp to 0) and no duration */
-				pace_until(e, next < deadline ? next : deadline);
+				if (ahead) {
+					next = next > ahead / 2 ? next - ahead / 2 : 0;
+					pace_sleep(e, next < deadline ? next : deadline);
+				} else if (slack) {
+					next = pacer_wake(&pc, done, need, want, next, slack);
+					pace_sleep(e, next < deadline ? next : deadline);
+				} else {
+					pace_until(e, next < deadline ? next : deadline);
+				}
 				continue;
 			}
 			if (allowed - done < want)
 				want = (unsigned)(allowed - done);
+			if (ahead) {
+				/* the datagrams due within the window of the first */
+				uint64_t first = pacer_due(&pc, done);
+				unsigned k = 1;
+				while (k < want && pacer_due(&pc, done + k) <= first + slack)
+					k++;
+				want = k;
+				q->txtime_ns = pacer_due(&pc, done + k - 1);
+			}
 		}
 		if (TXS_UNLIKELY(fpd > 1))
 			want = want * fpd < c->burst ? want * fpd : c->burst;

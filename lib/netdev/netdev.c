@@ -97,6 +97,8 @@ TXS_API int txs_netdev_open(struct txs_netdev **out, const char *spec, const str
 		free(nd);
 		return -ENOMEM;
 	}
+	dev->txtime_clock = -1;
+	snprintf(dev->txtime_why, sizeof(dev->txtime_why), "the %.40s device does not use SO_TXTIME (udp: does)", name);
 	int rc = ops->open(dev, colon ? colon + 1 : "");
 	if (rc < 0) {
 		if (err_msg)

@@ -5,10 +5,13 @@
  *     gso=auto       (the default) as gso, where that leaves the wire as it is:
  *                    one tuple per queue (conf.flows <= 1), one payload size
  *                    (!conf.sizes_vary), and IPv6 or IPv4 with DF (conf.ipv4_df
- *                    and the frame's DF: the kernel gives the segments of one
- *                    call consecutive IDs from one reservation, so the next
- *                    call repeats them; only DF datagrams, whose ID means
- *                    nothing (RFC 6864), may carry that); else off
+ *                    and the frame's DF, or conf.ipv4_pmtu_want, the kernel
+ *                    socket's default, where every coalesced segment fits
+ *                    the path MTU and so carries DF: the kernel gives the
+ *                    segments of one call consecutive IDs from one
+ *                    reservation, so the next call repeats them; only DF
+ *                    datagrams, whose ID means nothing (RFC 6864), may carry
+ *                    that); else off
  *     gso[=N]        coalesce up to N (2..the kernel's UDP_MAX_SEGMENTS; bare
  *                    "gso", gso=on or gso=1: that limit) consecutive same-size
  *                    payloads of a burst into one UDP_SEGMENT send;
@@ -19,6 +22,18 @@
  *     sndbuf=BYTES   SO_SNDBUF of every socket
  *     df             IPv6: IPV6_DONTFRAG (IPv4 takes DF from the frames: refused
  *                    at open when the destination is IPv4)
+ *
+ * IPv4 DF: the frames' DF says IP_PMTUDISC_DO, else conf.ipv4_pmtu_want
+ * (send without --df or --no-df: the default) says IP_PMTUDISC_WANT, else
+ * IP_PMTUDISC_DONT. The default is a kernel UDP socket's own (WANT): DF on
+ * each datagram that fits the path MTU, local fragments without DF above
+ * it. txscale send marks the frames DF when its largest datagram fits, so
+ * such a run's sockets are DO: the same DF on every datagram as WANT, and
+ * on GSO segments too (the kernel judges WANT on the whole GSO super-packet,
+ * over the MTU, and would clear DF on every segment of a call). What
+ * differs from WANT: a path MTU that drops mid-run below the datagram
+ * (ICMP fragmentation needed) refuses the sends (EMSGSIZE, counted as
+ * errors) where WANT would fragment them.
  *
  * Each queue (worker) owns one socket per link. A socket is set up from the
  * first frame sent on it: TOS/TTL/DF (IPv6: traffic class/hop limit), a zero
@@ -60,6 +75,7 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +86,7 @@
 #include <txscale/pkt.h>
 #include "common/alloc.h"
 #include "netdev_priv.h"
+#include "txtime.h"
 #include "pkt/sockaddr.h"
 
 #ifndef UDP_SEGMENT
@@ -98,6 +115,9 @@ struct udp_dev {
 	unsigned gso_max; /* segments per message: 0 = off (after open; GSO_ON asked: 0 = the kernel's limit) */
 	int sndbuf;       /* 0 = kernel default */
 	bool v6_dontfrag;
+	bool pmtu_want; /* conf.ipv4_pmtu_want: IPv4 sockets of frames without DF IP_PMTUDISC_WANT */
+	enum txs_txtime_mode txtime;
+	int txtime_clock; /* dev->txtime_clock: every socket SO_TXTIME on it; -1 none */
 	char bind_if[IF_NAMESIZE];
 	unsigned n_links;
 	bool links_given;
@@ -142,7 +162,7 @@ struct udp_ftab {
 };
 
 union udp_cmsg {
-	char buf[CMSG_SPACE(sizeof(uint16_t))];
+	char buf[CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(uint64_t))]; /* UDP_SEGMENT, SCM_TXTIME */
 	struct cmsghdr align;
 };
 
@@ -161,6 +181,8 @@ struct udp_q {
 	struct iovec iov[UDP_POOL];
 	uint16_t first[UDP_POOL + 1]; /* message m covers frames first[m]..first[m+1]-1 of the run */
 	bool ours[UDP_POOL];          /* message m was coalesced here (GSO may be turned off) */
+	bool gsom[UDP_POOL];          /* message m is a GSO call (UDP_SEGMENT) */
+	int txtime_clock;             /* the device's: SCM_TXTIME on every message when >= 0 and txtime_ns set */
 	union udp_cmsg cm[UDP_POOL];
 	TXS_CACHE_GUARD;
 } TXS_CACHE_ALIGNED;
@@ -203,6 +225,19 @@ static bool link_same(const struct udp_link *a, const struct udp_link *b)
 static int udp_arg(struct txs_netdev *dev, const char *key, const char *val, void *arg)
 {
 	struct udp_dev *d = arg;
+	if (strcmp(key, "txtime") == 0) {
+		if (val && strcmp(val, "auto") == 0)
+			d->txtime = TXS_TXTIME_AUTO;
+		else if (val && strcmp(val, "off") == 0)
+			d->txtime = TXS_TXTIME_OFF;
+		else if (!val || strcmp(val, "on") == 0)
+			d->txtime = TXS_TXTIME_ON;
+		else {
+			txs_netdev_set_err(dev, "txtime=%s: expected auto, on or off", val);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (strcmp(key, "gso") == 0) {
 		d->gso_max = 0;
 		if (!val || strcmp(val, "on") == 0 || strcmp(val, "1") == 0) {
@@ -270,7 +305,8 @@ static int udp_arg(struct txs_netdev *dev, const char *key, const char *val, voi
 		d->links_given = true;
 		return 0;
 	}
-	txs_netdev_set_err(dev, "unknown udp option '%s' (expected gso[=auto|N|off], bind=IFNAME, links=L+L.., sndbuf=BYTES, df)",
+	txs_netdev_set_err(dev, "unknown udp option '%s' (expected gso[=auto|N|off], bind=IFNAME, links=L+L.., sndbuf=BYTES, df, "
+			   "txtime[=auto|on|off])",
 			   key);
 	return -EINVAL;
 }
@@ -345,9 +381,15 @@ static int sock_connect(const struct udp_dev *d, const struct udp_link *l, const
 	step = "SO_SNDBUF";
 	if (d->sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &d->sndbuf, sizeof(d->sndbuf)) < 0)
 		goto fail;
+	if (d->txtime_clock >= 0) {
+		struct sock_txtime st = { .clockid = d->txtime_clock, .flags = 0 };
+		step = "SO_TXTIME";
+		if (setsockopt(fd, SOL_SOCKET, SO_TXTIME, &st, sizeof(st)) < 0)
+			goto fail;
+	}
 	if (f->family == AF_INET) {
 		int tos = f->tos, ttl = f->ttl ? f->ttl : 64;
-		int pmtu = f->df ? IP_PMTUDISC_DO : IP_PMTUDISC_DONT;
+		int pmtu = f->df ? IP_PMTUDISC_DO : d->pmtu_want ? IP_PMTUDISC_WANT : IP_PMTUDISC_DONT;
 		step = "IPv4 socket options";
 		if (setsockopt(fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) < 0 ||
 		    setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0 ||
@@ -472,6 +514,7 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 		return -ENOMEM;
 	d->n_links = 1;
 	int rc = txs_netdev_parse_args(dev, args, udp_arg, d);
+	d->pmtu_want = dev->conf.ipv4_pmtu_want && !dev->conf.ipv4_df;
 	for (unsigned i = 0; rc == 0 && i < d->n_links; i++) {
 		const char *ifn = d->link[i].ifname[0] ? d->link[i].ifname : d->bind_if;
 		if (ifn[0] && if_nametoindex(ifn) == 0) {
@@ -514,6 +557,12 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 		if (i == 0)
 			dev->src_addr = ksrc;
 	}
+	d->txtime_clock = -1;
+	if (rc == 0 && c->dst.family) {
+		txs_txtime_decide(dev, d->txtime, d->link[0].ifname[0] ? d->link[0].ifname : d->bind_if,
+				  c->dst.family);
+		d->txtime_clock = dev->txtime_clock;
+	}
 	unsigned kmax = txs_netdev_udp_max_segs();
 	if (rc == 0 && d->gso_mode == GSO_ON && d->gso_max > kmax) {
 		txs_netdev_set_err(dev, "gso=%u: this kernel sends at most %u segments per message (UDP_MAX_SEGMENTS)",
@@ -526,7 +575,7 @@ static int udp_open(struct txs_netdev *dev, const char *args)
 	}
 	if (d->gso_mode == GSO_OFF ||
 	    (d->gso_mode == GSO_AUTO &&
-	     (c->flows > 1 || c->sizes_vary || (c->dst.family == AF_INET && !c->ipv4_df))))
+	     (c->flows > 1 || c->sizes_vary || (c->dst.family == AF_INET && !c->ipv4_df && !c->ipv4_pmtu_want))))
 		d->gso_max = 0;
 	else if (!d->gso_max)
 		d->gso_max = kmax;
@@ -552,6 +601,7 @@ static int udp_txq_open(struct txs_netdev *dev, struct txs_txq *q)
 	u->n_links = d->n_links;
 	u->gso_max = d->gso_max;
 	u->gso_auto = d->gso_mode == GSO_AUTO;
+	u->txtime_clock = d->txtime_clock;
 	for (unsigned i = 0; i < TXS_MAX_LINKS; i++)
 		u->s[i].fd = -1;
 	u->last_fd = -1;
@@ -829,6 +879,7 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			mh->msg_controllen = 0;
 			u->first[nm] = (uint16_t)(j - done);
 			u->ours[nm] = false;
+			u->gsom[nm] = false;
 			uint16_t gso = 0;
 			unsigned k = j + 1;
 			if (b[j].segs > 1 && b[j].gso_size) {
@@ -852,14 +903,28 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 					u->ours[nm] = true;
 				}
 			}
-			if (gso) {
+			const bool tt = TXS_UNLIKELY(u->txtime_clock >= 0 && q->txtime_ns);
+			if (gso || tt) {
 				mh->msg_control = u->cm[nm].buf;
-				mh->msg_controllen = sizeof(u->cm[nm].buf);
+				mh->msg_controllen = (gso ? CMSG_SPACE(sizeof(uint16_t)) : 0) +
+						     (tt ? CMSG_SPACE(sizeof(uint64_t)) : 0);
 				struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
-				cm->cmsg_level = SOL_UDP;
-				cm->cmsg_type = UDP_SEGMENT;
-				cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-				memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+				if (gso) {
+					cm->cmsg_level = SOL_UDP;
+					cm->cmsg_type = UDP_SEGMENT;
+					cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+					memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+					u->gsom[nm] = true;
+					cm = CMSG_NXTHDR(mh, cm);
+				}
+				if (tt) {
+					/* leave no earlier than the engine's time (fq holds it) */
+					uint64_t t = q->txtime_ns;
+					cm->cmsg_level = SOL_SOCKET;
+					cm->cmsg_type = SCM_TXTIME;
+					cm->cmsg_len = CMSG_LEN(sizeof(uint64_t));
+					memcpy(CMSG_DATA(cm), &t, sizeof(t));
+				}
 			}
 			j = k;
 			nm++;
@@ -878,7 +943,7 @@ static unsigned udp_send(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 			by += b[i].len;
 		}
 		for (unsigned m = 0; m < sm; m++) {
-			if (!u->msg[m].msg_hdr.msg_control)
+			if (!u->gsom[m])
 				continue;
 			gc++;
 			for (unsigned i = u->first[m]; i < u->first[m + 1]; i++)
@@ -960,7 +1025,7 @@ static int udp_flush(struct txs_txq *q)
 
 const struct txs_netdev_ops txs_netdev_udp_ops = {
 	.name = "udp",
-	.usage = "udp[:gso=auto|N|off,bind=IF,links=L+L..,sndbuf=B,df]  kernel UDP sockets: sendmmsg, UDP GSO",
+	.usage = "udp[:gso=auto|N|off,bind=IF,links=L+L..,sndbuf=B,df,txtime=auto|on|off]  kernel UDP sockets: sendmmsg, UDP GSO, SO_TXTIME",
 	.open = udp_open,
 	.close = udp_close,
 	.txq_open = udp_txq_open,

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The receive session's config: every refusal, and the plan it resolves to. */
 #include <errno.h>
+#include <math.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <txscale/pkt.h>
+#include "common/sysres.h"
 #include "recv_priv.h"
 
 TXS_API void txs_recv_conf_init(struct txs_recv_conf *c)
@@ -44,6 +46,11 @@ static int check_payload(struct txs_recv_plan *p, const struct txs_recv_conf *c,
 	return 0;
 }
 
+unsigned long long txs_recv_nofile_need(const struct txs_recv_plan *p)
+{
+	return p->port_hi && p->is_udp ? (unsigned long long)(p->port_hi - p->port + 1) * p->threads + 64 : 0;
+}
+
 /* the shapes' port range syntax, without a walk (a receiver takes every port) */
 static int check_port(struct txs_recv_plan *p, const struct txs_recv_conf *c, char *err, size_t errlen)
 {
@@ -54,19 +61,19 @@ static int check_port(struct txs_recv_plan *p, const struct txs_recv_conf *c, ch
 	char perr[96];
 	if (strchr(c->port, ',') || txs_range_parse_port(c->port, &lo, &r, perr, sizeof(perr)) < 0)
 		return txs_fail(err, errlen, -EINVAL,
-				"bad value for -p/--port: '%s': expected a port 1..65535 or a range LO-HI", c->port);
+				"bad value for --port: '%s': expected a port 1..65535 or a range LO-HI", c->port);
 	if (r.span > TXS_RX_UDP_MAX_PORTS)
-		return txs_fail(err, errlen, -EINVAL, "bad value for -p/--port: '%s': at most %u ports", c->port,
+		return txs_fail(err, errlen, -EINVAL, "bad value for --port: '%s': at most %u ports", c->port,
 				TXS_RX_UDP_MAX_PORTS);
 	uint64_t hi = lo + r.span - 1;
 	p->port = lo;
 	p->port_hi = hi > lo ? (uint16_t)hi : 0;
-	unsigned long long need = p->port_hi ? (unsigned long long)(p->port_hi - p->port + 1) * p->threads + 64 : 0,
-			   lim;
-	if (need && p->is_udp && txs_nofile_raise(need, &lim) < 0)
+	/* the hard limit only: the soft one is raised at open (a check changes nothing) */
+	unsigned long long need = txs_recv_nofile_need(p), lim;
+	if (need && txs_nofile_room(need, &lim) < 0)
 		return txs_fail(err, errlen, -EMFILE,
-				"bad value for -p/--port: '%s': a socket per port and thread needs %llu open files, "
-				"the limit is %llu (ulimit -n)", c->port, need, lim);
+				"bad value for --port: '%s': a socket per port and thread needs %llu open files, "
+				"the hard limit is %llu (ulimit -Hn)", c->port, need, lim);
 	return 0;
 }
 
@@ -75,10 +82,11 @@ static int check_bind(struct txs_recv_plan *p, const struct txs_recv_conf *c, ch
 	if (!c->bind)
 		return 0;
 	if (txs_addr_parse(&p->bind, c->bind) < 0)
-		return txs_fail(err, errlen, -EINVAL, "bad value for -B/--bind: '%s': expected an IPv4 or IPv6 address",
+		return txs_fail(err, errlen, -EINVAL, "bad value for --bind: '%s': expected an IPv4 or IPv6 address",
 				c->bind);
 	if ((c->v4 && p->bind.family != AF_INET) || (c->v6 && p->bind.family != AF_INET6))
-		return txs_fail(err, errlen, -EINVAL, "-B '%s' is not %s", c->bind, c->v4 ? "IPv4" : "IPv6");
+		return txs_fail(err, errlen, -EINVAL, "bad value for --bind: '%s': not %s (--%s)", c->bind,
+				c->v4 ? "IPv4" : "IPv6", c->v4 ? "ipv4" : "ipv6");
 	p->have_bind = true;
 	return 0;
 }
@@ -118,11 +126,12 @@ static int check_rx_ts(struct txs_recv_plan *p, const char *v, char *err, size_t
 static int check_run(struct txs_recv_plan *p, const struct txs_recv_conf *c, char *err, size_t errlen)
 {
 	if (c->n_affinity && c->threads && c->threads > c->n_affinity)
-		return txs_fail(err, errlen, -EINVAL, "-P %u needs at least %u CPUs in -A (got %u)", c->threads,
-				c->threads, c->n_affinity);
+		return txs_fail(err, errlen, -EINVAL, "--parallel %u needs at least %u CPUs in --affinity (got %u)",
+				c->threads, c->threads, c->n_affinity);
 	if (p->is_pcap && p->threads != 1)
-		return txs_fail(err, errlen, -EINVAL, "--dev pcap: is read by one thread: -P/-A give %u", p->threads);
-	if (c->outage_min > 3600)
+		return txs_fail(err, errlen, -EINVAL, "--dev pcap: is read by one thread: --parallel/--affinity give %u",
+				p->threads);
+	if (!(c->outage_min <= 3600) || !(c->outage_min >= 0))
 		return txs_fail(err, errlen, -EINVAL, "bad value for --outage-min: '%g': expected at most 3600 seconds",
 				c->outage_min);
 	p->time = c->time;
@@ -130,8 +139,46 @@ static int check_run(struct txs_recv_plan *p, const struct txs_recv_conf *c, cha
 		if (!c->time_set)
 			p->time = TXS_RECV_LIVE_TIME_DEFAULT;
 		else if (c->time == 0 && c->idle == 0)
-			return txs_fail(err, errlen, -EINVAL, "-t 0 (no time limit) needs --idle SEC to end the run");
+			return txs_fail(err, errlen, -EINVAL, "--time 0 (no time limit) needs --idle SEC to end the run");
 	}
+	return 0;
+}
+
+static int secs(const char *opt, double v, const char *what, char *err, size_t errlen)
+{
+	if (isfinite(v) && v >= 0 && v <= TXS_RECV_MAX_SECONDS)
+		return 0;
+	return txs_fail(err, errlen, -EINVAL, "bad value for --%s: '%g': expected seconds 0 (%s) .. 1e7", opt, v,
+			what);
+}
+
+/* Every number's range, before any string is parsed. */
+static int check_numbers(const struct txs_recv_conf *c, unsigned threads, char *err, size_t errlen)
+{
+	int rc;
+	if ((rc = secs("time", c->time, "no limit, needs --idle", err, errlen)) ||
+	    (rc = secs("idle", c->idle, "never", err, errlen)) ||
+	    (rc = secs("interval", c->interval, "none", err, errlen)))
+		return rc;
+	if (c->n_affinity > TXS_MAX_CORES)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --affinity: %u CPUs: at most %u", c->n_affinity,
+				TXS_MAX_CORES);
+	if (threads > TXS_MAX_CORES)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --parallel: '%u': at most %u", threads,
+				TXS_MAX_CORES);
+	if ((rc = txs_cpus_check("affinity", c->cpu, threads, true, err, errlen)))
+		return rc;
+	if (c->window && (c->window < 64 || c->window > TXS_RX_WINDOW_MAX))
+		return txs_fail(err, errlen, -EINVAL, "bad value for --window: '%u': expected a power of two 64..%u",
+				c->window, TXS_RX_WINDOW_MAX);
+	if (c->max_flows > (1u << 22))
+		return txs_fail(err, errlen, -EINVAL, "bad value for --max-flows: '%u': at most %u", c->max_flows,
+				1u << 22);
+	if (c->batch > 1024)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --batch: '%u': at most 1024", c->batch);
+	if (c->rcvbuf > INT32_MAX)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --rcvbuf: '%llu': at most %d bytes",
+				(unsigned long long)c->rcvbuf, INT32_MAX);
 	return 0;
 }
 
@@ -144,11 +191,11 @@ int txs_recv_plan_make(struct txs_recv_plan *p, const struct txs_recv_conf *c, c
 	p->is_pcap = strncmp(p->dev, "pcap:", 5) == 0 || strcmp(p->dev, "pcap") == 0;
 	p->family = c->v4 ? AF_INET : c->v6 ? AF_INET6 : 0;
 	if (c->v4 && c->v6)
-		return txs_fail(err, errlen, -EINVAL, "-4 and -6 exclude each other");
-	if (p->threads > TXS_MAX_CORES)
-		return txs_fail(err, errlen, -EINVAL, "bad value for -P/--parallel: '%u': at most %u", p->threads,
-				TXS_MAX_CORES);
-	int rc = check_payload(p, c, err, errlen);
+		return txs_fail(err, errlen, -EINVAL, "--ipv4 and --ipv6 exclude each other");
+	int rc = check_numbers(c, p->threads, err, errlen);
+	if (rc)
+		return rc;
+	rc = check_payload(p, c, err, errlen);
 	if (rc)
 		return rc;
 	if (c->expect && c->sender_summary)

@@ -47,6 +47,13 @@ static int input_open(struct txs_recv *s, char *err, size_t errlen)
 		.rx_ts = p->rx_ts,
 	};
 	memcpy(s->ic.hw_ifname, p->hw_ifname, sizeof(s->ic.hw_ifname));
+	/* the soft open-file limit up to what a port range needs (the check
+	 * saw that the hard limit allows it) */
+	unsigned long long need = txs_recv_nofile_need(p), lim;
+	if (need && txs_nofile_raise(need, &lim) < 0)
+		return txs_fail(err, errlen, -EMFILE,
+				"bad value for --port: '%s': a socket per port and thread needs %llu open files, "
+				"the limit is %llu (ulimit -n)", c->port, need, lim);
 	char ierr[320];
 	int rc = txs_rx_input_open(&s->in, p->dev, &s->ic, ierr, sizeof(ierr));
 	if (rc < 0) {

@@ -23,6 +23,9 @@ struct txs_recv_plan {
 
 /* txs_recv_conf_check, filling the plan. */
 int txs_recv_plan_make(struct txs_recv_plan *p, const struct txs_recv_conf *c, char *err, size_t errlen);
+/* Open files a udp port range needs (a socket per port and thread, and room
+ * for the rest); 0 for a single port. */
+unsigned long long txs_recv_nofile_need(const struct txs_recv_plan *p);
 
 /* A sender's summary text into e (txs_rx_expect_parse); e stays as it was
  * unless the text is whole and valid. 0 or -errno. */

@@ -3,16 +3,18 @@
  * device, in the order the CLI has always made them (the first bad value
  * is the one named). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/err.h"
+#include "common/sysres.h"
 #include "send_priv.h"
 
 void txs_send_conf_init(struct txs_send_conf *c)
 {
 	*c = (struct txs_send_conf){ .port = 5201, .sport = "40000", .length = "16", .interval = 1, .dev = "dummy",
 				     .ttl = 64, .ident = "lease", .miimon = 100, .pace = "const",
-				     .timestamps = "burst", .replay_speed = 1 };
+				     .timestamps = "burst", .replay_speed = 1, .pace_slack = "auto" };
 }
 
 /* --ident NAME: one of the registered strategies, else one line listing them. */
@@ -29,6 +31,26 @@ static int check_ident(const char *name, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+int send_pace_slack(const char *v, uint64_t *ns, unsigned *gaps)
+{
+	uint64_t n = TXS_PACE_SLACK_DEFAULT_NS;
+	unsigned g = TXS_PACE_SLACK_GAPS;
+	if (v && strcmp(v, "auto") != 0) {
+		char *end;
+		errno = 0;
+		double us = strtod(v, &end);
+		if (errno || end == v || *end || !(us >= 0) || !(us * 1000 <= TXS_PACE_SLACK_MAX_NS))
+			return -EINVAL;
+		n = (uint64_t)(us * 1000 + 0.5);
+		g = 0;
+	}
+	if (ns)
+		*ns = n;
+	if (gaps)
+		*gaps = g;
+	return 0;
+}
+
 /* Rate profile and timestamp options. */
 static int pace_check(const struct txs_send_conf *c, char *err, size_t errlen)
 {
@@ -41,9 +63,9 @@ static int pace_check(const struct txs_send_conf *c, char *err, size_t errlen)
 				c->timestamps);
 	bool ramp = c->ramp.secs > 0;
 	if (ramp && c->rate.value > 0)
-		return txs_fail(err, errlen, -EINVAL, "--ramp and -b both set the rate: give one");
+		return txs_fail(err, errlen, -EINVAL, "--ramp and --bitrate both set the rate: give one");
 	if (poisson && !(c->rate.value > 0))
-		return txs_fail(err, errlen, -EINVAL, "--pace poisson needs a mean rate: give -b RATE");
+		return txs_fail(err, errlen, -EINVAL, "--pace poisson needs a mean rate: give --bitrate RATE");
 	if (poisson && ramp)
 		return txs_fail(err, errlen, -EINVAL, "--pace poisson and --ramp exclude each other");
 	if ((c->burst_on > 0) != (c->burst_off_us > 0))
@@ -52,13 +74,16 @@ static int pace_check(const struct txs_send_conf *c, char *err, size_t errlen)
 	if (c->replay_speed != 1 && !c->replay)
 		return txs_fail(err, errlen, -EINVAL, "--replay-speed applies to --replay");
 	if (c->replay_speed != 1 && (c->rate.value > 0 || ramp || poisson || c->burst_on))
-		return txs_fail(err, errlen, -EINVAL, "--replay-speed scales the capture's own timing: -b, --ramp, "
+		return txs_fail(err, errlen, -EINVAL, "--replay-speed scales the capture's own timing: --bitrate, --ramp, "
 				"--pace poisson and --burst-on replace it");
 	if (c->burst_on && (poisson || ramp))
-		return txs_fail(err, errlen, -EINVAL, "--burst-on/--burst-off combine with -b only, not with --%s",
+		return txs_fail(err, errlen, -EINVAL, "--burst-on/--burst-off combine with --bitrate only, not with --%s",
 				poisson ? "pace poisson" : "ramp");
+	if (send_pace_slack(c->pace_slack, NULL, NULL) < 0)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --pace-slack: '%s': expected auto, or microseconds "
+				"0 (spin-exact) .. %u", c->pace_slack, TXS_PACE_SLACK_MAX_NS / 1000);
 	if (c->schedule_file && (!c->count || c->count > TXS_SEND_SCHEDULE_MAX))
-		return txs_fail(err, errlen, -EINVAL, "--schedule-file needs -n N (at most %u datagrams), got %s",
+		return txs_fail(err, errlen, -EINVAL, "--schedule-file needs --packets N (at most %u datagrams), got %s",
 				TXS_SEND_SCHEDULE_MAX, c->count ? "more" : "none");
 	if (c->profile && !TXS_PROF_SUPPORTED)
 		return txs_fail(err, errlen, -EINVAL, "--profile=%u: needs the x86-64 cycle counter (rdtsc), which this "
@@ -72,13 +97,15 @@ static int flow_check(struct send_prep *p, uint16_t sport, char *err, size_t err
 	struct txs_send_conf *c = &p->c;
 	struct txs_flow_spec *sp = &p->gc.spec;
 	if (txs_addr_parse(&sp->dst, c->dest) < 0)
-		return txs_fail(err, errlen, -EINVAL, "bad destination address '%s'", c->dest);
+		return txs_fail(err, errlen, -EINVAL, "bad value for dest (DEST): '%s': expected an IPv4 or IPv6 address",
+				c->dest);
 	if ((c->v4 && sp->dst.family != AF_INET) || (c->v6 && sp->dst.family != AF_INET6))
-		return txs_fail(err, errlen, -EINVAL, "destination '%s' is not %s", c->dest, c->v4 ? "IPv4" : "IPv6");
+		return txs_fail(err, errlen, -EINVAL, "destination '%s' is not %s (--%s)", c->dest, c->v4 ? "IPv4" : "IPv6",
+				c->v4 ? "ipv4" : "ipv6");
 	bool v4 = sp->dst.family == AF_INET;
 	const char *src = c->bind ? c->bind : v4 ? "198.18.0.1" : "2001:2::1";
 	if (txs_addr_parse(&sp->src, src) < 0)
-		return txs_fail(err, errlen, -EINVAL, "bad source address '%s'", src);
+		return txs_fail(err, errlen, -EINVAL, "bad value for --bind: '%s': expected an IPv4 or IPv6 address", src);
 	if (sp->src.family != sp->dst.family)
 		return txs_fail(err, errlen, -EINVAL, "source '%s' and destination '%s' are of different families", src,
 				c->dest);
@@ -87,14 +114,17 @@ static int flow_check(struct send_prep *p, uint16_t sport, char *err, size_t err
 		return rc;
 	unsigned maxlen = v4 ? 65507 : 65527;
 	if (p->length > maxlen)
-		return txs_fail(err, errlen, -EINVAL, "bad value for -l/--length: '%u': at most %u bytes for %s",
+		return txs_fail(err, errlen, -EINVAL, "bad value for --length: '%u': at most %u bytes for %s",
 				p->length, maxlen, v4 ? "IPv4" : "IPv6");
 	if (c->no_csum && !v4)
 		return txs_fail(err, errlen, -EINVAL, "--no-csum is IPv4 only: IPv6 UDP must carry a checksum");
 	if ((c->src_mac && txs_mac_parse(sp->src_mac, c->src_mac) < 0) ||
 	    (c->dst_mac && txs_mac_parse(sp->dst_mac, c->dst_mac) < 0))
-		return txs_fail(err, errlen, -EINVAL, "bad MAC address '%s'",
-				c->src_mac && txs_mac_parse(sp->src_mac, c->src_mac) < 0 ? c->src_mac : c->dst_mac);
+		return c->src_mac && txs_mac_parse(sp->src_mac, c->src_mac) < 0
+			       ? txs_fail(err, errlen, -EINVAL, "bad value for --src-mac: '%s': expected a MAC "
+					  "address, six hex bytes separated by ':'", c->src_mac)
+			       : txs_fail(err, errlen, -EINVAL, "bad value for --dst-mac: '%s': expected a MAC "
+					  "address, six hex bytes separated by ':'", c->dst_mac);
 	sp->sport = sport;
 	sp->dport = c->port;
 	sp->flow_id = (uint32_t)c->flow_base;
@@ -110,6 +140,8 @@ static int flow_check(struct send_prep *p, uint16_t sport, char *err, size_t err
 	sp->payload_len = p->length;
 	sp->tos = (uint8_t)c->tos;
 	sp->ttl = (uint8_t)c->ttl;
+	if (c->df && c->no_df)
+		return txs_fail(err, errlen, -EINVAL, "--df and --no-df exclude each other");
 	sp->df = c->df;
 	sp->no_udp_csum = c->no_csum;
 	p->gc.spread_sport = true;
@@ -125,7 +157,7 @@ static int threads_check(struct send_prep *p, char *err, size_t errlen)
 	struct txs_flow_spec *sp = &p->gc.spec;
 	p->nthreads = c->threads ? c->threads : c->n_cpus ? c->n_cpus : 1;
 	if (c->n_cpus && c->threads && c->threads > c->n_cpus)
-		return txs_fail(err, errlen, -EINVAL, "-P %u needs at least %u CPUs in -A (got %u)", c->threads,
+		return txs_fail(err, errlen, -EINVAL, "--parallel %u needs at least %u CPUs in --affinity (got %u)", c->threads,
 				c->threads, c->n_cpus);
 	if (sp->sport + p->nthreads - 1 > 65535)
 		return txs_fail(err, errlen, -EINVAL, "--sport %u + %u threads exceeds port 65535", sp->sport,
@@ -178,14 +210,101 @@ static int dev_check(struct send_prep *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* NULL strings and the zeros that stand for a default: what
+ * txs_send_conf_init would have set (a zeroed config is a valid start). */
+static void conf_defaults(struct txs_send_conf *c)
+{
+	if (!c->sport)
+		c->sport = "40000";
+	if (!c->length)
+		c->length = "16";
+	if (!c->dev)
+		c->dev = "dummy";
+	if (!c->ident)
+		c->ident = "lease";
+	if (!c->pace)
+		c->pace = "const";
+	if (!c->timestamps)
+		c->timestamps = "burst";
+	if (!c->ttl)
+		c->ttl = 64;
+	if (c->replay_speed == 0)
+		c->replay_speed = 1;
+}
+
+/* A double option: finite, within [lo, hi] (lo itself refused when open_lo). */
+static int range_d(const char *opt, double v, double lo, bool open_lo, double hi, const char *what, char *err,
+		   size_t errlen)
+{
+	if (isfinite(v) && (open_lo ? v > lo : v >= lo) && v <= hi)
+		return 0;
+	return txs_fail(err, errlen, -EINVAL, "bad value for --%s: '%g': expected %s", opt, v, what);
+}
+
+static int range_u(const char *opt, unsigned long long v, unsigned long long lo, unsigned long long hi, char *err,
+		   size_t errlen)
+{
+	if (v >= lo && v <= hi)
+		return 0;
+	return txs_fail(err, errlen, -EINVAL, "bad value for --%s: '%llu': expected %llu..%llu", opt, v, lo, hi);
+}
+
+/* Every number's range, before any string is parsed. */
+static int limits_check(const struct txs_send_conf *c, char *err, size_t errlen)
+{
+	int rc;
+	const char *rate = "packets/s or bits/s, 0 (unlimited) .. 1e12";
+	if ((rc = range_d("bitrate", c->rate.value, 0, false, TXS_SEND_MAX_RATE, rate, err, errlen)) ||
+	    (rc = range_d("time", c->time, 0, false, TXS_SEND_MAX_SECONDS, "seconds 0 .. 1e7 (0: 10 s unless "
+			  "--packets)", err, errlen)) ||
+	    (rc = range_d("interval", c->interval, 0, false, TXS_SEND_MAX_SECONDS, "seconds 0 (none) .. 1e7", err,
+			  errlen)) ||
+	    (rc = range_d("ramp", c->ramp.secs, 0, false, TXS_SEND_MAX_SECONDS, "ramp seconds 0 (no ramp) .. 1e7",
+			  err, errlen)) ||
+	    (rc = range_d("burst-off", c->burst_off_us, 0, false, 1e12, "microseconds 0 .. 1e12", err, errlen)) ||
+	    (rc = range_d("replay-speed", c->replay_speed, 0, true, 1e9, "a factor over 0, at most 1e9", err,
+			  errlen)))
+		return rc;
+	if (c->ramp.secs > 0 &&
+	    ((rc = range_d("ramp", c->ramp.from.value, 0, false, TXS_SEND_MAX_RATE, "FROM in packets/s or bits/s, "
+			   "0 .. 1e12", err, errlen)) ||
+	     (rc = range_d("ramp", c->ramp.to.value, 0, false, TXS_SEND_MAX_RATE, "TO in packets/s or bits/s, "
+			   "0 .. 1e12", err, errlen))))
+		return rc;
+	if (!c->dport && c->port == 0)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --port: '0': expected a port 1..65535 (or a "
+				"--dport range)");
+	if ((rc = range_u("parallel", c->threads, 0, TXS_MAX_CORES, err, errlen)) ||
+	    (rc = txs_cpus_check("affinity", c->cpus, c->n_cpus, false, err, errlen)) ||
+	    (rc = range_u("tos", c->tos, 0, 255, err, errlen)) || (rc = range_u("ttl", c->ttl, 1, 255, err, errlen)) ||
+	    (rc = range_u("burst", c->burst, 0, TXS_SEND_MAX_BURST, err, errlen)) ||
+	    (rc = range_u("links", c->links, 0, TXS_MAX_LINKS, err, errlen)) ||
+	    (rc = range_u("flows", c->flows, 0, 1u << 20, err, errlen)) ||
+	    (rc = range_u("flow-base", c->flow_base, 0, 0xffffffffu, err, errlen)) ||
+	    (rc = range_u("miimon", c->miimon, 0, 60000, err, errlen)) ||
+	    (rc = range_u("updelay", c->updelay, 0, 600000, err, errlen)) ||
+	    (rc = range_u("downdelay", c->downdelay, 0, 600000, err, errlen)) ||
+	    (rc = range_u("profile", c->profile, 0, 1u << 20, err, errlen)) ||
+	    (rc = range_u("gso", c->gso_size, 0, 65535, err, errlen)))
+		return rc;
+	if (c->mtu && (c->mtu < TXS_SEND_MIN_MTU || c->mtu > 65535))
+		return txs_fail(err, errlen, -EINVAL, "bad value for --mtu: '%u': expected %u..65535 bytes (0: the "
+				"device's)", c->mtu, TXS_SEND_MIN_MTU);
+	return 0;
+}
+
 int send_prep(struct send_prep *p, const struct txs_send_conf *conf, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
 	p->c = *conf;
 	struct txs_send_conf *c = &p->c;
+	conf_defaults(c);
+	int rc = limits_check(c, err, errlen);
+	if (rc)
+		return rc;
 	/* flows, ranges: --dst/--src give DEST/-B their first address */
 	uint16_t sport = 0;
-	int rc = send_shape_ranges(&p->shape, c, &sport, err, errlen);
+	rc = send_shape_ranges(&p->shape, c, &sport, err, errlen);
 	if (rc)
 		return rc;
 	/* --replay: the capture's frames as they are (docs/replay.md) */
@@ -195,9 +314,9 @@ int send_prep(struct send_prep *p, const struct txs_send_conf *conf, char *err, 
 	if (c->replay && (rc = send_replay_open(p, err, errlen)) < 0)
 		return rc;
 	if (!c->dest)
-		return txs_fail(err, errlen, -EINVAL, "no destination: give -c ADDR or DEST (see txscale send --help)");
+		return txs_fail(err, errlen, -EINVAL, "no destination: give dest (DEST) or --dst ADDRS");
 	if (c->v4 && c->v6)
-		return txs_fail(err, errlen, -EINVAL, "-4 and -6 exclude each other");
+		return txs_fail(err, errlen, -EINVAL, "--ipv4 and --ipv6 exclude each other");
 	if ((rc = check_ident(c->ident, err, errlen)) < 0 || (rc = pace_check(c, err, errlen)) < 0 ||
 	    (rc = flow_check(p, sport, err, errlen)) < 0)
 		return rc;

@@ -18,7 +18,8 @@ static struct txs_netdev_conf dev_conf(const struct send_prep *p)
 				      .vlan_len = (uint16_t)sh->vlan_len,
 				      .flows = sh->ranges && sh->sh.flows > 1 ? sh->sh.flows : 0,
 				      .dst = sp->dst, .dport = sp->dport, .sport = sp->sport,
-				      .sizes_vary = sh->sh.n_sizes > 1, .ipv4_df = sp->df };
+				      .sizes_vary = sh->sh.n_sizes > 1, .ipv4_df = sp->df,
+				      .ipv4_pmtu_want = !p->c.df && !p->c.no_df };
 	if (p->c.bind)
 		dc.src = sp->src;
 	if (p->c.src_mac) {
@@ -43,7 +44,7 @@ static void dev_source(struct txs_send *s)
 		if (!s->p.c.bind)
 			sp->src = dev->src_addr;
 		else if (memcmp(sp->src.bytes, dev->src_addr.bytes, sp->dst.family == AF_INET ? 4 : 16) != 0)
-			txs_say(s->p.c.on_note, s->p.c.user, "-B %s is not a local address: the kernel sends from %s",
+			txs_say(s->p.c.on_note, s->p.c.user, "--bind %s is not a local address: the kernel sends from %s",
 				  txs_addr_str(&sp->src, a, sizeof(a)), txs_addr_str(&dev->src_addr, k, sizeof(k)));
 	}
 	if (dev->l2_needed) {
@@ -66,6 +67,12 @@ static int route(struct txs_send *s, unsigned *burst_out, uint32_t *wire_out, do
 	bool v4 = sp->dst.family == AF_INET;
 	unsigned burst = 0;
 	uint32_t wire = 0;
+	if (v4 && dev->kernel_ip && !c->df && !c->no_df && !p->rpl) {
+		/* udp: the kernel socket's default (IP_PMTUDISC_WANT): the
+		 * frames say DF as the wire will, when the largest fits */
+		uint32_t mtu = c->mtu ? c->mtu : dev->mtu ? dev->mtu : 1500;
+		sp->df = p->length + TXS_IPV4_HLEN + TXS_UDP_HLEN <= mtu;
+	}
 	int r = p->rpl && dev->kernel_ip ? send_replay_route_udp(c, p->rpl, dev, sp, &s->rudp, &p->rpace, &burst,
 								 &wire, err, errlen)
 		: p->rpl ? send_replay_route(c, p->rpl, dev, &burst, &wire, err, errlen)
@@ -91,7 +98,7 @@ static int route(struct txs_send *s, unsigned *burst_out, uint32_t *wire_out, do
 	*burst_out = burst;
 	*pps = c->rate.bits ? c->rate.value / (send_shape_wire(&p->shape, v4, dev->mtu, wire) * 8.0) : c->rate.value;
 	if (c->rate.value > 0 && *pps / p->nthreads < TXS_SEND_MIN_PPS)
-		return txs_fail(err, errlen, -EINVAL, "bad value for -b/--bitrate: '%g%s': below the lowest rate, %g "
+		return txs_fail(err, errlen, -EINVAL, "bad value for --bitrate: '%g%s': below the lowest rate, %g "
 				"datagrams/s per thread (%u thread%s)", c->rate.value, c->rate.bits ? "bit" : "",
 				TXS_SEND_MIN_PPS, p->nthreads, p->nthreads > 1 ? "s" : "");
 	return 0;
@@ -113,7 +120,7 @@ static int links_open(struct txs_send *s, unsigned burst, char *err, size_t errl
 		p->gc.linksel = s->ls;
 		s->uc.linksel = s->ls;
 		if (s->route && txs_linksel_params(s->ls)->mode == TXS_LS_BROADCAST)
-			return txs_fail(err, errlen, -EINVAL, "--bond broadcast copies one-frame datagrams only: -l %u "
+			return txs_fail(err, errlen, -EINVAL, "--bond broadcast copies one-frame datagrams only: --length %u "
 					"makes %u frames per send (use a datagram within the MTU, without "
 					"--gso/--unconnected)", p->length, burst);
 	}
@@ -178,6 +185,7 @@ static int engine_conf(struct txs_send *s, unsigned burst, uint32_t wire, double
 								     : TXS_TS_BURST,
 		.stamp_shift_ns = c->stamp_shift_ns,
 	};
+	send_pace_slack(c->pace_slack, &s->ec.pace_slack_ns, &s->ec.pace_slack_gaps);
 	if (c->stamp_shift_ns)
 		txs_say(c->on_note, c->user, "test only: timestamps shifted by %lld ns (TXS_TEST_STAMP_SHIFT_NS)",
 			  (long long)c->stamp_shift_ns);

@@ -44,6 +44,8 @@ struct send_prep {
 };
 
 int send_prep(struct send_prep *p, const struct txs_send_conf *c, char *err, size_t errlen);
+/* --pace-slack: "auto"/NULL or USEC into the engine's window and gaps; -EINVAL */
+int send_pace_slack(const char *v, uint64_t *ns, unsigned *gaps);
 void send_prep_free(struct send_prep *p);
 
 /* send_shape.c */

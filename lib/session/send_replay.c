@@ -17,7 +17,7 @@ int send_replay_open(struct send_prep *p, char *err, size_t errlen)
 	struct txs_send_conf *c = &p->c;
 	if (c->threads > 1 || c->n_cpus > 1)
 		return txs_fail(err, errlen, -EINVAL, "--replay sends the capture in its order from one thread: drop "
-				"-P/-A (or give one CPU)");
+				"--parallel/--affinity (or give one CPU)");
 	if (c->bond || c->links || c->gso_size || c->unconnected)
 		return txs_fail(err, errlen, -EINVAL, "--replay sends the frames as they are, on link 0: --%s does not "
 				"apply", c->bond ? "bond" : c->links ? "links" : c->gso_size ? "gso" : "unconnected");
@@ -28,7 +28,7 @@ int send_replay_open(struct send_prep *p, char *err, size_t errlen)
 		return txs_fail(err, errlen, -EINVAL, "bad value for --replay-speed: '%g'", c->replay_speed);
 	if (!c->dest && strcspn(c->dev, ":") == 3 && strncmp(c->dev, "udp", 3) == 0)
 		return txs_fail(err, errlen, -EINVAL, "--replay through --dev %s sends the capture's UDP payloads to "
-				"DEST: give one (and -p PORT)", c->dev);
+				"dest (DEST): give one (and --port PORT)", c->dev);
 	if (!c->dest)
 		c->dest = "198.18.0.2"; /* only opens a frame device */
 	return 0;

@@ -53,11 +53,11 @@ int send_udp_route(struct txs_netdev *dev, unsigned mtu_opt, unsigned gso, bool 
 					"(at most %u bytes for %s)", gso, first, mtu, mtu - hdrs, fam);
 		}
 		if (len > gso * segs) {
-			return txs_fail(err, errlen, -EINVAL, "bad value for -l/--length: '%u': more than %u segments of --gso "
+			return txs_fail(err, errlen, -EINVAL, "bad value for --length: '%u': more than %u segments of --gso "
 					"%u (this kernel's UDP_MAX_SEGMENTS)", len, segs, gso);
 		}
 	} else if (sp->df && len + hdrs > mtu) {
-		return txs_fail(err, errlen, -EINVAL, "bad value for -l/--length: '%u': over the MTU %u with --df (at most %u "
+		return txs_fail(err, errlen, -EINVAL, "bad value for --length: '%u': over the MTU %u with --df (at most %u "
 				"for %s): the kernel refuses it (EMSGSIZE)", len, mtu, mtu - hdrs, fam);
 	}
 	*uc = (struct txs_udp_gen_conf){ .spread_sport = true, .connected = !unconnected, .gso_size = (uint16_t)gso,

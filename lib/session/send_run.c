@@ -77,8 +77,9 @@ static void result(struct txs_send *s, double secs, int rc)
 	s->have_tsc = txs_engine_ts_check(s->eng, &s->tsc) == 0;
 	r->counts_bad = send_check_counts(s, NULL, "");
 	bool nolink = rc == -ENETDOWN && s->mon && !txs_linkmon_up_mask(s->mon);
-	/* a run that sent nothing did not do what was asked */
-	r->failed = r->counts_bad ||
+	/* a run that ended on an error, or sent nothing, did not do what was
+	 * asked (rc says why) */
+	r->failed = r->counts_bad || (rc < 0 && !nolink) ||
 		    (!nolink && rc >= 0 && r->sum.packets == 0 && r->sum.drops + r->sum.errors);
 }
 

@@ -38,7 +38,7 @@ int send_shape_ranges(struct send_shape *ss, struct txs_send_conf *c, uint16_t *
 	}
 	if (src_s) {
 		if (*bind) {
-			return txs_fail(err, errlen, -EINVAL, "source given twice (-B %s and --src %s)", *bind, src_s);
+			return txs_fail(err, errlen, -EINVAL, "source given twice (--bind %s and --src %s)", *bind, src_s);
 		}
 		if (txs_range_parse_addr(src_s, &a, &sh->src, why, sizeof(why)) < 0)
 			return bad(err, errlen, "--src", src_s, why);
@@ -65,13 +65,13 @@ int send_shape_sizes(struct send_shape *ss, const char *length_s, int family, un
 {
 	char why[160];
 	if (txs_shape_parse_sizes(&ss->sh, length_s, family, why, sizeof(why)) < 0)
-		return bad(err, errlen, "-l/--length", length_s, why);
+		return bad(err, errlen, "--length", length_s, why);
 	*length = txs_shape_max_size(&ss->sh, 0);
 	ss->len = *length;
 	if (ss->sh.n_sizes > 1)
 		ss->any = true;
 	if (txs_shape_pattern(&ss->sh, &ss->pat, &ss->pat_len) < 0)
-		return bad(err, errlen, "-l/--length", length_s, "the weights make a cycle over 2^20 packets (divide them)");
+		return bad(err, errlen, "--length", length_s, "the weights make a cycle over 2^20 packets (divide them)");
 	return 0;
 }
 
@@ -194,8 +194,8 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 		 * QinQ frames on xdp: were dropped and read as "full") */
 		uint32_t most = mtu - (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) - TXS_UDP_HLEN - TXS_VLAN_HLEN;
 		if (txs_shape_max_size(sh, ss->len) > most) {
-			return txs_fail(err, errlen, -EINVAL, "bad value for -l/--length: '%u': with --qinq on %s %s frames of at "
-					"most MTU + 18 bytes: -l at most %u (or --mtu %u, fragments included)",
+			return txs_fail(err, errlen, -EINVAL, "bad value for --length: '%u': with --qinq on %s %s frames of at "
+					"most MTU + 18 bytes: --length at most %u (or --mtu %u, fragments included)",
 				txs_shape_max_size(sh, ss->len), dev->spec,
 				pkt ? "the kernel's AF_PACKET takes" : "the veth (copy mode) forwards", most, mtu - 4);
 		}
@@ -224,16 +224,16 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 	}
 	if (gso && sh->flows > 1) {
 		return txs_fail(err, errlen, -EINVAL, "--flows %u with --gso: one flow per GSO call is not supported; "
-				"use -P for more flows", sh->flows);
+				"use --parallel for more flows", sh->flows);
 	}
 	if (!sendmsg || !ss->any)
 		return 0;
 	if (gso && sh->n_sizes > 1) {
-		return txs_fail(err, errlen, -EINVAL, "-l with several sizes and --gso: one GSO payload size per run");
+		return txs_fail(err, errlen, -EINVAL, "--length with several sizes and --gso: one GSO payload size per run");
 	}
 	if (sh->n_sizes > 1 && !txs_udp_shape_frames(sh, v4, mtu, 0)) {
-		return txs_fail(err, errlen, -EINVAL, "-l sizes fragment into different numbers of frames at MTU %u: a size mix "
-				"must fit the MTU, or every size make the same fragments", mtu);
+		return txs_fail(err, errlen, -EINVAL, "--length sizes fragment into different numbers of frames at MTU %u: "
+				"a size mix must fit the MTU, or every size make the same fragments", mtu);
 	}
 	/* the sendmsg path: one endpoint per (source, source port) of a thread */
 	uint64_t srcs = (sh->sport.span > 1 ? sh->sport.span : 1) * (sh->src.span > 1 ? sh->src.span : 1);

@@ -93,6 +93,35 @@ static void gso_text(FILE *f, const struct txs_netdev *dev)
 	fputc('\n', f);
 }
 
+/* How the run waited for its schedule (engine.h, pace_slack_ns) */
+static void pacing_json(struct txs_json *j, const struct txs_send *x)
+{
+	uint64_t win;
+	const char *mode = txs_pace_mode(&x->ec, x->dev, &win);
+	txs_json_obj_open(j, "pacing");
+	txs_json_str(j, "mode", mode);
+	txs_json_dbl(j, "window_us", (double)win / 1e3);
+	txs_json_str(j, "txtime", x->dev->txtime_why);
+	txs_json_obj_close(j);
+}
+
+static void pacing_text(FILE *f, const struct txs_send *x)
+{
+	uint64_t win;
+	const char *mode = txs_pace_mode(&x->ec, x->dev, &win);
+	if (strcmp(mode, "none") == 0)
+		return;
+	if (strcmp(mode, "spin") == 0)
+		fprintf(f, "txscale send: pacing: spin-exact (--pace-slack 0)");
+	else if (strcmp(mode, "txtime") == 0)
+		fprintf(f, "txscale send: pacing: SO_TXTIME, windows of %.1f us handed over up to %u us early (%s)",
+			(double)win / 1e3, TXS_PACE_TXTIME_AHEAD_NS / 1000, x->dev->txtime_why);
+	else
+		fprintf(f, "txscale send: pacing: sleep, sending what falls due within %.1f us together; SO_TXTIME not "
+			   "used: %s", (double)win / 1e3, x->dev->txtime_why);
+	fputc('\n', f);
+}
+
 void txs_send_result_json(struct txs_json *j, const struct txs_send_result *r)
 {
 	const struct txs_send *x = r->session;
@@ -110,6 +139,7 @@ void txs_send_result_json(struct txs_json *j, const struct txs_send_result *r)
 		txs_json_obj_close(j);
 	}
 	txs_json_str(j, "timestamps", c->timestamps);
+	pacing_json(j, x);
 	if (x->have_tsc) {
 		const struct txs_ts_check *t = &x->tsc;
 		txs_json_obj_open(j, "timestamp_check");
@@ -165,6 +195,7 @@ void txs_send_start_text(FILE *f, const struct txs_send *s)
 			txs_addr_str(&sp->src, db, sizeof(db)), c->dest, c->port, s->p.length, n, n > 1 ? "s" : "",
 			s->dev->spec, s->ls ? ", bond " : "",
 			s->ls ? txs_linksel_params_str(txs_linksel_params(s->ls), bb, sizeof(bb)) : "");
+		pacing_text(f, s);
 		if (sh->any)
 			fprintf(f, "txscale send: %u flow%s per thread (flow ids %llu..%llu), %u size%s\n", sh->sh.flows,
 				sh->sh.flows > 1 ? "s" : "", (unsigned long long)c->flow_base,

@@ -47,7 +47,7 @@ run_case err_send_no_csum_2001_2_2 expect_err "IPv6 UDP must carry a checksum" s
 run_case err_send_ttl_300 expect_err "'300'" send --ttl 300 198.18.0.2
 run_case err_send_p expect_err "needs a value" send 198.18.0.2 -p
 run_case err_sned expect_err "unknown command 'sned'" sned
-run_case err_send_a_n_9_p_9 expect_err "-P 9" send -A 0 198.18.0.2 -n 9 -P 9
+run_case err_send_a_n_9_p_9 expect_err "--parallel 9" send -A 0 198.18.0.2 -n 9 -P 9
 
 # every bad value is exit 2 with one line naming it, before any
 # packet is sent. Each case sends to a capture file (when the case lets it

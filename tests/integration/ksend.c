@@ -3,11 +3,14 @@
  * `txscale send` case made through a kernel UDP socket, and a sink that
  * counts what the kernel delivers.
  *
- *   txs_ksend send SRC DST PORT SPORT LEN N [tos=T] [ttl=T] [df] [gso=G] [pps=R] [unconnected]
+ *   txs_ksend send SRC DST PORT SPORT LEN N [tos=T] [ttl=T] [df|nodf] [gso=G] [pps=R] [unconnected]
  *     N datagrams as txscale counts them (-n): LEN-byte sends; with gso=G
  *     each send makes ceil(LEN/G) datagrams and the last send carries only
- *     the G-byte segments still due. DF: IP_PMTUDISC_DO / IPV6_DONTFRAG,
- *     else IP_PMTUDISC_DONT (txscale's default: DF clear). pps=R paces sends
+ *     the G-byte segments still due. IPv4: the kernel socket's default
+ *     (IP_PMTUDISC_WANT: DF where the datagram fits the path MTU, as
+ *     txscale's udp device by default); df: IP_PMTUDISC_DO (IPv6:
+ *     IPV6_DONTFRAG); nodf: IP_PMTUDISC_DONT (txscale's frame devices'
+ *     default: DF clear). pps=R paces sends
  *     of one datagram at R per second (R datagrams/s with GSO).
  *   txs_ksend sink ADDR PORT SECONDS [N]
  *     prints "datagrams N" and "sizes L1 L2 ..." (sorted, run-length "LxK")
@@ -69,7 +72,7 @@ static uint64_t now_ns(void)
 static int cmd_send(int argc, char **argv)
 {
 	if (argc < 8) {
-		fprintf(stderr, "usage: txs_ksend send SRC DST PORT SPORT LEN N [tos=T] [ttl=T] [df] [gso=G] [pps=R] [unconnected]\n");
+		fprintf(stderr, "usage: txs_ksend send SRC DST PORT SPORT LEN N [tos=T] [ttl=T] [df|nodf] [gso=G] [pps=R] [unconnected]\n");
 		return 1;
 	}
 	struct sockaddr_storage src, dst;
@@ -78,7 +81,7 @@ static int cmd_send(int argc, char **argv)
 	addr(argv[3], (uint16_t)atoi(argv[4]), &dst, &dl);
 	size_t len = strtoul(argv[6], NULL, 10);
 	uint64_t n = strtoull(argv[7], NULL, 10);
-	int tos = 0, ttl = 64, df = 0, gso = 0, unconnected = 0;
+	int tos = 0, ttl = 64, df = 0, nodf = 0, gso = 0, unconnected = 0;
 	double pps = 0;
 	for (int i = 8; i < argc; i++) {
 		if (!strncmp(argv[i], "tos=", 4))
@@ -87,6 +90,8 @@ static int cmd_send(int argc, char **argv)
 			ttl = atoi(argv[i] + 4);
 		else if (!strcmp(argv[i], "df"))
 			df = 1;
+		else if (!strcmp(argv[i], "nodf"))
+			nodf = 1;
 		else if (!strncmp(argv[i], "gso=", 4))
 			gso = atoi(argv[i] + 4);
 		else if (!strncmp(argv[i], "pps=", 4))
@@ -104,7 +109,7 @@ static int cmd_send(int argc, char **argv)
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (fam == AF_INET) {
-		int pmtu = df ? IP_PMTUDISC_DO : IP_PMTUDISC_DONT;
+		int pmtu = df ? IP_PMTUDISC_DO : nodf ? IP_PMTUDISC_DONT : IP_PMTUDISC_WANT;
 		if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) < 0 ||
 		    setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) < 0 ||
 		    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) < 0)

@@ -55,7 +55,9 @@ outage_run() {
   wait_ready "$tmp/$name.ready" $rpid
   cap_start "$name"
   r0=$(rx0)
-  ip netns exec "$A" timeout 60 "$TXS" send --dev udp -i 0 -b "$rate" -n "$n" -l 32 -p $PORT -B 198.18.0.1 \
+  # --no-df: one datagram per frame (IPv4 GSO is the udp device's default),
+  # so the capture holds each datagram at its own arrival time
+  ip netns exec "$A" timeout 60 "$TXS" send --dev udp --no-df -i 0 -b "$rate" -n "$n" -l 32 -p $PORT -B 198.18.0.1 \
     --summary-file "$tmp/$name.send.json" 198.18.0.2 >"$tmp/$name.send.out" 2>&1 &
   local spid=$!
   # the sender is under way (it may start late on a loaded box), then a while more

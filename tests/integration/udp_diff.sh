@@ -15,7 +15,11 @@
 #   - GSO runs: the kernel's checksums are offloaded (partial on the wire),
 #     so only txscale's are checked (all good).
 # Cases: IPv4 and IPv6; one frame, the MTU edge, fragments, 64 KiB; TOS/TTL;
-# DF (and DF over the MTU: both refuse); GSO with -n not a multiple of the
+# DF (and DF over the MTU: both refuse); the kernel socket's own IPv4 default
+# (IP_PMTUDISC_WANT: DF where the datagram fits, the udp device's default)
+# against --df and against the frame devices' DF-clear default (the other
+# IPv4 cases tell the reference socket nodf, IP_PMTUDISC_DONT, the frame
+# devices' default); GSO with -n not a multiple of the
 # segments per send; unconnected; paced (-b) and unpaced; a 64-slot TX ring
 # that fills (ring-full); -n values that are multiples of nothing.
 set -euo pipefail
@@ -160,14 +164,19 @@ diff_run() {
 }
 
 S4=198.18.0.1 D4=198.18.0.2 S6=2001:2::1 D6=2001:2::2
-run_case v4_runt diff_run "v4 runt" $S4 $D4 16 7 "" ""
-run_case v4_1472_mtu_edge diff_run "v4 1472 (MTU edge)" $S4 $D4 1472 5 "" ""
-run_case v4_1473_2_fragments diff_run "v4 1473 (2 fragments)" $S4 $D4 1473 5 "" ""
-run_case v4_3000_tos_ttl diff_run "v4 3000 tos ttl" $S4 $D4 3000 11 "tos=0x2e ttl=9" "--tos 46 --ttl 9"
-run_case v4_8000_paced diff_run "v4 8000 paced" $S4 $D4 8000 13 "pps=1000" "-b 1k"
-run_case v4_65507 diff_run "v4 65507" $S4 $D4 65507 3 "" ""
+run_case v4_runt diff_run "v4 runt" $S4 $D4 16 7 "nodf" ""
+run_case v4_1472_mtu_edge diff_run "v4 1472 (MTU edge)" $S4 $D4 1472 5 "nodf" ""
+run_case v4_1473_2_fragments diff_run "v4 1473 (2 fragments)" $S4 $D4 1473 5 "nodf" ""
+run_case v4_3000_tos_ttl diff_run "v4 3000 tos ttl" $S4 $D4 3000 11 "tos=0x2e ttl=9 nodf" "--tos 46 --ttl 9"
+run_case v4_8000_paced diff_run "v4 8000 paced" $S4 $D4 8000 13 "pps=1000 nodf" "-b 1k"
+run_case v4_65507 diff_run "v4 65507" $S4 $D4 65507 3 "nodf" ""
 run_case v4_1000_df diff_run "v4 1000 df" $S4 $D4 1000 5 "df" "--df"
-run_case v4_3000_unconnected diff_run "v4 3000 unconnected" $S4 $D4 3000 9 "unconnected" "--unconnected"
+# the kernel socket's own default (IP_PMTUDISC_WANT, the udp device's):
+# DF on a datagram that fits the path MTU (as --df), local fragments without
+# DF on one that does not (as the frame devices' default)
+run_case v4_1000_kernel_default diff_run "v4 1000, kernel default" $S4 $D4 1000 5 "" "--df"
+run_case v4_3000_kernel_default diff_run "v4 3000, kernel default" $S4 $D4 3000 5 "" ""
+run_case v4_3000_unconnected diff_run "v4 3000 unconnected" $S4 $D4 3000 9 "unconnected nodf" "--unconnected"
 run_case v6_runt diff_run "v6 runt" $S6 $D6 0 3 "" ""
 run_case v6_1452_mtu_edge diff_run "v6 1452 (MTU edge)" $S6 $D6 1452 5 "" ""
 run_case v6_1453_2_fragments diff_run "v6 1453 (2 fragments)" $S6 $D6 1453 5 "" ""
@@ -175,7 +184,7 @@ run_case v6_8000_tclass_hlim diff_run "v6 8000 tclass hlim" $S6 $D6 8000 13 "tos
 run_case v6_3000_paced diff_run "v6 3000 paced" $S6 $D6 3000 19 "pps=1000" "-b 1k"
 run_case v6_65527 diff_run "v6 65527" $S6 $D6 65527 3 "" ""
 ring64() { RING=,ring=64 diff_run "$@"; }
-run_case v4_8000_ring64_full ring64 "v4 8000 unpaced, 64-slot ring (ring full)" $S4 $D4 8000 101 "" ""
+run_case v4_8000_ring64_full ring64 "v4 8000 unpaced, 64-slot ring (ring full)" $S4 $D4 8000 101 "nodf" ""
 run_case v6_8000_ring64_full ring64 "v6 8000 unpaced, 64-slot ring (ring full)" $S6 $D6 8000 97 "" ""
 
 # DF over the MTU: the kernel refuses the send (EMSGSIZE), txscale the run (exit 2)

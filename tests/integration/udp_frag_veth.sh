@@ -100,7 +100,7 @@ df_refused() {
   local rc=0
   # --df over the MTU: refused up front like the kernel (EMSGSIZE), exit 2
   ip netns exec "$A" "$TXS" send -i 0 -n 1 --dev packet:tx0 -l 1473 --df 198.18.0.2 >"$WORK/err.log" 2>&1 || rc=$?
-  if [ $rc = 2 ] && grep -q -- "-l/--length: '1473'.*MTU 1500" "$WORK/err.log"; then ok "--df: $(head -1 "$WORK/err.log")"
+  if [ $rc = 2 ] && grep -q -- "--length: '1473'.*MTU 1500" "$WORK/err.log"; then ok "--df: $(head -1 "$WORK/err.log")"
   else fail "--df -l 1473: exit $rc: $(cat "$WORK/err.log")"; fi
 }
 run_case df_refused

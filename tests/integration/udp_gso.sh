@@ -8,7 +8,10 @@
 #      (segments + single == packets, segments >= 2 * calls), a paced 1k run
 #      sends (almost) one datagram per message and keeps its rate, an
 #      unpaced one sends full GSO calls
-#   2. --gso off, and IPv4 without --df: no GSO call, same exact counts
+#   2. --gso off, and IPv4 with --no-df: no GSO call, same exact counts;
+#      IPv4 with neither (the kernel socket's default, IP_PMTUDISC_WANT):
+#      GSO unpaced, exact, and DF on the wire as a kernel socket sets it
+#      (DF within the path MTU, fragments without it above)
 #   3. the fallback: a route that refuses UDP GSO (EIO, EINVAL; an LD_PRELOAD
 #      shim, since this kernel segments in software where a device cannot),
 #      from the start and mid-run: one line on stderr, the summary counts
@@ -127,13 +130,71 @@ off() {
 run_case off
 
 nodf() {
-  # IPv4 without DF: one datagram per message (GSO would repeat the kernel's
+  # IPv4 with --no-df: one datagram per message (GSO would repeat the kernel's
   # IPv4 IDs call after call, which only DF datagrams may carry)
-  gso_run nodf 198.18.0.2 "-n 30000"
+  gso_run nodf 198.18.0.2 "-n 30000 --no-df"
   exact nodf 1
-  [ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "nodf: $(sj .gso.calls) GSO calls without --df"
+  [ "$(sj .gso.calls)" = 0 ] && [ "$(sj .gso.max_segments)" = 0 ] || fail "nodf: $(sj .gso.calls) GSO calls with --no-df"
 }
 run_case nodf
+
+v4_default() {
+  # IPv4 with neither --df nor --no-df: the kernel socket's default
+  # (IP_PMTUDISC_WANT), so GSO applies unpaced, exactly counted
+  gso_run v4default 198.18.0.2 "-n 60000 -P 2 --no-pin"
+  exact v4default 2
+  [ "$(sj .gso.segments)" -ge 54000 ] || fail "v4default: only $(sj .gso.segments) of 60000 in GSO calls"
+}
+run_case v4_default
+
+# wire_df NAME LEN SEND...: DF, MF and offset of each frame of SEND (3
+# datagrams of LEN bytes to port 9) as the peer captures them
+wire_df() {
+  local name=$1 len=$2 cap
+  shift 2
+  ip netns exec "$B" timeout 20 dumpcap -q -i rx0 -P -w "$tmp/$name.pcap" -f "ip and dst host 198.18.0.2 and (udp dst port 9 or ip[6:2] & 0x1fff != 0)" \
+    -a duration:10 2>"$tmp/$name.cap" &
+  cap=$!
+  capturing "$tmp/$name.cap" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.cap")"
+  ip netns exec "$A" "$@" >"$tmp/$name.log" 2>&1 || fail "$name: send failed: $(tail -2 "$tmp/$name.log")"
+  sleep 0.3
+  kill -INT $cap 2>/dev/null || true
+  wait $cap || true
+  tshark -r "$tmp/$name.pcap" -T fields -E separator=, -e ip.flags.df -e ip.flags.mf -e ip.frag_offset -e ip.len \
+    >"$tmp/$name.df" 2>/dev/null
+  [ -s "$tmp/$name.df" ] || fail "$name: nothing captured"
+}
+
+v4_default_wire() {
+  # the udp device's IPv4 default on the wire is a kernel socket's: DF on a
+  # datagram within the path MTU, fragments without DF above it
+  need_cmd tshark
+  need_cmd dumpcap
+  local KS=${TXS_BUILDDIR:-$SRC/build}/txs_ksend len
+  [ -x "$KS" ] || skip "no txs_ksend helper at $KS (build it)"
+  # segments cut before the veth, so that the capture sees each datagram of a
+  # GSO call as the wire carries it
+  need_cmd ethtool
+  ip netns exec "$A" ethtool -K tx0 tx-udp-segmentation off >/dev/null 2>&1 || skip "ethtool cannot turn tx-udp-segmentation off"
+  CLEANUP_HOOKS+=('ip netns exec "$A" ethtool -K tx0 tx-udp-segmentation on >/dev/null 2>&1')
+  # a socket at port 9, so that no ICMP port unreachable refuses the next send
+  local rpid
+  ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p 9 --idle 8 -t 30 -i 0 --ready-fd 3 >"$tmp/sink.log" 2>&1 \
+    3>"$tmp/sink.ready" &
+  rpid=$!
+  wait_ready "$tmp/sink.ready" $rpid
+  for len in 1000 3000; do
+    wire_df "k$len" $len "$KS" send 198.18.0.1 198.18.0.2 9 40000 $len 3
+    wire_df "t$len" $len "$TXS" send --dev udp -i 0 -n 3 -l $len -p 9 198.18.0.2
+    diff "$tmp/k$len.df" "$tmp/t$len.df" >&2 || fail "-l $len: the udp device's frames (DF,MF,offset,len) differ from a kernel socket's"
+    echo "ok: -l $len: $(wc -l <"$tmp/t$len.df") frames, DF/MF/offset as the kernel socket's default: $(sort -u "$tmp/t$len.df" | cut -d, -f1 | sort -u | tr '\n' ' ')"
+  done
+  grep -q "gso: 1 calls carried 3 datagrams" "$tmp/t1000.log" || fail "-l 1000: not one GSO call: $(grep gso: "$tmp/t1000.log")"
+  grep -qv '^1,' "$tmp/t1000.df" && fail "-l 1000: a frame without DF"
+  grep -q '^1,' "$tmp/t3000.df" && fail "-l 3000: a fragment with DF"
+  true
+}
+run_case v4_default_wire
 
 nodf_ids() {
   local cap
@@ -145,7 +206,7 @@ nodf_ids() {
     2>"$tmp/cap.log" &
   cap=$!
   capturing "$tmp/cap.log" || fail "ids: dumpcap did not start: $(cat "$tmp/cap.log")"
-  ip netns exec "$A" "$TXS" send --dev udp -n 300 -i 0 -p 9 198.18.0.2 >/dev/null 2>&1 || fail "ids: send failed"
+  ip netns exec "$A" "$TXS" send --dev udp --no-df -n 300 -i 0 -p 9 198.18.0.2 >/dev/null 2>&1 || fail "ids: send failed"
   wait $cap || true
   tshark -r "$tmp/ids.pcap" -T fields -e ip.id >"$tmp/ids" 2>/dev/null
   [ "$(wc -l <"$tmp/ids")" = 300 ] && [ "$(sort -u "$tmp/ids" | wc -l)" = 300 ] ||

@@ -55,7 +55,7 @@ pcap_mtu_4000() {
 }
 run_case pcap_mtu_4000
 
-run_case refuse_l_3000_df refuse "bad value for -l/--length: '3000': over the MTU 1500 with --df" -l 3000 --df 198.18.0.2
+run_case refuse_l_3000_df refuse "bad value for --length: '3000': over the MTU 1500 with --df" -l 3000 --df 198.18.0.2
 df_within_mtu_9000() {
   "$TXS" send -i 0 -n 5 -l 3000 --df --mtu 9000 198.18.0.2 >/dev/null 2>&1 && ok "--df within --mtu 9000" || fail "--df -l 3000 --mtu 9000 refused"
 }

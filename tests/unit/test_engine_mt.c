@@ -48,6 +48,12 @@ struct run {
 	int rc;
 };
 
+/* How run_engine_pace's workers wait for the schedule: conf.pace_slack_ns
+ * and pace_slack_gaps (0, 0: spin-exact; the sleeping pacer's tests rerun
+ * the pacing properties with txscale send's default) */
+static uint64_t g_slack_ns;
+static unsigned g_slack_gaps;
+
 static struct run run_engine_pace(const char *devspec, unsigned workers, uint64_t count, double dur, double rate,
 				  bool v6, uint32_t len, const struct txs_pace_conf *pace)
 {
@@ -55,7 +61,8 @@ static struct run run_engine_pace(const char *devspec, unsigned workers, uint64_
 	struct txs_gen_conf gc = gen_conf(v6, len);
 	struct txs_netdev *dev = open_dev(devspec, workers, 2048);
 	struct txs_engine_conf ec = { .n_workers = workers, .count = count, .duration = dur, .rate_pps = rate,
-				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc };
+				      .dev = dev, .gen = &txs_udp_gen_ops, .gen_conf = &gc,
+				      .pace_slack_ns = g_slack_ns, .pace_slack_gaps = g_slack_gaps };
 	if (pace)
 		ec.pace = *pace;
 	struct txs_engine *e;
@@ -697,6 +704,109 @@ static void stop_from_another_thread(void **st)
 	txs_netdev_close(dev);
 }
 
+/* The sleeping pacer (conf.pace_slack_ns > 0, txscale send's default):
+ * every pacing property above holds as it does spin-exact: never ahead of
+ * the schedule, counts exact, bursts' silences kept, the table kept, a
+ * tiny rate sleeps, the workers' shared grid. */
+static void sleeping_pacer_keeps_properties(void **st)
+{
+	g_slack_ns = TXS_PACE_SLACK_DEFAULT_NS;
+	g_slack_gaps = TXS_PACE_SLACK_GAPS;
+	rate_control(st);
+	workers_staggered(st);
+	tiny_rate_waits(st);
+	ramp_never_ahead(st);
+	poisson_never_ahead(st);
+	engine_keeps_schedule(st);
+	bursts_keep_silence(st);
+	table_schedule(st);
+	g_slack_gaps = 0;
+	g_slack_ns = 1000000; /* a 1 ms window: still never ahead */
+	rate_control(st);
+	ramp_never_ahead(st);
+	poisson_never_ahead(st);
+	g_slack_ns = 0;
+}
+
+/* A generator that records, per fill, the monotonic clock and how many
+ * datagrams it filled (one frame each). */
+#define SP_MAX 8192
+static struct {
+	uint64_t t[SP_MAX];
+	unsigned n[SP_MAX];
+	unsigned calls;
+} g_sp;
+
+static unsigned sp_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
+{
+	(void)w;
+	(void)now_ns;
+	for (unsigned i = 0; i < n; i++)
+		blank_frame(&b[i]);
+	if (g_sp.calls < SP_MAX) {
+		g_sp.t[g_sp.calls] = txs_now_mono_ns();
+		g_sp.n[g_sp.calls++] = n;
+	}
+	return n;
+}
+
+static const struct txs_gen_ops sp_gen = { .fill = sp_fill };
+
+/* One worker at rate for count datagrams, waiting by (slack, gaps): every
+ * datagram sent; no fill holds a datagram before its due time (datagram j
+ * is due at t0 + j / rate, t0 no earlier than the clock read before the
+ * start); returns the mean datagrams per fill. */
+static double sp_run(double rate, uint64_t count, uint64_t slack, unsigned gaps)
+{
+	memset(&g_sp, 0, sizeof(g_sp));
+	struct txs_netdev *dev = open_dev("dummy", 1, 2048);
+	struct txs_engine_conf ec = { .n_workers = 1, .count = count, .rate_pps = rate, .dev = dev, .gen = &sp_gen,
+				      .burst = 64, .pace_slack_ns = slack, .pace_slack_gaps = gaps };
+	uint64_t before = txs_now_mono_ns();
+	struct txs_engine *e = t_engine_done(&ec);
+	struct txs_stat_row row;
+	txs_engine_read(e, &row);
+	assert_int_equal(row.packets, count);
+	txs_engine_destroy(e);
+	txs_netdev_close(dev);
+	assert_true(g_sp.calls < SP_MAX);
+	uint64_t done = 0;
+	for (unsigned k = 0; k < g_sp.calls; k++) {
+		done += g_sp.n[k];
+		/* the last datagram of this fill, done - 1, was due then */
+		double due = (double)before + (double)(done - 1) * 1e9 / rate;
+		assert_true((double)g_sp.t[k] >= due);
+	}
+	assert_int_equal(done, count);
+	return (double)count / g_sp.calls;
+}
+
+/* The sleeping pacer sends the datagrams that fall due within its window
+ * together: at 100k/s (one every 10 us) a 50 us window leaves about six
+ * per fill (a late wake-up only makes more due), where the window's edge
+ * cuts it at fewer than three the engine sent one at a time; the auto
+ * window (two gaps at least) takes three at 10k/s; spin-exact sends what is
+ * due, never ahead either. */
+static void sleeping_pacer_batches(void **st)
+{
+	(void)st;
+	double per = sp_run(100000, 6000, 50000, 0);
+	print_message("sleeping pacer, 100k/s, 50 us: %.2f datagrams per fill\n", per);
+	assert_true(per >= 4);
+	per = sp_run(10000, 600, TXS_PACE_SLACK_DEFAULT_NS, TXS_PACE_SLACK_GAPS);
+	print_message("sleeping pacer, 10k/s, auto: %.2f datagrams per fill\n", per);
+	assert_true(per >= 2.5);
+	per = sp_run(20000, 2000, 0, 0);
+	print_message("spin-exact, 20k/s: %.2f datagrams per fill\n", per);
+	/* the window's limits: refused above TXS_PACE_SLACK_MAX_NS */
+	struct txs_netdev *dev = open_dev("dummy", 1, 2048);
+	struct txs_engine *e;
+	struct txs_engine_conf ec = { .n_workers = 1, .count = 1, .dev = dev, .gen = &sp_gen,
+				      .pace_slack_ns = TXS_PACE_SLACK_MAX_NS + 1 };
+	assert_int_equal(txs_engine_create(&e, &ec), -EINVAL);
+	txs_netdev_close(dev);
+}
+
 static void config_errors(void **st)
 {
 	(void)st;
@@ -762,4 +872,6 @@ T_MAIN(cmocka_unit_test(exact_counts),
        cmocka_unit_test(timestamps_interp),
        cmocka_unit_test(timestamps_interp_never_ahead),
        cmocka_unit_test(stop_from_another_thread),
+       cmocka_unit_test(sleeping_pacer_keeps_properties),
+       cmocka_unit_test(sleeping_pacer_batches),
        cmocka_unit_test(config_errors))

@@ -276,15 +276,15 @@ static void refused(void **st)
 	(void)st;
 	static const char *const want[] = {
 		"bad value for --window: '100': expected a power of two",
-		"-4 and -6 exclude each other",
-		"bad value for -p/--port: '70000': expected a port 1..65535 or a range LO-HI",
-		"--dev pcap: is read by one thread: -P/-A give 2",
-		"-t 0 (no time limit) needs --idle SEC to end the run",
+		"--ipv4 and --ipv6 exclude each other",
+		"bad value for --port: '70000': expected a port 1..65535 or a range LO-HI",
+		"--dev pcap: is read by one thread: --parallel/--affinity give 2",
+		"--time 0 (no time limit) needs --idle SEC to end the run",
 		"--verify checks txscale's fill pattern: not with --payload iperf3 (a txscale sender's; use --expect N)",
 		"--expect and --sender-summary exclude each other",
-		"-B '198.18.0.1' is not IPv6",
+		"bad value for --bind: '198.18.0.1': not IPv6 (--ipv6)",
 		"bad value for --rx-timestamps: 'sometimes': valid are kernel, user, hardware[:IFACE]",
-		"-P 4 needs at least 4 CPUs in -A (got 2)",
+		"--parallel 4 needs at least 4 CPUs in --affinity (got 2)",
 		"bad value for --outage-min: '4000': expected at most 3600 seconds",
 	};
 	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {

@@ -135,10 +135,10 @@ static void checks_refuse(void **state)
 	refuse(&c, "bad value for --pace: 'bogus': valid are const, poisson");
 	conf_dummy(&c);
 	c.v4 = c.v6 = true;
-	refuse(&c, "-4 and -6 exclude each other");
+	refuse(&c, "--ipv4 and --ipv6 exclude each other");
 	conf_dummy(&c);
 	c.dest = NULL;
-	refuse(&c, "no destination: give -c ADDR or DEST (see txscale send --help)");
+	refuse(&c, "no destination: give dest (DEST) or --dst ADDRS");
 	conf_dummy(&c);
 	c.ident = "nope";
 	char err[512];
@@ -158,7 +158,7 @@ static void checks_refuse(void **state)
 	assert_int_equal(txs_send_conf_check(&c, NULL, err, sizeof(err)), 0);
 	struct txs_send *s;
 	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "bad value for -b/--bitrate: '0.0001': below the lowest rate, 0.001 datagrams/s per "
+	assert_string_equal(err, "bad value for --bitrate: '0.0001': below the lowest rate, 0.001 datagrams/s per "
 				 "thread (1 thread)");
 	/* a good one resolves */
 	conf_dummy(&c);

@@ -35,7 +35,7 @@ struct send_cfg {
 	bool json;
 	const char *dev;
 	unsigned tos, ttl;
-	bool df, no_csum;
+	bool df, no_df, no_csum;
 	const char *src_mac, *dst_mac;
 	uint64_t seed;
 	const char *summary_file;
@@ -58,6 +58,7 @@ struct send_cfg {
 	const char *pace;
 	uint64_t burst_on;
 	double burst_off_us;
+	const char *pace_slack;
 	const char *timestamps;
 	const char *replay;
 	double replay_speed;
@@ -180,7 +181,11 @@ static const struct opt send_opts[] = {
 	{ "dev", 0, OPT_STR, O(dev), "DEV", dev_help, "dummy" },
 	{ "tos", 0, OPT_UINT, O(tos), "TOS", "IPv4 TOS / IPv6 traffic class", "0", 0, 255 },
 	{ "ttl", 0, OPT_UINT, O(ttl), "TTL", "IPv4 TTL / IPv6 hop limit", "64", 1, 255 },
-	{ "df", 0, OPT_FLAG, O(df), NULL, "set IPv4 don't-fragment" },
+	{ "df", 0, OPT_FLAG, O(df), NULL, "set IPv4 don't-fragment on every datagram (udp: IP_PMTUDISC_DO: one over the "
+	  "path MTU is refused)" },
+	{ "no-df", 0, OPT_FLAG, O(no_df), NULL, "clear IPv4 don't-fragment on every datagram (udp: IP_PMTUDISC_DONT). "
+	  "Default: udp: as a kernel socket, DF on each datagram that fits the path MTU (IP_PMTUDISC_WANT), so GSO "
+	  "applies; frame devices: DF clear, so the IPv4 ID allocators are meaningful" },
 	{ "no-csum", 0, OPT_FLAG, O(no_csum), NULL, "send UDP checksum 0 (IPv4 only)" },
 	{ "src-mac", 0, OPT_STR, O(src_mac), "MAC", "source MAC for frame devices" },
 	{ "dst-mac", 0, OPT_STR, O(dst_mac), "MAC", "destination MAC for frame devices" },
@@ -228,6 +233,12 @@ static const struct opt send_opts[] = {
 	  "--burst-off", NULL, 1, 0 },
 	{ "burst-off", 0, OPT_CUSTOM, O(burst_off_us), "USEC",
 	  "silence between bursts, from the last datagram of one to the first of the next", NULL, 0, 0, parse_usec },
+	{ "pace-slack", 0, OPT_STR, O(pace_slack), "USEC",
+	  "paced runs: sleep between sends and send the datagrams that fall due within USEC of the first one due "
+	  "together (one GSO call on udp:, one ring kick on packet:/xdp:), never ahead of the schedule; 0 = "
+	  "spin-exact (each datagram at its time, a core busy for it), at most 100000; auto: "
+	  TXS_XSTR(TXS_PACE_SLACK_DEFAULT_US) " us, and with -b, two gaps between datagrams where that is longer (at "
+	  "most 1 ms) (docs/pacing.md)", "auto" },
 	{ "timestamps", 0, OPT_STR, O(timestamps), "MODE",
 	  "send timestamp in the payload: burst (one clock read per device burst), packet (one TSC read per "
 	  "datagram: exact, costs a read each) or interp (one TSC read per burst plus a measured per-datagram step: "
@@ -295,14 +306,14 @@ static void fill_conf(const struct send_cfg *o, struct txs_send_conf *c)
 		.qinq = o->qinq_s, .v4 = o->v4, .v6 = o->v6, .length = o->length_s,
 		.rate = { o->rate.value, o->rate.bits }, .time = o->time, .count = o->count, .threads = o->threads,
 		.n_cpus = o->cpus.n, .no_pin = o->no_pin, .interval = o->interval, .dev = o->dev, .tos = o->tos,
-		.ttl = o->ttl, .df = o->df, .no_csum = o->no_csum, .src_mac = o->src_mac, .dst_mac = o->dst_mac,
+		.ttl = o->ttl, .df = o->df, .no_df = o->no_df, .no_csum = o->no_csum, .src_mac = o->src_mac, .dst_mac = o->dst_mac,
 		.seed = o->seed, .ident = o->ident, .ident_df_zero = o->ident_df_zero, .gso_size = o->gso.size,
 		.gso_off = o->gso.off, .connected = o->connected, .unconnected = o->unconnected, .burst = o->burst,
 		.links = o->links, .bond = o->bond, .miimon = o->miimon, .updelay = o->updelay,
 		.downdelay = o->downdelay, .profile = o->profile, .mtu = o->mtu,
 		.ramp = { { o->ramp.from.value, o->ramp.from.bits }, { o->ramp.to.value, o->ramp.to.bits },
 			  o->ramp.secs },
-		.pace = o->pace, .burst_on = o->burst_on, .burst_off_us = o->burst_off_us,
+		.pace = o->pace, .burst_on = o->burst_on, .burst_off_us = o->burst_off_us, .pace_slack = o->pace_slack,
 		.timestamps = o->timestamps, .replay = o->replay, .replay_speed = o->replay_speed,
 		.schedule_file = o->schedule_file, .on_link = on_link, .on_note = on_note,
 	};
@@ -489,7 +500,9 @@ static int send_main(struct send_cfg *cfg, int argc, char **argv)
 	struct txs_send_plan plan;
 	int rc = txs_send_conf_check(&conf, &plan, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "txscale send: %s\n", err);
+		/* the library names its fields; the CLI adds how they are given here */
+		fprintf(stderr, "txscale send: %s%s\n", err,
+			strncmp(err, "no destination", 14) == 0 ? " (here: -c ADDR or DEST; see txscale send --help)" : "");
 		return rc == -EINVAL ? 2 : 1;
 	}
 	if (ctl_client_wanted(&cfg->ctl, plan.dest, argc, argv))

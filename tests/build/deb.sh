@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The Debian packages make deb left (scripts/deb), inspected as a user gets
+# them: each holds what it should (the library under its SONAME; headers,
+# the .so link, the static library and a relocatable txscale.pc; the CLI,
+# its man page and txscale-server.service), -dev depends on the exact
+# library version, and, unpacked into a scratch root (not installed, not the
+# build tree), a program builds with pkg-config alone and runs against the
+# unpacked library, and the CLI tells the packages' version.
+#   deb.sh DEBDIR SRCDIR
+set -euo pipefail
+dir=$1 src=$2
+for c in dpkg-deb dpkg-architecture pkg-config cc; do
+  command -v $c >/dev/null || { echo "SKIP: needs $c" >&2; exit 77; }
+done
+ls "$dir"/*.deb >/dev/null 2>&1 || { echo "SKIP: no packages in $dir (make deb)" >&2; exit 77; }
+ver=$(awk '/^#define TXS_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $3 } END { print v }' \
+  "$src/include/txscale/version.h")
+major=${ver%%.*}
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+bad=0
+fail() { echo "FAIL: $*" >&2; bad=1; }
+deb() { local f="$dir/$1_${ver}_$arch.deb"; [ -f "$f" ] || { echo "FAIL: no $f" >&2; exit 1; }; echo "$f"; }
+lib=$(deb "libtxscale$major") dev=$(deb libtxscale-dev) cli=$(deb txscale)
+# what each holds (dpkg-deb -c: ./path, symlinks as 'path -> target')
+has() { # has DEB PATH-REGEX WHAT
+  dpkg-deb -c "$1" | awk '{ print $6 }' | grep -E "^\./$2\$" >/dev/null || fail "$(basename "$1") lacks $3 ($2)"
+}
+has "$lib" "usr/lib/$ma/libtxscale\.so\.$major" "the SONAME link"
+has "$lib" "usr/lib/$ma/libtxscale\.so\.$ver" "the shared library"
+has "$dev" "usr/lib/$ma/libtxscale\.so" "the .so link"
+has "$dev" "usr/lib/$ma/libtxscale\.a" "the static library"
+has "$dev" "usr/lib/$ma/pkgconfig/txscale\.pc" "txscale.pc"
+for h in txscale version common session session_send session_recv; do
+  has "$dev" "usr/include/txscale/$h\.h" "txscale/$h.h"
+done
+has "$cli" "usr/bin/txscale" "the CLI"
+has "$cli" "usr/share/man/man1/txscale\.1\.gz" "the man page"
+has "$cli" "(usr/)?lib/systemd/system/txscale-server\.service" "txscale-server.service"
+# nothing of one package in another
+dpkg-deb -c "$lib" | grep 'usr/include\|usr/bin' >/dev/null && fail "libtxscale$major holds headers or programs"
+dpkg-deb -c "$cli" | grep 'libtxscale\.so' >/dev/null && fail "txscale holds the library"
+# -dev needs this very library; the library's shlibs name its package
+dpkg-deb -f "$dev" Depends | grep "libtxscale$major (= $ver)" >/dev/null ||
+  fail "libtxscale-dev does not depend on libtxscale$major (= $ver): $(dpkg-deb -f "$dev" Depends)"
+# the unit: runs the server, not enabled by the package (its maintainer scripts do not enable it)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+for d in "$lib" "$dev" "$cli"; do dpkg-deb -x "$d" "$root"; done
+unit=
+for u in "$root"/lib/systemd/system/txscale-server.service "$root"/usr/lib/systemd/system/txscale-server.service; do
+  [ -f "$u" ] && unit=$u
+done
+[ -n "$unit" ] && grep -q '^ExecStart=/usr/bin/txscale server' "$unit" || fail "txscale-server.service does not run txscale server"
+ctl=$(mktemp -d)
+dpkg-deb -e "$cli" "$ctl"
+# dh_installsystemd --no-enable --no-start: the postinst re-enables the unit
+# only where the admin had it enabled (under 'debian-installed') and starts
+# nothing (no deb-systemd-invoke)
+if [ -f "$ctl/postinst" ]; then
+  grep -q 'deb-systemd-invoke' "$ctl/postinst" && fail "txscale's postinst starts txscale-server.service"
+  grep -q "deb-systemd-helper debian-installed 'txscale-server.service'" "$ctl/postinst" ||
+    fail "txscale's postinst enables txscale-server.service on a first install"
+fi
+rm -rf "$ctl"
+# the man page reads
+zcat "$root/usr/share/man/man1/txscale.1.gz" | grep '^\.TH' >/dev/null || fail "the man page has no .TH"
+# the CLI as packaged
+v=$("$root/usr/bin/txscale" --version) || fail "txscale --version failed"
+[ "$v" = "txscale $ver" ] || fail "txscale --version says '$v', the packages $ver"
+# a program built with pkg-config alone against the unpacked -dev, run on the unpacked library
+export PKG_CONFIG_PATH=$root/usr/lib/$ma/pkgconfig
+export PKG_CONFIG_LIBDIR=$PKG_CONFIG_PATH:/usr/lib/$ma/pkgconfig:/usr/share/pkgconfig
+[ "$(pkg-config --modversion txscale)" = "$ver" ] || fail "txscale.pc says $(pkg-config --modversion txscale)"
+libdir=$(cd "$(pkg-config --variable=libdir txscale)" && pwd -P)
+[ "$libdir" = "$(cd "$root/usr/lib/$ma" && pwd -P)" ] || fail "txscale.pc's libdir is $libdir, not the unpacked one"
+flags=$(pkg-config --cflags --libs txscale)
+case "$flags" in *dbus*|*p11-kit*) fail "pkg-config --cflags txscale drags: $flags" ;; esac
+cp "$src/tests/build/consumer.c" "$root/consumer.c"
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror -o "$root/consumer" "$root/consumer.c" $flags || fail "consumer does not build with: $flags"
+out=$(LD_LIBRARY_PATH="$libdir" "$root/consumer") || fail "consumer failed: $out"
+LD_LIBRARY_PATH="$libdir" ldd "$root/consumer" | grep "$libdir/libtxscale.so.$major" >/dev/null ||
+  fail "consumer did not load the unpacked library"
+[ $bad -eq 0 ] || exit 1
+echo "deb: $(basename "$lib") $(basename "$dev") $(basename "$cli"): contents, dependencies, unit, man page, CLI $ver; $out"
