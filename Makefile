@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 TXS = $(BUILD)/txscale
 
-.PHONY: all build deps demo test test-unit bench bench-peers lab lab-quick install clean sanitize tsan check-builds deb
+.PHONY: all build deps demo test test-unit bench bench-peers bench-stamp lab lab-quick install clean sanitize tsan check-builds deb
 
 all: build
 
@@ -59,6 +59,11 @@ bench: build
 # txscale devices against peer tools (iperf3, sockperf, ...) on one veth: docs/results/peers.json
 # txscale udp vs iperf3/sockperf (receiver drop in the stack, then in XDP) and
 # packet/xdp vs trafgen, merged into peers.json
+# the STAMP reflector against a minimal echo loop, the sender at 100k/s (docs/stamp.md)
+bench-stamp: build
+	@scripts/deps bench
+	bench/stamp --txscale $(TXS) --out docs/results/stamp-latest.json $(STAMP_ARGS)
+
 bench-peers: build
 	@scripts/deps bench
 	bench/peers --txscale $(TXS) --out docs/results/peers-udp.json $(PEERS_ARGS)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Limit reference of --dev udp --gso off: one connected UDP socket,
  * sendmmsg() of 64 16-byte datagrams, again and again.
- *   txs_limit_sendmmsg DST PORT SECONDS [SPORT] */
+ *   txs_limit_sendmmsg DST PORT SECONDS [SPORT [LENGTH]]
+ * LENGTH (default 16, at most 1472): the payload's bytes, all zero (bench/stamp
+ * sends 44: an unauthenticated STAMP test packet, sequence 0, SSID 0). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,7 +15,7 @@
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: txs_limit_sendmmsg DST PORT SECONDS [SPORT]\n");
+		fprintf(stderr, "usage: txs_limit_sendmmsg DST PORT SECONDS [SPORT [LENGTH]]\n");
 		return 2;
 	}
 	struct sockaddr_in d = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])) };
@@ -26,8 +28,13 @@ int main(int argc, char **argv)
 		perror("txs_limit_sendmmsg: socket");
 		return 1;
 	}
-	static uint8_t payload[LIMIT_PAYLOAD];
-	struct iovec iov = { payload, sizeof(payload) };
+	static uint8_t payload[1472];
+	size_t plen = argc > 5 ? (size_t)atoi(argv[5]) : LIMIT_PAYLOAD;
+	if (plen > sizeof(payload)) {
+		fprintf(stderr, "txs_limit_sendmmsg: LENGTH %zu: at most %zu\n", plen, sizeof(payload));
+		return 2;
+	}
+	struct iovec iov = { payload, plen };
 	struct mmsghdr m[BATCH];
 	memset(m, 0, sizeof(m));
 	for (int i = 0; i < BATCH; i++) {

@@ -56,9 +56,15 @@ struct txs_server_conf {
 	bool max_rate_bits;        /* ... in frame bits/s, else datagrams/s */
 	struct txs_metrics_opts metrics; /* the registry of the sessions' metrics (docs/metrics.md) */
 	int64_t stamp_shift_ns;    /* test only: the tests' senders stamp this far off our clock */
+	int stamp_port;            /* a STAMP reflector on this UDP port beside the control port, in the
+				    * server's own process (docs/stamp.md): -1 none, 0 the kernel's choice */
+	unsigned stamp_threads;    /* its sockets (SO_REUSEPORT), one thread each (0: 1) */
+	bool stamp_stateless;      /* it echoes the sender's numbers (RFC 8762 4.3) */
+	const char *stamp_auth_file; /* its HMAC key (txs_stamp_key_load): authenticated mode; NULL: none */
 };
 
-/* The defaults: port TXS_CTL_PORT, max_time 300, ctl_timeout 10, the rest 0. */
+/* The defaults: port TXS_CTL_PORT, max_time 300, ctl_timeout 10, no STAMP
+ * reflector (stamp_port -1), the rest 0. */
 TXS_API void txs_server_conf_init(struct txs_server_conf *c);
 /* Every refusal of a value (reads auth_file): one line in err with the
  * option's CLI name ("bad value for --max-time: '0': expected 0 < SEC <=
@@ -103,6 +109,8 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 			    const struct txs_server_hooks *hooks, char *err, size_t errlen);
 /* The control port it listens on. */
 TXS_API uint16_t txs_server_port(const struct txs_server *s);
+/* The STAMP reflector's UDP port (0: none). */
+TXS_API uint16_t txs_server_stamp_port(const struct txs_server *s);
 /* Accept, admit, serve until txs_server_stop (then the sessions are
  * stopped at once, and the log says "stopped after N sessions"), or until
  * a one-off's session ends; then the metrics' last file and linger. Once.

@@ -24,4 +24,5 @@
 #include <txscale/metrics.h>
 #include <txscale/udp.h>
 #include <txscale/session.h>
+#include <txscale/stamp.h>
 #endif

@@ -15,10 +15,12 @@
 #include "ctl/ctl_priv.h"
 #include "pkt/sockaddr.h"
 #include "server_priv.h"
+#include <txscale/stamp.h>
+#include <sodium.h>
 
 TXS_API void txs_server_conf_init(struct txs_server_conf *c)
 {
-	*c = (struct txs_server_conf){ .control_port = TXS_CTL_PORT, .max_time = 300, .ctl_timeout = 10 };
+	*c = (struct txs_server_conf){ .control_port = TXS_CTL_PORT, .max_time = 300, .ctl_timeout = 10, .stamp_port = -1 };
 }
 
 /* The checks, into sv when not NULL: the allowed destinations, the key. */
@@ -35,6 +37,12 @@ static int check(const struct txs_server_conf *c, struct txs_server *sv, char *e
 				c->max_sessions > TXS_SERVER_SESSIONS_MAX ? "" : "-per-client",
 				c->max_sessions > TXS_SERVER_SESSIONS_MAX ? c->max_sessions : c->max_per_client,
 				TXS_SERVER_SESSIONS_MAX);
+	if (c->stamp_port < -1 || c->stamp_port > 65535)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --stamp: '%d': expected a UDP port 0..65535",
+				c->stamp_port);
+	if (c->stamp_threads > 64)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --stamp-threads: '%u': expected 1..64",
+				c->stamp_threads);
 	struct txs_ctl_allow allow = { 0 };
 	uint8_t key[TXS_CTL_KEY_LEN] = { 0 };
 	char why[320];
@@ -153,6 +161,41 @@ static int listen_on(struct txs_server *sv, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- the STAMP reflector beside the control port (--stamp) ------------------------------------- */
+
+static int stamp_start(struct txs_server *sv, char *err, size_t errlen)
+{
+	const struct txs_server_conf *c = &sv->c;
+	if (c->stamp_port < 0)
+		return 0;
+	struct txs_stamp_refl_conf rc = { .bind = c->bind, .port = (uint16_t)c->stamp_port,
+					  .stateless = c->stamp_stateless, .threads = c->stamp_threads };
+	char why[256] = "";
+	int e;
+	if (c->stamp_auth_file && (e = txs_stamp_key_load(&rc.key, c->stamp_auth_file)))
+		return txs_fail(err, errlen, -EINVAL, "bad value for --stamp-auth-file: '%s': %s", c->stamp_auth_file,
+				e == -EINVAL ? "empty" : e == -E2BIG ? "longer than 256 bytes" : strerror(-e));
+	e = txs_stamp_refl_open(&rc, &sv->stamp, why, sizeof(why));
+	sodium_memzero(&rc.key, sizeof(rc.key));
+	if (e)
+		return txs_fail(err, errlen, e, "--stamp: %s", why[0] ? why : strerror(-e));
+	if ((e = txs_stamp_refl_start(sv->stamp)))
+		return txs_fail(err, errlen, e, "--stamp: starting its threads: %s", strerror(-e));
+	if (sv->sm.life &&
+	    txs_metrics_add(txs_metrics_life_registry(sv->sm.life), txs_stamp_refl_collect, sv->stamp, NULL, 0) < 0)
+		return txs_fail(err, errlen, -ENOMEM, "metrics: out of memory");
+	txs_srv_log(sv, "STAMP reflector on %s port %u (UDP), %s%s, %u thread%s", c->bind ? c->bind : "*",
+		    txs_stamp_refl_port(sv->stamp), c->stamp_stateless ? "stateless" : "stateful",
+		    c->stamp_auth_file ? ", authenticated" : "",
+		    c->stamp_threads ? c->stamp_threads : 1, c->stamp_threads > 1 ? "s" : "");
+	return 0;
+}
+
+TXS_API uint16_t txs_server_stamp_port(const struct txs_server *s)
+{
+	return s->stamp ? txs_stamp_refl_port(s->stamp) : 0;
+}
+
 /* ---- open, run, stop, close -------------------------------------------------------------------- */
 
 TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_conf *c,
@@ -181,6 +224,10 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 	if (!r->max_per_client || r->max_per_client > r->max_sessions)
 		r->max_per_client = r->max_sessions;
 	if ((rc = txs_srv_metrics_start(sv, err, errlen)) || (rc = listen_on(sv, err, errlen))) {
+		txs_server_close(sv);
+		return rc;
+	}
+	if ((rc = stamp_start(sv, err, errlen))) {
 		txs_server_close(sv);
 		return rc;
 	}
@@ -291,7 +338,8 @@ TXS_API void txs_server_close(struct txs_server *sv)
 	if (!sv)
 		return;
 	txs_srv_metrics_stop(&sv->sm);
-	txs_metrics_life_close(sv->sm.life);
+	txs_metrics_life_close(sv->sm.life); /* no scrape reads the reflector's counters after this */
+	txs_stamp_refl_close(sv->stamp);
 	free(sv->slot);
 	if (sv->ip3_lock >= 0)
 		close(sv->ip3_lock);

@@ -100,6 +100,7 @@ struct txs_server {
 	bool ran;
 	volatile sig_atomic_t stop, lingering;
 	struct txs_srv_metrics sm;
+	struct txs_stamp_refl *stamp; /* --stamp: its threads run in this process only */
 };
 
 void txs_srv_log(const struct txs_server *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -5,7 +5,9 @@
  * stdout (stderr with -J), each test's summaries on stdout (JSON lines with
  * -J, else the text lines of txs_ctl_peer_write), and the lines a test's
  * receiver or sender leaves on its stderr for the session to read. */
+#include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <txscale/server.h>
@@ -19,6 +21,7 @@ struct server_cfg {
 	struct opt_rate max_rate;
 	bool json;
 	bool server_flag; /* -s: recv -s */
+	const char *stamp; /* --stamp[=PORT] */
 };
 
 #define O(f) offsetof(struct server_cfg, f)
@@ -34,6 +37,10 @@ static const struct opt server_opts[] = {
 	{ "max-sessions-per-client", 0, OPT_UINT, C(max_per_client), "N", "sessions at once from one client address (default: --max-sessions)", NULL, 1, TXS_SERVER_SESSIONS_MAX },
 	{ "max-rate", 0, OPT_RATE, O(max_rate), "RATE", "the most a client may ask this server to send: packets/s (10k) or frame bits/s (100Mbit); 0 = no limit", "0" },
 	{ "ctl-timeout", 0, OPT_SECONDS, C(ctl_timeout), "SEC", "longest wait for a client's next message", "10" },
+	{ "stamp", 0, OPT_STR, O(stamp), "PORT", "also a STAMP session-reflector on UDP PORT (default 862), stateful, in the server's process; its counters in --metrics (docs/stamp.md)", NULL, 0, 0, NULL, "862" },
+	{ "stamp-threads", 0, OPT_UINT, C(stamp_threads), "N", "the STAMP reflector's sockets (SO_REUSEPORT), one thread each", "1", 1, 64 },
+	{ "stamp-stateless", 0, OPT_FLAG, C(stamp_stateless), NULL, "the STAMP reflector echoes the sender's sequence numbers (RFC 8762 4.3)" },
+	{ "stamp-auth-file", 0, OPT_STR, C(stamp_auth_file), "FILE", "the STAMP reflector in authenticated mode: HMAC-SHA-256 keyed by the file's contents" },
 	MCLI_OPTS(C(metrics)),
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "print each test's summaries as JSON lines on stdout (log on stderr)" },
 	{ "server", 's', OPT_FLAG, O(server_flag), NULL, "(txscale recv -s: run as the server)" },
@@ -106,6 +113,17 @@ int cmd_server(int argc, char **argv)
 	int rc = opt_parse(name, syn, server_opts, &cfg, argc, argv, pos, 0, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	if (cfg.stamp) {
+		char *end;
+		errno = 0;
+		unsigned long p = strtoul(cfg.stamp, &end, 10);
+		if (errno || end == cfg.stamp || *end || p > 65535) {
+			fprintf(stderr, "txscale %s: bad value for --stamp: '%s': expected a UDP port 0..65535\n", name,
+				cfg.stamp);
+			return 2;
+		}
+		cfg.c.stamp_port = (int)p;
+	}
 	cfg.c.max_rate = cfg.max_rate.value;
 	cfg.c.max_rate_bits = cfg.max_rate.bits;
 	if (send_stamp_shift(&cfg.c.stamp_shift_ns))

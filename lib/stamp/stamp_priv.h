@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/stamp's own helpers: big-endian fields, the HMAC. Not public. */
+#ifndef TXS_STAMP_PRIV_H
+#define TXS_STAMP_PRIV_H
+#include <stdint.h>
+#include <txscale/stamp.h>
+
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+static inline uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+/* HMAC-SHA-256 over a then b, truncated to 16 octets */
+void stamp_hmac(const struct txs_stamp_key *k, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+		uint8_t out[TXS_STAMP_HMAC_LEN]);
+void stamp_tlv_hmac_fill(const struct txs_stamp_key *k, uint8_t *buf, size_t len);
+void stamp_encode_reflected(uint8_t *out, bool auth, const struct txs_stamp_pkt *p);
+/* The error estimate of this host's clock (adjtimex): S, scale, multiplier; *synced */
+uint16_t stamp_clock_err(bool *synced);
+struct txs_stamp_ana;
+/* The TLVs of a reply (from base): the Class of Service TLV's DSCP and ECN */
+void stamp_ana_reply_tlvs(struct txs_stamp_ana *a, const uint8_t *buf, size_t len, size_t base);
+/* Progress so far: packets sent, distinct replies, delay samples */
+void stamp_ana_progress(const struct txs_stamp_ana *a, uint64_t *sent, uint64_t *received, size_t *samples);
+/* The RTT distribution of samples [from, to). 0 or -ENOMEM. */
+int stamp_ana_rtt_range(const struct txs_stamp_ana *a, size_t from, size_t to, struct txs_stamp_dist *d);
+/* A datagram on our socket that is no reply of ours */
+void stamp_ana_count_foreign(struct txs_stamp_ana *a);
+#endif
