@@ -375,19 +375,23 @@ static uint64_t pace_window(const struct txs_engine_conf *c, const struct pacer 
 }
 
 /* The sleeping pacer's wake-up: datagram done + need - 1 (the first unit
- * not yet due) is due at `next`; the worker sleeps until the due time of the
- * last datagram that falls due within slack of it (at most `want` from
- * done), so those leave together. Asked on a copy of the pacer: the
- * stateful schedules (POISSON, TABLE) count ahead on the copy only, and wake
+ * not yet sent) is due at `next`; the worker sleeps until the due time of
+ * the last datagram that falls due within slack of it (at most `want` from
+ * done, none due at or after the run's deadline), so those leave together.
+ * Asked on a copy of the pacer: the stateful schedules (POISSON, TABLE) count ahead on the copy only, and wake
  * at the window's end when more than one unit falls in it. The caller asks
  * allowed() again once awake: the schedule, not this answer, says what may
  * leave (never ahead). */
 static uint64_t pacer_wake(const struct pacer *p, uint64_t done, uint64_t need, unsigned want, uint64_t next,
-			   uint64_t slack)
+			   uint64_t slack, uint64_t deadline)
 {
 	if (p->bon || next == UINT64_MAX || next > UINT64_MAX - slack)
 		return next;
-	uint64_t lim = next + slack, cap = done + (want > need ? want : need);
+	/* the window ends before the deadline: a datagram due before it is
+	 * never kept waiting for one due after it */
+	uint64_t lim = next + slack < deadline ? next + slack : deadline - 1, cap = done + (want > need ? want : need);
+	if (lim <= next)
+		return next;
 	struct pacer t = *p;
 	uint64_t a = pacer_allowed(&t, lim, done, cap);
 	if (a > cap)

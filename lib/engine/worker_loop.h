@@ -37,6 +37,10 @@ static int WL_NAME(struct txs_wk *w)
 					       (pc.kind == TXS_PACE_CONST || pc.kind == TXS_PACE_RAMP)
 				       ? TXS_PACE_TXTIME_AHEAD_NS
 				       : 0;
+	/* the sleeping pacer on a schedule whose due times it can ask ahead
+	 * (CONST without bursts, RAMP): what is due leaves with its window */
+	const bool gather = slack && !ahead && min_dg == 1 && !pc.bon &&
+			    (pc.kind == TXS_PACE_CONST || pc.kind == TXS_PACE_RAMP);
 
 	while (done < w->quota && !stopping(e)) {
 		const bool sample = WL_PROF && cd == 1;
@@ -49,8 +53,16 @@ static int WL_NAME(struct txs_wk *w)
 			s0 = txs_prof_stamp();
 		}
 		uint64_t mono = txs_now_mono_ns();
-		if (mono >= deadline)
-			break;
+		if (mono >= deadline) {
+			/* a paced run still sends what fell due before its
+			 * deadline (a wake-up late past it), and nothing after */
+			if (!pc.on)
+				break;
+			mono = deadline - 1;
+			struct pacer t = pc;
+			if (pacer_allowed(&t, mono, done, done + 1) <= done)
+				break;
+		}
 		unsigned want = c->burst;
 		uint64_t left = w->quota - done;
 		if (left < want)
@@ -58,7 +70,10 @@ static int WL_NAME(struct txs_wk *w)
 		if (pc.on) {
 			/* datagrams allowed by now (the schedule); wait until a
 			 * whole unit (datagram, GSO call) is due */
-			uint64_t allowed = pacer_allowed(&pc, mono + ahead, done, done + want);
+			/* (never a datagram due at or after the deadline: the
+			 * spin-exact schedule sends none either) */
+			uint64_t horizon = mono + ahead < deadline ? mono + ahead : deadline - 1;
+			uint64_t allowed = pacer_allowed(&pc, horizon, done, done + want);
 			uint64_t need = TXS_UNLIKELY(min_dg > 1) ? (left < min_dg ? left : min_dg) : 1;
 			if (allowed < done + need) {
 				uint64_t next = pacer_due(&pc, done + need - 1);
@@ -68,12 +83,23 @@ static int WL_NAME(struct txs_wk *w)
 					next = next > ahead / 2 ? next - ahead / 2 : 0;
 					pace_sleep(e, next < deadline ? next : deadline);
 				} else if (slack) {
-					next = pacer_wake(&pc, done, need, want, next, slack);
+					next = pacer_wake(&pc, done, need, want, next, slack, deadline);
 					pace_sleep(e, next < deadline ? next : deadline);
 				} else {
 					pace_until(e, next < deadline ? next : deadline);
 				}
 				continue;
+			}
+			if (gather && allowed - done < want) {
+				/* fewer than a burst due: they leave with the rest of
+				 * the window of the first of them (a worker that is
+				 * just in time at a high rate would otherwise send a
+				 * few per call, as fast as it can make calls) */
+				uint64_t wake = pacer_wake(&pc, done, need, want, pacer_due(&pc, done), slack, deadline);
+				if (wake > mono) {
+					pace_sleep(e, wake < deadline ? wake : deadline);
+					continue;
+				}
 			}
 			if (allowed - done < want)
 				want = (unsigned)(allowed - done);

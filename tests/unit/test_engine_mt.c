@@ -728,6 +728,29 @@ static void sleeping_pacer_keeps_properties(void **st)
 	g_slack_ns = 0;
 }
 
+/* A run with a duration sends every datagram due before its deadline and
+ * none after, however the worker waits: a wake-up that comes late past the
+ * deadline still sends what fell due before it (the sleeping pacer's last
+ * window was lost so), and -t 0.3 at 10k/s is 3000 datagrams (due at 0,
+ * 100 us, ..., 299.9 ms), at 200k/s 60000. */
+static void duration_sends_all_due(void **st)
+{
+	(void)st;
+	for (int mode = 0; mode < 2; mode++) {
+		g_slack_ns = mode ? TXS_PACE_SLACK_DEFAULT_NS : 0;
+		g_slack_gaps = mode ? TXS_PACE_SLACK_GAPS : 0;
+		struct run r = run_engine("dummy", 1, 0, 0.3, 10000, false, 16);
+		assert_int_equal(r.rc, 0);
+		assert_int_equal(r.packets, 3000);
+		r = run_engine("dummy", 1, 0, 0.3, 200000, false, 16);
+		assert_int_equal(r.packets, 60000);
+		r = run_engine("dummy", 2, 0, 0.3, 10000, false, 16);
+		assert_int_equal(r.packets, 3000);
+	}
+	g_slack_ns = 0;
+	g_slack_gaps = 0;
+}
+
 /* A generator that records, per fill, the monotonic clock and how many
  * datagrams it filled (one frame each). */
 #define SP_MAX 8192
@@ -874,4 +897,5 @@ T_MAIN(cmocka_unit_test(exact_counts),
        cmocka_unit_test(stop_from_another_thread),
        cmocka_unit_test(sleeping_pacer_keeps_properties),
        cmocka_unit_test(sleeping_pacer_batches),
+       cmocka_unit_test(duration_sends_all_due),
        cmocka_unit_test(config_errors))
