@@ -3,7 +3,8 @@
  * docs/rfc2544.md "Report"): report.md and report.html (the same tables),
  * result.json (the result line), one CSV per test, and gnuplot's PNG plots.
  * Every number is printed from the result the JSON line is printed from,
- * with the same %.17g digits in the CSVs. */
+ * with the digits the JSON line has (whole numbers exactly, others to 6
+ * significant digits) in the CSVs. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +27,19 @@ static const char *sz(unsigned size, char *b, size_t n)
 	else
 		snprintf(b, n, "%u", size);
 	return b;
+}
+
+/* One CSV cell as the JSON line writes the number (rfc2544_write.c jnum):
+ * whole numbers exactly, others with 6 significant digits */
+static void num(FILE *f, double v, bool last)
+{
+	if (!isfinite(v))
+		fputs("", f);
+	else if (v == floor(v) && fabs(v) < 9e15)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.6g", v);
+	fputc(last ? '\n' : ',', f);
 }
 
 static FILE *open_in(const char *dir, const char *name, char *path, size_t plen)
@@ -55,15 +69,26 @@ static int write_csvs(const char *dir, const struct txs_rfc2544_result *r)
 			const struct txs_rfc2544_tput *t = &r->tput[i];
 			if (!t->n_runs)
 				continue;
-			fprintf(f, "%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%u", sz(t->size, b, sizeof(b)),
-				t->frame_bytes, t->fps, t->fps * t->frame_bytes * 8, t->top_fps,
-				t->top_fps > 0 ? t->fps / t->top_fps : 0, t->fps_min, t->fps_max, t->fps_mean, t->fps_stdev,
-				t->n_runs);
-			if (t->have_lat)
-				fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", t->lat.mean, t->lat.min, t->lat.p50,
-					t->lat.p90, t->lat.p99, t->lat.p999, t->lat.max);
-			else
-				fprintf(f, ",,,,,,,\n");
+			fprintf(f, "%s,", sz(t->size, b, sizeof(b)));
+			num(f, t->frame_bytes, false);
+			num(f, t->fps, false);
+			num(f, t->fps * t->frame_bytes * 8, false);
+			num(f, t->top_fps, false);
+			num(f, t->top_fps > 0 ? t->fps / t->top_fps : NAN, false);
+			num(f, t->fps_min, false);
+			num(f, t->fps_max, false);
+			num(f, t->fps_mean, false);
+			num(f, t->fps_stdev, false);
+			num(f, t->n_runs, false);
+			const struct txs_rfc2544_latency *l = &t->lat;
+			bool h = t->have_lat;
+			num(f, h ? l->mean : NAN, false);
+			num(f, h ? l->min : NAN, false);
+			num(f, h ? l->p50 : NAN, false);
+			num(f, h ? l->p90 : NAN, false);
+			num(f, h ? l->p99 : NAN, false);
+			num(f, h ? l->p999 : NAN, false);
+			num(f, h ? l->max : NAN, true);
 		}
 		if (fclose(f))
 			return -errno;
@@ -75,9 +100,13 @@ static int write_csvs(const char *dir, const struct txs_rfc2544_result *r)
 		for (unsigned i = 0; i < r->n_sizes; i++)
 			for (unsigned k = 0; k < r->floss[i].n_points; k++) {
 				const struct txs_rfc2544_fl_point *p = &r->floss[i].points[k];
-				fprintf(f, "%s,%.17g,%.17g,%.17g,%llu,%llu,%.17g\n", sz(r->floss[i].size, b, sizeof(b)),
-					p->offered_fps, p->pct_of_top, p->sent_fps, (unsigned long long)p->sent,
-					(unsigned long long)p->lost, p->loss_pct);
+				fprintf(f, "%s,", sz(r->floss[i].size, b, sizeof(b)));
+				num(f, p->offered_fps, false);
+				num(f, p->pct_of_top, false);
+				num(f, p->sent_fps, false);
+				num(f, (double)p->sent, false);
+				num(f, (double)p->lost, false);
+				num(f, p->loss_pct, true);
 			}
 		if (fclose(f))
 			return -errno;
@@ -89,8 +118,10 @@ static int write_csvs(const char *dir, const struct txs_rfc2544_result *r)
 		for (unsigned i = 0; i < r->n_sizes; i++)
 			for (unsigned k = 0; k < r->b2b[i].n_trials; k++) {
 				const struct txs_rfc2544_b2b_trial *t = &r->b2b[i].trials[k];
-				fprintf(f, "%s,%u,%llu,%.17g,%u,%s\n", sz(r->b2b[i].size, b, sizeof(b)), k + 1,
-					(unsigned long long)t->frames, t->burst_fps, t->steps, t->confirmed ? "true" : "false");
+				fprintf(f, "%s,%u,", sz(r->b2b[i].size, b, sizeof(b)), k + 1);
+				num(f, (double)t->frames, false);
+				num(f, t->burst_fps, false);
+				fprintf(f, "%u,%s\n", t->steps, t->confirmed ? "true" : "false");
 			}
 		if (fclose(f))
 			return -errno;

@@ -9,6 +9,16 @@
 #include <txscale/session_rfc2544.h>
 #include <txscale/stats.h>
 
+/* A number as the report writes it too (rfc2544_report.c): whole numbers
+ * exactly, others with the JSON writer's 6 digits */
+static void jnum(struct txs_json *j, const char *key, double v)
+{
+	if (isfinite(v) && v == floor(v) && fabs(v) < 9e15)
+		txs_json_i64(j, key, (int64_t)v);
+	else
+		txs_json_dbl(j, key, v);
+}
+
 static void size_json(struct txs_json *j, unsigned size)
 {
 	if (size == TXS_RFC2544_IMIX)
@@ -32,13 +42,13 @@ static void latency_json(struct txs_json *j, const char *key, const struct txs_r
 	if (trials)
 		txs_json_u64(j, "trials", trials);
 	txs_json_u64(j, "count", l->count);
-	txs_json_dbl(j, "min", l->min);
-	txs_json_dbl(j, "mean", l->mean);
-	txs_json_dbl(j, "p50", l->p50);
-	txs_json_dbl(j, "p90", l->p90);
-	txs_json_dbl(j, "p99", l->p99);
-	txs_json_dbl(j, "p99.9", l->p999);
-	txs_json_dbl(j, "max", l->max);
+	jnum(j, "min", l->min);
+	jnum(j, "mean", l->mean);
+	jnum(j, "p50", l->p50);
+	jnum(j, "p90", l->p90);
+	jnum(j, "p99", l->p99);
+	jnum(j, "p99.9", l->p999);
+	jnum(j, "max", l->max);
 	txs_json_obj_close(j);
 }
 
@@ -129,27 +139,27 @@ static void result_json(FILE *f, const struct txs_rfc2544_result *r, const struc
 			continue;
 		txs_json_obj_open(&j, NULL);
 		size_json(&j, tp->size);
-		txs_json_dbl(&j, "fps", tp->fps);
-		txs_json_dbl(&j, "bits", tp->fps * tp->frame_bytes * 8);
+		jnum(&j, "fps", tp->fps);
+		jnum(&j, "bits", tp->fps * tp->frame_bytes * 8);
 		if (r->tests & TXS_RFC2544_LATENCY) {
 			if (tp->have_lat)
 				latency_json(&j, "latency_ns", &tp->lat, tp->n_lat);
 			else
-				txs_json_dbl(&j, "latency_ns", NAN);
+				jnum(&j, "latency_ns", NAN);
 		}
-		txs_json_dbl(&j, "frame_bytes", tp->frame_bytes);
+		jnum(&j, "frame_bytes", tp->frame_bytes);
 		if (tp->size != TXS_RFC2544_IMIX)
 			txs_json_u64(&j, "payload", tp->payload);
-		txs_json_dbl(&j, "top_fps", tp->top_fps);
-		txs_json_dbl(&j, "top_share", tp->top_fps > 0 ? tp->fps / tp->top_fps : NAN);
-		txs_json_dbl(&j, "fps_min", tp->fps_min);
-		txs_json_dbl(&j, "fps_max", tp->fps_max);
-		txs_json_dbl(&j, "fps_mean", tp->fps_mean);
-		txs_json_dbl(&j, "fps_stdev", tp->fps_stdev);
+		jnum(&j, "top_fps", tp->top_fps);
+		jnum(&j, "top_share", tp->top_fps > 0 ? tp->fps / tp->top_fps : NAN);
+		jnum(&j, "fps_min", tp->fps_min);
+		jnum(&j, "fps_max", tp->fps_max);
+		jnum(&j, "fps_mean", tp->fps_mean);
+		jnum(&j, "fps_stdev", tp->fps_stdev);
 		txs_json_arr_open(&j, "runs");
 		for (unsigned k = 0; k < tp->n_runs; k++) {
 			txs_json_obj_open(&j, NULL);
-			txs_json_dbl(&j, "fps", tp->runs[k]);
+			jnum(&j, "fps", tp->runs[k]);
 			txs_json_str(&j, "outcome", tp->outcome[k]);
 			txs_json_bool(&j, "confirmed", tp->confirmed[k]);
 			txs_json_u64(&j, "trials", tp->trials[k]);
@@ -166,16 +176,16 @@ static void result_json(FILE *f, const struct txs_rfc2544_result *r, const struc
 			continue;
 		txs_json_obj_open(&j, NULL);
 		size_json(&j, bb->size);
-		txs_json_dbl(&j, "frames", bb->frames);
-		txs_json_dbl(&j, "burst_fps", bb->burst_fps);
-		txs_json_dbl(&j, "frames_min", bb->frames_min);
-		txs_json_dbl(&j, "frames_max", bb->frames_max);
-		txs_json_dbl(&j, "buffer_s", bb->buffer_s);
+		jnum(&j, "frames", bb->frames);
+		jnum(&j, "burst_fps", bb->burst_fps);
+		jnum(&j, "frames_min", bb->frames_min);
+		jnum(&j, "frames_max", bb->frames_max);
+		jnum(&j, "buffer_s", bb->buffer_s);
 		txs_json_arr_open(&j, "trials");
 		for (unsigned k = 0; k < bb->n_trials; k++) {
 			txs_json_obj_open(&j, NULL);
 			txs_json_u64(&j, "frames", bb->trials[k].frames);
-			txs_json_dbl(&j, "burst_fps", bb->trials[k].burst_fps);
+			jnum(&j, "burst_fps", bb->trials[k].burst_fps);
 			txs_json_u64(&j, "bursts", bb->trials[k].steps);
 			txs_json_bool(&j, "confirmed", bb->trials[k].confirmed);
 			txs_json_obj_close(&j);
@@ -191,15 +201,15 @@ static void result_json(FILE *f, const struct txs_rfc2544_result *r, const struc
 			continue;
 		txs_json_obj_open(&j, NULL);
 		size_json(&j, fl->size);
-		txs_json_dbl(&j, "top_fps", fl->top_fps);
+		jnum(&j, "top_fps", fl->top_fps);
 		txs_json_arr_open(&j, "points");
 		for (unsigned k = 0; k < fl->n_points; k++) {
 			const struct txs_rfc2544_fl_point *p = &fl->points[k];
 			txs_json_obj_open(&j, NULL);
-			txs_json_dbl(&j, "offered_fps", p->offered_fps);
-			txs_json_dbl(&j, "loss_pct", p->loss_pct);
-			txs_json_dbl(&j, "pct_of_top", p->pct_of_top);
-			txs_json_dbl(&j, "sent_fps", p->sent_fps);
+			jnum(&j, "offered_fps", p->offered_fps);
+			jnum(&j, "loss_pct", p->loss_pct);
+			jnum(&j, "pct_of_top", p->pct_of_top);
+			jnum(&j, "sent_fps", p->sent_fps);
 			txs_json_u64(&j, "sent", p->sent);
 			txs_json_u64(&j, "lost", p->lost);
 			txs_json_obj_close(&j);
@@ -212,14 +222,14 @@ static void result_json(FILE *f, const struct txs_rfc2544_result *r, const struc
 	txs_json_str(&j, "family", r->family == AF_INET6 ? "ipv6" : "ipv4");
 	txs_json_str(&j, "device", c->dev);
 	txs_json_str(&j, "receiver", c->remote ? "server" : c->recv_dev);
-	txs_json_dbl(&j, "trial_s", c->trial_s);
-	txs_json_dbl(&j, "search_trial_s", c->search_s);
-	txs_json_dbl(&j, "loss_pct_max", c->loss_pct);
-	txs_json_dbl(&j, "precision_pct", c->precision * 100);
+	jnum(&j, "trial_s", c->trial_s);
+	jnum(&j, "search_trial_s", c->search_s);
+	jnum(&j, "loss_pct_max", c->loss_pct);
+	jnum(&j, "precision_pct", c->precision * 100);
 	txs_json_u64(&j, "repeat", c->repeat);
 	txs_json_u64(&j, "trials", r->trials);
 	txs_json_bool(&j, "complete", r->complete);
-	txs_json_dbl(&j, "seconds", r->seconds);
+	jnum(&j, "seconds", r->seconds);
 	txs_json_end(&j);
 }
 
