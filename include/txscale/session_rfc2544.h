@@ -104,6 +104,7 @@ struct txs_rfc2544_conf {
 	unsigned tests;           /* TXS_RFC2544_ALL */
 	double trial_s;           /* full-length trial: confirmation, latency, frame loss: 10 */
 	double search_s;          /* a search step's trial: 1 */
+	double settle_s;          /* rest between trials (RFC 2544 23): 2 */
 	double loss_pct;          /* acceptable loss: 0 (NDR) */
 	double precision;         /* fraction, the search's stop: 0.01 */
 	double lo_fps, hi_fps;    /* search bounds: 100, 0 (the sender's top rate, measured) */

@@ -184,6 +184,7 @@ void txs_rfc2544_conf_init(struct txs_rfc2544_conf *c)
 	c->tests = TXS_RFC2544_ALL;
 	c->trial_s = 10;
 	c->search_s = 1;
+	c->settle_s = 2;
 	c->precision = 0.01;
 	c->lo_fps = 100;
 	c->max_trials = 30;
@@ -221,6 +222,8 @@ int txs_rfc2544_conf_check(const struct txs_rfc2544_conf *c, char *err, size_t e
 		BAD("bad value for trial: '%g': expected 0.1 to 3600 seconds", c->trial_s);
 	if (!(c->search_s >= 0.1) || c->search_s > c->trial_s)
 		BAD("bad value for search-trial: '%g': expected 0.1 s up to the trial (%g s)", c->search_s, c->trial_s);
+	if (!(c->settle_s >= 0) || c->settle_s > 60)
+		BAD("bad value for settle: '%g': expected 0 to 60 seconds", c->settle_s);
 	if (!(c->loss_pct >= 0) || !(c->loss_pct < 100))
 		BAD("bad value for loss: '%g': expected 0 <= PCT < 100", c->loss_pct);
 	if (!(c->precision > 0) || !(c->precision < 1))

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "common/jsonpath.h"
 #include "common/proc.h"
@@ -36,6 +37,7 @@ struct txs_rfc2544 {
 	const struct txs_rfc2544_hooks *h;
 	double t0;
 	unsigned index, size_index;
+	double last_end; /* when the last trial's children ended (txs_mono_s), 0: none yet */
 	struct txs_rfc2544_result res;
 };
 
@@ -186,6 +188,16 @@ static int run_trial(struct txs_rfc2544 *s, const struct spec *sp, struct txs_rf
 				   { .pid = -1, .who = "the receiver", .errpath = s->p.recv_err } };
 	unlink(s->p.send_json);
 	unlink(s->p.recv_json);
+	/* the device rests between trials: its queues drain and its buffers refill
+	 * (a receiver that counted every frame ends at once, before the DUT is idle) */
+	while (s->last_end > 0 && txs_mono_s() < s->last_end + c->settle_s) {
+		if (c->stop && *c->stop)
+			return -EINTR;
+		double left = s->last_end + c->settle_s - txs_mono_s();
+		struct timespec ts = { 0, (long)(fmin(left, 0.05) * 1e9) };
+		if (left > 0)
+			nanosleep(&ts, NULL);
+	}
 	if (c->stop && *c->stop)
 		return -EINTR;
 	if (c->remote) {
@@ -204,6 +216,7 @@ static int run_trial(struct txs_rfc2544 *s, const struct spec *sp, struct txs_rf
 		return (int)ch[0].pid;
 	}
 	int rc = txs_wait_children(ch, 2, sp->secs + CHILD_EXTRA_S, c->stop, err, errlen);
+	s->last_end = txs_mono_s();
 	if (rc < 0)
 		return rc;
 	if (c->remote && c->remote->end(c->remote->arg, s->p.send_json, s->p.recv_json, err, errlen) < 0)

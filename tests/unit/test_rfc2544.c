@@ -139,6 +139,7 @@ static void conf_checks(void **st)
 	REFUSED("trial", x.trial_s = 0.05);
 	REFUSED("search-trial", x.search_s = 20);
 	REFUSED("loss", x.loss_pct = 100);
+	REFUSED("settle", x.settle_s = -1);
 	REFUSED("precision", x.precision = 0);
 	REFUSED("lo", x.lo_fps = 0.5);
 	REFUSED("hi", x.hi_fps = 50);
@@ -248,6 +249,7 @@ static void suite_against_bucket(void **st)
 	c.repeat = 2;
 	c.latency_trials = 2;
 	c.b2b_trials = 2;
+	c.settle_s = 0;
 	char err[512], lines[512], repdir[512];
 	t_tmppath(lines, sizeof(lines), "trials.json");
 	t_tmppath(repdir, sizeof(repdir), "report");

@@ -30,7 +30,7 @@ struct rfc_cfg {
 	struct opt_cpus cpus;
 	const char *bind;
 	const char *sizes, *tests;
-	double trial, search_trial;
+	double trial, search_trial, settle;
 	struct pct precision, loss, b2b_precision;
 	struct opt_rate lo, hi;
 	unsigned max_trials, repeat, latency_trials, b2b_trials;
@@ -65,6 +65,7 @@ static const struct opt rfc_opts[] = {
 	{ "tests", 0, OPT_STR, O(tests), "LIST", "throughput, latency, frame-loss, back-to-back, or all", "all" },
 	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "a full-length trial: confirmations, latency, frame loss (RFC 2544 asks 60 for published figures)", "10" },
 	{ "search-trial", 0, OPT_SECONDS, O(search_trial), "SEC", "a trial while the throughput search narrows down", "1" },
+	{ "settle", 0, OPT_SECONDS, O(settle), "SEC", "rest between trials, so that the device's queues drain and its buffers refill (RFC 2544 section 23)", "2" },
 	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent for throughput (0: NDR, above: PDR)", "0", 0, 0, parse_pct },
 	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "the throughput search stops when (hi - lo) / hi <= PCT percent", "1", 0, 0, parse_pct },
 	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lowest rate the search tries, frames/s", "100" },
@@ -167,6 +168,8 @@ static int check_cfg(struct rfc_cfg *c, const char *dest, struct txs_rfc2544_con
 	if (c->search_trial < 0.1 || c->search_trial > c->trial)
 		return refuse("bad value for --search-trial: '%g': expected 0.1 s up to --trial (%g s)", c->search_trial,
 			      c->trial);
+	if (c->settle > 60)
+		return refuse("bad value for --settle: '%g': expected 0 to 60 seconds", c->settle);
 	if (!(c->precision.v > 0))
 		return refuse("bad value for --precision: '%g': expected 0 < PCT < 100", c->precision.v);
 	if (!(c->b2b_precision.v > 0))
@@ -217,6 +220,7 @@ int cmd_rfc2544(int argc, char **argv)
 	c.n_cpus = cfg.cpus.n;
 	c.trial_s = cfg.trial;
 	c.search_s = cfg.search_trial;
+	c.settle_s = cfg.settle;
 	c.loss_pct = cfg.loss.v;
 	c.precision = cfg.precision.v / 100;
 	c.lo_fps = floor(cfg.lo.value);
