@@ -23,7 +23,8 @@
 #      3 points of 1 - T_s / offered, ending after two steps without loss
 #   3. back-to-back at 64, 512 and 1518 bytes: within 5 % of the truth at the
 #      burst's own reported rate
-#   4. --remote: a txscale server in $D, throughput at 1518 bytes over IPv6 within 5 %
+#   4. --remote: a txscale server in $D, throughput (a PDR: --loss 0.5) at 1518 bytes over IPv6
+#      within 5 % of T_s / (1 - 0.005)
 # Run time about 3-4 minutes (short trials, few sizes). Needs root, jq, tc and gnuplot; exits 77
 # with the reason otherwise.
 set -euo pipefail
@@ -186,7 +187,7 @@ run_case frame_loss
 back_to_back() {
   local size got fps want
   dut 1000000 32768 32768
-  rfc b2b --sizes 64,512,1518 --tests back-to-back --b2b-trials 2 --b2b-max 20000 198.19.0.1
+  rfc b2b --sizes 64,512,1518 --tests back-to-back --b2b-trials 2 --b2b-max 5000 198.19.0.1
   for size in 64 512 1518; do
     got=$(res b2b ".back_to_back[] | select(.size == $size) | .frames")
     fps=$(res b2b ".back_to_back[] | select(.size == $size) | .burst_fps")
@@ -199,14 +200,16 @@ back_to_back() {
 run_case back_to_back
 
 remote_v6() {
-  dut 20000000 32768 32768
+  # a larger bucket and queue, and a partial drop rate of 0.5 %: a sender stalled for 50 ms on a
+  # loaded shared machine bursts what came due, and loses a few frames in a 2 s trial
+  dut 20000000 65536 65536
   ip netns exec "$D" "$TXS" server -B 2001:2:0:2::1 >"$tmp/srv.log" 2>&1 &
   B=$D wait_for 20 listens || fail "the server does not listen: $(cat "$tmp/srv.log")"
   TMPDIR=$tmp/t timeout 300 ip netns exec "$S" "$TXS" rfc2544 --remote 2001:2:0:2::1 "${COMMON[@]}" \
-    --sizes 1518 --tests throughput -J >"$tmp/rem.json" 2>"$tmp/rem.err" || fail "remote: exit $?: $(cat "$tmp/rem.err")"
+    --sizes 1518 --tests throughput --loss 0.5 -J >"$tmp/rem.json" 2>"$tmp/rem.err" || fail "remote: exit $?: $(cat "$tmp/rem.err")"
   local got want
   got=$(res rem '.throughput[0].fps')
-  want=$(truth 1518 2)
+  want=$(echo "$(truth 1518 2) / (1 - 0.005)" | bc -l) # PDR: the loss tolerated passes on top
   [ "$(res rem '.throughput[0].payload')" = 1452 ] || fail "remote: payload $(res rem '.throughput[0].payload'), want 1452 (IPv6)"
   within "$got" "$want" 5 || fail "remote throughput at 1518 bytes over IPv6: $got fps, truth $want"
   ok "remote (server in $D), IPv6, 1518 bytes: $got fps (truth $(printf %.0f "$want"))"
