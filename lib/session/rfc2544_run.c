@@ -446,7 +446,7 @@ static int b2b_search(struct txs_rfc2544 *s, struct txs_rfc2544_b2b *bb, unsigne
 		snprintf(err, errlen, "bad burst bounds %g..%g", lo, hi);
 		return -EINVAL;
 	}
-	double n, burst_fps = 0, pass_fps = 0;
+	double n, last_pass_n = 0, last_pass_fps = 0;
 	enum txs_ndr_phase ph;
 	while (txs_ndr_next(&ns, &n, &ph)) {
 		double secs = top >= 1 ? n / top * 2 + 2 : 10;
@@ -457,15 +457,18 @@ static int b2b_search(struct txs_rfc2544 *s, struct txs_rfc2544_b2b *bb, unsigne
 			return rc;
 		/* a burst must go out whole: one the sender could not send is no verdict on the device */
 		bool pass = tr.pass && tr.t.sent == (uint64_t)n;
-		if (pass && n >= ns.lo)
-			pass_fps = tr.t.sent_pps;
-		burst_fps = tr.t.sent_pps;
+		if (pass) {
+			last_pass_n = n;
+			last_pass_fps = tr.t.sent_pps;
+		}
 		txs_ndr_report(&ns, pass, tr.t.sent_pps);
 		txs_ndr_trial_release(&tr.t);
 	}
 	struct txs_rfc2544_b2b_trial *bt = &bb->trials[bb->n_trials++];
 	bt->frames = (uint64_t)ns.result;
-	bt->burst_fps = pass_fps > 0 ? pass_fps : burst_fps;
+	/* the rate of the burst that showed the result: the last one that passed
+	 * (the confirmation at the result, or the highest pass when the budget ran out) */
+	bt->burst_fps = ns.result > 0 && last_pass_n > 0 ? last_pass_fps : 0;
 	bt->steps = ns.trials;
 	bt->confirmed = ns.confirmed;
 	return 0;
@@ -476,17 +479,21 @@ static void b2b_stats(struct txs_rfc2544_b2b *bb)
 	if (!bb->n_trials)
 		return;
 	double sum = 0, fsum = 0;
+	unsigned nf = 0;
 	bb->frames_min = INFINITY;
 	bb->frames_max = 0;
 	for (unsigned i = 0; i < bb->n_trials; i++) {
 		double f = (double)bb->trials[i].frames;
 		sum += f;
-		fsum += bb->trials[i].burst_fps;
+		if (bb->trials[i].burst_fps > 0) { /* a search that found no burst has no rate */
+			fsum += bb->trials[i].burst_fps;
+			nf++;
+		}
 		bb->frames_min = fmin(bb->frames_min, f);
 		bb->frames_max = fmax(bb->frames_max, f);
 	}
 	bb->frames = sum / bb->n_trials;
-	bb->burst_fps = fsum / bb->n_trials;
+	bb->burst_fps = nf ? fsum / nf : 0;
 	bb->buffer_s = bb->burst_fps > 0 ? bb->frames / bb->burst_fps : 0;
 }
 

@@ -107,8 +107,9 @@ void txs_rfc2544_write_trial(FILE *f, bool json, const struct txs_rfc2544_trial 
 void txs_rfc2544_write_header(FILE *f, const struct txs_rfc2544_conf *c)
 {
 	char sb[16];
-	fprintf(f, "txscale rfc2544: %s port %u, --dev %s -> %s %s%s, sizes", c->dest, c->port, c->dev,
-		c->remote ? "server" : "recv --dev", c->remote ? "" : c->recv_dev, c->recv_args ? " (recv args)" : "");
+	fprintf(f, "txscale rfc2544: %s port %u, send --dev %s -> %s%s%s%s, sizes", c->dest, c->port, c->dev,
+		c->remote ? "a txscale server" : "recv --dev ", c->remote ? "" : c->recv_dev, c->recv_args ? " " : "",
+		c->recv_args ? c->recv_args : "");
 	for (unsigned i = 0; i < c->n_sizes; i++)
 		fprintf(f, "%s%s", i ? "," : " ", size_str(c->sizes[i], sb, sizeof(sb)));
 	fprintf(f, "; tests");
@@ -240,7 +241,7 @@ void txs_rfc2544_write_result(FILE *f, bool json, const struct txs_rfc2544_resul
 		result_json(f, r, c);
 		return;
 	}
-	char sb[16], a[32], b[32], d[32];
+	char sb[16], a[32], d[32];
 	if (has_tput(r)) {
 		fprintf(f, "\nthroughput (%s loss, median of %u searches)\n%6s %12s %12s %8s %12s %12s %s\n",
 			c->loss_pct > 0 ? "acceptable" : "zero", c->repeat, "size", "fps", "bits/s", "of top",
@@ -282,6 +283,5 @@ void txs_rfc2544_write_result(FILE *f, bool json, const struct txs_rfc2544_resul
 		}
 	}
 	fprintf(f, "\nrfc2544: %u trials, %.1f s%s\n", r->trials, r->seconds, r->complete ? "" : " (incomplete)");
-	(void)b;
 	fflush(f);
 }

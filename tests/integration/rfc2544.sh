@@ -23,7 +23,8 @@
 #      3 points of 1 - T_s / offered, ending after two steps without loss
 #   3. back-to-back at 64, 512 and 1518 bytes: within 5 % of the truth at the
 #      burst's own reported rate
-#   4. --remote: a txscale server in $D, throughput (a PDR: --loss 0.5) at 1518 bytes over IPv6
+#   4. SIGINT mid-run: exit 130, no child left, temporary files removed
+#   5. --remote: a txscale server in $D, throughput (a PDR: --loss 0.5) at 1518 bytes over IPv6
 #      within 5 % of T_s / (1 - 0.005)
 # Run time about 3-4 minutes (short trials, few sizes). Needs root, jq, tc and gnuplot; exits 77
 # with the reason otherwise.
@@ -198,6 +199,23 @@ back_to_back() {
   done
 }
 run_case back_to_back
+
+interrupted() {
+  dut 20000000 32768 32768
+  TMPDIR=$tmp/t "$TXS" rfc2544 --send-netns "$S" --recv-netns "$D" "${COMMON[@]}" --sizes 64 --tests throughput -J \
+    198.19.0.1 >"$tmp/int.json" 2>"$tmp/int.err" &
+  local pid=$! rc=0
+  sleep 3
+  kill -INT $pid
+  wait $pid || rc=$?
+  [ $rc = 130 ] || fail "exit $rc after SIGINT, expected 130: $(cat "$tmp/int.err")"
+  grep -q "interrupted after" "$tmp/int.err" || fail "no 'interrupted' line: $(cat "$tmp/int.err")"
+  ! grep -q '"type":"result"' "$tmp/int.json" || fail "a result line after SIGINT"
+  ! pgrep -f -- "$tmp/t/" >/dev/null || fail "children left: $(pgrep -af -- "$tmp/t/")"
+  [ -z "$(ls -A "$tmp/t")" ] || fail "temporary files left: $(ls "$tmp/t")"
+  ok "SIGINT: exit 130, no child and no temporary file left"
+}
+run_case interrupted
 
 remote_v6() {
   # a larger bucket and queue, and a partial drop rate of 0.5 %: a sender stalled for 50 ms on a
