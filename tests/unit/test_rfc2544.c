@@ -7,6 +7,7 @@
  * and back-to-back figures against the bucket's truth, its trial lines and
  * result line, and the report directory's numbers against the JSON. */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,6 +401,144 @@ static void suite_against_bucket(void **st)
 	txs_rfc2544_close(s);
 }
 
+/* ---- the stop flag and a remote receiver ------------------------------------------------ */
+
+static volatile sig_atomic_t g_stop;
+
+struct stopper {
+	unsigned after, seen;
+};
+
+static void stop_after(const struct txs_rfc2544_trial *t, void *arg)
+{
+	struct stopper *st = arg;
+	(void)t;
+	if (++st->seen == st->after)
+		g_stop = 1;
+}
+
+/* The stop flag set by the 5th trial's hook: the run ends with -EINTR before
+ * a 6th, its result incomplete and holding what ran */
+static void stop_mid_run(void **st)
+{
+	(void)st;
+	dut_env();
+	struct txs_rfc2544_conf c;
+	txs_rfc2544_conf_init(&c);
+	c.exe = dut;
+	c.dest = "198.18.0.2";
+	c.sizes[0] = 128;
+	c.n_sizes = 1;
+	c.settle_s = 0;
+	c.stop = &g_stop;
+	g_stop = 0;
+	char err[512];
+	struct txs_rfc2544 *s;
+	assert_int_equal(txs_rfc2544_open(&s, &c, err, sizeof(err)), 0);
+	struct stopper sp = { .after = 5 };
+	struct txs_rfc2544_hooks h = { .trial = stop_after, .arg = &sp };
+	assert_int_equal(txs_rfc2544_run(s, &h, err, sizeof(err)), -EINTR);
+	assert_int_equal(sp.seen, 5);
+	const struct txs_rfc2544_result *r = txs_rfc2544_result(s);
+	assert_false(r->complete);
+	assert_int_equal(r->trials, 5);
+	assert_int_equal(r->tput[0].n_runs, 0); /* the search did not end */
+	txs_rfc2544_close(s);
+	g_stop = 0;
+}
+
+/* A remote receiver: the session's hooks in place of a local recv. This one
+ * answers with the bucket of rfc2544_dut.sh, computed here from the
+ * sender's summary the session hands it. */
+struct remote_dut {
+	unsigned begins, ends;
+	uint16_t port;
+	double secs;
+	bool bad_order;
+};
+
+static int rd_begin(void *arg, uint16_t port, const char *dev, double secs, char *err, size_t errlen)
+{
+	struct remote_dut *d = arg;
+	(void)err;
+	(void)errlen;
+	d->bad_order |= d->begins != d->ends || strcmp(dev, "udp") != 0;
+	d->begins++;
+	d->port = port;
+	d->secs = secs;
+	return 0;
+}
+
+static int rd_end(void *arg, const char *sj, const char *rj, char *err, size_t errlen)
+{
+	struct remote_dut *d = arg;
+	d->bad_order |= d->begins != d->ends + 1;
+	d->ends++;
+	FILE *f = fopen(sj, "r");
+	if (!f) {
+		snprintf(err, errlen, "no sender summary");
+		return -EIO;
+	}
+	char line[512];
+	char *got = fgets(line, sizeof(line), f);
+	fclose(f);
+	json_t *j = got ? json_loads(line, 0, NULL) : NULL;
+	if (!j) {
+		snprintf(err, errlen, "bad sender summary");
+		return -EIO;
+	}
+	double p = json_number_value(json_object_get(j, "packets")), r = json_number_value(json_object_get(j, "pps"));
+	json_decref(j);
+	double ok = p;
+	if (r > DUT_T)
+		ok = fmin(p, floor(DUT_T * p / r + DUT_B));
+	FILE *o = fopen(rj, "w");
+	if (!o)
+		return -EIO;
+	fprintf(o, "{\"type\":\"summary\",\"kind\":\"recv\",\"received\":%.0f,\"lost\":%.0f,\"lost_exact\":true,\"pps\":%g}\n", ok,
+		p - ok, r);
+	fclose(o);
+	return 0;
+}
+
+static void remote_receiver(void **st)
+{
+	(void)st;
+	dut_env();
+	struct remote_dut d = { 0 };
+	struct txs_rfc2544_remote rem = { .begin = rd_begin, .end = rd_end, .arg = &d };
+	struct txs_rfc2544_conf c;
+	txs_rfc2544_conf_init(&c);
+	c.exe = dut;
+	c.dest = "2001:2::2";
+	c.port = 6000;
+	c.sizes[0] = 1518;
+	c.n_sizes = 1;
+	c.tests = TXS_RFC2544_THROUGHPUT | TXS_RFC2544_LATENCY;
+	c.repeat = 1;
+	c.latency_trials = 1;
+	c.settle_s = 0;
+	c.remote = &rem;
+	char err[512];
+	struct txs_rfc2544 *s;
+	assert_int_equal(txs_rfc2544_open(&s, &c, err, sizeof(err)), 0);
+	int rc = txs_rfc2544_run(s, NULL, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("run: %s", err);
+	const struct txs_rfc2544_result *r = txs_rfc2544_result(s);
+	assert_false(d.bad_order);
+	assert_int_equal(d.begins, r->trials);
+	assert_int_equal(d.ends, r->trials);
+	assert_int_equal(d.port, 6000);
+	assert_true(d.secs == c.trial_s); /* the last trial: latency, full length */
+	assert_int_equal(r->family, AF_INET6);
+	assert_int_equal(r->tput[0].payload, 1452);
+	double truth = DUT_T + DUT_B / c.trial_s;
+	assert_true(r->tput[0].fps <= truth && r->tput[0].fps > truth * (1 - c.precision));
+	assert_false(r->tput[0].have_lat); /* this receiver reports no latency */
+	txs_rfc2544_close(s);
+}
+
 /* A trial that cannot run ends the run with -EIO naming it; the result holds what ran */
 static void failing_child(void **st)
 {
@@ -421,6 +560,7 @@ int main(void)
 		cmocka_unit_test(payloads),         cmocka_unit_test(size_and_test_lists),
 		cmocka_unit_test(frame_loss_steps), cmocka_unit_test(conf_checks),
 		cmocka_unit_test(suite_against_bucket), cmocka_unit_test(failing_child),
+		cmocka_unit_test(stop_mid_run),     cmocka_unit_test(remote_receiver),
 	};
 	return cmocka_run_group_tests(tests, t_tmpdir_setup, t_tmpdir_teardown);
 }
