@@ -48,7 +48,10 @@ bad_input() {
   refused "--b2b-max" --b2b-max 1 198.18.0.2
   refused "destination" --trial 1
   refused "nowhere" nowhere
-  refused "--remote" --remote nowhere
+  refused "rfc2544: bad value for --remote" --remote nowhere
+  refused "rfc2544: DEST '198.18.0.3'" --remote 198.18.0.2 198.18.0.3
+  refused "--recv-netns" --remote 198.18.0.2 --recv-netns x
+  refused "rfc2544: bad value for --recv-args" --remote 198.18.0.2 --recv-args "--window 64"
   echo "ok: bad input exits 2"
 }
 run_case bad_input

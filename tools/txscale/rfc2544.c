@@ -144,14 +144,42 @@ static void on_trial(const struct txs_rfc2544_trial *t, void *arg)
 	}
 }
 
+/* --recv-args with --remote: "--rcvbuf N" or "--rcvbuf=N" only, for the server's receiver */
+static int parse_remote_rcvbuf(const char *args, uint64_t *rcvbuf)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", args);
+	char *save = NULL, *t = strtok_r(buf, " \t", &save), *v = NULL;
+	if (t && strncmp(t, "--rcvbuf=", 9) == 0)
+		v = t + 9;
+	else if (t && strcmp(t, "--rcvbuf") == 0)
+		v = strtok_r(NULL, " \t", &save);
+	uint64_t n = 0;
+	if (!v || txs_parse_count(v, &n) < 0 || n < 1 || n > 0x7fffffff || strtok_r(NULL, " \t", &save))
+		return -1;
+	*rcvbuf = n;
+	return 0;
+}
+
 static int check_cfg(struct rfc_cfg *c, const char *dest, struct txs_rfc2544_conf *rc)
 {
 	char err[256];
-	if (c->remote.host && ctl_ndr_check(&c->remote, dest, c->recv_netns, c->recv_args) < 0)
-		return 2;
+	struct txs_addr da, ba, ha;
+	if (c->remote.host) { /* ctl_ndr_check's checks, said in our name */
+		if (txs_addr_parse(&ha, c->remote.host) < 0)
+			return refuse("bad value for --remote: '%s': expected an IPv4 or IPv6 address", c->remote.host);
+		if (dest && (txs_addr_parse(&da, dest) < 0 || da.family != ha.family ||
+			     memcmp(da.bytes, ha.bytes, ha.family == AF_INET ? 4 : 16) != 0))
+			return refuse("DEST '%s' is not --remote %s: the server receives on the address the client "
+				      "reaches it at", dest, c->remote.host);
+		if (c->recv_netns)
+			return refuse("--recv-netns and --remote exclude each other (the server receives)");
+		if (c->recv_args && parse_remote_rcvbuf(c->recv_args, &c->remote.rcvbuf) < 0)
+			return refuse("bad value for --recv-args: '%s': with --remote only \"--rcvbuf BYTES\" is passed "
+				      "to the server", c->recv_args);
+	}
 	if (!dest)
 		return refuse("no destination: give DEST, the receiver's address (see txscale rfc2544 --help)");
-	struct txs_addr da, ba;
 	if (txs_addr_parse(&da, dest) < 0)
 		return refuse("bad destination address '%s'", dest);
 	if (c->bind && (txs_addr_parse(&ba, c->bind) < 0 || ba.family != da.family))
