@@ -1,43 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* The RFC 2544 session (<txscale/session_rfc2544.h>, docs/rfc2544.md): its
- * trials (a `txscale send` into a `txscale recv` or a server's receiver,
- * read back with <txscale/ndr.h>'s trial machinery) and the four tests
- * over them. */
+/* The RFC 2544 session (<txscale/session_rfc2544.h>, docs/rfc2544.md): the
+ * four tests over trials run as ndr's are (trial.h: a `txscale send` into a
+ * `txscale recv` or a server's receiver, read back with <txscale/ndr.h>). */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "common/jsonpath.h"
-#include "common/proc.h"
+#include "trial.h"
 #include <txscale/pkt.h>
 #include <txscale/session_rfc2544.h>
 
-#define READY_TIMEOUT_S 10.0 /* receiver: from start to bound socket */
-#define RECV_IDLE "0.5"      /* receiver ends this long after the last packet */
-#define RECV_EXTRA_S 3.0     /* receiver's own -t: trial + this */
-#define CHILD_EXTRA_S 15.0   /* both children killed at trial + this */
 #define PROBE_MAX_S 1.0      /* the unlimited probe of the sender's top rate */
 #define B2B_DEFAULT_S 2.0    /* the longest burst by default: this long at the top rate (RFC 9004: >= 2 s) */
 
 struct txs_rfc2544 {
 	const struct txs_rfc2544_conf *c;
-	struct txs_paths p;
+	struct txs_trial_remote remote;
+	struct txs_trial_runner tr;
+	bool tr_open;
 	int family;
-	const char *recv_argv[32];
-	unsigned recv_argc;
-	char recv_buf[1024];
-	char cpus[TXS_MAX_CORES * 8];
-	int recv_cpu;
 	const struct txs_rfc2544_hooks *h;
 	double t0;
 	unsigned index, size_index;
-	double last_end; /* when the last trial's children ended (txs_mono_s), 0: none yet */
 	struct txs_rfc2544_result res;
 };
 
@@ -49,88 +37,17 @@ struct spec {
 	uint64_t count;  /* frames, 0 = as many as secs allow */
 };
 
-static void size_arg(struct txs_args *a, const struct txs_rfc2544 *s, unsigned size)
+/* send -l for a frame size: the payload, or imix */
+static void trial_spec(const struct txs_rfc2544 *s, const struct spec *sp, struct txs_trial_spec *ts, char *len,
+		       size_t lenlen)
 {
-	unsigned p, w;
-	if (size == TXS_RFC2544_IMIX) {
-		txs_arg(a, "imix");
-		return;
-	}
-	txs_rfc2544_payload(size, s->family, &p, &w);
-	txs_arg(a, txs_arg_fmt(a, "%.0f", p));
-}
-
-static void sender_args(const struct txs_rfc2544 *s, struct txs_args *a, const struct spec *sp, bool check)
-{
-	const struct txs_rfc2544_conf *c = s->c;
-	txs_arg_prefix(a, c->send_netns, c->exe);
-	txs_arg(a, "send");
-	txs_arg(a, "--dev");
-	txs_arg(a, c->dev);
-	txs_arg(a, "-p");
-	txs_arg(a, txs_arg_fmt(a, "%.0f", c->port));
-	txs_arg(a, "-l");
-	size_arg(a, s, sp->size);
-	txs_arg(a, "-b");
-	txs_arg(a, txs_arg_fmt(a, "%.0f", sp->rate));
-	txs_arg(a, "-t");
-	txs_arg(a, txs_arg_fmt(a, "%.3f", sp->secs));
-	if (sp->count) {
-		txs_arg(a, "-n");
-		txs_arg(a, txs_arg_fmt(a, "%.0f", (double)sp->count));
-	}
-	txs_arg(a, "-J");
-	txs_arg(a, "-i");
-	txs_arg(a, "0");
-	txs_arg(a, "--summary-file");
-	txs_arg(a, s->p.send_json);
-	if (c->threads) {
-		txs_arg(a, "-P");
-		txs_arg(a, txs_arg_fmt(a, "%.0f", c->threads));
-	}
-	if (c->n_cpus) {
-		txs_arg(a, "-A");
-		txs_arg(a, s->cpus);
-	}
-	if (c->bind) {
-		txs_arg(a, "-B");
-		txs_arg(a, c->bind);
-	}
-	if (check)
-		txs_arg(a, "--dry-run");
-	txs_arg(a, c->dest);
-}
-
-static void receiver_args(const struct txs_rfc2544 *s, struct txs_args *a, double secs, int ready_fd)
-{
-	const struct txs_rfc2544_conf *c = s->c;
-	txs_arg_prefix(a, c->recv_netns, c->exe);
-	txs_arg(a, "recv");
-	txs_arg(a, "--dev");
-	txs_arg(a, c->recv_dev);
-	txs_arg(a, "-B");
-	txs_arg(a, c->dest);
-	txs_arg(a, "-p");
-	txs_arg(a, txs_arg_fmt(a, "%.0f", c->port));
-	txs_arg(a, "-J");
-	txs_arg(a, "-i");
-	txs_arg(a, "0");
-	txs_arg(a, "--idle");
-	txs_arg(a, RECV_IDLE);
-	txs_arg(a, "-t");
-	txs_arg(a, txs_arg_fmt(a, "%.3f", secs + RECV_EXTRA_S));
-	txs_arg(a, "--sender-summary");
-	txs_arg(a, s->p.send_json);
-	txs_arg(a, "--summary-file");
-	txs_arg(a, s->p.recv_json);
-	txs_arg(a, "--ready-fd");
-	txs_arg(a, txs_arg_fmt(a, "%.0f", ready_fd));
-	if (s->recv_cpu >= 0) {
-		txs_arg(a, "-A");
-		txs_arg(a, txs_arg_fmt(a, "%.0f", s->recv_cpu));
-	}
-	for (unsigned i = 0; i < s->recv_argc; i++)
-		txs_arg(a, s->recv_argv[i]);
+	unsigned p = 0, w;
+	if (sp->size == TXS_RFC2544_IMIX)
+		snprintf(len, lenlen, "imix");
+	else if (txs_rfc2544_payload(sp->size, s->family, &p, &w) == 0)
+		snprintf(len, lenlen, "%u", p);
+	*ts = (struct txs_trial_spec){ .length = len, .rate = sp->rate, .secs = sp->secs, .count = sp->count,
+				       .settle = s->c->settle_s };
 }
 
 /* The receiver's latency_ns object ("p99.9" has a dot: no path lookups) */
@@ -161,69 +78,16 @@ static void latency_read(struct txs_rfc2544_latency *l, const char *recv_json_pa
 	json_decref(r);
 }
 
-static pid_t start_receiver(struct txs_rfc2544 *s, double secs, char *err, size_t errlen)
-{
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -errno;
-	}
-	struct txs_args ra = { .n = 0 };
-	receiver_args(s, &ra, secs, pfd[1]);
-	if (ra.overflow) {
-		close(pfd[0]);
-		close(pfd[1]);
-		snprintf(err, errlen, "too many receiver arguments");
-		return -E2BIG;
-	}
-	return txs_spawn_ready(&ra, s->p.recv_err, pfd, "the receiver", READY_TIMEOUT_S, s->c->stop, err, errlen);
-}
-
 /* One trial: 0 and tr->t filled (and its latency), -EINTR, other -errno with err. */
 static int run_trial(struct txs_rfc2544 *s, const struct spec *sp, struct txs_rfc2544_trial *tr, char *err,
 		     size_t errlen)
 {
-	const struct txs_rfc2544_conf *c = s->c;
-	struct txs_child ch[2] = { { .pid = -1, .who = "the sender", .errpath = s->p.send_err, .fail_fast = true },
-				   { .pid = -1, .who = "the receiver", .errpath = s->p.recv_err } };
-	unlink(s->p.send_json);
-	unlink(s->p.recv_json);
-	/* the device rests between trials: its queues drain and its buffers refill
-	 * (a receiver that counted every frame ends at once, before the DUT is idle) */
-	while (s->last_end > 0 && txs_mono_s() < s->last_end + c->settle_s) {
-		if (c->stop && *c->stop)
-			return -EINTR;
-		double left = s->last_end + c->settle_s - txs_mono_s();
-		struct timespec ts = { 0, (long)(fmin(left, 0.05) * 1e9) };
-		if (left > 0)
-			nanosleep(&ts, NULL);
-	}
-	if (c->stop && *c->stop)
-		return -EINTR;
-	if (c->remote) {
-		if (c->remote->begin(c->remote->arg, c->port, c->recv_dev, sp->secs, err, errlen) < 0)
-			return -EIO;
-	} else if ((ch[1].pid = start_receiver(s, sp->secs, err, errlen)) < 0) {
-		return (int)ch[1].pid;
-	}
-	struct txs_args sa = { .n = 0 };
-	sender_args(s, &sa, sp, false);
-	ch[0].pid = sa.overflow ? -E2BIG : txs_spawn(&sa, s->p.send_err, -1);
-	if (ch[0].pid < 0) {
-		snprintf(err, errlen, "cannot start the sender: %s", strerror((int)-ch[0].pid));
-		if (ch[1].pid > 0)
-			txs_stop_child(ch[1].pid, 0, NULL);
-		return (int)ch[0].pid;
-	}
-	int rc = txs_wait_children(ch, 2, sp->secs + CHILD_EXTRA_S, c->stop, err, errlen);
-	s->last_end = txs_mono_s();
-	if (rc < 0)
-		return rc;
-	if (c->remote && c->remote->end(c->remote->arg, s->p.send_json, s->p.recv_json, err, errlen) < 0)
-		return -EIO;
-	rc = txs_ndr_trial_load(&tr->t, s->p.send_json, s->p.recv_json, err, errlen);
+	char len[16];
+	struct txs_trial_spec ts;
+	trial_spec(s, sp, &ts, len, sizeof(len));
+	int rc = txs_trial_run(&s->tr, &ts, &tr->t, err, errlen);
 	if (rc == 0)
-		latency_read(&tr->lat, s->p.recv_json);
+		latency_read(&tr->lat, s->tr.p.recv_json);
 	return rc;
 }
 
@@ -525,42 +389,29 @@ int txs_rfc2544_open(struct txs_rfc2544 **out, const struct txs_rfc2544_conf *c,
 	struct txs_addr a;
 	txs_addr_parse(&a, c->dest);
 	s->family = a.family;
-	if (c->recv_args) {
-		snprintf(s->recv_buf, sizeof(s->recv_buf), "%s", c->recv_args);
-		char *save = NULL;
-		for (char *t = strtok_r(s->recv_buf, " \t", &save); t && s->recv_argc < TXS_ARRAY_SIZE(s->recv_argv);
-		     t = strtok_r(NULL, " \t", &save))
-			s->recv_argv[s->recv_argc++] = t;
-	}
-	size_t off = 0;
-	for (unsigned i = 0; i < c->n_cpus && off < sizeof(s->cpus); i++)
-		off += (size_t)snprintf(s->cpus + off, sizeof(s->cpus) - off, "%s%d", i ? "," : "", c->cpus[i]);
-	s->recv_cpu = c->remote ? -1 : txs_ndr_recv_cpu(c->cpus, c->n_cpus, c->threads, s->recv_argv, s->recv_argc);
-	if ((rc = txs_paths_make(&s->p, "rfc2544")) < 0) {
-		snprintf(err, errlen, "cannot make a temporary directory: %s", strerror(-rc));
+	if (c->remote)
+		s->remote = (struct txs_trial_remote){ .begin = c->remote->begin, .end = c->remote->end,
+						       .arg = c->remote->arg };
+	struct txs_trial_conf tc = { .exe = c->exe, .dest = c->dest, .port = c->port, .dev = c->dev,
+				     .recv_dev = c->recv_dev, .bind = c->bind, .send_netns = c->send_netns,
+				     .recv_netns = c->recv_netns, .recv_args = c->recv_args, .threads = c->threads,
+				     .cpus = c->cpus, .n_cpus = c->n_cpus, .remote = c->remote ? &s->remote : NULL,
+				     .stop = c->stop };
+	if ((rc = txs_trial_open(&s->tr, &tc, "rfc2544", err, errlen)) < 0) {
 		free(s);
 		return rc;
 	}
+	s->tr_open = true;
 	/* the sender checks its options and opens its device (every size) before any trial */
 	for (unsigned i = 0; i < c->n_sizes; i++) {
 		struct spec sp = { .size = c->sizes[i], .rate = c->lo_fps, .secs = c->trial_s };
-		struct txs_args sa = { .n = 0 };
-		sender_args(s, &sa, &sp, true);
-		pid_t pid = sa.overflow ? -E2BIG : txs_spawn(&sa, s->p.send_err, -1);
-		if (pid < 0) {
-			snprintf(err, errlen, "cannot start the sender: %s", strerror((int)-pid));
-			txs_rfc2544_close(s);
-			return (int)pid;
-		}
-		int st = 0;
-		bool ended = txs_stop_child(pid, READY_TIMEOUT_S, &st);
-		if (!ended || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			txs_child_why(err, errlen, "sender check failed", ended ? &st : NULL, "did not finish", s->p.send_err);
-			rc = ended && WIFEXITED(st) && WEXITSTATUS(st) == 2 ? -EINVAL : -EIO;
+		char len[16];
+		struct txs_trial_spec ts;
+		trial_spec(s, &sp, &ts, len, sizeof(len));
+		if ((rc = txs_trial_check_sender(&s->tr, &ts, err, errlen)) < 0) {
 			txs_rfc2544_close(s);
 			return rc;
 		}
-		unlink(s->p.send_json);
 	}
 	s->res.tests = c->tests;
 	s->res.family = s->family;
@@ -612,6 +463,7 @@ void txs_rfc2544_close(struct txs_rfc2544 *s)
 {
 	if (!s)
 		return;
-	txs_paths_remove(&s->p);
+	if (s->tr_open)
+		txs_trial_close(&s->tr);
 	free(s);
 }
