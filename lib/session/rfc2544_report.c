@@ -4,7 +4,8 @@
  * result.json (the result line), one CSV per test, and gnuplot's PNG plots.
  * Every number is printed from the result the JSON line is printed from,
  * with the digits the JSON line has (whole numbers exactly, others to 6
- * significant digits) in the CSVs. */
+ * significant digits) in the CSVs and the tables (shares of the top rate
+ * are given in percent there). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -306,6 +307,18 @@ static void image(FILE *f, bool html, const char *file, const char *alt)
 }
 
 #define CELL(i, ...) snprintf(c[i], sizeof(c[i]), __VA_ARGS__)
+/* a number of the JSON line, written as it writes it (num) */
+#define NUM(i, v) fmt_num(c[i], sizeof(c[i]), (v))
+
+static void fmt_num(char *out, size_t n, double v)
+{
+	if (!isfinite(v))
+		snprintf(out, n, "-");
+	else if (v == floor(v) && fabs(v) < 9e15)
+		snprintf(out, n, "%.0f", v);
+	else
+		snprintf(out, n, "%.6g", v);
+}
 
 static void document(FILE *f, bool html, const struct txs_rfc2544_result *r, const struct txs_rfc2544_conf *cf,
 		     unsigned plots)
@@ -341,13 +354,13 @@ static void document(FILE *f, bool html, const struct txs_rfc2544_result *r, con
 			if (!p->n_runs)
 				continue;
 			CELL(0, "%s", sz(p->size, b, sizeof(b)));
-			CELL(1, "%.0f", p->fps);
-			CELL(2, "%.0f", p->fps * p->frame_bytes * 8);
+			NUM(1, p->fps);
+			NUM(2, p->fps * p->frame_bytes * 8);
 			CELL(3, "%.1f", p->top_fps > 0 ? p->fps / p->top_fps * 100 : 0);
-			CELL(4, "%.0f", p->top_fps);
-			CELL(5, "%.0f", p->fps_min);
-			CELL(6, "%.0f", p->fps_max);
-			CELL(7, "%.0f", p->fps_stdev);
+			NUM(4, p->top_fps);
+			NUM(5, p->fps_min);
+			NUM(6, p->fps_max);
+			NUM(7, p->fps_stdev);
 			CELL(8, "%u", p->n_runs);
 			t_row(&t, c);
 		}
@@ -364,15 +377,15 @@ static void document(FILE *f, bool html, const struct txs_rfc2544_result *r, con
 			if (!p->have_lat)
 				continue;
 			CELL(0, "%s", sz(p->size, b, sizeof(b)));
-			CELL(1, "%.0f", p->fps);
+			NUM(1, p->fps);
 			CELL(2, "%u", p->n_lat);
-			CELL(3, "%.0f", p->lat.mean);
-			CELL(4, "%.0f", p->lat.min);
-			CELL(5, "%.0f", p->lat.p50);
-			CELL(6, "%.0f", p->lat.p90);
-			CELL(7, "%.0f", p->lat.p99);
-			CELL(8, "%.0f", p->lat.p999);
-			CELL(9, "%.0f", p->lat.max);
+			NUM(3, p->lat.mean);
+			NUM(4, p->lat.min);
+			NUM(5, p->lat.p50);
+			NUM(6, p->lat.p90);
+			NUM(7, p->lat.p99);
+			NUM(8, p->lat.p999);
+			NUM(9, p->lat.max);
 			t_row(&t, c);
 		}
 		t_end(&t);
@@ -386,11 +399,11 @@ static void document(FILE *f, bool html, const struct txs_rfc2544_result *r, con
 			for (unsigned k = 0; k < r->floss[i].n_points; k++) {
 				const struct txs_rfc2544_fl_point *p = &r->floss[i].points[k];
 				CELL(0, "%s", sz(r->floss[i].size, b, sizeof(b)));
-				CELL(1, "%.0f", p->pct_of_top);
-				CELL(2, "%.0f", p->offered_fps);
+				NUM(1, p->pct_of_top);
+				NUM(2, p->offered_fps);
 				CELL(3, "%llu", (unsigned long long)p->sent);
 				CELL(4, "%llu", (unsigned long long)p->lost);
-				CELL(5, "%.4g", p->loss_pct);
+				NUM(5, p->loss_pct);
 				t_row(&t, c);
 			}
 		t_end(&t);
@@ -406,11 +419,11 @@ static void document(FILE *f, bool html, const struct txs_rfc2544_result *r, con
 			if (!p->n_trials)
 				continue;
 			CELL(0, "%s", sz(p->size, b, sizeof(b)));
-			CELL(1, "%.1f", p->frames);
-			CELL(2, "%.0f", p->frames_min);
-			CELL(3, "%.0f", p->frames_max);
-			CELL(4, "%.0f", p->burst_fps);
-			CELL(5, "%.6f", p->buffer_s);
+			NUM(1, p->frames);
+			NUM(2, p->frames_min);
+			NUM(3, p->frames_max);
+			NUM(4, p->burst_fps);
+			NUM(5, p->buffer_s);
 			CELL(6, "%u", p->n_trials);
 			t_row(&t, c);
 		}

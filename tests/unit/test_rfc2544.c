@@ -397,6 +397,9 @@ static void suite_against_bucket(void **st)
 	snprintf(want, sizeof(want), "| 64 | %.0f |", r->tput[0].fps);
 	if (!strstr(text, want))
 		fail_msg("report.md has no row '%s'", want);
+	snprintf(want, sizeof(want), "| 64 | %.0f | 2 | 2000 | 1000 | 2047 | 3071 | 4095 | 5119 | 6000 |", r->tput[0].fps);
+	if (!strstr(text, want))
+		fail_msg("report.md has no latency row '%s'", want);
 	free(text);
 	txs_rfc2544_close(s);
 }
