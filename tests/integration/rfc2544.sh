@@ -19,8 +19,8 @@
 #   1. throughput, latency at that rate, and the report, at 64, 512 and 1518 bytes (IPv4, local
 #      namespaces): each throughput within 5 % of the truth, latency percentiles ordered, report.md,
 #      report.html, the CSVs and the PNGs present, their numbers equal the JSON's
-#   2. frame loss at 64 bytes: from the sender's top rate down in 10 % steps, each step's loss within
-#      3 points of 1 - T_s / offered, ending after two steps without loss
+#   2. frame loss at 64, 512 and 1518 bytes: from the sender's top rate down in 10 % steps, each
+#      step's loss within 3 points of 1 - T_s / offered, ending after two steps without loss
 #   3. back-to-back at 64, 512 and 1518 bytes: within 5 % of the truth at the
 #      burst's own reported rate
 #   4. SIGINT mid-run: exit 130, no child left, temporary files removed
@@ -165,28 +165,32 @@ run_case throughput_latency_report
 
 frame_loss() {
   dut 5000000 8192 8192
-  rfc floss --sizes 64 --tests frame-loss --trial 1 198.19.0.1
-  local want n last2
-  want=$(truth 64 1)
-  n=$(res floss '.frame_loss[0].points | length')
-  [ "$n" -ge 2 ] || fail "frame loss: $n steps"
-  res floss '.frame_loss[0].points[]' | jq -c . >"$tmp/points"
-  local i=0 top
-  top=$(res floss '.frame_loss[0].top_fps')
-  while read -r p; do
-    local off sent loss exp
-    off=$(jq .offered_fps <<<"$p")
-    sent=$(jq .sent_fps <<<"$p") # what the sender reached: the truth's offered load
-    loss=$(jq .loss_pct <<<"$p")
-    jq -e -n "$off == ($top * (100 - 10 * $i) / 100 | floor)" >/dev/null || fail "step $i offered $off, top $top"
-    exp=$(jq -n "if $sent > $want then (1 - $want / $sent) * 100 else 0 end")
-    jq -e -n "($loss - $exp) | fabs <= 3" >/dev/null || fail "step $i at $off fps (sent $sent): loss $loss %, truth $exp %"
-    echo "step $i: offered $off fps, sent $sent fps, loss $loss % (truth $(printf %.2f "$exp") %)"
-    i=$((i + 1))
-  done <"$tmp/points"
-  last2=$(res floss '[.frame_loss[0].points[-2:][] | .lost] | add')
-  [ "$n" -eq 10 ] || [ "$last2" = 0 ] || fail "frame loss ended after $n steps with loss in the last two"
-  ok "frame loss: $n steps from $top fps, each within 3 points of 1 - $(printf %.0f "$want") / offered (5 Mbit/s tbf)"
+  rfc floss --sizes 64,512,1518 --tests frame-loss --trial 0.5 198.19.0.1
+  local k size want n last2 top
+  for k in 0 1 2; do
+    size=$(res floss ".frame_loss[$k].size")
+    want=$(truth "$size" 0.5)
+    n=$(res floss ".frame_loss[$k].points | length")
+    [ "$n" -ge 2 ] || fail "frame loss at $size: $n steps"
+    res floss ".frame_loss[$k].points[]" | jq -c . >"$tmp/points"
+    local i=0
+    top=$(res floss ".frame_loss[$k].top_fps")
+    while read -r p; do
+      local off sent loss exp
+      off=$(jq .offered_fps <<<"$p")
+      sent=$(jq .sent_fps <<<"$p") # what the sender reached: the truth's offered load
+      loss=$(jq .loss_pct <<<"$p")
+      jq -e -n "$off == ($top * (100 - 10 * $i) / 100 | floor)" >/dev/null || fail "$size: step $i offered $off, top $top"
+      exp=$(jq -n "if $sent > $want then (1 - $want / $sent) * 100 else 0 end")
+      jq -e -n "($loss - $exp) | fabs <= 3" >/dev/null ||
+        fail "$size: step $i at $off fps (sent $sent): loss $loss %, truth $exp %"
+      echo "$size bytes, step $i: offered $off fps, sent $sent fps, loss $loss % (truth $(printf %.2f "$exp") %)"
+      i=$((i + 1))
+    done <"$tmp/points"
+    last2=$(res floss "[.frame_loss[$k].points[-2:][] | .lost] | add")
+    [ "$n" -eq 10 ] || [ "$last2" = 0 ] || fail "frame loss at $size ended after $n steps with loss in the last two"
+    ok "frame loss at $size bytes: $n steps from $top fps, each within 3 points of 1 - $(printf %.0f "$want") / offered"
+  done
 }
 run_case frame_loss
 
