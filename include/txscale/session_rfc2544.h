@@ -144,6 +144,8 @@ struct txs_rfc2544_trial {
 	double seconds;             /* the sending time asked for */
 	struct txs_ndr_trial t;     /* the two summaries */
 	double loss_pct;
+	bool short_send;            /* a paced trial that offered less than rate x seconds
+				     * (1 - precision): no verdict at its rate, a failure */
 	bool pass;
 	struct txs_rfc2544_latency lat;
 	/* where the session is: for a progress line */

@@ -119,6 +119,13 @@ static int trial(struct txs_rfc2544 *s, enum txs_rfc2544_test test, const char *
 	tr->frames = sp->count;
 	tr->seconds = sp->secs;
 	tr->pass = txs_ndr_trial_pass(&tr->t, loss_pct, &tr->loss_pct);
+	/* a sender that was not scheduled offered less than the rate: what passed
+	 * says nothing of the rate asked for */
+	if (sp->rate > 0 && !sp->count) {
+		double offered = (double)(tr->t.sent + tr->t.sender_drops);
+		tr->short_send = offered < floor(sp->rate * sp->secs) * (1 - s->c->precision);
+		tr->pass &= !tr->short_send;
+	}
 	tr->size_index = s->size_index;
 	tr->n_sizes = s->c->n_sizes;
 	tr->elapsed_s = txs_mono_s() - s->t0;

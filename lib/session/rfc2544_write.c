@@ -76,6 +76,8 @@ void txs_rfc2544_write_trial(FILE *f, bool json, const struct txs_rfc2544_trial 
 		txs_json_dbl(&j, "recv_pps", t->t.recv_pps);
 		txs_json_u64(&j, "lost", t->t.lost);
 		txs_json_dbl(&j, "loss_pct", t->loss_pct);
+		if (t->short_send)
+			txs_json_bool(&j, "short_send", true);
 		txs_json_bool(&j, "pass", t->pass);
 		if (t->lat.have)
 			latency_json(&j, "latency_ns", &t->lat, 0);
@@ -98,6 +100,8 @@ void txs_rfc2544_write_trial(FILE *f, bool json, const struct txs_rfc2544_trial 
 		(unsigned long long)(t->t.sent + t->t.sender_drops), txs_fmt_si(t->t.sent_pps, pb, sizeof(pb)),
 		(unsigned long long)t->t.received, (unsigned long long)(t->t.lost + t->t.sender_drops), t->loss_pct,
 		t->pass ? "PASS" : "FAIL");
+	if (t->short_send)
+		fprintf(f, " (the sender fell short of the rate)");
 	if (t->lat.have)
 		fprintf(f, "  latency p50 %.0f us p99 %.0f us", t->lat.p50 / 1e3, t->lat.p99 / 1e3);
 	fputc('\n', f);
