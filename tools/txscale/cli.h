@@ -13,6 +13,7 @@ int cmd_send(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_recv(int argc, char **argv);
 int cmd_ndr(int argc, char **argv);
+int cmd_rfc2544(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_stamp(int argc, char **argv);
 
@@ -28,6 +29,7 @@ int send_stamp_shift(int64_t *out);
 	{ "server", "control-channel server: the far end of txscale send -c HOST and of stock iperf3 -u clients on the same port (= recv -s)", cmd_server }, \
 	{ "stamp", "STAMP (RFC 8762/8972): a session-reflector, and a session-sender with loss per direction and round trips", cmd_stamp }, \
 	{ "ndr", "zero-loss rate search: the highest rate txscale recv sees without loss", cmd_ndr }, \
+	{ "rfc2544", "RFC 2544 suite per frame size: throughput, latency, frame loss rate, back-to-back, with a report", cmd_rfc2544 }, \
 	{ "bench", "micro-benchmarks (ident, linksel, sendmsg, ...)", cmd_bench },
 
 #endif

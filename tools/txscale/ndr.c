@@ -2,10 +2,11 @@
 /* txscale ndr: the highest rate at which `txscale recv` counts no loss
  * (docs/ndr.md). Each trial runs this very binary twice as child processes,
  * a receiver and then a sender (optionally each in a network namespace via
- * `ip netns exec`): this file checks the options and builds the two command
- * lines; lib/common/proc.h starts and bounds the children (killed on a
- * timeout or SIGINT), <txscale/ndr.h> reads their summaries, runs the search
- * and writes the reports. The temporary directory is removed on every exit. */
+ * `ip netns exec`): this file checks the options; lib/session/trial.h (the
+ * runner the RFC 2544 session shares) builds the two command lines, starts
+ * and bounds the children (killed on a timeout or SIGINT) and reads their
+ * summaries; <txscale/ndr.h> runs the search and writes the reports. The
+ * temporary directory is removed on every exit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,13 +22,9 @@
 #include "cli.h"
 #include <txscale/ndr.h>
 #include "opt.h"
-#include "common/proc.h"
+#include "session/trial.h"
 #include "ctl_cli.h"
 
-#define READY_TIMEOUT_S 10.0 /* receiver: from start to bound socket */
-#define RECV_IDLE "0.5"      /* receiver ends this long after the last packet */
-#define RECV_EXTRA_S 3.0     /* receiver's own -t: trial + this */
-#define CHILD_EXTRA_S 15.0   /* both children killed at trial + this */
 #define MEASURE_MAX_S 1.0    /* the unlimited trial without --hi */
 
 struct pct {
@@ -101,109 +98,32 @@ static void on_signal(int sig)
 	g_stop = 1;
 }
 
-/* ---- one trial ------------------------------------------------------------------------ */
+/* ---- one trial (lib/session/trial.h) ------------------------------------------------------ */
 
 struct run {
 	const struct ndr_cfg *cfg;
 	const char *dest;
 	char exe[PATH_MAX];
-	struct txs_paths p;
-	char sender_cpus[TXS_MAX_CORES * 8];
-	int recv_cpu; /* -1: let recv choose */
-	const char *recv_argv[32];
-	unsigned recv_argc;
-	char recv_args_buf[1024];
+	struct txs_trial_remote remote;
+	struct txs_trial_runner tr;
 	char err[512];
 };
 
-/* --recv-args split at spaces; the sender's -A as one argument; the receiver's CPU */
-static void prepare(struct run *r)
+/* --remote: client.c's receiver behind the runner's hooks */
+static int remote_begin(void *arg, uint16_t port, const char *dev, double secs, char *err, size_t errlen)
 {
-	const struct ndr_cfg *c = r->cfg;
-	r->recv_argc = 0;
-	if (c->recv_args) {
-		snprintf(r->recv_args_buf, sizeof(r->recv_args_buf), "%s", c->recv_args);
-		char *save = NULL;
-		for (char *t = strtok_r(r->recv_args_buf, " \t", &save); t && r->recv_argc < 32;
-		     t = strtok_r(NULL, " \t", &save))
-			r->recv_argv[r->recv_argc++] = t;
-	}
-	size_t off = 0;
-	for (unsigned i = 0; i < c->cpus.n && off < sizeof(r->sender_cpus); i++)
-		off += (size_t)snprintf(r->sender_cpus + off, sizeof(r->sender_cpus) - off, "%s%d", i ? "," : "",
-					c->cpus.cpu[i]);
-	r->recv_cpu = txs_ndr_recv_cpu(c->cpus.cpu, c->cpus.n, c->threads, r->recv_argv, r->recv_argc);
+	return ctl_ndr_recv_begin(arg, port, dev, secs, err, errlen);
 }
 
-/* The sender's command line for a trial at rate for secs (check: --dry-run) */
-static void sender_args(const struct run *r, struct txs_args *sa, double rate, double secs, bool check)
+static int remote_end(void *arg, const char *sj, const char *rj, char *err, size_t errlen)
 {
-	const struct ndr_cfg *c = r->cfg;
-	txs_arg_prefix(sa, c->send_netns, r->exe);
-	txs_arg(sa, "send");
-	txs_arg(sa, "--dev");
-	txs_arg(sa, c->dev);
-	txs_arg(sa, "-p");
-	txs_arg(sa, txs_arg_fmt(sa, "%.0f", c->port));
-	txs_arg(sa, "-l");
-	txs_arg(sa, txs_arg_fmt(sa, "%.0f", c->length));
-	txs_arg(sa, "-b");
-	txs_arg(sa, txs_arg_fmt(sa, "%.0f", rate));
-	txs_arg(sa, "-t");
-	txs_arg(sa, txs_arg_fmt(sa, "%.3f", secs));
-	txs_arg(sa, "-J");
-	txs_arg(sa, "-i");
-	txs_arg(sa, "0");
-	txs_arg(sa, "--summary-file");
-	txs_arg(sa, r->p.send_json);
-	if (c->threads) {
-		txs_arg(sa, "-P");
-		txs_arg(sa, txs_arg_fmt(sa, "%.0f", c->threads));
-	}
-	if (c->cpus.n) {
-		txs_arg(sa, "-A");
-		txs_arg(sa, r->sender_cpus);
-	}
-	if (c->bind) {
-		txs_arg(sa, "-B");
-		txs_arg(sa, c->bind);
-	}
-	if (check)
-		txs_arg(sa, "--dry-run");
-	txs_arg(sa, r->dest);
+	return ctl_ndr_recv_end(arg, sj, rj, err, errlen);
 }
 
-/* The receiver's command line for a trial of secs, ready on ready_fd */
-static void receiver_args(const struct run *r, struct txs_args *ra, double secs, int ready_fd)
+static struct txs_trial_spec spec(const struct run *r, char *len, size_t lenlen, double rate, double secs)
 {
-	const struct ndr_cfg *c = r->cfg;
-	txs_arg_prefix(ra, c->recv_netns, r->exe);
-	txs_arg(ra, "recv");
-	txs_arg(ra, "--dev");
-	txs_arg(ra, c->recv_dev);
-	txs_arg(ra, "-B");
-	txs_arg(ra, r->dest);
-	txs_arg(ra, "-p");
-	txs_arg(ra, txs_arg_fmt(ra, "%.0f", c->port));
-	txs_arg(ra, "-J");
-	txs_arg(ra, "-i");
-	txs_arg(ra, "0");
-	txs_arg(ra, "--idle");
-	txs_arg(ra, RECV_IDLE);
-	txs_arg(ra, "-t");
-	txs_arg(ra, txs_arg_fmt(ra, "%.3f", secs + RECV_EXTRA_S));
-	txs_arg(ra, "--sender-summary");
-	txs_arg(ra, r->p.send_json);
-	txs_arg(ra, "--summary-file");
-	txs_arg(ra, r->p.recv_json);
-	txs_arg(ra, "--ready-fd");
-	txs_arg(ra, txs_arg_fmt(ra, "%.0f", ready_fd));
-	if (r->recv_cpu >= 0) {
-		txs_arg(ra, "-A");
-		txs_arg(ra, txs_arg_fmt(ra, "%.0f", r->recv_cpu));
-	}
-	for (unsigned i = 0; i < r->recv_argc; i++)
-		txs_arg(ra, r->recv_argv[i]);
+	snprintf(len, lenlen, "%u", r->cfg->length);
+	return (struct txs_trial_spec){ .length = len, .rate = rate, .secs = secs };
 }
 
 /* Before the first trial: the sender checks its options and opens its
@@ -213,27 +133,13 @@ static void receiver_args(const struct run *r, struct txs_args *ra, double secs,
 static int precheck(struct run *r)
 {
 	const struct ndr_cfg *c = r->cfg;
-	struct txs_args sa = { .n = 0 };
-	sender_args(r, &sa, c->lo.value, c->trial, true);
-	if (sa.overflow) {
-		fprintf(stderr, "txscale ndr: too many sender arguments\n");
-		return 2;
-	}
-	pid_t sp = txs_spawn(&sa, r->p.send_err, -1);
-	if (sp < 0) {
-		fprintf(stderr, "txscale ndr: cannot start the sender: %s\n", strerror((int)-sp));
-		return 1;
-	}
-	int st = 0;
-	bool ended = txs_stop_child(sp, READY_TIMEOUT_S, &st);
-	if (!ended || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		/* the sender's own line names the bad value (e.g. "txscale send: bad value for -l/--length") */
-		txs_child_why(r->err, sizeof(r->err), "sender check failed", ended ? &st : NULL, "did not finish",
-			      r->p.send_err);
+	char len[16];
+	struct txs_trial_spec sp = spec(r, len, sizeof(len), c->lo.value, c->trial);
+	int rc = txs_trial_check_sender(&r->tr, &sp, r->err, sizeof(r->err));
+	if (rc < 0) {
 		fprintf(stderr, "txscale ndr: %s\n", r->err);
-		return ended && WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
+		return rc == -EINVAL ? 2 : 1;
 	}
-	unlink(r->p.send_json);
 	if (c->recv_netns || c->remote.host)
 		return 0; /* its input lives in the other namespace or on the server: the first trial opens it */
 	struct txs_rx_input_conf ic = { .n_queues = 1, .port = c->port, .batch = 0 };
@@ -241,7 +147,7 @@ static int precheck(struct run *r)
 		ic.have_bind = true;
 	struct txs_rx_input *in;
 	char err[320];
-	int rc = txs_rx_input_open(&in, c->recv_dev, &ic, err, sizeof(err));
+	rc = txs_rx_input_open(&in, c->recv_dev, &ic, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "txscale ndr: bad value for --recv-dev: %s\n", err);
 		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT ? 2 : 1;
@@ -250,60 +156,14 @@ static int precheck(struct run *r)
 	return 0;
 }
 
-/* The local receiver of one trial, started and ready: its pid, or -errno
- * with r->err (nothing left running) */
-static pid_t start_receiver(struct run *r, double secs)
-{
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		snprintf(r->err, sizeof(r->err), "pipe: %s", strerror(errno));
-		return -errno;
-	}
-	struct txs_args ra = { .n = 0 };
-	receiver_args(r, &ra, secs, pfd[1]);
-	if (ra.overflow) {
-		close(pfd[0]);
-		close(pfd[1]);
-		snprintf(r->err, sizeof(r->err), "too many arguments");
-		return -E2BIG;
-	}
-	return txs_spawn_ready(&ra, r->p.recv_err, pfd, "the receiver", READY_TIMEOUT_S, &g_stop, r->err,
-			       sizeof(r->err));
-}
-
 /* Run one trial at rate pps (0 = unlimited) for secs: 0 and *t filled;
  * -EINTR on SIGINT/SIGTERM; other -errno with r->err set. */
 static int run_trial(struct run *r, double rate, double secs, struct txs_ndr_trial *t)
 {
-	const struct ndr_cfg *c = r->cfg;
-	struct txs_child ch[2] = { { .pid = -1, .who = "the sender", .errpath = r->p.send_err, .fail_fast = true },
-				   { .pid = -1, .who = "the receiver", .errpath = r->p.recv_err } };
+	char len[16];
+	struct txs_trial_spec sp = spec(r, len, sizeof(len), rate, secs);
 	r->err[0] = 0;
-	unlink(r->p.send_json);
-	unlink(r->p.recv_json);
-	if (c->remote.host) { /* ndr --remote: the server's receiver (client.c) */
-		if (ctl_ndr_recv_begin(&c->remote, c->port, c->recv_dev, secs, r->err, sizeof(r->err)) < 0)
-			return -EIO;
-	} else if ((ch[1].pid = start_receiver(r, secs)) < 0) {
-		return (int)ch[1].pid;
-	}
-	struct txs_args sa = { .n = 0 };
-	sender_args(r, &sa, rate, secs, false);
-	ch[0].pid = sa.overflow ? -E2BIG : txs_spawn(&sa, r->p.send_err, -1);
-	if (ch[0].pid < 0) {
-		if (sa.overflow)
-			snprintf(r->err, sizeof(r->err), "too many arguments");
-		else
-			snprintf(r->err, sizeof(r->err), "cannot start the sender: %s", strerror((int)-ch[0].pid));
-		txs_stop_child(ch[1].pid, 0, NULL);
-		return (int)ch[0].pid;
-	}
-	int rc = txs_wait_children(ch, 2, secs + CHILD_EXTRA_S, &g_stop, r->err, sizeof(r->err));
-	if (rc < 0)
-		return rc;
-	if (c->remote.host && ctl_ndr_recv_end(&c->remote, r->p.send_json, r->p.recv_json, r->err, sizeof(r->err)) < 0)
-		return -EIO;
-	return txs_ndr_trial_load(t, r->p.send_json, r->p.recv_json, r->err, sizeof(r->err));
+	return txs_trial_run(&r->tr, &sp, t, r->err, sizeof(r->err));
 }
 
 /* ---- command ---------------------------------------------------------------------- */
@@ -419,13 +279,18 @@ int cmd_ndr(int argc, char **argv)
 		return 1;
 	}
 	r->exe[n] = 0;
-	int e = txs_paths_make(&r->p, "ndr");
+	r->remote = (struct txs_trial_remote){ .begin = remote_begin, .end = remote_end, .arg = &cfg.remote };
+	struct txs_trial_conf tc = { .exe = r->exe, .dest = r->dest, .port = cfg.port, .dev = cfg.dev,
+				     .recv_dev = cfg.recv_dev, .bind = cfg.bind, .send_netns = cfg.send_netns,
+				     .recv_netns = cfg.recv_netns, .recv_args = cfg.remote.host ? NULL : cfg.recv_args,
+				     .threads = cfg.threads, .cpus = cfg.cpus.cpu, .n_cpus = cfg.cpus.n,
+				     .remote = cfg.remote.host ? &r->remote : NULL, .stop = &g_stop };
+	int e = txs_trial_open(&r->tr, &tc, "ndr", r->err, sizeof(r->err));
 	if (e < 0) {
-		fprintf(stderr, "txscale ndr: cannot make a temporary directory: %s\n", strerror(-e));
+		fprintf(stderr, "txscale ndr: %s\n", r->err);
 		free(r);
 		return 1;
 	}
-	prepare(r);
 	int ret = precheck(r);
 	if (ret == 0) {
 		struct txs_ndr_info info = { .dest = r->dest, .port = cfg.port, .device = cfg.dev,
@@ -443,7 +308,7 @@ int cmd_ndr(int argc, char **argv)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
 	}
-	txs_paths_remove(&r->p);
+	txs_trial_close(&r->tr);
 	free(r);
 	return ret;
 }
