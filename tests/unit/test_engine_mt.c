@@ -622,7 +622,19 @@ static void timestamps_interp(void **st)
 	assert_true(chk.step_ns > 0);
 	assert_true(chk.err_p50_ns <= 2 * chk.err_max_ns + 1);
 	qsort(lead, TSI_MAX, sizeof(lead[0]), cmp_i64);
-	assert_true(lead[TSI_MAX / 2] <= 2000 && lead[TSI_MAX / 2] >= -2000);
+	/* Under a sanitizer every clock read and store in the fill is several
+	 * times slower and varies with the instrumentation's own work, so the
+	 * step the stamper learns is looser there (loaded TSan runs saw medians
+	 * of 2.0 and 2.4 us); the bound is kept, scaled. */
+#ifdef T_SANITIZED
+	const int64_t lead_max = 10000;
+#else
+	const int64_t lead_max = 2000;
+#endif
+	if (lead[TSI_MAX / 2] > lead_max || lead[TSI_MAX / 2] < -lead_max)
+		fprintf(stderr, "interp lead: p1 %lld p50 %lld p99 %lld ns\n", (long long)lead[TSI_MAX / 100],
+			(long long)lead[TSI_MAX / 2], (long long)lead[TSI_MAX - TSI_MAX / 100]);
+	assert_true(lead[TSI_MAX / 2] <= lead_max && lead[TSI_MAX / 2] >= -lead_max);
 }
 
 /* stamps later than their hand-off, counted per call into ahead_in[] */
