@@ -32,7 +32,7 @@ SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 ring_setup fo 2
 MAX_MS=${FAILOVER_MAX_MS:-10}
 N=150000
-RATE=50k
+RATE=50kpps
 PORT=5201
 
 # nothing but our frames crosses: no IPv6 from the sender, and no ARP replies

@@ -56,24 +56,24 @@ exact() {
 }
 
 detect() {
-  run noqueue --dev udp -b 1k -n 50
+  run noqueue --dev udp -b 1kpps -n 50
   pacing_is noqueue sleep '^tx0: qdisc noqueue ignores transmit times'
   exact 50 noqueue
   tc -n "$A" qdisc add dev tx0 root tbf rate 1gbit burst 256k latency 50ms
   CLEANUP_HOOKS+=('tc -n "$A" qdisc del dev tx0 root 2>/dev/null')
-  run tbf --dev udp -b 1k -n 50
+  run tbf --dev udp -b 1kpps -n 50
   pacing_is tbf sleep '^tx0: qdisc tbf ignores transmit times'
-  run bound --dev udp:bind=tx0 -b 1k -n 50
+  run bound --dev udp:bind=tx0 -b 1kpps -n 50
   pacing_is bound sleep '^tx0: qdisc tbf'
   tc -n "$A" qdisc del dev tx0 root
-  run off --dev udp:txtime=off -b 1k -n 50
+  run off --dev udp:txtime=off -b 1kpps -n 50
   pacing_is off sleep '^txtime=off$'
-  run spin --dev udp -b 1k -n 50 --pace-slack 0
+  run spin --dev udp -b 1kpps -n 50 --pace-slack 0
   pacing_is spin spin 'qdisc noqueue'
   [ "$(jq -r .pacing.window_us "$S")" = 0 ] || fail "spin: window $(jq -r .pacing.window_us "$S") us"
   run unpaced --dev udp -n 50
   pacing_is unpaced none 'qdisc noqueue'
-  run packet --dev packet:tx0 -b 1k -n 50
+  run packet --dev packet:tx0 -b 1kpps -n 50
   pacing_is packet sleep 'packet device does not use SO_TXTIME'
   # the auto window: 50 us, or two gaps (1k/s: 2 ms, at most 1 ms)
   [ "$(jq -r .pacing.window_us "$S")" = 1000 ] || fail "packet -b 1k: window $(jq -r .pacing.window_us "$S") us, want 1000"
@@ -81,7 +81,7 @@ detect() {
 run_case detect
 
 txtime_on() {
-  run txon --dev udp:txtime=on -b 20k -n 40000
+  run txon --dev udp:txtime=on -b 20kpps -n 40000
   pacing_is txon txtime '^txtime=on'
   exact 40000 txon
   [ "$(jq -r .errors "$S")" = 0 ] && [ "$(jq -r .drops "$S")" = 0 ] || fail "txon: $(jq -c '{errors,drops}' "$S")"
@@ -98,7 +98,7 @@ shape() {
   dpid=$!
   capturing "$tmp/$name.dc" || fail "$name: dumpcap did not start: $(cat "$tmp/$name.dc")"
   n=$((rate * secs))
-  run "$name" --dev udp -b "$rate" -n "$n"
+  run "$name" --dev udp -b "${rate}pps" -n "$n"
   kill -INT $dpid 2>/dev/null || true
   wait $dpid || true
   pacing_is "$name" sleep 'qdisc noqueue'

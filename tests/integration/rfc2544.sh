@@ -42,7 +42,7 @@ bad_input() {
   refused "--tests" --tests throughput,jitter 198.18.0.2
   refused "--search-trial" --trial 1 --search-trial 2 198.18.0.2
   refused "--precision" --precision 0 198.18.0.2
-  refused "--hi" --lo 100k --hi 50k 198.18.0.2
+  refused "--hi" --lo 100kpps --hi 50kpps 198.18.0.2
   refused "--loss" --loss 100 198.18.0.2
   refused "--repeat" --repeat 0 198.18.0.2
   refused "--b2b-max" --b2b-max 1 198.18.0.2

@@ -96,7 +96,7 @@ static int apply(const char *cmd, const struct opt *o, void *cfg, const char *va
 		return 0;
 	case OPT_RATE:
 		if (txs_parse_rate(val, &((struct opt_rate *)dst)->value, &((struct opt_rate *)dst)->bits) < 0) {
-			snprintf(err, sizeof(err), "expected packets/s (1M, 250k) or bits/s (100Mbit)");
+			snprintf(err, sizeof(err), "expected bits/s of UDP payload (10M, 250k) or datagrams/s (100kpps)");
 			break;
 		}
 		return 0;

@@ -35,7 +35,7 @@ struct send_cfg {
 	bool json;
 	const char *dev;
 	unsigned tos, ttl;
-	bool df, no_df, no_csum;
+	bool df, no_df, no_csum, udp;
 	const char *src_mac, *dst_mac;
 	uint64_t seed;
 	const char *summary_file;
@@ -170,9 +170,12 @@ static const struct opt send_opts[] = {
 	{ "ipv6", '6', OPT_FLAG, O(v6), NULL, "IPv6 only (destination must be IPv6)" },
 	{ "length", 'l', OPT_STR, O(length_s), "SIZES", "UDP payload bytes: N, a list N,N,...[:W,W,...] with weights, "
 	  "LO-HI[/STEP] (uniform), or imix (64/594/1518-byte frames 7:4:1)", "16" },
-	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "total rate: packets/s (1M, 250k) or frame bits/s (100Mbit); 0 = unlimited", "0" },
+	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "each thread's rate, as iperf's -b: bits/s of UDP payload (10M, "
+	  "250k; k/M/G/T are powers of 1000), or datagrams/s with pps (100kpps); 0 = unlimited", "0" },
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "stop after SEC seconds (default 10 unless -n is given)" },
-	{ "packets", 'n', OPT_U64, O(count), "N", "stop after N packets in total (k/M/G suffixes)", NULL, 1, 0 },
+	{ "packets", 'n', OPT_U64, O(count), "N", "stop after N datagrams in total (k/M/G suffixes)", NULL, 1, 0 },
+	{ "blockcount", 'k', OPT_U64, O(count), "N", "the same as -n: N datagrams (iperf3's blocks)", NULL, 1, 0 },
+	{ "udp", 'u', OPT_FLAG, O(udp), NULL, "accepted for iperf's sake: txscale sends UDP" },
 	{ "parallel", 'P', OPT_UINT, O(threads), "N", "worker threads (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin workers to these CPUs, e.g. 0-3, each CPU once (default: not pinned, like iperf3)" },
 	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin workers (the default without -A)" },
@@ -223,8 +226,8 @@ static const struct opt send_opts[] = {
 	  "in N (N defaults to 64) and print each one's share after the summary (x86-64; docs/profile.md)",
 	  NULL, 1, 1u << 20, NULL, "64" },
 	{ "ramp", 0, OPT_CUSTOM, O(ramp), "FROM:TO:SEC",
-	  "rate profile: the total rate goes linearly from FROM to TO (units of -b) over SEC seconds, then stays at TO "
-	  "(replaces -b)", NULL, 0, 0, parse_ramp },
+	  "rate profile: each thread's rate goes linearly from FROM to TO (units of -b) over SEC seconds, then stays "
+	  "at TO (replaces -b)", NULL, 0, 0, parse_ramp },
 	{ "pace", 0, OPT_STR, O(pace), "MODE",
 	  "departures: const (evenly spaced at -b) or poisson (exponential gaps, mean rate -b, per-thread RNG from "
 	  "--seed)", "const" },
@@ -304,14 +307,14 @@ static void fill_conf(const struct send_cfg *o, struct txs_send_conf *c)
 		.dest = o->dest, .port = o->port, .bind = o->bind, .sport = o->sport_s, .dport = o->dport_s,
 		.src = o->src_s, .dst = o->dst_s, .flows = o->flows, .flow_base = o->flow_base, .vlan = o->vlan_s,
 		.qinq = o->qinq_s, .v4 = o->v4, .v6 = o->v6, .length = o->length_s,
-		.rate = { o->rate.value, o->rate.bits }, .time = o->time, .count = o->count, .threads = o->threads,
+		.rate = { o->rate.value, o->rate.bits, true }, .time = o->time, .count = o->count, .threads = o->threads,
 		.n_cpus = o->cpus.n, .no_pin = o->no_pin, .interval = o->interval, .dev = o->dev, .tos = o->tos,
 		.ttl = o->ttl, .df = o->df, .no_df = o->no_df, .no_csum = o->no_csum, .src_mac = o->src_mac, .dst_mac = o->dst_mac,
 		.seed = o->seed, .ident = o->ident, .ident_df_zero = o->ident_df_zero, .gso_size = o->gso.size,
 		.gso_off = o->gso.off, .connected = o->connected, .unconnected = o->unconnected, .burst = o->burst,
 		.links = o->links, .bond = o->bond, .miimon = o->miimon, .updelay = o->updelay,
 		.downdelay = o->downdelay, .profile = o->profile, .mtu = o->mtu,
-		.ramp = { { o->ramp.from.value, o->ramp.from.bits }, { o->ramp.to.value, o->ramp.to.bits },
+		.ramp = { { o->ramp.from.value, o->ramp.from.bits, true }, { o->ramp.to.value, o->ramp.to.bits, true },
 			  o->ramp.secs },
 		.pace = o->pace, .burst_on = o->burst_on, .burst_off_us = o->burst_off_us, .pace_slack = o->pace_slack,
 		.timestamps = o->timestamps, .replay = o->replay, .replay_speed = o->replay_speed,
