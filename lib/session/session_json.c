@@ -90,6 +90,8 @@ static int apply_key(struct txs_session *s, void *args, const char *key, json_t 
 				"txscale %s --help%s)", key, kn, kn, s->kind == K_SEND ? ", and dest" : "");
 	char buf[64];
 	const char *val;
+	if (!txs_opt_takes_value(o) && !json_is_boolean(v))
+		return txs_fail(err, errlen, -EINVAL, "bad value for --%s: a flag takes true or false", key);
 	switch (json_typeof(v)) {
 	case JSON_STRING:
 		val = json_string_value(v);
