@@ -164,3 +164,23 @@ def test_ctrl_c_in_wait_stops_the_session():
 def test_run_returns_summary():
     summary = txscale.run("send", dest="198.18.0.2", packets=100)
     assert summary["packets"] == 100 and summary["device"].startswith("dummy")
+
+
+def test_one_table_for_cli_and_keywords():
+    """Every session key is a long option of the CLI's --help (the same
+    table), and every --help option the session table lacks is one of the
+    CLI's own (output, files, control channel, metrics)."""
+    cli_own = {"client", "json", "summary-file", "dry-run", "server", "reverse", "bidir", "control-port",
+               "auth-file", "ctl-timeout", "remote-parallel", "remote-cpus", "remote-rcvbuf", "remote-dev",
+               "metrics", "metrics-file", "metrics-linger", "metrics-flows", "ready-fd", "help"}
+    import re
+    for kind in ("send", "recv"):
+        text = subprocess.run([os.environ["TXSCALE_BIN"], kind, "--help"], capture_output=True, text=True,
+                              check=True).stdout
+        cli = set(re.findall(r"^\s+(?:-\w, )?\s*--([a-z0-9-]+)", text, re.M))
+        keys = {o["name"] for o in txscale.options(kind)} - {"dest"}
+        assert keys <= cli, keys - cli
+        assert cli - keys <= cli_own, (cli - keys) - cli_own
+        for o in txscale.options(kind):  # the help texts are the CLI's
+            if o["name"] != "dest" and o["name"] != "dev":
+                assert o["help"][:40] in text.replace("\n", " ") or o["help"][:40] in text
