@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 		 "{\"dest\": \"127.0.0.1\", \"port\": %s, \"dev\": \"udp\", \"packets\": 1000, \"bitrate\": \"10kpps\"}",
 		 port);
 	if (txs_session_new(&tx, "send", cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "send: %s\n", err); /* e.g. bad value for --bitrate: 'x': ... */
+		fprintf(stderr, "send: %s\n", err); /* e.g. bad value for --ttl: '300': ... */
 		txs_session_free(rx);
 		return 2;
 	}
