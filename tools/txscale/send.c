@@ -47,7 +47,7 @@ static void on_link(void *arg, unsigned link, const char *ifname, bool up, enum 
 	static const char *const whys[] = { "rtnetlink", "miimon", "send error", "retry", "stalled sends" };
 	uint64_t t = txs_now_real_ns();
 	fprintf(stderr, "txscale send: link %u (%s) %s (%s%s%s) at %llu.%06llu\n", link, ifname, up ? "up" : "down",
-		(unsigned)why < 5 ? whys[why] : "?", err ? ": " : "", err ? txs_strerror(err) : "",
+		(unsigned)why < 5 ? whys[why] : "?", err ? ": " : "", err ? strerror(err < 0 ? -err : err) : "",
 		(unsigned long long)(t / 1000000000u), (unsigned long long)(t % 1000000000u / 1000u));
 }
 
