@@ -250,7 +250,7 @@ struct txs_rx_flow {
 	uint64_t excess;         /* unique beyond the expected count */
 	uint64_t extent_max, extent_sum, extent_beyond; /* RFC 4737 reordering extent */
 	uint64_t lat_count, lat_min, lat_max; /* ns */
-	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
+	uint64_t lat_sum_lo, lat_sum_hi; /* ns, 128 bits as two words (no __int128 in a public struct): cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
 	uint64_t jitter_samples; /* transit times it is made of */
 	uint64_t first_ns, last_ns; /* first and last arrival (CLOCK_REALTIME ns, 0 = unknown) */
