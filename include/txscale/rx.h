@@ -563,6 +563,7 @@ struct txs_rx_input {
 TXS_API int txs_rx_input_open(struct txs_rx_input **out, const char *spec, const struct txs_rx_input_conf *conf,
 			      char *err, size_t errlen);
 TXS_API void txs_rx_input_close(struct txs_rx_input *in);
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* Receive what is there (waiting at most timeout_ms when nothing is) and
  * analyse it into c. Returns packets handed to c (>= 0), -ENODATA at the end
  * of an offline input, or -errno. Only the thread owning queue q. */
@@ -570,6 +571,7 @@ static inline int txs_rx_input_poll(struct txs_rx_input *in, unsigned q, struct 
 {
 	return in->ops->poll(in, q, c, timeout_ms);
 }
+#endif /* TXS_UNSTABLE_API */
 /* Counters kept by the kernel for our sockets (cumulative; call once the
  * pollers stopped). */
 TXS_API void txs_rx_input_stats(struct txs_rx_input *in, struct txs_rx_input_stats *out);

@@ -88,6 +88,7 @@ static inline unsigned txs_hist_idx(uint64_t v)
 	unsigned e = 63u - (unsigned)__builtin_clzll(v) - TXS_HIST_SUB_BITS + 1;
 	return (e << TXS_HIST_SUB_BITS) + (unsigned)((v >> (e - 1)) & ((1u << TXS_HIST_SUB_BITS) - 1));
 }
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* txs_hist_add for hot paths (same result, inlined). */
 static inline void txs_hist_add_fast(struct txs_hist *h, uint64_t v)
 {
@@ -99,6 +100,7 @@ static inline void txs_hist_add_fast(struct txs_hist *h, uint64_t v)
 	if (TXS_UNLIKELY(v > h->max))
 		h->max = v;
 }
+#endif /* TXS_UNSTABLE_API */
 /* The sum of the values added, as a double (2^64 sum_hi + sum_lo). */
 static inline double txs_hist_sum(const struct txs_hist *h)
 {
