@@ -61,6 +61,12 @@ while read -r node; do
     *) fail "node '$node' is neither TXSCALE_<MAJOR>.<MINOR> nor $unstable_node" ;;
   esac
 done <<<"$nodes"
+# debian's symbols file names the same unstable node (it changes with it)
+for sf in "$src"/debian/libtxscale*.symbols; do
+  [ -f "$sf" ] || continue
+  grep -q "(symver)$unstable_node " "$sf" ||
+    fail "${sf#$src/} does not name the unstable node $unstable_node ((symver)$unstable_node $ver)"
+done
 locals=$(awk '$1 == "local" { print $3 }' <<<"$listed")
 [ "$locals" = "*" ] || fail "lib/txscale.map's local list is '$(echo $locals)', not the one '*'"
 globals=$(awk '$1 == "global" { print $3, $2 }' <<<"$listed" | sort)

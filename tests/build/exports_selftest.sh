@@ -27,7 +27,20 @@ expect "an export listed nowhere" '/^\t\ttxs_netdev_open;$/d' "exports 'txs_netd
 expect "a listed name not defined" 's/^\t\ttxs_strerror;$/&\n\t\ttxs_no_such_function;/' "lists 'txs_no_such_function' under TXSCALE_0.1"
 expect "a name moved to the other node" 's/^\t\ttxs_version_patch;$//; s/^\t\ttxs_netdev_close;$/&\n\t\ttxs_version_patch;/' "'txs_version_patch' has version TXSCALE_0.1, lib/txscale.map lists it under TXSCALE_UNSTABLE_"
 expect "a wildcard" 's/^\t\ttxs_netdev_open;$/\t\ttxs_netdev_*;/' "wildcards"
+mkdir -p "$tmp/debian"
+for sf in "$src"/debian/libtxscale*.symbols; do [ -f "$sf" ] && cp "$sf" "$tmp/debian/"; done
 expect "the unstable node not renamed" 's/TXSCALE_UNSTABLE_[0-9.]*/TXSCALE_UNSTABLE_0.0.9/' "rename the unstable node"
 expect "a stable node newer than the version" 's/TXSCALE_0\.1\b/TXSCALE_0.99/g' "newer than version.h"
+# the map as it is, and the symbols file of another release
+cp "$src/lib/txscale.map" "$tmp/lib/txscale.map"
+for sf in "$tmp"/debian/libtxscale*.symbols; do
+  [ -f "$sf" ] || continue
+  sed -i 's/(symver)TXSCALE_UNSTABLE_[0-9.]*/(symver)TXSCALE_UNSTABLE_0.0.9/' "$sf"
+  if out=$(bash "$src/tests/build/exports.sh" "$so" "$tmp" 2>&1) || ! grep -q "does not name the unstable node" <<<"$out"; then
+    echo "$out" >&2; echo "FAIL: a stale unstable node in ${sf#$tmp/} passed" >&2; bad=1
+  else
+    echo "ok: a stale unstable node in ${sf#$tmp/}"
+  fi
+done
 [ $bad -eq 0 ] || exit 1
 echo "exports_selftest: exports.sh fails on each broken map"
