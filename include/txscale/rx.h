@@ -250,7 +250,7 @@ struct txs_rx_flow {
 	uint64_t excess;         /* unique beyond the expected count */
 	uint64_t extent_max, extent_sum, extent_beyond; /* RFC 4737 reordering extent */
 	uint64_t lat_count, lat_min, lat_max; /* ns */
-	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
+	uint64_t lat_sum_lo, lat_sum_hi; /* ns, 128 bits as two words (no __int128 in a public struct): cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
 	uint64_t jitter_samples; /* transit times it is made of */
 	uint64_t first_ns, last_ns; /* first and last arrival (CLOCK_REALTIME ns, 0 = unknown) */
@@ -563,6 +563,7 @@ struct txs_rx_input {
 TXS_API int txs_rx_input_open(struct txs_rx_input **out, const char *spec, const struct txs_rx_input_conf *conf,
 			      char *err, size_t errlen);
 TXS_API void txs_rx_input_close(struct txs_rx_input *in);
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* Receive what is there (waiting at most timeout_ms when nothing is) and
  * analyse it into c. Returns packets handed to c (>= 0), -ENODATA at the end
  * of an offline input, or -errno. Only the thread owning queue q. */
@@ -570,6 +571,7 @@ static inline int txs_rx_input_poll(struct txs_rx_input *in, unsigned q, struct 
 {
 	return in->ops->poll(in, q, c, timeout_ms);
 }
+#endif /* TXS_UNSTABLE_API */
 /* Counters kept by the kernel for our sockets (cumulative; call once the
  * pollers stopped). */
 TXS_API void txs_rx_input_stats(struct txs_rx_input *in, struct txs_rx_input_stats *out);

@@ -90,7 +90,7 @@ void rx_clock_json(struct txs_json *j, const struct txs_rx_result *r)
 		txs_json_obj_open(j, "raw_latency_ns");
 		txs_json_u64(j, "count", h->count);
 		txs_json_i64(j, "min", h->count ? shift(h->min, off) : 0);
-		txs_json_dbl(j, "mean", h->count ? (double)h->sum / (double)h->count + (double)off : 0);
+		txs_json_dbl(j, "mean", h->count ? txs_hist_sum(h) / (double)h->count + (double)off : 0);
 		txs_json_i64(j, "p50", shift(txs_hist_quantile(h, 0.50), off));
 		txs_json_i64(j, "p99", shift(txs_hist_quantile(h, 0.99), off));
 		txs_json_i64(j, "max", shift(h->max, off));

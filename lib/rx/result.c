@@ -104,7 +104,11 @@ static void flow_add(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
 		d->jitter_samples = f->jit_n;
 	}
 	d->lat_count += f->lat_count;
-	d->lat_sum += f->lat_sum;
+	{
+		__extension__ unsigned __int128 s = ((unsigned __int128)d->lat_sum_hi << 64 | d->lat_sum_lo) + f->lat_sum;
+		d->lat_sum_lo = (uint64_t)s;
+		d->lat_sum_hi = (uint64_t)(s >> 64);
+	}
 	if (f->lat_count && f->lat_min < d->lat_min)
 		d->lat_min = f->lat_min;
 	if (f->lat_max > d->lat_max)
