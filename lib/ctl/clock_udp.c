@@ -170,6 +170,8 @@ static int rd_probe(int u, struct probe *p, uint64_t *rx)
 	return 1;
 }
 
+static void clear_error(int u);
+
 /* The kernel's transmit stamp of the send whose OPT_ID is id, from the
  * error queue within wait_ms; older stamps are passed over. 0, or -ETIMEDOUT. */
 static int tx_stamp(int u, uint32_t id, int wait_ms, uint64_t *ts)
@@ -187,7 +189,8 @@ static int tx_stamp(int u, uint32_t id, int wait_ms, uint64_t *ts)
 		ssize_t n = recvmsg(u, &h, MSG_ERRQUEUE | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				continue; /* a pending ICMP error, read: look again */
+				continue;
+			clear_error(u); /* an ICMP error would keep poll's POLLERR up */
 			int ms = remaining_ms(end);
 			if (!ms)
 				return -ETIMEDOUT;
@@ -220,9 +223,20 @@ static int tx_stamp(int u, uint32_t id, int wait_ms, uint64_t *ts)
 	return -ETIMEDOUT;
 }
 
-/* Pass over what the error queue holds (stamps nobody waits for any more). */
+/* Read (and so clear) a pending socket error: an ICMP port unreachable
+ * on a connected socket, which poll reports as POLLERR until read. */
+static void clear_error(int u)
+{
+	int e = 0;
+	socklen_t el = sizeof(e);
+	getsockopt(u, SOL_SOCKET, SO_ERROR, &e, &el);
+}
+
+/* Pass over what the error queue holds (stamps nobody waits for any more)
+ * and a pending socket error. */
 static void drain_errqueue(int u)
 {
+	clear_error(u);
 	for (unsigned i = 0; i < 256; i++) {
 		char buf[256];
 		uint8_t b[64];
@@ -278,8 +292,11 @@ int ctl_clock_serve_udp(int fd, const struct txs_ctl_msg *m, uint64_t t2, int ti
 			break;
 		if (pf[1].revents & POLLERR)
 			drain_errqueue(u); /* the follow-ups' stamps, and ICMP errors */
-		if (!(pf[1].revents & POLLIN))
+		if (!(pf[1].revents & POLLIN)) {
+			if (!pf[1].revents) /* poll's own error (EINTR): not a tight loop */
+				usleep(1000);
 			continue;
+		}
 		struct probe p;
 		uint64_t rx;
 		int r = rd_probe(u, &p, &rx);
