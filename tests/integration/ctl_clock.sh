@@ -15,6 +15,7 @@
 #      reported, not applied, every sample kept (latency_ns.count = received)
 #   3. -R -b 50kpps -n 50k: every one of the 50,000 samples is in latency_ns
 #      and in the raw figures, the offset within its bound (at most 4 us)
+#      (3b: the same over IPv6, fewer datagrams)
 #   4. UDP from the server dropped (nftables in B): the probes go unanswered,
 #      the client says so, falls back to the control connection (method
 #      control-tcp) and the test runs, bounded in time
@@ -112,6 +113,18 @@ every_sample() {
   ok "50k at 50kpps: $(jq -r .latency_ns.count <<<"$mine") samples of $(jq -r .received <<<"$mine"), offset $(jq -r .clock.offset_ns <<<"$mine") +- $(jq -r .clock.error_ns <<<"$mine") ns ($(jq -r .clock.method <<<"$mine"))"
 }
 run_case every_sample
+
+v6() {
+  local mine
+  # 3b. over IPv6: the probes' sockets take the control connection's family
+  client "$TXS" v6 -c 2001:2::2 -R -n 2000 -b 5kpps -l 32
+  mine=$(line v6 summary recv)
+  jq -e --argjson b "$BOUND_NS" '.clock.method == "udp-kernel-ts" and .clock.error_ns <= $b and .lost == 0 and
+    .latency_ns.count == .received and ((.clock.offset_ns | if . < 0 then -. else . end) <= .clock.error_ns)' \
+    <<<"$mine" >/dev/null || fail "v6: $(jq -c '{received, lost, clock}' <<<"$mine")"
+  ok "IPv6: offset $(jq -r '"\(.clock.offset_ns) +- \(.clock.error_ns) ns (\(.clock.method))"' <<<"$mine")"
+}
+run_case v6
 
 udp_blocked() {
   local mine t0 t1
