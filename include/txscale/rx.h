@@ -330,6 +330,7 @@ struct txs_rx_result {
 	bool have_drift;
 	int64_t clock_drift_ns;  /* offset after the test minus before */
 	const char *clock_source; /* "control" (measured), "option" (--clock-offset) */
+	const char *clock_method; /* measured: how ("udp-kernel-ts", "control-tcp"); NULL: not said */
 };
 
 /* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).
@@ -356,6 +357,10 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
  * offset_ns replaces the cores' offset in the report only. */
 TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
 				     int64_t drift_ns, const char *source);
+/* How a measured offset was measured (a static string, the control
+ * session's: "udp-kernel-ts", "control-tcp"), for the report's clock
+ * object ("method") and text; after txs_rx_result_set_clock. */
+TXS_API void txs_rx_result_set_clock_method(struct txs_rx_result *r, const char *method);
 
 /* ---- live copies of a core's flows ------------------------------------------------
  * For a reader while the core runs (a metrics scrape): the owner copies its

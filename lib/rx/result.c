@@ -430,6 +430,11 @@ TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns,
 	r->clock_source = source;
 }
 
+TXS_API void txs_rx_result_set_clock_method(struct txs_rx_result *r, const char *method)
+{
+	r->clock_method = method;
+}
+
 TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *const *cores, unsigned n,
 				const struct txs_rx_expect *e)
 {

@@ -148,6 +148,7 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 		const struct txs_ctl_clock_rep *c = &k->clock;
 		txs_rx_result_set_clock(res->rx, k->cfg->a.clock_offset.ns, c->error_ns, c->have_drift, c->drift_ns,
 					"control");
+		txs_rx_result_set_clock_method(res->rx, c->method ? c->method : TXS_CTL_CLOCK_TCP); /* unsaid: an older client */
 	}
 	if (!k->io || !k->io->hold) { /* held: the client prints it from summary_f */
 		flockfile(stdout);    /* whole lines beside the client's sender */
