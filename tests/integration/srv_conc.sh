@@ -189,7 +189,7 @@ set -e
 [ $rcr -ne 0 ] || fail "max-rate: -R -b 100kpps was served"
 case "$outr" in *"100000 packets/s asked; this server sends at most 50000 packets/s (--max-rate)"*) ;; *) fail "max-rate: '$outr'" ;; esac
 [ $rci -ne 0 ] || fail "max-rate: iperf3 -R -b 80M was served"
-grep -q "100000 datagrams/s asked (-b 80000000pps over 1 stream); this server sends at most 50000 datagrams/s (--max-rate)" "$tmp/srv.log" ||
+grep -q "100000 datagrams/s asked (-b 80000000 over 1 stream); this server sends at most 50000 datagrams/s (--max-rate)" "$tmp/srv.log" ||
   fail "max-rate: the server's log does not name the limit for iperf3"
 txc rok -c 198.18.0.2 -p 6022 -R -n 2k -b 20kpps || fail "max-rate: -R -b 20kpps was refused: $(cat "$tmp/rok.err")"
 echo "ok: max-rate: -R -b 100k refused ('${outr##*: }'), iperf3 -R -b 80M refused ($(echo "$outi" | tail -n1)), -R -b 20k served"
