@@ -70,14 +70,20 @@ TXS_API int txs_ip2_client_check(const struct txs_ip2_client_conf *c, char *err,
 	return 0;
 }
 
-/* one stream's end datagram, id -(magnitude) */
-static void send_end(int fd, uint8_t *buf, unsigned len, uint64_t magnitude, struct txs_ip2_stream_out *so)
+/* one stream's end datagram, id -(magnitude); true when the host said
+ * no one listens (an ICMP port unreachable, reported by this write) */
+static bool send_end(int fd, uint8_t *buf, unsigned len, uint64_t magnitude, struct txs_ip2_stream_out *so)
 {
 	uint32_t sec, usec;
 	stamp(&sec, &usec);
 	txs_ip2_hdr_write(buf, -(int64_t)magnitude, sec, usec);
-	if (send(fd, buf, len, MSG_DONTWAIT) == (ssize_t)len)
+	ssize_t w = send(fd, buf, len, MSG_DONTWAIT);
+	bool refused = w < 0 && errno == ECONNREFUSED;
+	if (refused)
+		w = send(fd, buf, len, MSG_DONTWAIT);
+	if (w == (ssize_t)len)
 		so->ends_sent++;
+	return refused;
 }
 
 /* what the report says of our data datagrams */
@@ -177,14 +183,13 @@ TXS_API int txs_ip2_client_run(const struct txs_ip2_client_conf *c, struct txs_i
 	}
 	o->seconds = t_last - t0;
 	/* the end: each stream's end datagram until its report comes */
-	uint64_t last_end[TXS_IP2_STREAMS_MAX];
+	uint64_t last_end[TXS_IP2_STREAMS_MAX], refused = 0; /* ICMP refusals while no report came */
 	for (unsigned i = 0; i < n; i++) {
 		last_end[i] = o->s[i].sent + 1;
-		send_end(fd[i], buf, c->length, last_end[i], &o->s[i]);
+		refused += send_end(fd[i], buf, c->length, last_end[i], &o->s[i]);
 	}
-	double until = mono() + c->wait_s, next = mono() + TXS_IP2_RETRY_MS / 1000.0;
+	double t_end = mono(), until = t_end + c->wait_s, next = t_end + TXS_IP2_RETRY_MS / 1000.0;
 	unsigned waiting = n;
-	uint64_t refused_in_row = 0;
 	while (waiting && stopped < 2) {
 		double now = mono();
 		if (now >= until)
@@ -194,7 +199,7 @@ TXS_API int txs_ip2_client_run(const struct txs_ip2_client_conf *c, struct txs_i
 		if (now >= next) {
 			for (unsigned i = 0; i < n; i++)
 				if (!o->s[i].report)
-					send_end(fd[i], buf, c->length, ++last_end[i], &o->s[i]);
+					refused += send_end(fd[i], buf, c->length, ++last_end[i], &o->s[i]);
 			next = now + TXS_IP2_RETRY_MS / 1000.0;
 			continue;
 		}
@@ -210,25 +215,23 @@ TXS_API int txs_ip2_client_run(const struct txs_ip2_client_conf *c, struct txs_i
 			uint8_t rb[512];
 			ssize_t r = recv(fd[i], rb, sizeof(rb), MSG_DONTWAIT);
 			if (r < 0) {
-				if (errno == ECONNREFUSED) {
-					o->refused++;
-					refused_in_row++;
-				}
+				refused += errno == ECONNREFUSED;
 				continue;
 			}
-			refused_in_row = 0;
 			if (txs_ip2_report_read(rb, (size_t)r, &o->s[i].rep) < 0)
 				continue; /* not a report (a 2.0.13 server's early ack): the next one */
 			o->s[i].report = true;
 			judge(&o->s[i], last_end[i]);
 			waiting--;
 		}
-		/* half a second of "no one listens here" and no report at all: no server (a stock server
-		 * between two clients' sockets says so now and then: -P) */
-		if (refused_in_row >= 50 && waiting == n)
+		/* "no one listens here" twice and no report at all for a second: no server (the kernel
+		 * sends few of them; a stock server between two clients' sockets says so now and
+		 * then: -P) */
+		if (refused >= 2 && waiting == n && mono() - t_end > 1.0)
 			break;
 	}
-	rc = waiting == 0 ? 0 : o->refused && refused_in_row ? -ECONNREFUSED : -ETIMEDOUT;
+	o->refused += refused;
+	rc = waiting == 0 ? 0 : refused >= 2 && waiting == n ? -ECONNREFUSED : -ETIMEDOUT;
 	if (rc == -ECONNREFUSED)
 		txs_fail(err, errlen, rc, "no iperf 2 server: the host says nothing listens on the UDP port "
 					  "(ICMP port unreachable)");
