@@ -149,16 +149,17 @@ TXS_API int txs_ip2_client_run(const struct txs_ip2_client_conf *c, struct txs_i
 		if (c->count && g >= c->count)
 			break;
 		double now = mono();
-		if (now >= deadline)
-			break;
 		if (c->rate_pps > 0) {
+			/* every datagram due before the deadline, however late the last wake-up */
 			double due = t0 + (double)g / c->rate_pps;
-			if (due > deadline)
+			if (due >= deadline)
 				break;
 			if (due > now + 20e-6) {
 				sleep_until(due);
 				continue;
 			}
+		} else if (now >= deadline) {
+			break;
 		}
 		unsigned i = (unsigned)(g % n);
 		struct txs_ip2_stream_out *so = &o->s[i];
