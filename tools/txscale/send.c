@@ -152,7 +152,7 @@ static void build_dev_help(void)
 
 #define O(f) offsetof(struct send_cfg, f)
 static const struct opt send_opts[] = {
-	{ "client", 'c', OPT_STR, O(dest), "ADDR", "a txscale or iperf3 server: the test runs with it over its control port (exit 1 when neither answers; docs/iperf3.md); a bare DEST sends without a server" },
+	{ "client", 'c', OPT_STR, O(dest), "ADDR", "a txscale or iperf3 server: the test runs with it over its control port (exit 1 when neither answers; docs/iperf3.md); an iperf 2 server with --iperf2; a bare DEST sends without a server" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "destination UDP port", "5201" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address (default: udp: the kernel's choice; packet:/xdp: the interface's; else 198.18.0.1 or 2001:2::1); with -c HOST our address for everything, control connection and data, as iperf3's -B" },
 	{ "sport", 0, OPT_STR, O(sport_s), "PORTS", "source port of thread 0 (thread k uses PORT+k), or a range "
