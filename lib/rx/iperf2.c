@@ -64,7 +64,7 @@ TXS_API int txs_ip2_hdr_read(const uint8_t *buf, size_t len, uint64_t hint, int6
 		return 0;
 	}
 	/* the end: two's complement (2.1, 2.0.5) or sign and magnitude (2.0.10+) */
-	uint64_t twos = wide ? (uint64_t)(-(int64_t)v) : (uint64_t)(-(int64_t)(int32_t)lo);
+	uint64_t twos = wide ? 0 - v : (uint64_t)(-(int64_t)(int32_t)lo);
 	uint64_t mag = v & ~sign;
 	uint64_t want = hint ? hint : 1;
 	uint64_t m = twos >= 1 && (mag == 0 || dist(twos, want) <= dist(mag, want)) ? twos : mag;
