@@ -184,7 +184,8 @@ TXS_API int txs_ip2_client_run(const struct txs_ip2_client_conf *c, struct txs_i
 	}
 	o->seconds = t_last - t0;
 	/* the end: each stream's end datagram until its report comes */
-	uint64_t last_end[TXS_IP2_STREAMS_MAX], refused = 0; /* ICMP refusals while no report came */
+	/* ICMP refusals, the data's included (the kernel sends few of them: one a second, after a burst) */
+	uint64_t last_end[TXS_IP2_STREAMS_MAX], refused = o->refused;
 	for (unsigned i = 0; i < n; i++) {
 		last_end[i] = o->s[i].sent + 1;
 		refused += send_end(fd[i], buf, c->length, last_end[i], &o->s[i]);
@@ -231,7 +232,7 @@ TXS_API int txs_ip2_client_run(const struct txs_ip2_client_conf *c, struct txs_i
 		if (refused >= 2 && waiting == n && mono() - t_end > 1.0)
 			break;
 	}
-	o->refused += refused;
+	o->refused = refused;
 	rc = waiting == 0 ? 0 : refused >= 2 && waiting == n ? -ECONNREFUSED : -ETIMEDOUT;
 	if (rc == -ECONNREFUSED)
 		txs_fail(err, errlen, rc, "no iperf 2 server: the host says nothing listens on the UDP port "

@@ -318,6 +318,12 @@ int txs_srv_ip2_start(struct txs_server *sv, char *err, size_t errlen)
 	return 0;
 }
 
+void txs_srv_ip2_child(const struct txs_server *sv)
+{
+	if (sv->ip2)
+		close(sv->ip2->fd);
+}
+
 uint16_t txs_srv_ip2_port(const struct txs_server *sv)
 {
 	return sv->ip2 ? sv->ip2->port : 0;

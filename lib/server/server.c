@@ -231,7 +231,7 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 		txs_server_close(sv);
 		return rc;
 	}
-	if ((rc = stamp_start(sv, err, errlen)) || (rc = txs_srv_ip2_start(sv, err, errlen))) {
+	if ((rc = stamp_start(sv, err, errlen))) {
 		txs_server_close(sv);
 		return rc;
 	}
@@ -241,6 +241,10 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 		    r->auth_file ? ", shared secret" : "",
 		    r->allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
 		    r->one_off ? "one session" : "sessions at once: ", r->one_off ? "" : lim);
+	if ((rc = txs_srv_ip2_start(sv, err, errlen))) {
+		txs_server_close(sv);
+		return rc;
+	}
 	sv->slot = calloc(r->max_sessions, sizeof(*sv->slot));
 	if (!sv->slot) {
 		txs_server_close(sv);

@@ -85,6 +85,8 @@ void txs_srv_ip2_drain(struct txs_server *sv);
 /* Join the thread, drain, close (safe twice and without a start). */
 void txs_srv_ip2_stop(struct txs_server *sv);
 uint16_t txs_srv_ip2_port(const struct txs_server *sv);
+/* In a forked child: its copy of the socket closed (the thread is the parent's only). */
+void txs_srv_ip2_child(const struct txs_server *sv);
 
 /* ---- the server ---------------------------------------------------------------------------------- */
 struct txs_srv_pending { /* accepted, not yet admitted */
