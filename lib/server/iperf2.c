@@ -47,6 +47,7 @@ struct ip2_flow {
 	uint64_t end_id;       /* the end datagram's magnitude */
 	uint64_t after;        /* datagrams after the end */
 	unsigned acks;
+	uint8_t back;          /* the client asked for traffic back (TXS_SRV_IP2_BACK_*) */
 	uint8_t rep[TXS_IP2_REPORT_LEN];
 };
 
@@ -87,7 +88,8 @@ static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr_st
 
 static void queue(struct txs_srv_ip2 *s, const struct ip2_flow *f, const char *how)
 {
-	struct txs_srv_ip2_test t = { .end_id = f->end_id, .seconds = f->t_end - f->t_first, .rx = f->rx };
+	struct txs_srv_ip2_test t = { .end_id = f->end_id, .seconds = f->t_end - f->t_first, .rx = f->rx,
+				      .back = f->back };
 	t.peer = f->peer;
 	snprintf(t.how, sizeof(t.how), "%s", how);
 	pthread_mutex_lock(&s->mu);
@@ -145,6 +147,27 @@ static struct ip2_flow *flow_get(struct txs_srv_ip2 *s, const struct sockaddr_st
 	return f;
 }
 
+static uint32_t be32(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* What a 2.x client's header asks of the server besides counting (2.1.8:
+ * -d and -r set HEADER_VERSION1 in the flags at offset 16; -R and
+ * --full-duplex HEADER_REVERSE / HEADER_FULLDUPLEX in the test flags, the
+ * upper half of the word at offset 48, as captured). */
+static uint8_t asks_back(const uint8_t *b, size_t len)
+{
+	if (len < 20)
+		return 0;
+	uint32_t fl = be32(b + 16);
+	if (fl & TXS_IP2_F_VERSION1)
+		return TXS_SRV_IP2_BACK_DUAL;
+	if ((fl & (TXS_IP2_F_EXTEND | 0x20000000u)) && len >= 52 && (be32(b + 48) >> 16) & (0x0400 | 0x0800))
+		return TXS_SRV_IP2_BACK_REVERSE;
+	return 0;
+}
+
 static void datagram(struct txs_srv_ip2 *s, const struct sockaddr_storage *peer, socklen_t plen,
 		     const uint8_t *b, size_t cap, size_t len, double t_rt, double mono)
 {
@@ -184,6 +207,8 @@ static void datagram(struct txs_srv_ip2 *s, const struct sockaddr_storage *peer,
 		f->t_first = t_rt;
 		f->began = mono;
 	}
+	if (!f->back)
+		f->back = asks_back(b, len < cap ? len : cap);
 	f->last = mono;
 	uint64_t seq = id > 0 ? (uint64_t)id : (uint64_t)-id;
 	txs_ip3_rx_seq(&f->rx, seq, sec, usec, len, t_rt);
@@ -342,6 +367,10 @@ static void report(struct txs_server *sv, const struct txs_srv_ip2_test *t)
 	bool ended = t->end_id > 0;
 	uint64_t lost = ended ? txs_ip3_rx_lost(r, t->end_id, NULL) : (r->highest > r->unique ? r->highest - r->unique : 0);
 	uint64_t total = ended ? t->end_id : r->highest;
+	if (t->back)
+		txs_srv_log(sv, "iperf 2 client %s asked for traffic back (%s), which this server does not send: its "
+				"own datagrams are counted", who,
+			    t->back == TXS_SRV_IP2_BACK_DUAL ? "-d or -r" : "-R or --full-duplex");
 	if (t->how[0])
 		txs_srv_log(sv, "iperf 2 client %s: %s; after %.3f s: %llu datagrams received, %llu of %llu ids missing "
 				"(not exact: no end), no report sent", who, t->how, t->seconds,
@@ -387,6 +416,7 @@ static void report(struct txs_server *sv, const struct txs_srv_ip2_test *t)
 	txs_json_u64(&j, "datagrams", total);
 	txs_json_u64(&j, "end_id", t->end_id);
 	txs_json_bool(&j, "report_sent", ended);
+	txs_json_str(&j, "asked_back", t->back == TXS_SRV_IP2_BACK_DUAL ? "dual" : t->back ? "reverse" : "no");
 	txs_json_obj_close(&j);
 	txs_json_end(&j);
 	fclose(mf);

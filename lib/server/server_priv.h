@@ -74,7 +74,10 @@ struct txs_srv_ip2_test { /* a finished (or abandoned) test */
 	double seconds;
 	struct txs_ip3_rx rx;
 	char how[64];    /* why it was abandoned ("": it ended) */
+	uint8_t back;    /* TXS_SRV_IP2_BACK_*: the client asked for traffic back (not served) */
 };
+#define TXS_SRV_IP2_BACK_DUAL 1    /* -d, -r */
+#define TXS_SRV_IP2_BACK_REVERSE 2 /* -R, --full-duplex */
 struct txs_srv_ip2;
 struct txs_server;
 /* Bind conf's iperf2_port and start the thread (nothing at -1; the default

@@ -525,6 +525,18 @@ static void test_iperf2(void **st)
 	ip2_send(fd2, -((int64_t)1 << 40));
 	struct pollfd pf = { .fd = fd2, .events = POLLIN };
 	assert_int_equal(poll(&pf, 1, 300), 0);
+	/* a client asking for traffic back (-d: HEADER_VERSION1 in its flags, as 2.1.8 writes them) */
+	int fd3 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(fd3, (struct sockaddr *)&a, sizeof(a)), 0);
+	uint8_t d[64] = { 0 };
+	txs_ip2_hdr_write(d, 1, 1700000000, 5);
+	d[16] = 0xc8, d[17] = 0x01, d[18] = 0x00, d[19] = 0x99;
+	assert_int_equal(send(fd3, d, sizeof(d), 0), (ssize_t)sizeof(d));
+	ip2_send(fd3, -2);
+	assert_true(ip2_report(fd3, &r));
+	assert_int_equal(r.datagrams, 2);
+	assert_int_equal(r.errors, 0);
+	close(fd3);
 	usleep(200 * 1000); /* the accept loop's next round logs the test */
 	txs_server_stop(v.s);
 	join_within(&v, 10);
@@ -532,6 +544,7 @@ static void test_iperf2(void **st)
 	assert_logged(&v, "101 datagrams (the end's id 101): received 98, lost 3 (2.97%) exact, duplicates 1, reordered 1");
 	assert_logged(&v, "\"device\":\"iperf2\",\"client\":\"127.0.0.1\"");
 	assert_logged(&v, "\"lost\":3,\"lost_exact\":true,\"expected\":101");
+	assert_logged(&v, "asked for traffic back (-d or -r), which this server does not send: its own datagrams are counted");
 	close(fd);
 	close(fd2);
 	/* the port the user named, taken: an error; the default taken: said, and the server runs */
