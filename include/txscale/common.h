@@ -68,6 +68,8 @@ TXS_API void txs_cpus_assign(const int *given, unsigned n_given, bool no_pin, un
  *            at most max; err names the bad part */
 TXS_API int txs_parse_count(const char *s, uint64_t *out);
 TXS_API int txs_parse_seconds(const char *s, double *out);
+/* A rate in iperf's grammar: NUMBER[k|M|G|T][bit|bps|pps] (powers of 1000);
+ * bits/s unless "pps" ends it (datagrams/s). *bits says which. */
 TXS_API int txs_parse_rate(const char *s, double *value, bool *bits);
 TXS_API int txs_parse_cpus(const char *s, int *cpu, unsigned max, unsigned *n, char *err, size_t errlen);
 

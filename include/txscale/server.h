@@ -54,7 +54,7 @@ struct txs_server_conf {
 				    * with one_off) */
 	unsigned max_per_client;   /* at once from one address (0 or over max_sessions: max_sessions) */
 	double max_rate;           /* the most a client may ask us to send (0: no limit) ... */
-	bool max_rate_bits;        /* ... in frame bits/s, else datagrams/s */
+	bool max_rate_bits;        /* ... in bits/s of UDP payload (as -b), else datagrams/s */
 	struct txs_metrics_opts metrics; /* the registry of the sessions' metrics (docs/metrics.md) */
 	int64_t stamp_shift_ns;    /* test only: the tests' senders stamp this far off our clock */
 	int stamp_port;            /* a STAMP reflector on this UDP port beside the control port, in the

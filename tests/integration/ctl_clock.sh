@@ -44,7 +44,7 @@ server "$TXS"
 forward() {
   local rcv own off err drift cor raw
   # 1. forward, the sender's clock 5 ms behind
-  TXS_TEST_STAMP_SHIFT_NS=$SHIFT client "$TXS" fwd -c 198.18.0.2 -n 5000 -b 5k -l 32
+  TXS_TEST_STAMP_SHIFT_NS=$SHIFT client "$TXS" fwd -c 198.18.0.2 -n 5000 -b 5kpps -l 32
   grep -q "test only: timestamps shifted by $SHIFT ns" "$tmp/fwd.err" || fail "fwd: the sender did not say it shifted: $(cat "$tmp/fwd.err")"
   rcv=$(line fwd receiver recv)
   own=$(jq -c 'select(.type == "summary" and .kind == "recv")' "$tmp/srv.json" | tail -n1)
@@ -63,7 +63,7 @@ forward() {
 run_case forward
 
 text() {
-  TXS_TEST_STAMP_SHIFT_NS=$SHIFT TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 2000 -b 5k -l 32 -i 0 \
+  TXS_TEST_STAMP_SHIFT_NS=$SHIFT TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 2000 -b 5kpps -l 32 -i 0 \
     >"$tmp/text.out" 2>&1 || fail "text: $(cat "$tmp/text.out")"
   grep -q '^receiver 198.18.0.2: latency CORRECTED by clock offset ' "$tmp/text.out" || fail "text: no correction line: $(cat "$tmp/text.out")"
   grep -q '^receiver 198.18.0.2: outages 0,' "$tmp/text.out" || fail "text: no outage line: $(cat "$tmp/text.out")"
@@ -76,7 +76,7 @@ reverse() {
   # 2. reverse: the exchange finds an offset within its error bound (one
   # clock: 0), which is reported and not applied; every sample is in the
   # statistics (none pushed below zero and dropped), raw = latency
-  client "$TXS" rev -c 198.18.0.2 -R -n 3000 -b 5k -l 32
+  client "$TXS" rev -c 198.18.0.2 -R -n 3000 -b 5kpps -l 32
   mine=$(line rev summary recv)
   jq -e '.clock.corrected == false and .clock.applied == false and .clock.source == "control" and
     (.clock.drift_ns | type) == "number" and ((.clock.offset_ns | if . < 0 then -. else . end) <= .clock.error_ns) and
@@ -92,11 +92,11 @@ old_peers() {
   [ -n "${TXS_OLD_BIN:-}" ] || skip "TXS_OLD_BIN not given: the old-peer checks did not run"
   [ -x "$TXS_OLD_BIN" ] || fail "TXS_OLD_BIN $TXS_OLD_BIN is not executable"
   server "$TXS_OLD_BIN"
-  client "$TXS" oldsrv -c 198.18.0.2 -n 3000 -b 5k -l 32
+  client "$TXS" oldsrv -c 198.18.0.2 -n 3000 -b 5kpps -l 32
   jq -e '.lost_exact and .lost == 0 and ((.clock // {corrected: false}).corrected == false)' <<<"$(line oldsrv receiver recv)" >/dev/null ||
     fail "old server: $(line oldsrv receiver recv | head -c 300)"
   server "$TXS"
-  client "$TXS_OLD_BIN" oldcli -c 198.18.0.2 -n 3000 -b 5k -l 32
+  client "$TXS_OLD_BIN" oldcli -c 198.18.0.2 -n 3000 -b 5kpps -l 32
   jq -e '.lost_exact and .lost == 0 and .clock.corrected == false' <<<"$(line oldcli receiver recv)" >/dev/null ||
     fail "old client: $(line oldcli receiver recv | head -c 300)"
   ok "an old server with a new client and a new server with an old client: exact, uncorrected"

@@ -28,7 +28,7 @@ struct server_cfg {
 
 #define O(f) offsetof(struct server_cfg, f)
 #define C(f) offsetof(struct server_cfg, c.f)
-static const struct opt server_opts[] = {
+static const struct txs_opt server_opts[] = {
 	{ "bind", 'B', OPT_STR, C(bind), "ADDR", "listen on ADDR only (default: every address); tests receive and send on the address the client reached" },
 	{ "control-port", 0, OPT_PORT, C(control_port), "PORT", "TCP control port", "5201" },
 	{ "one-off", '1', OPT_FLAG, C(one_off), NULL, "serve one session, then exit with its status" },
@@ -37,7 +37,7 @@ static const struct opt server_opts[] = {
 	{ "max-time", 0, OPT_SECONDS, C(max_time), "SEC", "longest test a client may ask for", "300" },
 	{ "max-sessions", 0, OPT_UINT, C(max_sessions), "N", "sessions served at once (default: 16, or the number of CPUs where more; sessions past the CPUs share them); the next client is told the server is busy", NULL, 1, TXS_SERVER_SESSIONS_MAX },
 	{ "max-sessions-per-client", 0, OPT_UINT, C(max_per_client), "N", "sessions at once from one client address (default: --max-sessions)", NULL, 1, TXS_SERVER_SESSIONS_MAX },
-	{ "max-rate", 0, OPT_RATE, O(max_rate), "RATE", "the most a client may ask this server to send: packets/s (10k) or frame bits/s (100Mbit); 0 = no limit", "0" },
+	{ "max-rate", 0, OPT_RATE, O(max_rate), "RATE", "the most a client may ask this server to send in all: bits/s of UDP payload (100M) or datagrams/s (10kpps), as -b; 0 = no limit", "0" },
 	{ "ctl-timeout", 0, OPT_SECONDS, C(ctl_timeout), "SEC", "longest wait for a client's next message", "10" },
 	{ "stamp", 0, OPT_STR, O(stamp), "PORT", "also a STAMP session-reflector on UDP PORT (default 862), stateful, in the server's process; its counters in --metrics (docs/stamp.md)", NULL, 0, 0, NULL, "862" },
 	{ "stamp-threads", 0, OPT_UINT, C(stamp_threads), "N", "the STAMP reflector's sockets (SO_REUSEPORT), one thread each", "1", 1, 64 },
