@@ -172,7 +172,7 @@ def test_one_table_for_cli_and_keywords():
     CLI's own (output, files, control channel, metrics)."""
     cli_own = {"client", "json", "summary-file", "dry-run", "server", "reverse", "bidir", "control-port",
                "auth-file", "ctl-timeout", "remote-parallel", "remote-cpus", "remote-rcvbuf", "remote-dev",
-               "metrics", "metrics-file", "metrics-linger", "metrics-flows", "ready-fd", "help"}
+               "metrics", "metrics-file", "metrics-linger", "metrics-flows", "ready-fd", "help", "iperf2"}
     import re
     for kind in ("send", "recv"):
         text = subprocess.run([os.environ["TXSCALE_BIN"], kind, "--help"], capture_output=True, text=True,

@@ -29,7 +29,7 @@ struct send_cfg {
 
 #define O(f) offsetof(struct send_cfg, f)
 static const struct txs_opt send_opts[] = {
-	{ "client", 'c', OPT_STR, O(a.dest), "ADDR", "a txscale or iperf3 server: the test runs with it over its control port (exit 1 when neither answers; docs/iperf3.md); a bare DEST sends without a server" },
+	{ "client", 'c', OPT_STR, O(a.dest), "ADDR", "a txscale or iperf3 server: the test runs with it over its control port (exit 1 when neither answers; docs/iperf3.md); an iperf 2 server with --iperf2; a bare DEST sends without a server" },
 	OPT_INCLUDE_TABLE(txs_send_opts), /* the session's (lib/session/opts_send.c) */
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },

@@ -22,6 +22,8 @@ struct server_cfg {
 	bool json;
 	bool server_flag; /* -s: recv -s */
 	const char *stamp; /* --stamp[=PORT] */
+	const char *iperf2_port; /* --iperf2-port */
+	bool no_iperf2;
 };
 
 #define O(f) offsetof(struct server_cfg, f)
@@ -41,6 +43,8 @@ static const struct txs_opt server_opts[] = {
 	{ "stamp-threads", 0, OPT_UINT, C(stamp_threads), "N", "the STAMP reflector's sockets (SO_REUSEPORT), one thread each", "1", 1, 64 },
 	{ "stamp-stateless", 0, OPT_FLAG, C(stamp_stateless), NULL, "the STAMP reflector echoes the sender's sequence numbers (RFC 8762 4.3)" },
 	{ "stamp-auth-file", 0, OPT_STR, C(stamp_auth_file), "FILE", "the STAMP reflector in authenticated mode: HMAC-SHA-256 keyed by the file's contents" },
+	{ "iperf2-port", 0, OPT_STR, O(iperf2_port), "PORT", "serve iperf 2 UDP clients (iperf -c HOST -u) on this UDP port, in the server's process: counted exactly, answered with the server report they print (docs/iperf2.md; default 5001, skipped with a log line when that is taken)", NULL },
+	{ "no-iperf2", 0, OPT_FLAG, O(no_iperf2), NULL, "do not serve iperf 2 clients" },
 	MCLI_OPTS(C(metrics)),
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "print each test's summaries as JSON lines on stdout (log on stderr)" },
 	{ "server", 's', OPT_FLAG, O(server_flag), NULL, "(txscale recv -s: run as the server)" },
@@ -87,7 +91,7 @@ static void on_summary(void *user, const struct txs_server_summary *s)
 	const struct server_cfg *cfg = user;
 	if (cfg->json) {
 		printf("%s\n", s->json);
-	} else if (!s->iperf3) { /* an iperf3 test's text is in the log */
+	} else if (!s->iperf3 && !s->iperf2) { /* an iperf3 or iperf 2 test's text is in the log */
 		char who[128];
 		snprintf(who, sizeof(who), "(session %u, %s)", s->session, s->client);
 		ctl_print_peer(s->role, who, s->json, false);
@@ -124,6 +128,24 @@ int cmd_server(int argc, char **argv)
 		}
 		cfg.c.stamp_port = (int)p;
 	}
+	if (cfg.iperf2_port) {
+		char *end;
+		errno = 0;
+		unsigned long p = strtoul(cfg.iperf2_port, &end, 10);
+		if (errno || end == cfg.iperf2_port || *end || p > 65535) {
+			fprintf(stderr, "txscale %s: bad value for --iperf2-port: '%s': expected a UDP port 0..65535\n",
+				name, cfg.iperf2_port);
+			return 2;
+		}
+		if (cfg.no_iperf2) {
+			fprintf(stderr, "txscale %s: --iperf2-port and --no-iperf2 exclude each other\n", name);
+			return 2;
+		}
+		cfg.c.iperf2_port = (int)p;
+		cfg.c.iperf2_required = true;
+	}
+	if (cfg.no_iperf2)
+		cfg.c.iperf2_port = -1;
 	cfg.c.max_rate = cfg.max_rate.value;
 	cfg.c.max_rate_bits = cfg.max_rate.bits;
 	if (send_stamp_shift(&cfg.c.stamp_shift_ns))
