@@ -106,6 +106,42 @@ def commands(lang, body):
     return cmds
 
 
+HOST = re.compile(r"^#\s*host\s+([AB])\b")
+
+
+def hosts(cmds, lab, labname, tmpdir, base, where, errors):
+    """a block written for two hosts ('# host B' and '# host A' lines, each
+    starting that host's part): each part goes to its own script, BASE.X.sh,
+    run in the lab's namespace X; every part but the last in the background,
+    the next one starting once something listens there (a TCP listener or a
+    bound UDP socket: a server); after the last part ends, the earlier parts'
+    processes are stopped (SIGINT), as one stops a server in its terminal.
+    Returns the lines before the first part and the lines that run the parts"""
+    marks = [i for i, c in enumerate(cmds) if HOST.match(c)]
+    if not marks:
+        return cmds, []
+    if not lab:
+        errors.append(f"{where}: '# host X' parts need run: lab=NAME")
+        return cmds, []
+    parts = []
+    for k, i in enumerate(marks):
+        end = marks[k + 1] if k + 1 < len(marks) else len(cmds)
+        parts.append((HOST.match(cmds[i]).group(1).lower(), cmds[i:end]))
+    if len({x for x, _ in parts}) != len(parts):
+        errors.append(f"{where}: each host's part once")
+    out = []
+    for k, (x, body) in enumerate(parts):
+        ns = f"{labname}-{x}"
+        with open(f"{base}.{x}.sh", "w") as f:
+            f.write("set -e -o pipefail\n" + rewrite("\n".join(body), lab, labname, tmpdir) + "\n")
+        if k + 1 < len(parts):
+            out += [f"ip netns exec {ns} bash {base}.{x}.sh &", f"_dx_listens {ns}"]
+        else:
+            out += [f"ip netns exec {ns} bash {base}.{x}.sh"]
+    out += [f"_dx_stop {labname}-{x}" for x, _ in parts[:-1]]
+    return cmds[:marks[0]], out
+
+
 def rewrite(text, lab, labname, tmpdir):
     """the block's text as it runs here: its lab's names mapped, /tmp/ private"""
     if lab:
@@ -159,7 +195,8 @@ def extract(src, out, tag, tmpdir):
             if not any(c.strip() and not c.strip().startswith("#") for c in cmds):
                 errors.append(f"{where}: nothing to run")
                 continue
-            text = rewrite("\n".join(cmds), lab, labname, tmpdir)
+            cmds, parts = hosts(cmds, lab, labname, tmpdir, os.path.abspath(os.path.join(out, nid)), where, errors)
+            text = rewrite("\n".join(cmds), lab, labname, tmpdir) + "".join("\n" + p for p in parts)
             makes_lab = bool(lab) and re.search(r"netns-lab\s+up\b.*--name\s+" + re.escape(labname), text)
             if "in" in opts and (not lab or makes_lab):
                 errors.append(f"{where}: in={opts['in']} needs lab=NAME and a block that does not make the lab itself")

@@ -65,6 +65,26 @@ _dx_end() {
   exit $rc
 }
 trap _dx_end EXIT
+# _dx_listens NS: wait (at most 10 s) until something listens in NS (the
+# server of a '# host B' part); _dx_stop NS: SIGINT to every process in NS
+# (our lab's), and a wait (at most 5 s) until they are gone
+_dx_listens() {
+  local i
+  for i in $(seq 100); do
+    if ss -N "$1" -Hltu | grep -q .; then return 0; fi
+    sleep 0.1
+  done
+  echo "docs_examples: nothing listens in $1 after 10 s"
+  return 1
+}
+_dx_stop() {
+  local i
+  ip netns pids "$1" | xargs -r kill -INT
+  for i in $(seq 50); do
+    [ -n "$(ip netns pids "$1")" ] || return 0
+    sleep 0.1
+  done
+}
 EOF
 
 # run_block ID WHERE [timeout=S] [wait=S] [links=N] [lab=NAME labup=runner|block [in=NS]]
@@ -78,7 +98,7 @@ run_block() {
     esac
   done
   local file=${where%%:*}
-  local wd=$tmp/work/${file//\//_} ns log=$tmp/plan/$id.log rc=0 pid t0
+  local wd=$tmp/work/${file//\//_} ns n log=$tmp/plan/$id.log rc=0 pid t0
   if [ ! -d "$wd" ]; then
     mkdir -p "$wd/build"
     ln -s "$TXS" "$wd/build/txscale"
@@ -112,6 +132,10 @@ run_block() {
   pid=$!
   wait "$pid" || rc=$?
   kill -KILL -- "-$pid" 2>/dev/null || true # what timeout's process group still holds
+  # and what is left in the block's namespaces (its own, its lab's: all ours)
+  for n in $ns ${lab:+$lab-a $lab-b}; do
+    ip netns pids "$n" 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+  done
   if [ "$(wc -l <"$log")" -gt 120 ]; then
     head -n 60 "$log"
     echo "... ($(($(wc -l <"$log") - 120)) lines)"
