@@ -344,7 +344,8 @@ static int greet(const struct srv *s)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	char e[256];
-	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true, .ports = true };
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true, .clock_udp = true,
+				.ports = true };
 	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
 	if (txs_ctl_nonce(m.nonce) < 0) {
 		slog(s, "error: no random nonce");

@@ -43,6 +43,14 @@ dpkg-deb -c "$cli" | grep 'libtxscale\.so' >/dev/null && fail "txscale holds the
 # -dev needs this very library; the library's shlibs name its package
 dpkg-deb -f "$dev" Depends | grep "libtxscale$major (= $ver)" >/dev/null ||
   fail "libtxscale-dev does not depend on libtxscale$major (= $ver): $(dpkg-deb -f "$dev" Depends)"
+# the symbols file (debian/libtxscale0.symbols, by version node): every
+# stable symbol of lib/txscale.map's stable nodes since a version
+symctl=$(mktemp -d)
+dpkg-deb -e "$lib" "$symctl"
+for s in txs_version txs_strerror; do
+  grep -Eq "^ $s@TXSCALE_[0-9]+\.[0-9]+ " "$symctl/symbols" 2>/dev/null || fail "libtxscale$major's symbols file lacks $s@TXSCALE_<MAJOR>.<MINOR>"
+done
+rm -rf "$symctl"
 # the unit: runs the server, not enabled by the package (its maintainer scripts do not enable it)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT

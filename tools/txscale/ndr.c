@@ -67,7 +67,7 @@ static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
 }
 
 #define O(f) offsetof(struct ndr_cfg, f)
-static const struct opt ndr_opts[] = {
+static const struct txs_opt ndr_opts[] = {
 	{ "dev", 0, OPT_STR, O(dev), "DEV", "sender device (txscale send --dev)", "udp" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "UDP port", "5201" },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length", "16", 0, 65527 },

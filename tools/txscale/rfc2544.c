@@ -60,7 +60,7 @@ static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
 }
 
 #define O(f) offsetof(struct rfc_cfg, f)
-static const struct opt rfc_opts[] = {
+static const struct txs_opt rfc_opts[] = {
 	{ "sizes", 0, OPT_STR, O(sizes), "LIST", "frame sizes in bytes with the FCS, and imix (7:4:1 of 64/594/1518)", "64,128,256,512,1024,1280,1518" },
 	{ "tests", 0, OPT_STR, O(tests), "LIST", "throughput, latency, frame-loss, back-to-back, or all", "all" },
 	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "a full-length trial: confirmations, latency, frame loss (RFC 2544 asks 60 for published figures)", "10" },

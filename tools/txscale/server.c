@@ -26,7 +26,7 @@ struct server_cfg {
 
 #define O(f) offsetof(struct server_cfg, f)
 #define C(f) offsetof(struct server_cfg, c.f)
-static const struct opt server_opts[] = {
+static const struct txs_opt server_opts[] = {
 	{ "bind", 'B', OPT_STR, C(bind), "ADDR", "listen on ADDR only (default: every address); tests receive and send on the address the client reached" },
 	{ "control-port", 0, OPT_PORT, C(control_port), "PORT", "TCP control port", "5201" },
 	{ "one-off", '1', OPT_FLAG, C(one_off), NULL, "serve one session, then exit with its status" },
