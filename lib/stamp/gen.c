@@ -29,7 +29,7 @@ struct sgen {
 	uint64_t numbered; /* packets numbered by this worker */
 	uint32_t tx_count; /* S_TxC of the Direct Measurement TLV: the session's, head included */
 	uint16_t ip_id;
-	bool csum;         /* frame device: IP and UDP checksums are ours */
+
 };
 
 static int sgen_init(struct txs_worker *w, void *conf)
@@ -48,7 +48,6 @@ static int sgen_init(struct txs_worker *w, void *conf)
 	}
 	g->seq = g->s->seq0;
 	g->tx_count = 1; /* the first probe, sent before the engine started */
-	g->csum = !w->txq->dev->kernel_ip;
 	if (getrandom(&g->ip_id, sizeof(g->ip_id), 0) != sizeof(g->ip_id))
 		g->ip_id = (uint16_t)txs_now_mono_ns();
 	w->gen = g;
@@ -68,11 +67,23 @@ static void sgen_fini(struct txs_worker *w)
 static unsigned sgen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n, uint64_t now_ns)
 {
 	struct sgen *g = w->gen;
-	const struct stamp_gen_sess *s = g->s;
+	struct stamp_gen_sess *s = g->s;
 	const struct txs_tmpl *t = &g->t;
 	const bool per_packet = w->ts_packet;
 	struct txs_stamper st;
 	txs_stamper_init(&st, w);
+	/* room in the T1 log for this burst (a chunk per 4096 packets) */
+	uint64_t j0 = g->numbered;
+	for (uint64_t c = j0 >> STAMP_T1_SHIFT; c <= (j0 + n - 1) >> STAMP_T1_SHIFT; c++) {
+		if (c >= STAMP_T1_CHUNKS) {
+			w->fill_err = -E2BIG;
+			return 0;
+		}
+		if (!s->t1[c] && !(s->t1[c] = malloc(sizeof(uint64_t) << STAMP_T1_SHIFT))) {
+			w->fill_err = -ENOMEM;
+			return 0;
+		}
+	}
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t *f = b[i].data;
 		uint8_t *pay = f + t->pay_off;
@@ -81,12 +92,14 @@ static unsigned sgen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n
 		if (s->dm_off)
 			put32(pay + s->dm_off, ++g->tx_count); /* S_TxC: ours, this one included */
 		uint64_t t1 = per_packet ? txs_stamper_read(&st) : now_ns;
+		uint64_t j = j0 + i;
+		s->t1[j >> STAMP_T1_SHIFT][j & ((1u << STAMP_T1_SHIFT) - 1)] = t1;
 		struct txs_stamp_pkt p = { .seq = g->seq++, .err = s->err_est, .ssid = s->ssid };
 		p.ts = s->ptp ? ptp_from_ns(t1) : txs_stamp_ntp_from_ns(t1);
 		txs_stamp_encode_sender(pay, s->len, &p, s->key);
 		if (s->tlv_hmac)
 			stamp_tlv_hmac_fill(s->key, pay, s->len);
-		if (g->csum) {
+		{ /* the checksums, on every device: udp: reads the first frame's tuple after checking them */
 			uint8_t *l4 = f + t->l4_off;
 			struct txs_udp_hdr *u = (struct txs_udp_hdr *)(void *)l4;
 			size_t ulen = TXS_UDP_HLEN + s->len;

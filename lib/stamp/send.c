@@ -410,10 +410,22 @@ static void finish(struct sess *s)
 
 /* The replies while the engine's worker sends: the packets it numbered
  * (published once per burst) join the analysis as their replies can come */
+static int extend_to(struct sess *s, uint64_t k)
+{
+	uint64_t sent, recv;
+	size_t samples;
+	stamp_ana_progress(s->ana, &sent, &recv, &samples);
+	for (uint64_t j = sent - 1; j < k; j++) { /* the ones after the first probe */
+		uint64_t t1 = s->gs->t1[j >> STAMP_T1_SHIFT][j & ((1u << STAMP_T1_SHIFT) - 1)];
+		if (txs_stamp_ana_sent(s->ana, s->gs->seq0 + (uint32_t)j, t1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int extend(struct sess *s)
 {
-	uint64_t k = __atomic_load_n(&s->gs->pub.numbered, __ATOMIC_ACQUIRE);
-	return stamp_ana_sent_upto(s->ana, (size_t)(1 + k));
+	return extend_to(s, __atomic_load_n(&s->gs->pub.numbered, __ATOMIC_ACQUIRE));
 }
 
 static void *rx_main(void *arg)
@@ -442,7 +454,7 @@ static void *rx_main(void *arg)
 			usleep(200); /* udp: the device's socket comes with the worker's first frame */
 	}
 	uint64_t k = __atomic_load_n(&s->gs->pub.numbered, __ATOMIC_ACQUIRE);
-	if (stamp_ana_sent_upto(s->ana, (size_t)(1 + k))) {
+	if (extend_to(s, k)) {
 		s->rc = -ENOMEM;
 		return NULL;
 	}
@@ -511,6 +523,8 @@ static int gen_sess(struct sess *s, char *err, size_t errlen)
 	if (!g)
 		return -ENOMEM;
 	s->gs = g;
+	if (!(g->t1 = calloc(STAMP_T1_CHUNKS, sizeof(*g->t1))))
+		return -ENOMEM;
 	struct sockaddr_storage me;
 	socklen_t ml = sizeof(me);
 	uint16_t dport;
@@ -785,6 +799,11 @@ int txs_stamp_send_run(const struct txs_stamp_send_conf *c, volatile sig_atomic_
 			if (ss[i]->dev_fd >= 0 && ss[i]->dev_fd != ss[i]->fd)
 				close(ss[i]->dev_fd);
 			txs_stamp_ana_free(ss[i]->ana);
+			if (ss[i]->gs && ss[i]->gs->t1) {
+				for (size_t k = 0; k < STAMP_T1_CHUNKS && ss[i]->gs->t1[k]; k++)
+					free(ss[i]->gs->t1[k]);
+				free(ss[i]->gs->t1);
+			}
 			free(ss[i]->gs);
 			free(ss[i]);
 		}

@@ -47,8 +47,6 @@ void stamp_ana_reply_tlvs(struct txs_stamp_ana *a, const uint8_t *buf, size_t le
 void stamp_ana_progress(const struct txs_stamp_ana *a, uint64_t *sent, uint64_t *received, size_t *samples);
 /* The RTT distribution of samples [from, to). 0 or -ENOMEM. */
 int stamp_ana_rtt_range(const struct txs_stamp_ana *a, size_t from, size_t to, struct txs_stamp_dist *d);
-/* Packets up to n sent elsewhere (T1 from their replies). 0 or -ENOMEM. */
-int stamp_ana_sent_upto(struct txs_stamp_ana *a, size_t n);
 /* A datagram on our socket that is no reply of ours */
 void stamp_ana_count_foreign(struct txs_stamp_ana *a);
 
@@ -67,11 +65,18 @@ struct stamp_gen_sess {
 	bool tlv_hmac, ptp;
 	uint16_t ssid, err_est;
 	uint32_t seq0;                  /* the worker's first sequence number */
+	/* T1 of the worker's packet j: t1[j >> STAMP_T1_SHIFT][j & mask], the
+	 * chunks allocated by the worker as it gets to them (once per 4096
+	 * packets), read by the receive thread below pub.numbered only.
+	 * STAMP_T1_CHUNKS entries, zeroed, allocated with the session. */
+	uint64_t **t1;
 	struct {
 		uint64_t numbered;
 		TXS_CACHE_GUARD;
 	} pub TXS_CACHE_ALIGNED;
 };
+#define STAMP_T1_SHIFT 12
+#define STAMP_T1_CHUNKS (1u << 18) /* 2^30 packets per session */
 struct stamp_gen_conf {
 	struct stamp_gen_sess **sess;
 	unsigned n;
