@@ -256,8 +256,8 @@ struct txs_stamp_send_conf {
 	 * k sends session k's packets after its first probe, paced, each stamped
 	 * T1 with its own clock read; each session's replies are read by a
 	 * thread of its own. */
-	const char *dev;    /* the engine's device (txscale/netdev.h): NULL = "udp"
-			     * (kernel sockets); packet:IF, xdp:IF send frames, the
+	const char *dev;    /* the engine's device (txscale/netdev.h): NULL = "udp:gso=off"
+			     * (kernel sockets, a datagram per message); packet:IF, xdp:IF send frames, the
 			     * replies still come through the kernel to the session's socket */
 	const int *cpus;    /* sessions entries: worker k pinned to cpus[k] (-1: not); NULL: none */
 	enum txs_pace_kind pace; /* TXS_PACE_CONST (evenly spaced) or TXS_PACE_POISSON (needs rate) */

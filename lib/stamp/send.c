@@ -690,7 +690,7 @@ int txs_stamp_send_run(const struct txs_stamp_send_conf *c, volatile sig_atomic_
 		if (dc.frame_size < TXS_ETH_MIN_FRAME)
 			dc.frame_size = TXS_ETH_MIN_FRAME;
 		char derr[200] = "";
-		const char *spec = c->dev ? c->dev : "udp";
+		const char *spec = c->dev ? c->dev : "udp:gso=off";
 		rc = txs_netdev_open(&dev, spec, &dc, derr, sizeof(derr));
 		if (rc) {
 			snprintf(err, errlen, "--dev %s: %s", spec, derr[0] ? derr : strerror(-rc));
