@@ -71,7 +71,7 @@ scapy_reflector() {
     >"$tmp/peer.out" 2>&1 &
   local p=$!
   wait_for 10 test -s "$tmp/ready" || fail "scapy reflector does not start: $(cat "$tmp/peer.out")"
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200 -n $n -l 64 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200pps -n $n -l 64 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
     fail "stamp send: $(cat "$tmp/send.err")"
   wait $p || fail "scapy reflector: $(cat "$tmp/peer.out")"
   ok "send: $(cat "$tmp/send.json")"
@@ -95,10 +95,10 @@ differential() {
   ip netns exec "$B" $PY "$PEER" reflector 198.18.0.2 862 --count $n --timeout 30 --ready "$tmp/ready" >"$tmp/peer.out" 2>&1 &
   local p=$!
   wait_for 10 test -s "$tmp/ready" || fail "scapy reflector does not start"
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200 -n $n -l 80 -J >"$tmp/scapy.json" || fail "send vs scapy"
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200pps -n $n -l 80 -J >"$tmp/scapy.json" || fail "send vs scapy"
   wait $p || fail "scapy reflector: $(cat "$tmp/peer.out")"
   reflector --stateless
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200 -n $n -l 80 -J >"$tmp/txs.json" || fail "send vs txscale"
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 200pps -n $n -l 80 -J >"$tmp/txs.json" || fail "send vs txscale"
   refl_end
   k='{reflector,split,sent,reflected,received,lost,lost_forward,lost_backward,rtt:.rtt_ns.count}'
   ok "scapy:   $(jq -c "$k" "$tmp/scapy.json")"
@@ -116,7 +116,7 @@ nft_loss() { # FAMILY (4|6) [REFLECT ARGS]
   ip netns exec "$B" nft "add table inet stampf; add chain inet stampf in { type filter hook input priority 0; }; add rule inet stampf in udp dport 862 numgen inc mod 10 == 5 counter drop"
   ip netns exec "$A" nft "add table inet stampb; add chain inet stampb in { type filter hook input priority 0; }; add rule inet stampb in udp sport 862 numgen inc mod 7 == 3 counter drop"
   CLEANUP_HOOKS+=('ip netns exec "$B" nft delete table inet stampf 2>/dev/null' 'ip netns exec "$A" nft delete table inet stampb 2>/dev/null')
-  ip netns exec "$A" timeout 60 "$TXS" stamp send "$dst" -b 3k -n $n -J --wait 0.5 >"$tmp/send.json" 2>"$tmp/send.err" ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send "$dst" -b 3kpps -n $n -J --wait 0.5 >"$tmp/send.json" 2>"$tmp/send.err" ||
     fail "stamp send: $(cat "$tmp/send.err")"
   refl_end
   local fd bd j=$tmp/send.json
@@ -150,7 +150,7 @@ nft_tail() {
   reflector
   ip netns exec "$A" nft "add table inet stampt; add chain inet stampt in { type filter hook input priority 0; }; add rule inet stampt in udp sport 862 numgen inc mod 1000 97-101 counter drop"
   CLEANUP_HOOKS+=('ip netns exec "$A" nft delete table inet stampt 2>/dev/null')
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 1k -n 100 -J --wait 0.3 >"$tmp/send.json" 2>"$tmp/send.err" ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 1kpps -n 100 -J --wait 0.3 >"$tmp/send.json" 2>"$tmp/send.err" ||
     fail "stamp send: $(cat "$tmp/send.err")"
   refl_end
   local bd j=$tmp/send.json
@@ -167,7 +167,7 @@ auth() {
   printf 'stamp-secret\n' >"$tmp/key"
   printf 'other-secret\n' >"$tmp/bad"
   reflector --auth-file "$tmp/key"
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 1k -n 500 -J --auth-file "$tmp/key" --tlvs cos,direct \
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 1kpps -n 500 -J --auth-file "$tmp/key" --tlvs cos,direct \
     >"$tmp/send.json" 2>"$tmp/send.err" || fail "stamp send: $(cat "$tmp/send.err")"
   ok "$(cat "$tmp/send.json")"
   [ "$(jq -r '.sent == 500 and .received == 500 and .lost == 0 and .reflector == "stateful"' "$tmp/send.json")" = true ] ||
@@ -190,7 +190,7 @@ run_case auth
 # 5. sessions in parallel, reflector threads over SO_REUSEPORT
 parallel() {
   reflector -P 2
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -B 198.18.0.1 -P 3 -b 2k -n 2000 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -B 198.18.0.1 -P 3 -b 2kpps -n 2000 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
     fail "stamp send: $(cat "$tmp/send.err")"
   refl_end
   ok "$(cat "$tmp/send.json")"
@@ -203,9 +203,9 @@ run_case parallel
 # the sender's TLVs (the DSCP the reflector got comes back in CoS) and PTPv2 stamps
 sender_options() {
   reflector
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 300 -b 1k -S 0x28 --tlvs cos,direct,tsinfo,pad -l 200 -J \
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 300 -b 1kpps -S 0x28 --tlvs cos,direct,tsinfo,pad -l 200 -J \
     >"$tmp/tlv.json" 2>&1 || fail "--tlvs: $(cat "$tmp/tlv.json")"
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 300 -b 1k --ptp -J >"$tmp/ptp.json" 2>&1 ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 300 -b 1kpps --ptp -J >"$tmp/ptp.json" 2>&1 ||
     fail "--ptp: $(cat "$tmp/ptp.json")"
   refl_end
   ok "tlvs: $(jq -c '{received,cos,bad_time}' "$tmp/tlv.json"); ptp: $(jq -c '{received,bad_time,rtt:.rtt_ns.count}' "$tmp/ptp.json")"
@@ -219,12 +219,12 @@ run_case sender_options
 server_stamp() {
   lab_server -B 198.18.0.2 --stamp --metrics-file "$tmp/srv.prom"
   grep -q "STAMP reflector on 198.18.0.2 port 862" "$tmp/srv.log" || fail "no STAMP reflector in the server's log"
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 2k -n 1000 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -b 2kpps -n 1000 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
     fail "stamp send: $(cat "$tmp/send.err")"
   [ "$(jq -r '.sent == 1000 and .lost == 0 and .reflector == "stateful"' "$tmp/send.json")" = true ] ||
     fail "against the server: $(cat "$tmp/send.json")"
   # the control port still serves a test meanwhile
-  ip netns exec "$A" timeout 60 "$TXS" send -c 198.18.0.2 -n 1000 -b 10k -J >"$tmp/ctl.json" 2>&1 ||
+  ip netns exec "$A" timeout 60 "$TXS" send -c 198.18.0.2 -n 1000 -b 10kpps -J >"$tmp/ctl.json" 2>&1 ||
     fail "send -c: $(tail -n3 "$tmp/ctl.json")"
   wait_for 5 grep -q '^txscale_stamp_reflected_total 1000$' "$tmp/srv.prom" ||
     fail "metrics: $(grep stamp "$tmp/srv.prom" || echo none)"
@@ -239,7 +239,7 @@ run_case server_stamp
 # interval reports (-i): per session; they add up to the summary
 intervals() {
   reflector
-  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -P 2 -b 2k -t 2.2 -i 0.5 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -P 2 -b 2kpps -t 2.2 -i 0.5 -J >"$tmp/send.json" 2>"$tmp/send.err" ||
     fail "stamp send: $(cat "$tmp/send.err")"
   refl_end
   local n s r ss sr
@@ -308,7 +308,7 @@ bad_options() {
   txs_refuses --one-line "packets/s" stamp send 198.18.0.2 -b 10Mbit
   txs_refuses --one-line "names 1 CPUs for 2 sessions" stamp send 198.18.0.2 -P 2 -A 0
   txs_refuses --one-line "expected const or poisson" stamp send 198.18.0.2 --pace nope
-  txs_refuses --one-line "--pace poisson needs a rate" stamp send 198.18.0.2 --pace poisson -b 0 -n 5
+  txs_refuses --one-line "--pace poisson needs a rate" stamp send 198.18.0.2 --pace poisson -b 0pps -n 5
   txs_refuses --one-line "bad value for --pace-slack" stamp send 198.18.0.2 --pace-slack 200000
   txs_refuses "parallel" stamp reflect -P 0
   txs_refuses "nope" stamp nope
