@@ -259,7 +259,8 @@ struct txs_stamp_send_conf {
 	const char *dev;    /* the engine's device (txscale/netdev.h): NULL = "udp:gso=off"
 			     * (kernel sockets, a datagram per message); packet:IF, xdp:IF send frames, the
 			     * replies still come through the kernel to the session's socket */
-	const int *cpus;    /* sessions entries: worker k pinned to cpus[k] (-1: not); NULL: none */
+	const int *cpus;    /* sessions entries: session k's worker and receive thread pinned
+			     * to cpus[k] (-1: not); NULL: none */
 	enum txs_pace_kind pace; /* TXS_PACE_CONST (evenly spaced) or TXS_PACE_POISSON (needs rate) */
 	uint64_t seed;      /* POISSON: per-worker RNG seed (0 = random) */
 	uint64_t pace_slack_ns; /* the sleeping pacer's window (engine.h, pace_slack_ns):

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -431,6 +432,15 @@ static int extend(struct sess *s)
 static void *rx_main(void *arg)
 {
 	struct sess *s = arg;
+	if (s->c->cpus && s->c->cpus[s->idx] >= 0) {
+		/* on its worker's CPU: the session stays on the CPU it was given
+		 * (a receive thread left to the scheduler lands on the one other
+		 * CPU there is, the reflector's on a two-CPU host) */
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(s->c->cpus[s->idx], &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
 	for (;;) {
 		bool done = __atomic_load_n(&s->sending_done, __ATOMIC_ACQUIRE);
 		if (s->fd < 0) {

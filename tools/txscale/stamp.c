@@ -193,7 +193,7 @@ static const struct opt send_opts[] = {
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "sending time (default 10 s unless -n); paced, the RATE x SEC packets it schedules (late ones sent late)" },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length (default: the base packet and the TLVs asked for)", NULL, 0, TXS_STAMP_MAX_LEN },
 	{ "parallel", 'P', OPT_UINT, O(sessions), "N", "N sessions, each its own engine worker, socket and receive thread (SSIDs counted up from --ssid; default: one per -A CPU, else 1)", NULL, 1, 64 },
-	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin session k's sending worker to the k-th of these CPUs, e.g. 0-1 (default: not pinned; the receive threads never are)" },
+	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin session k (its sending worker and its receive thread) to the k-th of these CPUs, e.g. 0-1 (default: not pinned)" },
 	{ "dev", 0, OPT_STR, O(dev), "DEV", "the engine's device: udp[:ARGS] (kernel sockets; gso=off, the default here, sends each test packet as a datagram of its own through the stack: with GSO a veth carries a batch as one packet to the far end's filters), packet:IFNAME or xdp:IFNAME (frames; the replies come back through the kernel to each session's socket)", "udp:gso=off" },
 	{ "pace", 0, OPT_STR, O(pace), "MODE", "departures: const (evenly spaced at -b) or poisson (exponential gaps, mean rate -b, per-session RNG from --seed)", "const" },
 	{ "pace-slack", 0, OPT_STR, O(pace_slack), "USEC",
