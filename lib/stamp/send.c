@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The STAMP session-sender (docs/stamp.md): per session one thread and one
- * connected UDP socket. A session opens with a first probe sent until it is
+/* The STAMP session-sender (docs/stamp.md, "The sender"). A session opens
+ * with a first probe from its own connected socket, sent until it is
  * answered (its reply fixes the reflector's base number and says whether
- * the reflector is stateful), sends its packets paced to absolute times in
- * batches (sendmmsg; recvmmsg drains the replies between batches, kernel
- * receive stamps as T4), waits for the stragglers, and ends with tail
- * probes until the last packet sent is answered: only then is the
- * reflector's count, and so the loss split per direction, exact. */
+ * the reflector is stateful). Its packets then go out on txscale's engine:
+ * session k is worker k of the STAMP generator (gen.c), paced, each
+ * stamped T1 as it is written; the session's receive thread reads the
+ * replies (recvmmsg, kernel receive stamps as T4) from the socket that
+ * holds the flow's port (ours on frame devices, the udp: device's own,
+ * handed over by on_socket, on udp:) and adds what the worker numbered,
+ * published once per burst, to the analysis. When the engine is done it
+ * waits for the stragglers and ends with tail probes until the last
+ * packet sent is answered: only then is the reflector's count, and so the
+ * loss split per direction, exact. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -61,7 +66,7 @@ struct sess {
 	pthread_t th;
 	bool th_started;
 	uint8_t rbuf[BATCH][TXS_STAMP_MAX_LEN + 1];
-	uint8_t sbuf[BATCH][TXS_STAMP_MAX_LEN];
+	uint8_t sbuf[1][TXS_STAMP_MAX_LEN]; /* the probes' */
 };
 
 static bool stopped(const struct sess *s)
