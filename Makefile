@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 TXS = $(BUILD)/txscale
 
-.PHONY: all build deps demo test test-unit bench bench-peers bench-stamp lab lab-quick install clean sanitize tsan check-builds deb
+.PHONY: all build deps demo test test-unit bench bench-peers bench-stamp lab lab-quick install clean sanitize tsan check-builds deb abi-dump
 
 all: build
 
@@ -82,6 +82,14 @@ lab-quick: build
 
 install: build
 	cmake --install $(BUILD)
+
+# At a release (docs/abi.md): the ABI dump of the stable surface that the
+# test build_abi holds every later build to, abi/libtxscale.so.N.abi, taken
+# with abidw from the build's stable projection (needs -g: the default
+# RelWithDebInfo build). Commit it with the release.
+abi-dump: build
+	@scripts/deps test
+	cmake --build $(BUILD) --target abi-dump
 
 # Debian packages (debian/): libtxscale0, libtxscale-dev, txscale, built in a
 # copy of the tree under $(BUILD)/deb-src; the packages, lintian's report and

@@ -43,7 +43,7 @@ unsigned bench_cpus(const struct opt_cpus *given, int *cpus)
 	return n;
 }
 
-int bench_opts(const char *cmd, const struct opt *opts, void *cfg, int argc, char **argv)
+int bench_opts(const char *cmd, const struct txs_opt *opts, void *cfg, int argc, char **argv)
 {
 	const char *pos[1];
 	int npos;

@@ -13,7 +13,7 @@ unsigned bench_cpus(const struct opt_cpus *given, int *cpus);
 /* Parse a benchmark's options into cfg (no positional arguments).
  * Returns -1 to go on, else the exit status: 0 after --help, 2 after a bad
  * option (opt_parse printed the line). */
-int bench_opts(const char *cmd, const struct opt *opts, void *cfg, int argc, char **argv);
+int bench_opts(const char *cmd, const struct txs_opt *opts, void *cfg, int argc, char **argv);
 /* One engine run of ec to its end: the packets its workers sent per
  * second, or -1 when it did not run or check (NULL: none), called on the
  * engine after the run, returned < 0. */

@@ -44,7 +44,7 @@ struct ident_cfg {
 };
 
 #define O(f) offsetof(struct ident_cfg, f)
-static const struct opt ident_opts[] = {
+static const struct txs_opt ident_opts[] = {
 	{ "strategies", 0, OPT_STR, O(strategies), "LIST", "strategies to run, comma-separated",
 	  "cas-loop,atomic,percpu-segment,lease,flow" },
 	{ "threads", 0, OPT_STR, O(threads), "LIST", "thread counts, e.g. 1,2", "1,2" },

@@ -40,7 +40,7 @@ struct ls_cfg {
 };
 
 #define O(f) offsetof(struct ls_cfg, f)
-static const struct opt ls_opts[] = {
+static const struct txs_opt ls_opts[] = {
 	{ "modes", 0, OPT_STR, O(modes), "LIST", "modes: balance-rr, active-backup, balance-xor, broadcast",
 	  "balance-rr,active-backup,balance-xor,broadcast" },
 	{ "scopes", 0, OPT_STR, O(scopes), "LIST", "balance-rr counter scopes", "shared,percore,staggered" },

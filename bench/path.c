@@ -21,7 +21,7 @@ struct path_cfg {
 };
 
 #define O(f) offsetof(struct path_cfg, f)
-static const struct opt path_opts[] = {
+static const struct txs_opt path_opts[] = {
 	{ "packets", 'n', OPT_U64, O(count), "N", "packets per thread per run", "20M", 1000, 0 },
 	{ "runs", 'r', OPT_UINT, O(runs), "R", "runs per point (median reported)", "5", 1, 1000 },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length", "16", 0, 1472 },

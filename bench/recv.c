@@ -32,7 +32,7 @@ struct brecv_cfg {
 };
 
 #define O(f) offsetof(struct brecv_cfg, f)
-static const struct opt brecv_opts[] = {
+static const struct txs_opt brecv_opts[] = {
 	{ "packets", 'n', OPT_U64, O(count), "N", "packets in the generated capture", "1M", 1000, 50000000 },
 	{ "runs", 'r', OPT_UINT, O(runs), "R", "runs (median reported)", "5", 1, 1000 },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length of generated packets", "16", 0, 1472 },

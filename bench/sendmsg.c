@@ -27,7 +27,7 @@ struct sm_cfg {
 };
 
 #define O(f) offsetof(struct sm_cfg, f)
-static const struct opt sm_opts[] = {
+static const struct txs_opt sm_opts[] = {
 	{ "calls", 'n', OPT_U64, O(count), "N", "sendmsg calls per thread per run", "20M", 1000, 0 },
 	{ "runs", 'r', OPT_UINT, O(runs), "R", "runs per point (median reported)", "5", 1, 1000 },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload bytes per call", "16", 0, 1452 },

@@ -26,7 +26,7 @@ struct ts_cfg {
 };
 
 #define O(f) offsetof(struct ts_cfg, f)
-static const struct opt ts_opts[] = {
+static const struct txs_opt ts_opts[] = {
 	{ "packets", 'n', OPT_U64, O(count), "N", "packets per run", "20M", 1000, 0 },
 	{ "runs", 'r', OPT_UINT, O(runs), "R", "run pairs (median reported)", "7", 1, 1000 },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length", "16", 0, 1472 },

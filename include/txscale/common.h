@@ -15,6 +15,21 @@ extern "C" {
 /* Every exported symbol carries TXS_API; everything else is hidden. */
 #define TXS_API __attribute__((visibility("default")))
 
+/* What is stable (docs/abi.md): the names lib/txscale.map lists under
+ * TXSCALE_<MAJOR>.<MINOR> (the version functions, txs_strerror, the JSON
+ * sessions). Everything else these headers declare, the structs and their
+ * layouts included, is the unstable API (node TXSCALE_UNSTABLE_<VERSION>,
+ * renamed every release): a program using it is rebuilt with every release.
+ *
+ * TXS_UNSTABLE_API: the fast path's inline functions (txs_txq_*,
+ * txs_rx_input_poll, txs_tmpl_patch*, txs_pcap_next, txs_stamper_*,
+ * txs_ident_*reserve_fast, txs_linksel_select*, txs_hist_add_fast) compile
+ * the library's internal struct layouts into the caller, where no symbol
+ * version can catch a change. They are declared only to a program that
+ * defines TXS_UNSTABLE_API before its first txscale include (-DTXS_UNSTABLE_API),
+ * and so says it is built for this release only. The library, the CLI, the
+ * tests and the benchmarks define it (CMakeLists.txt). */
+
 /* Cache-line size used for per-core layout. */
 #define TXS_CACHE_LINE 64
 #define TXS_CACHE_ALIGNED __attribute__((aligned(TXS_CACHE_LINE)))
@@ -68,6 +83,8 @@ TXS_API void txs_cpus_assign(const int *given, unsigned n_given, bool no_pin, un
  *            at most max; err names the bad part */
 TXS_API int txs_parse_count(const char *s, uint64_t *out);
 TXS_API int txs_parse_seconds(const char *s, double *out);
+/* A rate in iperf's grammar: NUMBER[k|M|G|T][bit|bps|pps] (powers of 1000);
+ * bits/s unless "pps" ends it (datagrams/s). *bits says which. */
 TXS_API int txs_parse_rate(const char *s, double *value, bool *bits);
 TXS_API int txs_parse_cpus(const char *s, int *cpu, unsigned max, unsigned *n, char *err, size_t errlen);
 

@@ -62,6 +62,8 @@ struct txs_ctl_clock_rep {
 	uint64_t error_ns;     /* bound on its error: half the winning round trip */
 	bool have_drift;
 	int64_t drift_ns;      /* done: the offset measured after the test minus offset_ns */
+	const char *method;    /* how it was measured: TXS_CTL_CLOCK_UDP or TXS_CTL_CLOCK_TCP (static);
+				* NULL: not said (an older client: over the control connection) */
 };
 
 /* The server receives (the client's sender sends to it). */
@@ -112,6 +114,9 @@ struct txs_ctl_msg {
 	bool ports;                          /* hello: the server chooses a data port for a setup.recv.port of 0 */
 	uint16_t port;                       /* ready: the data port the server's receiver listens on (0: none said) */
 	uint64_t t1, t2, t3;                 /* time: CLOCK_REALTIME ns (t2, t3: 0 in the client's) */
+	bool clock_udp;                      /* hello: the server answers time.udp (UDP probes, kernel stamps) */
+	uint16_t udp;                        /* time: the client's UDP probe port / the server's answering one
+					      * (0: none; only to a server whose hello said clock_udp) */
 	struct txs_ctl_clock_rep done_clock; /* done: before/after the test (with drift) */
 };
 
@@ -140,32 +145,72 @@ TXS_API int txs_ctl_read(int fd, struct txs_ctl_msg *m, size_t max, int timeout_
 /* Encode and write one frame within timeout_ms (MSG_NOSIGNAL). */
 TXS_API int txs_ctl_write(int fd, const struct txs_ctl_msg *m, int timeout_ms, char *err, size_t errlen);
 
-/* ---- clock offset (lib/ctl/clock.c) ------------------------------------------------------------ *
- * NTP's on-wire calculation over the control connection: the client stamps
- * t1 and sends it, the server stamps its receive t2 and its answer t3, the
- * client stamps t4 on receipt. offset = ((t2 - t1) + (t3 - t4)) / 2 (the
- * server's clock minus the client's), round trip = (t4 - t1) - (t3 - t2);
- * the true offset lies within round trip / 2 of it whatever the path's
- * asymmetry. Of several exchanges the smallest round trip wins. */
-#define TXS_CTL_CLOCK_EXCHANGES 8
+/* ---- clock offset (lib/ctl/clock.c, clock_udp.c) ------------------------------------------------ *
+ * NTP's on-wire calculation: the client stamps t1 and sends it, the server
+ * stamps its receive t2 and its answer t3, the client stamps t4 on receipt.
+ * offset = ((t2 - t1) + (t3 - t4)) / 2 (the server's clock minus the
+ * client's), round trip = (t4 - t1) - (t3 - t2); the true offset lies within
+ * round trip / 2 of it whatever the path's asymmetry. Of several exchanges
+ * the smallest round trip wins.
+ *
+ * Two methods (docs/control.md, "Clock offset"): TXS_CTL_CLOCK_UDP, UDP
+ * probes between two ephemeral sockets whose four stamps are the kernels'
+ * (SO_TIMESTAMPING software transmit and receive stamps: no scheduling or
+ * system call in the round trip), with a server whose hello says
+ * clock_udp; TXS_CTL_CLOCK_TCP, time messages over the control connection
+ * stamped in user space (an older server, or UDP probes that did not come
+ * back with kernel stamps). */
+#define TXS_CTL_CLOCK_EXCHANGES 8      /* over the control connection */
+#define TXS_CTL_CLOCK_UDP_EXCHANGES 32 /* UDP probes */
+#define TXS_CTL_CLOCK_UDP_WAIT_MS 100  /* for one probe's answer */
+#define TXS_CTL_CLOCK_UDP_BUDGET_MS 1000 /* for all of them */
 #define TXS_CTL_CLOCK_MAX_NS (1ll << 62) /* offsets, errors, stamps' spans: larger is refused */
+#define TXS_CTL_CLOCK_UDP "udp-kernel-ts"
+#define TXS_CTL_CLOCK_TCP "control-tcp"
 struct txs_ctl_clock {
 	int64_t offset_ns;   /* server's clock minus the client's */
 	uint64_t rtt_ns;     /* the winning round trip (error bound: half of it) */
 	unsigned used;       /* exchanges that gave a sample */
+	const char *method;  /* TXS_CTL_CLOCK_UDP or TXS_CTL_CLOCK_TCP */
+	unsigned probes;     /* UDP: probes sent */
+	unsigned lost;       /* UDP: probes without a whole answer (reply, follow-up, all four kernel stamps) */
 };
 /* One sample. -ERANGE when the stamps cannot be (t4 before t1, t3 before t2,
  * the server's time longer than the round trip, spans over
  * TXS_CTL_CLOCK_MAX_NS). */
 TXS_API int txs_ctl_clock_sample(uint64_t t1, uint64_t t2, uint64_t t3, uint64_t t4, int64_t *offset,
 				 uint64_t *rtt);
+/* The four stamps of one exchange. */
+struct txs_ctl_stamps {
+	uint64_t t1, t2, t3, t4;
+};
+/* The smallest round trip of n exchanges wins: out's offset, round trip and
+ * used (the exchanges that gave a sample; method and the UDP counts are
+ * left as they are). 0; -ERANGE when none gave a sample. */
+TXS_API int txs_ctl_clock_best(const struct txs_ctl_stamps *s, unsigned n, struct txs_ctl_clock *out);
 /* Client: n exchanges (1..64) over fd, each within timeout_ms; the smallest
  * round trip wins. 0; -ERANGE (no exchange gave a sample); -EREMOTEIO (the
  * server answered with an error: err holds "the server says: ..."); the
  * read/write errors (err says which). */
 TXS_API int txs_ctl_clock_measure(int fd, unsigned n, int timeout_ms, struct txs_ctl_clock *out, char *err,
 				  size_t errlen);
-/* Server: answer the time message m, read when the clock said t2. */
+/* Client, with a server whose hello said clock_udp: n UDP exchanges (1..64)
+ * with kernel stamps between an ephemeral socket on fd's local address and
+ * the server's on fd's peer address (named in a time message over fd),
+ * within budget_ms in all; a probe without a whole answer within wait_ms is
+ * counted (out->lost) and passed over. Then one time message over fd ends
+ * the server's part. 0 (out->method TXS_CTL_CLOCK_UDP); -ENOMSG when no
+ * probe came back with four kernel stamps (err says why; the connection is
+ * fine: measure over it instead); the read/write errors of fd. */
+TXS_API int txs_ctl_clock_measure_udp(int fd, unsigned n, int wait_ms, int budget_ms, int timeout_ms,
+				      struct txs_ctl_clock *out, char *err, size_t errlen);
+/* Server: answer the time message m, read when the clock said t2. With
+ * m->udp (a client's UDP probe port) it opens an answering socket on fd's
+ * local address, names it in the answer and answers the probes from fd's
+ * peer until the client's next message over fd is there (at most
+ * TXS_CTL_CLOCK_UDP_SERVE_MS, 128 probes); without timestamping it names no
+ * port (the client measures over fd). */
+#define TXS_CTL_CLOCK_UDP_SERVE_MS 3000
 TXS_API int txs_ctl_clock_answer(int fd, const struct txs_ctl_msg *m, uint64_t t2, int timeout_ms, char *err,
 				 size_t errlen);
 /* The clock of a test as a line {"type":"clock","offset_ns":...,"error_ns":...,

@@ -36,7 +36,7 @@ struct txs_ctl_srv_cfg {
 	double ctl_timeout;               /* longest wait for a client's next message, s */
 	const struct txs_ctl_allow *allow; /* NULL: the server sends only to its client */
 	const uint8_t *key;               /* TXS_CTL_KEY_LEN bytes; NULL: no shared secret */
-	double max_rate;                  /* 0: no limit; packets/s, or frame bits/s with max_rate_bits */
+	double max_rate;                  /* 0: no limit; datagrams/s, or bits/s of UDP payload with max_rate_bits */
 	bool max_rate_bits;
 	struct txs_addr client, local;    /* the control connection's two ends */
 	const char *client_s;             /* the client's address as text */

@@ -365,6 +365,7 @@ struct txs_stamper {
 	uint64_t acc, step; /* TXS_TS_INTERP: ns0 + (acc >> 32), acc += step */
 };
 
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 static inline void txs_stamper_init(struct txs_stamper *s, const struct txs_worker *w)
 {
 	s->w = w;
@@ -414,6 +415,7 @@ static inline uint64_t txs_worker_stamp(const struct txs_worker *w)
 	txs_stamper_init(&s, w);
 	return txs_stamper_read(&s);
 }
+#endif /* TXS_UNSTABLE_API */
 
 #ifdef __cplusplus
 }

@@ -48,7 +48,12 @@ struct txs_gen_conf {
  * prebuilt frame per datagram. init refuses (-EMSGSIZE) a datagram that does
  * not fit the device's MTU on a frame device: those are fragmented by
  * txs_udp_sock_gen_ops; txs_udp_fast_path_ok() makes the choice. */
-TXS_API extern const struct txs_gen_ops txs_udp_gen_ops;
+/* Exported as a function, not as a data object: a program linking an
+ * exported table gets a copy relocation of its size, so the library could
+ * never grow struct txs_gen_ops. The macro keeps the old name's spelling
+ * (txs_X_gen_ops.fill(...), &txs_X_gen_ops) for source compatibility. */
+TXS_API const struct txs_gen_ops *txs_udp_gen(void);
+#define txs_udp_gen_ops (*txs_udp_gen())
 
 #ifdef __cplusplus
 }

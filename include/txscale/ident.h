@@ -64,12 +64,14 @@ struct txs_ident_flow {
 	uint16_t next;
 };
 TXS_API void txs_ident_flow_init(struct txs_ident_core *c, struct txs_ident_flow *f);
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 static inline uint16_t txs_ident_flow_reserve(struct txs_ident_flow *f, unsigned segs)
 {
 	uint16_t id = f->next;
 	f->next = (uint16_t)(id + segs);
 	return id;
 }
+#endif /* TXS_UNSTABLE_API */
 
 /* ---- the inline fast path, the clock hint, diagnostics ------------------- */
 
@@ -91,6 +93,7 @@ struct txs_ident_core_view {
 	uint32_t slot_mask;                 /* slots - 1 */
 };
 
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* Same contract and result as txs_ident_reserve(); the lease strategy's
  * common case (the bucket's lease is current and large enough) runs inline,
  * everything else calls txs_ident_reserve(). Owning thread only, wait-free
@@ -109,6 +112,7 @@ static inline uint16_t txs_ident_reserve_fast(struct txs_ident_core *c, uint32_t
 	}
 	return txs_ident_reserve(c, hash, segs);
 }
+#endif /* TXS_UNSTABLE_API */
 
 /* Let the core observe the coarse clock (lease: once per tick every lease is
  * re-validated on its next use; one that other cores overtook by more than

@@ -207,6 +207,7 @@ static inline uint64_t txs_linksel_mix64_(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* Pick the link for one packet: a link index (0..n_links-1), or -ENETDOWN
  * when no link is up (counted in the core's nolink). key is read by
  * balance-xor only (key->hash, see txs_linksel_key_prepare) and may be NULL
@@ -281,6 +282,7 @@ static inline bool txs_linksel_core_broadcast(const struct txs_linksel_core *c)
 {
 	return c->kind == TXS_LSK_BROADCAST;
 }
+#endif /* TXS_UNSTABLE_API */
 
 struct txs_linksel_stats {
 	uint64_t nolink;   /* selections refused because no link was up */

@@ -232,6 +232,7 @@ TXS_API void txs_netdev_close(struct txs_netdev *dev);
 TXS_API int txs_txq_open(struct txs_netdev *dev, unsigned id, struct txs_txq **out);
 TXS_API void txs_txq_close(struct txs_txq *q);
 
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 static inline unsigned txs_txq_alloc(struct txs_txq *q, struct txs_pktbuf *b, unsigned n)
 {
 	return q->dev->ops->tx_alloc(q, b, n);
@@ -249,6 +250,7 @@ static inline int txs_txq_flush(struct txs_txq *q)
 {
 	return q->dev->ops->tx_flush ? q->dev->ops->tx_flush(q) : 0;
 }
+#endif /* TXS_UNSTABLE_API */
 
 /* Sum of all queues' counters for one link (any thread). */
 TXS_API void txs_netdev_link_stats(const struct txs_netdev *dev, unsigned link, struct txs_link_counters *out);

@@ -271,6 +271,7 @@ struct txs_tmpl {
 TXS_API int txs_tmpl_build(struct txs_tmpl *t, const struct txs_flow_spec *spec);
 TXS_API void txs_tmpl_free(struct txs_tmpl *t);
 
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* Copy the template into buf (>= t->wire_len bytes) and patch the per-packet
  * fields: IPv4 ID (ignored for IPv6), sequence and timestamp. Checksums are
  * updated incrementally. Returns the frame length to send (t->wire_len). */
@@ -281,6 +282,7 @@ static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, ui
  * value written is computed from the template, never from buf. */
 static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 					     uint64_t seq, uint64_t ts_ns);
+#endif /* TXS_UNSTABLE_API */
 
 /* ---- traffic shapes: flows and size mixes (docs/udp.md, "Flows and sizes") ----
  * A worker sends `flows` flows (0 = 1). Flow i of worker k is global flow
@@ -436,6 +438,7 @@ TXS_API int txs_pcap_open_file(struct txs_pcap *p, const char *path);
  * Inline for the common record (classic, host order, Ethernet, whole);
  * anything else goes to txs_pcap_next_slow(). */
 TXS_API int txs_pcap_next_slow(struct txs_pcap *p, struct txs_pcap_rec *rec);
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 static inline int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
 {
 	if (TXS_LIKELY(p->fast) && p->len - p->off >= 16) {
@@ -455,6 +458,7 @@ static inline int txs_pcap_next(struct txs_pcap *p, struct txs_pcap_rec *r)
 	}
 	return txs_pcap_next_slow(p, r);
 }
+#endif /* TXS_UNSTABLE_API */
 TXS_API void txs_pcap_close(struct txs_pcap *p);
 /* Write a classic pcap (Ethernet, ns) header / record into buf; returns bytes
  * written. For generated test and benchmark input. */
@@ -469,6 +473,7 @@ static inline uint16_t txs_get_be16(const uint8_t *p) { return (uint16_t)(p[0] <
 static inline uint32_t txs_get_be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
 static inline uint64_t txs_get_be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return __builtin_bswap64(v); }
 
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 static inline uint32_t txs_tmpl_patch_fields(const struct txs_tmpl *t, uint8_t *buf, uint16_t ip_id,
 					     uint64_t seq, uint64_t ts_ns)
 {
@@ -513,6 +518,7 @@ static inline uint32_t txs_tmpl_patch(const struct txs_tmpl *t, uint8_t *buf, ui
 	memcpy(buf, t->frame, t->wire_len);
 	return txs_tmpl_patch_fields(t, buf, ip_id, seq, ts_ns);
 }
+#endif /* TXS_UNSTABLE_API */
 
 #ifdef __cplusplus
 }

@@ -101,7 +101,9 @@ TXS_API int txs_replay_schedule(struct txs_replay *r, double speed, struct txs_p
  * datagrams), on a kernel_ip device only (else -EPROTOTYPE); a device buffer
  * smaller than txs_replay_udp_frame_max() fails the fill (-EMSGSIZE); a
  * payload over the path MTU is the kernel's to fragment (or refuse, DF). */
-TXS_API extern const struct txs_gen_ops txs_replay_gen_ops;
+/* A function, not a data object, as txs_udp_gen() (txscale/gen.h). */
+TXS_API const struct txs_gen_ops *txs_replay_gen(void);
+#define txs_replay_gen_ops (*txs_replay_gen())
 
 #ifdef __cplusplus
 }

@@ -250,7 +250,7 @@ struct txs_rx_flow {
 	uint64_t excess;         /* unique beyond the expected count */
 	uint64_t extent_max, extent_sum, extent_beyond; /* RFC 4737 reordering extent */
 	uint64_t lat_count, lat_min, lat_max; /* ns */
-	__extension__ unsigned __int128 lat_sum; /* ns; 128 bits: cannot wrap */
+	uint64_t lat_sum_lo, lat_sum_hi; /* ns, 128 bits as two words (no __int128 in a public struct): cannot wrap */
 	uint64_t jitter_ns;      /* RFC 3550 interarrival jitter */
 	uint64_t jitter_samples; /* transit times it is made of */
 	uint64_t first_ns, last_ns; /* first and last arrival (CLOCK_REALTIME ns, 0 = unknown) */
@@ -330,6 +330,7 @@ struct txs_rx_result {
 	bool have_drift;
 	int64_t clock_drift_ns;  /* offset after the test minus before */
 	const char *clock_source; /* "control" (measured), "option" (--clock-offset) */
+	const char *clock_method; /* measured: how ("udp-kernel-ts", "control-tcp"); NULL: not said */
 };
 
 /* Merge n cores (all stopped) and apply what the sender sent (e may be NULL).
@@ -356,6 +357,10 @@ TXS_API void txs_rx_result_text(FILE *f, const struct txs_rx_result *r, const ch
  * offset_ns replaces the cores' offset in the report only. */
 TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns, uint64_t error_ns, bool have_drift,
 				     int64_t drift_ns, const char *source);
+/* How a measured offset was measured (a static string, the control
+ * session's: "udp-kernel-ts", "control-tcp"), for the report's clock
+ * object ("method") and text; after txs_rx_result_set_clock. */
+TXS_API void txs_rx_result_set_clock_method(struct txs_rx_result *r, const char *method);
 
 /* ---- live copies of a core's flows ------------------------------------------------
  * For a reader while the core runs (a metrics scrape): the owner copies its
@@ -563,6 +568,7 @@ struct txs_rx_input {
 TXS_API int txs_rx_input_open(struct txs_rx_input **out, const char *spec, const struct txs_rx_input_conf *conf,
 			      char *err, size_t errlen);
 TXS_API void txs_rx_input_close(struct txs_rx_input *in);
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* Receive what is there (waiting at most timeout_ms when nothing is) and
  * analyse it into c. Returns packets handed to c (>= 0), -ENODATA at the end
  * of an offline input, or -errno. Only the thread owning queue q. */
@@ -570,6 +576,7 @@ static inline int txs_rx_input_poll(struct txs_rx_input *in, unsigned q, struct 
 {
 	return in->ops->poll(in, q, c, timeout_ms);
 }
+#endif /* TXS_UNSTABLE_API */
 /* Counters kept by the kernel for our sockets (cumulative; call once the
  * pollers stopped). */
 TXS_API void txs_rx_input_stats(struct txs_rx_input *in, struct txs_rx_input_stats *out);

@@ -47,6 +47,10 @@ TXS_API void txs_ip3_rx_init(struct txs_ip3_rx *r);
 /* One datagram: payload as received, arrival time in seconds on the
  * sender's clock's scale (only differences matter). */
 TXS_API void txs_ip3_rx_dgram(struct txs_ip3_rx *r, const uint8_t *buf, size_t len, bool c64, double arrival_s);
+/* The same for a sequence read elsewhere (iperf 2's header): seq 0 is
+ * malformed; sec/usec the sender's stamp, len the datagram's length. */
+TXS_API void txs_ip3_rx_seq(struct txs_ip3_rx *r, uint64_t seq, uint32_t sec, uint32_t usec, size_t len,
+			    double arrival_s);
 /* Exact loss against what the sender says it sent: sent - unique, never
  * below 0; *excess gets unique beyond sent (a liar or a duplicate sender). */
 TXS_API uint64_t txs_ip3_rx_lost(const struct txs_ip3_rx *r, uint64_t sent, uint64_t *excess);

@@ -40,6 +40,7 @@ extern "C" {
 /* max_sessions' default: a shared test host's clients, not its core count
  * (the CPU count where that is more); sessions past the CPUs share them */
 #define TXS_SERVER_SESSIONS_DEFAULT 16
+#define TXS_SERVER_IP2_PORT 5001 /* iperf 2's port */
 
 struct txs_server_conf {
 	const char *bind;          /* listen on this address only (NULL: every address, IPv6 and IPv4) */
@@ -53,7 +54,7 @@ struct txs_server_conf {
 				    * with one_off) */
 	unsigned max_per_client;   /* at once from one address (0 or over max_sessions: max_sessions) */
 	double max_rate;           /* the most a client may ask us to send (0: no limit) ... */
-	bool max_rate_bits;        /* ... in frame bits/s, else datagrams/s */
+	bool max_rate_bits;        /* ... in bits/s of UDP payload (as -b), else datagrams/s */
 	struct txs_metrics_opts metrics; /* the registry of the sessions' metrics (docs/metrics.md) */
 	int64_t stamp_shift_ns;    /* test only: the tests' senders stamp this far off our clock */
 	int stamp_port;            /* a STAMP reflector on this UDP port beside the control port, in the
@@ -61,6 +62,9 @@ struct txs_server_conf {
 	unsigned stamp_threads;    /* its sockets (SO_REUSEPORT), one thread each (0: 1) */
 	bool stamp_stateless;      /* it echoes the sender's numbers (RFC 8762 4.3) */
 	const char *stamp_auth_file; /* its HMAC key (txs_stamp_key_load): authenticated mode; NULL: none */
+	int iperf2_port;           /* iperf 2 UDP clients on this port, in the server's process (docs/iperf2.md):
+				    * -1 none, 0 the kernel's choice; default TXS_SERVER_IP2_PORT */
+	bool iperf2_required;      /* the port is the user's: taken is an error (else it is logged and skipped) */
 };
 
 /* The defaults: port TXS_CTL_PORT, max_time 300, ctl_timeout 10, no STAMP
@@ -78,6 +82,8 @@ struct txs_server_summary {
 	const char *role;          /* this server's side: "receiver" or "sender" */
 	bool iperf3;               /* an iperf3 client's test (its text is in the log already) */
 	const char *json;          /* one line, no newline */
+	bool iperf2;               /* an iperf 2 client's test (session 0, in the server's process; its text is in
+				    * the log already) */
 };
 
 struct txs_server_hooks {
@@ -88,7 +94,7 @@ struct txs_server_hooks {
 	/* One line that is not the log: a failure of the server itself, a
 	 * metrics note ("metrics at http://..."). */
 	void (*msg)(void *user, const char *line);
-	/* A test's summary (in the session's process). */
+	/* A test's summary (in the session's process; an iperf 2 test's in the server's). */
 	void (*summary)(void *user, const struct txs_server_summary *s);
 	/* In a test's receiver ("recv") or sender ("send") process: one line of
 	 * its errors and notes, as `txscale recv` / `txscale send` would say
@@ -109,6 +115,8 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 			    const struct txs_server_hooks *hooks, char *err, size_t errlen);
 /* The control port it listens on. */
 TXS_API uint16_t txs_server_port(const struct txs_server *s);
+/* The iperf 2 service's UDP port (0: none). */
+TXS_API uint16_t txs_server_iperf2_port(const struct txs_server *s);
 /* The STAMP reflector's UDP port (0: none). */
 TXS_API uint16_t txs_server_stamp_port(const struct txs_server *s);
 /* Accept, admit, serve until txs_server_stop (then the sessions are

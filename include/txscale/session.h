@@ -9,4 +9,5 @@
 #include <txscale/session_send.h>
 #include <txscale/session_recv.h>
 #include <txscale/ndr.h>
+#include <txscale/session_json.h>
 #endif

@@ -26,10 +26,13 @@
 extern "C" {
 #endif
 
-/* A rate: packets/s, or frame bits/s (bits). 0 = unlimited. */
+/* A rate: datagrams/s, or bits/s of UDP payload as iperf counts them
+ * (bits); the whole run's, or each thread's (per_thread: iperf3 applies -b
+ * to each stream, and the CLI's -b and --ramp set it). 0 = unlimited. */
 struct txs_send_rate {
 	double value;
 	bool bits;
+	bool per_thread;
 };
 
 /* The lowest rate: one datagram per 1000 s per thread. */
@@ -111,7 +114,8 @@ TXS_API void txs_send_conf_init(struct txs_send_conf *c);
 /* What a checked config resolves to, for a front end that hands the test
  * to someone else (the CLI's client): the destination (DEST or --dst's
  * first) and port (-p or --dport's first), the largest -l size, the threads, the seconds, and -b in
- * datagrams/s (in bits: at one datagram's frame). */
+ * datagrams/s for the whole run (bits/s at the -l sizes' mean payload, times the threads when
+ * per thread). */
 struct txs_send_plan {
 	char dest[64];
 	uint16_t port;

@@ -69,9 +69,12 @@ TXS_API const char *txs_fmt_si(double v, char *buf, size_t len);
 #define TXS_HIST_BUCKETS ((64 - TXS_HIST_SUB_BITS + 1) << TXS_HIST_SUB_BITS)
 struct txs_hist {
 	uint64_t count, min, max;
-	/* 128 bits: 64-bit nanoseconds wrap after ~1.8e10 samples of 1 ms
-	 * (half an hour of one flow at 10 Mpps), and the mean with them */
-	__extension__ unsigned __int128 sum;
+	/* The sum as 128 bits, low and high words: 64-bit nanoseconds wrap
+	 * after ~1.8e10 samples of 1 ms (half an hour of one flow at 10 Mpps),
+	 * and the mean with them. Two words, not an __int128: ctypes, cffi and
+	 * cgo cannot express its alignment, and the add is the same add/adc
+	 * (txs_hist_add_fast). txs_hist_sum() reads it as a double. */
+	uint64_t sum_lo, sum_hi;
 	uint64_t b[TXS_HIST_BUCKETS];
 };
 TXS_API void txs_hist_init(struct txs_hist *h);
@@ -85,16 +88,23 @@ static inline unsigned txs_hist_idx(uint64_t v)
 	unsigned e = 63u - (unsigned)__builtin_clzll(v) - TXS_HIST_SUB_BITS + 1;
 	return (e << TXS_HIST_SUB_BITS) + (unsigned)((v >> (e - 1)) & ((1u << TXS_HIST_SUB_BITS) - 1));
 }
+#ifdef TXS_UNSTABLE_API /* the fast path, inline: unstable (txscale/common.h, docs/abi.md) */
 /* txs_hist_add for hot paths (same result, inlined). */
 static inline void txs_hist_add_fast(struct txs_hist *h, uint64_t v)
 {
 	h->b[txs_hist_idx(v)]++;
 	h->count++;
-	h->sum += v;
+	h->sum_hi += __builtin_add_overflow(h->sum_lo, v, &h->sum_lo);
 	if (TXS_UNLIKELY(v < h->min))
 		h->min = v;
 	if (TXS_UNLIKELY(v > h->max))
 		h->max = v;
+}
+#endif /* TXS_UNSTABLE_API */
+/* The sum of the values added, as a double (2^64 sum_hi + sum_lo). */
+static inline double txs_hist_sum(const struct txs_hist *h)
+{
+	return (double)h->sum_hi * 18446744073709551616.0 + (double)h->sum_lo;
 }
 TXS_API void txs_hist_merge(struct txs_hist *dst, const struct txs_hist *src);
 /* Value at quantile q (0..1): an upper bound of the bucket holding it,

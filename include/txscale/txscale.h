@@ -5,7 +5,9 @@
  *
  * The sessions (txscale/session.h: send, receive, the no-drop-rate search)
  * are the library's front door: a config struct, a check, open, run, a
- * result and its writers. The version the headers are: TXS_VERSION_MAJOR,
+ * result and its writers; and the JSON session boundary
+ * (txscale/session_json.h: txs_session_new/start/stats_json/stop/wait/free),
+ * the stable way in for programs and other languages. The version the headers are: TXS_VERSION_MAJOR,
  * _MINOR, _PATCH (txscale/version.h); the library's: txs_version_*(). */
 #ifndef TXSCALE_TXSCALE_H
 #define TXSCALE_TXSCALE_H
@@ -24,5 +26,6 @@
 #include <txscale/metrics.h>
 #include <txscale/udp.h>
 #include <txscale/session.h>
+#include <txscale/session_json.h>
 #include <txscale/stamp.h>
 #endif

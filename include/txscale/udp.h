@@ -224,7 +224,9 @@ struct txs_udp_gen_conf {
 /* Frames per datagram of every size of the shape at this MTU when they are
  * all the same, else 0 (mixed fragment counts are not supported). */
 TXS_API unsigned txs_udp_shape_frames(const struct txs_shape *sh, bool v4, uint32_t mtu, uint32_t payload_len);
-TXS_API extern const struct txs_gen_ops txs_udp_sock_gen_ops;
+/* A function, not a data object, as txs_udp_gen() (txscale/gen.h). */
+TXS_API const struct txs_gen_ops *txs_udp_sock_gen(void);
+#define txs_udp_sock_gen_ops (*txs_udp_sock_gen())
 
 /* The one choice between the two generators, made at setup: the template
  * fast path (txs_udp_gen_ops with a struct txs_gen_conf) gives the very

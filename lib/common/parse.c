@@ -59,25 +59,30 @@ TXS_API int txs_parse_seconds(const char *s, double *out)
 
 TXS_API int txs_parse_rate(const char *s, double *value, bool *bits)
 {
+	/* iperf's grammar: a number with k/M/G/T (powers of 1000, either case,
+	 * as iperf3's unit_atof_rate) is bits/s; "bit", "bps" or "bit/s" after
+	 * it says so; "pps" makes it datagrams/s (iperf 2's -b 100kpps) */
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || v < 0 || !isfinite(v))
 		return -EINVAL;
 	double mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1e3, end++;
-	else if (*end == 'M')
-		mul = 1e6, end++;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1e9, end++;
-	bool b = strcmp(end, "bit") == 0 || strcmp(end, "bps") == 0;
-	if (!b && strcmp(end, "pps") != 0 && *end)
+	switch (*end) {
+	case 'k': case 'K': mul = 1e3, end++; break;
+	case 'm': case 'M': mul = 1e6, end++; break;
+	case 'g': case 'G': mul = 1e9, end++; break;
+	case 't': case 'T': mul = 1e12, end++; break;
+	default: break;
+	}
+	bool pps = strcmp(end, "pps") == 0;
+	if (!pps && *end && strcmp(end, "bit") && strcmp(end, "bps") && strcmp(end, "bit/s") &&
+	    strcmp(end, "bits") && strcmp(end, "bits/s"))
 		return -EINVAL;
 	if (v * mul > 1e12)
 		return -EINVAL;
 	*value = v * mul;
-	*bits = b;
+	*bits = !pps;
 	return 0;
 }
 

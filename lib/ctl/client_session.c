@@ -21,6 +21,8 @@ struct txs_ctl_client {
 	char local_s[INET6_ADDRSTRLEN];
 	uint32_t test;
 	bool clock; /* the server answers time messages (its hello said so) */
+	bool clock_udp; /* ... and UDP clock probes with kernel stamps */
+	bool clock_said; /* the fallback to the control connection was said */
 	bool ports; /* the server chooses a data port for a setup.recv.port of 0 (its hello said so) */
 };
 
@@ -83,6 +85,7 @@ static int hello(struct txs_ctl_client *c, const uint8_t *key, int *why, char *e
 		}
 	}
 	c->clock = m.clock;
+	c->clock_udp = m.clock && m.clock_udp;
 	c->ports = m.ports;
 	txs_ctl_msg_free(&m);
 	*why = 0;
@@ -239,15 +242,46 @@ int txs_ctl_client_recv_finish(struct txs_ctl_client *c, const char *send_json, 
 
 /* ---- one test with our own sides ------------------------------------------------------------------ */
 
-/* A clock exchange (docs/control.md, "Clock offset"); a failed one is said
- * and leaves the test uncorrected, a broken connection fails it. */
+/* What a side's warn hook gets, once per client where once is enough. */
+static void clock_warn(struct crun *k, bool once, const char *fmt, const char *a)
+{
+	if ((once && k->c->clock_said) || !k->ops->warn)
+		return;
+	if (once)
+		k->c->clock_said = true;
+	char line[512];
+	snprintf(line, sizeof(line), fmt, k->c->host, a);
+	k->ops->warn(k->ops->arg, line);
+}
+
+/* A clock exchange (docs/control.md, "Clock offset"): UDP probes with the
+ * kernels' stamps where the server has them, else (and said) time messages
+ * over the control connection; a failed one is said and leaves the test
+ * uncorrected, a broken connection fails it. */
 static int measure_clock(struct crun *k, bool *have, struct txs_ctl_clock *out)
 {
 	*have = false;
 	if (!k->c->clock)
 		return 0;
 	char e[256];
-	int rc = txs_ctl_clock_measure(k->c->fd, TXS_CTL_CLOCK_EXCHANGES, txs_ctl_ms(k->c->timeout), out, e, sizeof(e));
+	int tmo = txs_ctl_ms(k->c->timeout);
+	int rc = -ENOMSG;
+	if (k->c->clock_udp) {
+		rc = txs_ctl_clock_measure_udp(k->c->fd, TXS_CTL_CLOCK_UDP_EXCHANGES, TXS_CTL_CLOCK_UDP_WAIT_MS,
+					       TXS_CTL_CLOCK_UDP_BUDGET_MS, tmo, out, e, sizeof(e));
+		if (rc == -ENOMSG)
+			clock_warn(k, true, "%s: clock: %s: measured over the control connection instead (" TXS_CTL_CLOCK_TCP ")", e);
+		else if (rc == 0 && out->lost) {
+			char n[64];
+			snprintf(n, sizeof(n), "%u of %u", out->lost, out->probes);
+			clock_warn(k, false, "%s: clock: %s UDP probes came back incomplete or not at all (passed over)", n);
+		}
+	} else {
+		clock_warn(k, true, "%s: clock: the server has no UDP clock probes (an older txscale%s): measured over the "
+				    "control connection (" TXS_CTL_CLOCK_TCP ")", "");
+	}
+	if (rc == -ENOMSG)
+		rc = txs_ctl_clock_measure(k->c->fd, TXS_CTL_CLOCK_EXCHANGES, tmo, out, e, sizeof(e));
 	if (rc == -ERANGE) {
 		char line[sizeof(e) + 128];
 		snprintf(line, sizeof(line), "%s: %s: latency not corrected", k->c->host, e);
@@ -274,7 +308,7 @@ static const struct txs_ctl_clock_rep *clock_rep(const struct crun *k, bool serv
 		return NULL;
 	int64_t sign = server_receives ? 1 : -1;
 	*r = (struct txs_ctl_clock_rep){ .on = true, .offset_ns = sign * k->clk0.offset_ns,
-					 .error_ns = k->clk0.rtt_ns / 2 };
+					 .error_ns = k->clk0.rtt_ns / 2, .method = k->clk0.method };
 	if (k->have_clk1) {
 		r->have_drift = true;
 		r->drift_ns = sign * (k->clk1.offset_ns - k->clk0.offset_ns);

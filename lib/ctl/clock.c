@@ -45,12 +45,32 @@ TXS_API int txs_ctl_clock_sample(uint64_t t1, uint64_t t2, uint64_t t3, uint64_t
 	return 0;
 }
 
+TXS_API int txs_ctl_clock_best(const struct txs_ctl_stamps *s, unsigned n, struct txs_ctl_clock *out)
+{
+	out->used = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t off;
+		uint64_t rtt;
+		if (txs_ctl_clock_sample(s[i].t1, s[i].t2, s[i].t3, s[i].t4, &off, &rtt) < 0)
+			continue; /* stamps that cannot be give no sample */
+		if (!out->used || rtt < out->rtt_ns) {
+			out->offset_ns = off;
+			out->rtt_ns = rtt;
+		}
+		out->used++;
+	}
+	return out->used ? 0 : -ERANGE;
+}
+
 TXS_API int txs_ctl_clock_measure(int fd, unsigned n, int timeout_ms, struct txs_ctl_clock *out, char *err,
 				  size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
+	out->method = TXS_CTL_CLOCK_TCP;
 	if (n < 1 || n > 64)
 		return -EINVAL;
+	struct txs_ctl_stamps st[64];
+	unsigned k = 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct txs_ctl_msg q = { .type = TXS_CTL_TIME, .t1 = real_ns() }, a;
 		int rc = txs_ctl_write(fd, &q, timeout_ms, err, errlen);
@@ -62,31 +82,32 @@ TXS_API int txs_ctl_clock_measure(int fd, unsigned n, int timeout_ms, struct txs
 			txs_ctl_msg_free(&a);
 			return rc;
 		}
-		if (a.type == TXS_CTL_ERROR) { /* a refusal (a wrong secret, say): the server's words */
-			snprintf(err, errlen, "the server says: %s", a.message);
+		rc = ctl_time_check(&a, err, errlen);
+		if (rc < 0) {
 			txs_ctl_msg_free(&a);
-			return -EREMOTEIO;
+			return rc;
 		}
-		if (a.type != TXS_CTL_TIME) {
-			snprintf(err, errlen, "clock exchange: expected time, got %s", txs_ctl_type_str(a.type));
-			txs_ctl_msg_free(&a);
-			return -EPROTO;
-		}
-		int64_t off;
-		uint64_t rtt;
-		/* an answer to another question (or a stamp that cannot be) gives no sample */
-		if (a.t1 == q.t1 && txs_ctl_clock_sample(q.t1, a.t2, a.t3, t4, &off, &rtt) == 0) {
-			if (!out->used || rtt < out->rtt_ns) {
-				out->offset_ns = off;
-				out->rtt_ns = rtt;
-			}
-			out->used++;
-		}
+		/* an answer to another question gives no sample */
+		if (a.t1 == q.t1)
+			st[k++] = (struct txs_ctl_stamps){ q.t1, a.t2, a.t3, t4 };
 		txs_ctl_msg_free(&a);
 	}
-	if (!out->used) {
+	if (txs_ctl_clock_best(st, k, out) < 0) {
 		snprintf(err, errlen, "clock exchange: no answer held usable stamps");
 		return -ERANGE;
+	}
+	return 0;
+}
+
+int ctl_time_check(const struct txs_ctl_msg *a, char *err, size_t errlen)
+{
+	if (a->type == TXS_CTL_ERROR) { /* a refusal (a wrong secret, say): the server's words */
+		snprintf(err, errlen, "the server says: %s", a->message);
+		return -EREMOTEIO;
+	}
+	if (a->type != TXS_CTL_TIME) {
+		snprintf(err, errlen, "clock exchange: expected time, got %s", txs_ctl_type_str(a->type));
+		return -EPROTO;
 	}
 	return 0;
 }
@@ -94,6 +115,8 @@ TXS_API int txs_ctl_clock_measure(int fd, unsigned n, int timeout_ms, struct txs
 TXS_API int txs_ctl_clock_answer(int fd, const struct txs_ctl_msg *m, uint64_t t2, int timeout_ms, char *err,
 				 size_t errlen)
 {
+	if (m->udp) /* UDP probes with kernel stamps (clock_udp.c) */
+		return ctl_clock_serve_udp(fd, m, t2, timeout_ms, err, errlen);
 	struct txs_ctl_msg a = { .type = TXS_CTL_TIME, .t1 = m->t1, .t2 = t2 };
 	a.t3 = real_ns();
 	return txs_ctl_write(fd, &a, timeout_ms, err, errlen);
@@ -141,10 +164,25 @@ int ctl_clock_rd(json_t *o, const char *where, bool drift, struct txs_ctl_clock_
 		c->have_drift = true;
 		c->drift_ns = d;
 	}
+	json_t *mv = json_object_get(k, "method");
+	if (mv && !json_is_null(mv)) {
+		if (!json_is_string(mv))
+			return fail(err, errlen, -EPROTO, "malformed message: %s.%s is not a string", w, "method");
+		c->method = ctl_clock_method(json_string_value(mv)); /* one we do not know: not said */
+	}
 	c->on = true;
 	c->offset_ns = off;
 	c->error_ns = (uint64_t)e;
 	return 0;
+}
+
+const char *ctl_clock_method(const char *s)
+{
+	if (strcmp(s, TXS_CTL_CLOCK_UDP) == 0)
+		return TXS_CTL_CLOCK_UDP;
+	if (strcmp(s, TXS_CTL_CLOCK_TCP) == 0)
+		return TXS_CTL_CLOCK_TCP;
+	return NULL;
 }
 
 bool ctl_clock_put(json_t *o, const struct txs_ctl_clock_rep *c, bool drift)
@@ -156,6 +194,8 @@ bool ctl_clock_put(json_t *o, const struct txs_ctl_clock_rep *c, bool drift)
 		  json_object_set_new(k, "error_ns", json_integer((json_int_t)c->error_ns)) == 0;
 	if (ok && drift && c->have_drift)
 		ok = json_object_set_new(k, "drift_ns", json_integer(c->drift_ns)) == 0;
+	if (ok && c->method)
+		ok = json_object_set_new(k, "method", json_string(c->method)) == 0;
 	if (!ok) {
 		json_decref(k);
 		return false;
@@ -172,9 +212,14 @@ int ctl_time_rd(json_t *o, struct txs_ctl_msg *m, char *err, size_t errlen)
 		if (rc)
 			return rc;
 	}
+	int64_t port = 0;
+	int rc = rd_int(o, "time", "udp", false, 1, 65535, &port, err, errlen);
+	if (rc)
+		return rc;
 	m->t1 = (uint64_t)v[0];
 	m->t2 = (uint64_t)v[1];
 	m->t3 = (uint64_t)v[2];
+	m->udp = (uint16_t)port;
 	return 0;
 }
 
@@ -186,19 +231,21 @@ bool ctl_time_put(json_t *o, const struct txs_ctl_msg *m)
 	if (ok && (m->t2 || m->t3))
 		ok = json_object_set_new(o, "t2", json_integer((json_int_t)m->t2)) == 0 &&
 		     json_object_set_new(o, "t3", json_integer((json_int_t)m->t3)) == 0;
+	if (ok && m->udp)
+		ok = json_object_set_new(o, "udp", json_integer(m->udp)) == 0;
 	return ok;
 }
 
 /* ---- the clock line beside a sender summary ---------------------------------------------------- */
 TXS_API int txs_ctl_clock_line(char *buf, size_t len, const struct txs_ctl_clock_rep *c)
 {
-	int n;
+	char d[32] = "null", m[48] = "";
 	if (c->have_drift)
-		n = snprintf(buf, len, "{\"type\":\"clock\",\"offset_ns\":%lld,\"error_ns\":%llu,\"drift_ns\":%lld}\n",
-			     (long long)c->offset_ns, (unsigned long long)c->error_ns, (long long)c->drift_ns);
-	else
-		n = snprintf(buf, len, "{\"type\":\"clock\",\"offset_ns\":%lld,\"error_ns\":%llu,\"drift_ns\":null}\n",
-			     (long long)c->offset_ns, (unsigned long long)c->error_ns);
+		snprintf(d, sizeof(d), "%lld", (long long)c->drift_ns);
+	if (c->method && ctl_clock_method(c->method)) /* only the names we know: no quoting needed */
+		snprintf(m, sizeof(m), ",\"method\":\"%s\"", c->method);
+	int n = snprintf(buf, len, "{\"type\":\"clock\",\"offset_ns\":%lld,\"error_ns\":%llu,\"drift_ns\":%s%s}\n",
+			 (long long)c->offset_ns, (unsigned long long)c->error_ns, d, m);
 	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
 }
 

@@ -364,6 +364,7 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 		    (rc = rd_bool(&r, root, "auth", true, &m->auth)) ||
 		    (rc = rd_hex(&r, root, "nonce", m->nonce, sizeof(m->nonce))) ||
 		    (rc = rd_bool(&r, root, "clock", false, &m->clock)) ||
+		    (rc = rd_bool(&r, root, "clock_udp", false, &m->clock_udp)) ||
 		    (rc = rd_bool(&r, root, "ports", false, &m->ports)))
 			return rc;
 		break;
@@ -559,6 +560,8 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 		put(o, "nonce", json_string(h), &ok);
 		if (m->clock)
 			put(o, "clock", json_true(), &ok);
+		if (m->clock_udp)
+			put(o, "clock_udp", json_true(), &ok);
 		if (m->ports)
 			put(o, "ports", json_true(), &ok);
 		break;

@@ -84,14 +84,20 @@ TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, co
 		       fmt_ns(dnum(o, "latency_ns", "p50"), l1, sizeof(l1)), fmt_ns(dnum(o, "latency_ns", "p99"), l2, sizeof(l2)),
 		       fmt_ns(dnum(o, "latency_ns", "p99.9"), l3, sizeof(l3)), fmt_ns(dnum(o, "latency_ns", "max"), l4, sizeof(l4)));
 		json_t *ck = json_object_get(o, "clock");
+		const char *how = json_string_value(json_object_get(ck, "method")); /* NULL: an older server's */
+		char mth[64] = "";
+		if (how)
+			snprintf(mth, sizeof(mth), ", measured %s", strcmp(how, "udp-kernel-ts") == 0 ? "udp-kernel-ts"
+								     : strcmp(how, "control-tcp") == 0 ? "control-tcp"
+													: "otherwise");
 		if (json_is_true(json_object_get(ck, "corrected")))
-			fprintf(out, "receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s\n", host,
+			fprintf(out, "receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s%s\n", host,
 			       num(ck, "offset_ns", a, sizeof(a)), num(ck, "error_ns", b, sizeof(b)),
-			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)));
+			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)), mth);
 		else if (json_is_false(json_object_get(ck, "applied")))
 			fprintf(out, "receiver %s: clock offset %s +- %s is within its error: NOT applied (latency as "
-				     "stamped), drift %s\n", host, num(ck, "offset_ns", a, sizeof(a)),
-			       num(ck, "error_ns", b, sizeof(b)), num(ck, "drift_ns", c, sizeof(c)));
+				     "stamped), drift %s%s\n", host, num(ck, "offset_ns", a, sizeof(a)),
+			       num(ck, "error_ns", b, sizeof(b)), num(ck, "drift_ns", c, sizeof(c)), mth);
 		if (json_is_object(json_object_get(o, "outage")))
 			fprintf(out, "receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,
 			       num(o, "outage.count", a, sizeof(a)), num(o, "outage.longest_ns", b, sizeof(b)),

@@ -93,9 +93,8 @@ static int check_send(const struct srv *s, struct srv_test *t)
 				 "to --allow-dest", id, sd->dest, c->client_s);
 	txs_addr_str(&d, t->dest, sizeof(t->dest));
 	if (c->max_rate > 0) {
-		/* a frame on the wire: Ethernet, IP, UDP and the payload */
-		double frame = 14 + (d.family == AF_INET ? 20 : 40) + 8 + sd->length;
-		double ask = c->max_rate_bits ? sd->rate * frame * 8 : sd->rate;
+		/* bits/s of UDP payload, as -b and iperf count them */
+		double ask = c->max_rate_bits ? sd->rate * sd->length * 8.0 : sd->rate;
 		const char *u = c->max_rate_bits ? "bit/s" : "packets/s";
 		if (!(sd->rate > 0))
 			return refuse(s, "test %u: an unlimited rate asked; this server sends at most %.0f %s (--max-rate)",
@@ -345,7 +344,8 @@ static int greet(const struct srv *s)
 {
 	const struct txs_ctl_srv_cfg *c = s->cfg;
 	char e[256];
-	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true, .ports = true };
+	struct txs_ctl_msg m = { .type = TXS_CTL_HELLO, .auth = c->key != NULL, .clock = true, .clock_udp = true,
+				.ports = true };
 	snprintf(m.software, sizeof(m.software), "txscale %s", txs_version());
 	if (txs_ctl_nonce(m.nonce) < 0) {
 		slog(s, "error: no random nonce");

@@ -393,7 +393,7 @@ TXS_API void txs_prom_hist_log(struct txs_prom *p, const char *name, const struc
 		if (j < nb)
 			in[j] += c;
 	}
-	txs_prom_hist(p, name, l, n, le, in, nb, count, (double)h->sum * scale);
+	txs_prom_hist(p, name, l, n, le, in, nb, count, txs_hist_sum(h) * scale);
 }
 
 TXS_API int txs_prom_error(const struct txs_prom *p)

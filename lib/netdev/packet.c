@@ -307,12 +307,46 @@ static inline void reclaim(struct txs_txq *q, struct pkt_ring *r, unsigned l)
 	}
 }
 
+static __attribute__((noinline, cold)) struct pkt_ring *backup_ring(struct pkt_q *pq, unsigned *l);
+static int kick(struct txs_txq *q, struct pkt_ring *r, unsigned l);
+
+/* One frame into ring r at its head, with r's link MACs (cold: a failover
+ * moving a dead ring's frames). false when r has no room or is dead. */
+static __attribute__((noinline, cold)) bool place(struct txs_txq *q, struct pkt_ring *r, unsigned l,
+						  const uint8_t *data, uint32_t len)
+{
+	if (r->dead || !r->base || len > r->max_len)
+		return false;
+	if (r->head - r->tail > r->mask) {
+		reclaim(q, r, l);
+		if (r->head - r->tail > r->mask || r->dead)
+			return false;
+	}
+	struct tpacket2_hdr *h = frame_hdr(r, r->head);
+	uint8_t *f = (uint8_t *)h + r->eth_off;
+	memmove(f, data, len);
+	memcpy(f, r->macs, 12);
+	uint32_t tp_len = len;
+	if (r->vnet) {
+		struct virtio_net_hdr *vh = (struct virtio_net_hdr *)(f - PKT_VNET_LEN);
+		memset(vh, 0, sizeof(*vh));
+		vh->hdr_len = (uint16_t)len; /* little-endian virtio: x86, arm64 */
+		tp_len += PKT_VNET_LEN;
+	}
+	h->tp_len = tp_len;
+	__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST, __ATOMIC_RELEASE);
+	r->head++;
+	r->unkicked++;
+	return true;
+}
+
 /* Link l is down for this queue (err: why). The frames the kernel has not
- * taken (SEND_REQUEST) are taken back and counted as drops on the link. The
- * kernel stops at the first frame it cannot send and resumes there, so that
- * frame is where its ring position is: rewind head to it, and the ring is in
- * step with the kernel when the link returns. Only this thread kicks this
- * socket, so no frame changes hands while we look (cold). */
+ * taken (SEND_REQUEST) are taken back: under active-backup they go out on
+ * the backup (counted there instead), as the frames chosen after the
+ * failure do; those no live ring takes are counted as drops on the link.
+ * The kernel stops at the first frame it cannot send and resumes there, so that
+ * everything from the first SEND_REQUEST frame on was never sent. The ring
+ * is rewound (cold). */
 static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigned l, int err)
 {
 	struct pkt_q *pq = TXS_NQ(q)->priv;
@@ -324,22 +358,37 @@ static __attribute__((noinline, cold)) void link_down(struct txs_txq *q, unsigne
 	}
 	if (!r->dead)
 		reclaim(q, r, l);
+	r->dead = err; /* before the backup is chosen: never this ring */
 	uint32_t k = r->tail;
 	while (k != r->head &&
 	       !(__atomic_load_n(&frame_hdr(r, k)->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_SEND_REQUEST))
 		k++;
-	uint64_t pk = 0, by = 0;
+	unsigned l2 = l;
+	struct pkt_ring *r2 = k != r->head ? backup_ring(pq, &l2) : NULL;
+	if (r2 == r)
+		r2 = NULL;
+	uint64_t pk = 0, by = 0, mpk = 0, mby = 0;
 	for (uint32_t i = k; i != r->head; i++) {
 		struct tpacket2_hdr *h = frame_hdr(r, i);
 		if (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_SEND_REQUEST) {
-			pk++;
-			by += h->tp_len - (r->vnet ? PKT_VNET_LEN : 0);
+			uint32_t len = h->tp_len - (r->vnet ? PKT_VNET_LEN : 0);
+			if (r2 && place(q, r2, l2, (uint8_t *)h + r->eth_off, len)) {
+				mpk++;
+				mby += len;
+			} else {
+				pk++;
+				by += len;
+			}
 		}
 		__atomic_store_n(&h->tp_status, TP_STATUS_AVAILABLE, __ATOMIC_RELEASE);
 	}
 	r->head = k;
 	r->unkicked = 0;
-	r->dead = err;
+	if (mpk) {
+		txs_nq_count(q, l, -mpk, -mby);
+		txs_nq_count(q, l2, mpk, mby);
+		kick(q, r2, l2); /* its own failure is its own link_down */
+	}
 	if (pk)
 		txs_nq_retract(q, l, pk, by, false);
 }

@@ -490,8 +490,13 @@ static void replay_fini(struct txs_worker *w)
 	w->gen = NULL;
 }
 
-TXS_API const struct txs_gen_ops txs_replay_gen_ops = {
+static const struct txs_gen_ops replay_gen_ops = {
 	.init = replay_init,
 	.fill = replay_fill,
 	.fini = replay_fini,
 };
+
+TXS_API const struct txs_gen_ops *txs_replay_gen(void)
+{
+	return &replay_gen_ops;
+}

@@ -69,12 +69,19 @@ static void win_clear(struct txs_ip3_rx *r, uint64_t seq)
 
 TXS_API void txs_ip3_rx_dgram(struct txs_ip3_rx *r, const uint8_t *buf, size_t len, bool c64, double arrival_s)
 {
-	uint32_t sec, usec;
+	uint32_t sec = 0, usec = 0;
 	uint64_t seq;
+	if (txs_ip3_hdr_read(buf, len, c64, &sec, &usec, &seq) < 0)
+		seq = 0;
+	txs_ip3_rx_seq(r, seq, sec, usec, len, arrival_s);
+}
+
+TXS_API void txs_ip3_rx_seq(struct txs_ip3_rx *r, uint64_t seq, uint32_t sec, uint32_t usec, size_t len,
+			    double arrival_s)
+{
 	r->received++;
 	r->bytes += len;
-	if (txs_ip3_hdr_read(buf, len, c64, &sec, &usec, &seq) < 0 || seq == 0 ||
-	    seq > r->highest + TXS_IP3_RX_MAX_JUMP) {
+	if (seq == 0 || seq > r->highest + TXS_IP3_RX_MAX_JUMP) {
 		r->malformed++;
 		return;
 	}

@@ -108,7 +108,7 @@ static void flow_json(struct txs_json *j, const struct txs_rx_flow *f)
 		txs_json_obj_open(j, "latency_ns");
 		txs_json_u64(j, "count", f->lat_count);
 		txs_json_u64(j, "min", f->lat_min);
-		txs_json_dbl(j, "mean", f->lat_count ? (double)f->lat_sum / (double)f->lat_count : 0);
+		txs_json_dbl(j, "mean", f->lat_count ? ((double)f->lat_sum_hi * 18446744073709551616.0 + (double)f->lat_sum_lo) / (double)f->lat_count : 0);
 		txs_json_u64(j, "max", f->lat_max);
 		txs_json_u64(j, "jitter", f->jitter_ns);
 		txs_json_obj_close(j);
@@ -144,7 +144,7 @@ TXS_API void txs_rx_result_json(struct txs_json *j, const struct txs_rx_result *
 	txs_json_obj_open(j, "latency_ns");
 	txs_json_u64(j, "count", h->count);
 	txs_json_u64(j, "min", h->count ? h->min : 0);
-	txs_json_dbl(j, "mean", h->count ? (double)h->sum / (double)h->count : 0);
+	txs_json_dbl(j, "mean", h->count ? txs_hist_sum(h) / (double)h->count : 0);
 	txs_json_u64(j, "p50", txs_hist_quantile(h, 0.50));
 	txs_json_u64(j, "p90", txs_hist_quantile(h, 0.90));
 	txs_json_u64(j, "p99", txs_hist_quantile(h, 0.99));

@@ -80,6 +80,8 @@ void rx_clock_json(struct txs_json *j, const struct txs_rx_result *r)
 		int64_t off = r->clock_applied ? r->clock_offset_ns : 0;
 		txs_json_bool(j, "applied", r->clock_applied);
 		txs_json_str(j, "source", r->clock_source ? r->clock_source : "option");
+		if (r->clock_method)
+			txs_json_str(j, "method", r->clock_method);
 		txs_json_i64(j, "offset_ns", r->clock_offset_ns);
 		txs_json_u64(j, "error_ns", r->clock_error_ns);
 		if (r->have_drift)
@@ -90,7 +92,7 @@ void rx_clock_json(struct txs_json *j, const struct txs_rx_result *r)
 		txs_json_obj_open(j, "raw_latency_ns");
 		txs_json_u64(j, "count", h->count);
 		txs_json_i64(j, "min", h->count ? shift(h->min, off) : 0);
-		txs_json_dbl(j, "mean", h->count ? (double)h->sum / (double)h->count + (double)off : 0);
+		txs_json_dbl(j, "mean", h->count ? txs_hist_sum(h) / (double)h->count + (double)off : 0);
 		txs_json_i64(j, "p50", shift(txs_hist_quantile(h, 0.50), off));
 		txs_json_i64(j, "p99", shift(txs_hist_quantile(h, 0.99), off));
 		txs_json_i64(j, "max", shift(h->max, off));
@@ -161,17 +163,19 @@ void rx_clock_text(FILE *f, const struct txs_rx_result *r)
 	if (!r->have_clock)
 		return;
 	const struct txs_hist *h = &r->lat;
-	char dr[48] = "not measured";
+	char dr[48] = "not measured", src[64];
+	snprintf(src, sizeof(src), "%s%s%s", r->clock_source ? r->clock_source : "option", r->clock_method ? ", " : "",
+		 r->clock_method ? r->clock_method : "");
 	if (r->have_drift)
 		snprintf(dr, sizeof(dr), "%+" PRId64 " ns", r->clock_drift_ns);
 	if (!r->clock_applied) {
 		fprintf(f, "clock    offset %+" PRId64 " ns +- %" PRIu64 " ns (%s) is within its error: NOT applied, "
 			   "latency as stamped; drift %s\n",
-			r->clock_offset_ns, r->clock_error_ns, r->clock_source ? r->clock_source : "option", dr);
+			r->clock_offset_ns, r->clock_error_ns, src, dr);
 		return;
 	}
 	fprintf(f, "clock    latency CORRECTED by offset %+" PRId64 " ns +- %" PRIu64 " ns (%s), drift %s\n",
-		r->clock_offset_ns, r->clock_error_ns, r->clock_source ? r->clock_source : "option", dr);
+		r->clock_offset_ns, r->clock_error_ns, src, dr);
 	if (h->count)
 		fprintf(f, "clock    raw latency (as stamped) ns p50 %" PRId64 "  p99 %" PRId64 "  max %" PRId64 "\n",
 			shift(txs_hist_quantile(h, 0.5), r->clock_offset_ns),

@@ -104,7 +104,11 @@ static void flow_add(struct txs_rx_flow *d, const struct rx_flow *f, bool first)
 		d->jitter_samples = f->jit_n;
 	}
 	d->lat_count += f->lat_count;
-	d->lat_sum += f->lat_sum;
+	{
+		__extension__ unsigned __int128 s = ((unsigned __int128)d->lat_sum_hi << 64 | d->lat_sum_lo) + f->lat_sum;
+		d->lat_sum_lo = (uint64_t)s;
+		d->lat_sum_hi = (uint64_t)(s >> 64);
+	}
 	if (f->lat_count && f->lat_min < d->lat_min)
 		d->lat_min = f->lat_min;
 	if (f->lat_max > d->lat_max)
@@ -424,6 +428,11 @@ TXS_API void txs_rx_result_set_clock(struct txs_rx_result *r, int64_t offset_ns,
 	r->have_drift = have_drift;
 	r->clock_drift_ns = drift_ns;
 	r->clock_source = source;
+}
+
+TXS_API void txs_rx_result_set_clock_method(struct txs_rx_result *r, const char *method)
+{
+	r->clock_method = method;
 }
 
 TXS_API int txs_rx_result_build(struct txs_rx_result **out, struct txs_rx_core *const *cores, unsigned n,

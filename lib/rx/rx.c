@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <txscale/rx_iperf2.h>
 #include <txscale/rx_iperf3.h>
 #include "common/alloc.h"
 #include "common/counters.h"
@@ -683,28 +684,17 @@ static __attribute__((noinline)) void payload_ip3(struct txs_rx_core *c, const u
 	}
 }
 
-#define IP2_HDR_LEN 16 /* id, tv_sec, tv_usec, id2 (iperf 2.1; 2.0 leaves id2 0) */
-
-static inline uint32_t be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* iperf 2's header: id from 1 (its upper 32 bits in id2), the sender's
- * CLOCK_REALTIME (one-way latency); a negative id ends the test (the client
- * sends it again until the server reports): a datagram of its flow without
- * a data sequence. Flows by 5-tuple. */
+/* iperf 2's header (txscale/rx_iperf2.h): id from 1, the sender's
+ * CLOCK_REALTIME (one-way latency); a negative id (2.1's, 2.0's spellings)
+ * ends the test (the client sends it again until the server reports): a
+ * datagram of its flow without a data sequence. Flows by 5-tuple. */
 static __attribute__((noinline)) void payload_ip2(struct txs_rx_core *c, const uint8_t *p, size_t len,
 						  unsigned link, uint64_t ts, const struct rx_pkt *pi,
 						  const struct txs_rx_tuple *t)
 {
-	if (len < IP2_HDR_LEN) {
-		txs_rx_count_bad(c, TXS_RX_BAD_MAGIC, 1);
-		return;
-	}
-	uint64_t id = (uint64_t)be32_at(p + 12) << 32 | be32_at(p);
-	uint32_t sec = be32_at(p + 4), usec = be32_at(p + 8);
-	if (usec >= 1000000) {
+	int64_t id;
+	uint32_t sec, usec;
+	if (txs_ip2_hdr_read(p, len, 0, &id, &sec, &usec) < 0) { /* (the end's magnitude is not used) */
 		txs_rx_count_bad(c, TXS_RX_BAD_MAGIC, 1);
 		return;
 	}
@@ -714,7 +704,7 @@ static __attribute__((noinline)) void payload_ip2(struct txs_rx_core *c, const u
 		c->overflow++;
 		return;
 	}
-	if ((int64_t)id <= 0) { /* the end-of-test datagram (or an id 0 no sender writes) */
+	if (id < 0) { /* the end-of-test datagram */
 		count_rx(c, link, len);
 		c->unsequenced++;
 		f->received++;
@@ -723,7 +713,7 @@ static __attribute__((noinline)) void payload_ip2(struct txs_rx_core *c, const u
 		return;
 	}
 	uint64_t nx = f->next;
-	enum seq_verdict v = seq_count(c, f, id - 1, nx, ts, len, link);
+	enum seq_verdict v = seq_count(c, f, (uint64_t)id - 1, nx, ts, len, link);
 	if (v == SEQ_UNIQUE)
 		lat_in(c, f, ts, (uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull);
 }

@@ -66,13 +66,14 @@ static void slot_free(struct txs_server *sv, struct txs_srv_slot *sl)
 }
 
 /* In a child (a session's, a refuser's): the parent's descriptors it has
- * no use for (the listener, other connections waiting, other sessions' end
+ * no use for (the listener, the iperf 2 socket, other connections waiting, other sessions' end
  * pipes), so that a connection closes when its own process closes it; the
  * default SIGINT/SIGTERM (the server's stop is the parent's), and death
  * with the parent. */
 static void child_setup(const struct txs_server *sv)
 {
 	close(sv->lfd);
+	txs_srv_ip2_child(sv);
 	for (unsigned q = 0; q < sv->npend; q++)
 		close(sv->pend[q].fd);
 	for (unsigned q = 0; q < sv->c.max_sessions; q++)

@@ -20,7 +20,8 @@
 
 TXS_API void txs_server_conf_init(struct txs_server_conf *c)
 {
-	*c = (struct txs_server_conf){ .control_port = TXS_CTL_PORT, .max_time = 300, .ctl_timeout = 10, .stamp_port = -1 };
+	*c = (struct txs_server_conf){ .control_port = TXS_CTL_PORT, .max_time = 300, .ctl_timeout = 10, .stamp_port = -1,
+				       .iperf2_port = TXS_SERVER_IP2_PORT };
 }
 
 /* The checks, into sv when not NULL: the allowed destinations, the key. */
@@ -40,6 +41,9 @@ static int check(const struct txs_server_conf *c, struct txs_server *sv, char *e
 	if (c->stamp_port < -1 || c->stamp_port > 65535)
 		return txs_fail(err, errlen, -EINVAL, "bad value for --stamp: '%d': expected a UDP port 0..65535",
 				c->stamp_port);
+	if (c->iperf2_port < -1 || c->iperf2_port > 65535)
+		return txs_fail(err, errlen, -EINVAL, "bad value for --iperf2-port: '%d': expected a UDP port 0..65535",
+				c->iperf2_port);
 	if (c->stamp_threads > 64)
 		return txs_fail(err, errlen, -EINVAL, "bad value for --stamp-threads: '%u': expected 1..64",
 				c->stamp_threads);
@@ -237,6 +241,10 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 		    r->auth_file ? ", shared secret" : "",
 		    r->allow_dest ? ", may send to the client and --allow-dest" : ", sends only to its client",
 		    r->one_off ? "one session" : "sessions at once: ", r->one_off ? "" : lim);
+	if ((rc = txs_srv_ip2_start(sv, err, errlen))) {
+		txs_server_close(sv);
+		return rc;
+	}
 	sv->slot = calloc(r->max_sessions, sizeof(*sv->slot));
 	if (!sv->slot) {
 		txs_server_close(sv);
@@ -256,6 +264,11 @@ TXS_API int txs_server_open(struct txs_server **out, const struct txs_server_con
 TXS_API uint16_t txs_server_port(const struct txs_server *s)
 {
 	return s->port;
+}
+
+TXS_API uint16_t txs_server_iperf2_port(const struct txs_server *s)
+{
+	return txs_srv_ip2_port(s);
 }
 
 /* Accept one waiting connection into the pending list. */
@@ -292,6 +305,7 @@ static int loop(struct txs_server *sv)
 		if (txs_srv_reap(sv, &code) && one_off)
 			return code;
 		txs_srv_check_ending(sv);
+		txs_srv_ip2_drain(sv);
 		for (unsigned k = 0; k < sv->npend;)
 			k = txs_srv_admit(sv, k);
 	}
@@ -305,6 +319,7 @@ TXS_API int txs_server_run(struct txs_server *sv)
 	sv->ran = true;
 	int ret = loop(sv);
 	bool stopped = sv->stop;
+	txs_srv_ip2_stop(sv);
 	for (unsigned i = 0; i < sv->c.max_sessions; i++)
 		if (sv->slot[i].pid > 0) {
 			txs_stop_child(sv->slot[i].pid, stopped ? 0 : 5, NULL); /* reaps it */
@@ -340,6 +355,7 @@ TXS_API void txs_server_close(struct txs_server *sv)
 	txs_srv_metrics_stop(&sv->sm);
 	txs_metrics_life_close(sv->sm.life); /* no scrape reads the reflector's counters after this */
 	txs_stamp_refl_close(sv->stamp);
+	txs_srv_ip2_stop(sv);
 	free(sv->slot);
 	if (sv->ip3_lock >= 0)
 		close(sv->ip3_lock);

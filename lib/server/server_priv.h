@@ -16,6 +16,7 @@
 #include <txscale/ctl.h>
 #include <txscale/ctl_session.h>
 #include <txscale/metrics.h>
+#include <txscale/rx_iperf3.h>
 #include <txscale/server.h>
 #include <txscale/session_recv.h>
 #include <txscale/session_send.h>
@@ -61,6 +62,35 @@ void txs_srv_metrics_tick(struct txs_srv_metrics *sm, double elapsed);
  * life's last file and linger; or a close without a run). */
 void txs_srv_metrics_stop(struct txs_srv_metrics *sm);
 
+/* ---- the iperf 2 UDP service (iperf2.c) ----------------------------------------------------------- */
+#define TXS_SRV_IP2_FLOWS 256   /* iperf 2 tests at once (a client's -P N is N of them) */
+#define TXS_SRV_IP2_QUEUE 64    /* finished tests waiting for the accept loop's log */
+#define TXS_SRV_IP2_ACKS 10     /* the report sent at most this often per test (iperf 2's server: 10) */
+#define TXS_SRV_IP2_LINGER_S 3.0 /* a finished test's flow kept this long after its last datagram (the
+				  * client retries its end for 2 s) */
+struct txs_srv_ip2_test { /* a finished (or abandoned) test */
+	struct sockaddr_storage peer;
+	uint64_t end_id; /* 0: no end came */
+	double seconds;
+	struct txs_ip3_rx rx;
+	char how[64];    /* why it was abandoned ("": it ended) */
+	uint8_t back;    /* TXS_SRV_IP2_BACK_*: the client asked for traffic back (not served) */
+};
+#define TXS_SRV_IP2_BACK_DUAL 1    /* -d, -r */
+#define TXS_SRV_IP2_BACK_REVERSE 2 /* -R, --full-duplex */
+struct txs_srv_ip2;
+struct txs_server;
+/* Bind conf's iperf2_port and start the thread (nothing at -1; the default
+ * port taken: logged, not fatal). 0 or -errno with err. */
+int txs_srv_ip2_start(struct txs_server *sv, char *err, size_t errlen);
+/* The accept loop: finished tests into the log and the summary hook. */
+void txs_srv_ip2_drain(struct txs_server *sv);
+/* Join the thread, drain, close (safe twice and without a start). */
+void txs_srv_ip2_stop(struct txs_server *sv);
+uint16_t txs_srv_ip2_port(const struct txs_server *sv);
+/* In a forked child: its copy of the socket closed (the thread is the parent's only). */
+void txs_srv_ip2_child(const struct txs_server *sv);
+
 /* ---- the server ---------------------------------------------------------------------------------- */
 struct txs_srv_pending { /* accepted, not yet admitted */
 	int fd;
@@ -101,6 +131,7 @@ struct txs_server {
 	volatile sig_atomic_t stop, lingering;
 	struct txs_srv_metrics sm;
 	struct txs_stamp_refl *stamp; /* --stamp: its threads run in this process only */
+	struct txs_srv_ip2 *ip2;      /* iperf 2 clients (NULL: none) */
 };
 
 void txs_srv_log(const struct txs_server *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -202,6 +202,7 @@ static int recv_report(struct recv_run *x, struct txs_recv *s, FILE *sf, const s
 		const struct txs_ctl_clock_rep *c = &x->clock;
 		txs_rx_result_set_clock(res->rx, conf->clock_offset_ns, c->error_ns, c->have_drift, c->drift_ns,
 					"control");
+		txs_rx_result_set_clock_method(res->rx, c->method ? c->method : TXS_CTL_CLOCK_TCP); /* unsaid: an older client */
 	}
 	txs_recv_result_json(sf, res);
 	if (fclose(sf) != 0) {

@@ -150,7 +150,7 @@ static int flow_check(struct send_prep *p, uint16_t sport, char *err, size_t err
 }
 
 
-/* Threads and CPUs, the run's length and -b at one datagram's frame. */
+/* Threads and CPUs, the run's length and -b in datagrams/s. */
 static int threads_check(struct send_prep *p, char *err, size_t errlen)
 {
 	struct txs_send_conf *c = &p->c;
@@ -171,10 +171,24 @@ static int threads_check(struct send_prep *p, char *err, size_t errlen)
 	int rc = txs_tmpl_build(&probe, sp);
 	if (rc < 0)
 		return txs_fail(err, errlen, -EINVAL, "cannot build packets: %s", txs_strerror(rc));
-	/* with -b in bits, at one datagram's wire size (its fragments' headers aside) */
-	p->ctl_rate = c->rate.bits ? c->rate.value / (probe.wire_len * 8.0) : c->rate.value;
 	txs_tmpl_free(&probe);
+	bool bits = (c->rate.value > 0 && c->rate.bits) || (c->ramp.secs > 0 && c->ramp.from.bits);
+	if (bits && c->replay)
+		return txs_fail(err, errlen, -EINVAL, "--replay sends the capture's payloads: give --%s in datagrams/s "
+				"(e.g. 10kpps), not bits/s", c->ramp.secs > 0 ? "ramp" : "bitrate");
+	if (bits && !(send_shape_payload(&p->shape, p->length) > 0))
+		return txs_fail(err, errlen, -EINVAL, "--%s in bits/s counts UDP payload, and --length %s has none: give "
+				"datagrams/s (e.g. 10kpps)", c->ramp.secs > 0 ? "ramp" : "bitrate", c->length);
+	p->ctl_rate = send_rate_pps(p, &c->rate);
 	return 0;
+}
+
+double send_rate_pps(const struct send_prep *p, const struct txs_send_rate *r)
+{
+	if (!(r->value > 0))
+		return 0;
+	double pps = r->bits ? r->value / (send_shape_payload(&p->shape, p->length) * 8.0) : r->value;
+	return r->per_thread ? pps * p->nthreads : pps;
 }
 
 /* --links N adds links=N to the dummy spec, --gso off (or interp) gso=off to
@@ -253,7 +267,7 @@ static int range_u(const char *opt, unsigned long long v, unsigned long long lo,
 static int limits_check(const struct txs_send_conf *c, char *err, size_t errlen)
 {
 	int rc;
-	const char *rate = "packets/s or bits/s, 0 (unlimited) .. 1e12";
+	const char *rate = "bits/s of UDP payload or datagrams/s, 0 (unlimited) .. 1e12";
 	if ((rc = range_d("bitrate", c->rate.value, 0, false, TXS_SEND_MAX_RATE, rate, err, errlen)) ||
 	    (rc = range_d("time", c->time, 0, false, TXS_SEND_MAX_SECONDS, "seconds 0 .. 1e7 (0: 10 s unless "
 			  "--packets)", err, errlen)) ||

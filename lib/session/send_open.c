@@ -57,7 +57,7 @@ static void dev_source(struct txs_send *s)
 
 /* The route at the device's MTU (fast path or sendmsg semantics), the
  * burst and the rate in datagrams/s. 0, or -EINVAL with one line. */
-static int route(struct txs_send *s, unsigned *burst_out, uint32_t *wire_out, double *pps, char *err,
+static int route(struct txs_send *s, unsigned *burst_out, double *pps, char *err,
 		 size_t errlen)
 {
 	struct send_prep *p = &s->p;
@@ -90,16 +90,14 @@ static int route(struct txs_send *s, unsigned *burst_out, uint32_t *wire_out, do
 	s->route = p->rpl ? 0 : r;
 	if (s->route == 1)
 		dev->conf.frame_size += p->shape.vlan_len; /* tags go in after the MACs (lib/udp/sockgen.c) */
-	wire += p->shape.vlan_len * burst;           /* every frame of a datagram carries them */
-	*wire_out = wire;
 	burst = c->burst ? c->burst : burst > 32 ? burst : 32;
 	if (!c->burst && dev->tx_burst > burst)
 		burst = dev->tx_burst; /* udp: with GSO, a full call is the kernel's segment limit */
 	*burst_out = burst;
-	*pps = c->rate.bits ? c->rate.value / (send_shape_wire(&p->shape, v4, dev->mtu, wire) * 8.0) : c->rate.value;
+	*pps = send_rate_pps(p, &c->rate);
 	if (c->rate.value > 0 && *pps / p->nthreads < TXS_SEND_MIN_PPS)
 		return txs_fail(err, errlen, -EINVAL, "bad value for --bitrate: '%g%s': below the lowest rate, %g "
-				"datagrams/s per thread (%u thread%s)", c->rate.value, c->rate.bits ? "bit" : "",
+				"datagrams/s per thread (%u thread%s)", c->rate.value, c->rate.bits ? "bit" : "pps",
 				TXS_SEND_MIN_PPS, p->nthreads, p->nthreads > 1 ? "s" : "");
 	return 0;
 }
@@ -134,16 +132,16 @@ static int links_open(struct txs_send *s, unsigned burst, char *err, size_t errl
 	return 0;
 }
 
-/* The pace from the options (pace_check passed); wire = frame bytes of one
- * datagram, for rates in bits/s. */
-static struct txs_pace_conf pace_conf(const struct txs_send_conf *c, uint32_t wire)
+/* The pace from the options (pace_check passed): a ramp's ends in
+ * datagrams/s for the whole run, as -b. */
+static struct txs_pace_conf pace_conf(const struct send_prep *sp)
 {
+	const struct txs_send_conf *c = &sp->c;
 	struct txs_pace_conf p = { .kind = TXS_PACE_CONST, .seed = c->seed };
 	if (c->ramp.secs > 0) {
-		double div = c->ramp.from.bits ? wire * 8.0 : 1;
 		p.kind = TXS_PACE_RAMP;
-		p.ramp_from = c->ramp.from.value / div;
-		p.ramp_to = c->ramp.to.value / div;
+		p.ramp_from = send_rate_pps(sp, &c->ramp.from);
+		p.ramp_to = send_rate_pps(sp, &c->ramp.to);
 		p.ramp_secs = c->ramp.secs;
 	} else if (strcmp(c->pace, "poisson") == 0) {
 		p.kind = TXS_PACE_POISSON;
@@ -154,7 +152,7 @@ static struct txs_pace_conf pace_conf(const struct txs_send_conf *c, uint32_t wi
 }
 
 /* The ID allocator and the engine's conf. */
-static int engine_conf(struct txs_send *s, unsigned burst, uint32_t wire, double pps)
+static int engine_conf(struct txs_send *s, unsigned burst, double pps)
 {
 	struct send_prep *p = &s->p;
 	const struct txs_send_conf *c = &p->c;
@@ -179,7 +177,7 @@ static int engine_conf(struct txs_send *s, unsigned burst, uint32_t wire, double
 		.gen = p->rpl ? &txs_replay_gen_ops : s->route ? &txs_udp_sock_gen_ops : &txs_udp_gen_ops,
 		.gen_conf = p->rpl ? (void *)p->rpl : s->route ? (void *)&s->uc : (void *)&p->gc,
 		.profile_every = c->profile,
-		.pace = pace_conf(c, wire),
+		.pace = pace_conf(p),
 		.timestamps = strcmp(c->timestamps, "packet") == 0   ? TXS_TS_PACKET
 			      : strcmp(c->timestamps, "interp") == 0 ? TXS_TS_INTERP
 								     : TXS_TS_BURST,
@@ -205,11 +203,10 @@ static int open_all(struct txs_send *s, char *err, size_t errlen)
 		return txs_fail(err, errlen, rc, "--dev %s", why);
 	dev_source(s);
 	unsigned burst = 0;
-	uint32_t wire = 0;
 	double pps = 0;
-	if ((rc = route(s, &burst, &wire, &pps, err, errlen)) < 0 || (rc = links_open(s, burst, err, errlen)) < 0)
+	if ((rc = route(s, &burst, &pps, err, errlen)) < 0 || (rc = links_open(s, burst, err, errlen)) < 0)
 		return rc;
-	if ((rc = engine_conf(s, burst, wire, pps)) < 0)
+	if ((rc = engine_conf(s, burst, pps)) < 0)
 		return txs_fail(err, errlen, rc == -EINVAL ? -EIO : rc, "--ident %s: %s", p->c.ident, txs_strerror(rc));
 	size_t n = p->nthreads;
 	s->cur = calloc(n, sizeof(*s->cur));

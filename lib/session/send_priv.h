@@ -59,7 +59,11 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 		     uint32_t mtu, unsigned nthreads, char *err, size_t errlen);
 void send_shape_json(struct txs_json *j, const struct send_shape *ss, const struct txs_stat_row *e, unsigned n);
 void send_shape_text(FILE *f, const struct send_shape *ss, const struct txs_stat_row *e, unsigned n);
-double send_shape_wire(const struct send_shape *ss, bool v4, uint32_t mtu, double wire);
+/* The mean UDP payload over the -l sizes' cycle (length when one size). */
+double send_shape_payload(const struct send_shape *ss, unsigned length);
+/* A rate in datagrams/s for the whole run: bits/s of UDP payload at the
+ * sizes' mean, times the threads when per thread. 0 for 0. */
+double send_rate_pps(const struct send_prep *p, const struct txs_send_rate *r);
 void send_shape_free(struct send_shape *ss);
 
 /* send_route.c: the template fast path or the sendmsg path, at the device's MTU */

@@ -246,19 +246,14 @@ int send_shape_check(struct send_shape *ss, const struct txs_netdev *dev, bool s
 	return 0;
 }
 
-double send_shape_wire(const struct send_shape *ss, bool v4, uint32_t mtu, double wire)
+double send_shape_payload(const struct send_shape *ss, unsigned length)
 {
 	const struct txs_shape *sh = &ss->sh;
 	if (sh->n_sizes < 2 || !ss->pat_len)
-		return wire;
-	uint32_t l3 = v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN, hdrs = TXS_ETH_HLEN + l3 + TXS_UDP_HLEN;
+		return length;
 	double sum = 0;
-	for (uint32_t t = 0; t < ss->pat_len; t++) {
-		uint32_t len = sh->sizes[ss->pat[t]], f = hdrs + len;
-		unsigned fr = txs_udp_call_frames(v4, mtu, len, 0);
-		sum += (f < TXS_ETH_MIN_FRAME ? TXS_ETH_MIN_FRAME : f) +
-		       (fr - 1) * (TXS_ETH_HLEN + l3 + (v4 ? 0 : TXS_IPV6_FRAG_HLEN));
-	}
+	for (uint32_t t = 0; t < ss->pat_len; t++)
+		sum += sh->sizes[ss->pat[t]];
 	return sum / ss->pat_len;
 }
 

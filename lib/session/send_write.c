@@ -103,6 +103,29 @@ static void pacing_json(struct txs_json *j, const struct txs_send *x)
 	txs_json_dbl(j, "window_us", (double)win / 1e3);
 	txs_json_str(j, "txtime", x->dev->txtime_why);
 	txs_json_obj_close(j);
+	/* -b resolved: datagrams/s and bits/s of UDP payload (iperf's unit), the whole run's */
+	double pps = x->ec.rate_pps;
+	txs_json_obj_open(j, "rate");
+	txs_json_dbl(j, "datagrams_per_s", pps);
+	txs_json_dbl(j, "payload_bits_per_s", pps * send_shape_payload(&x->p.shape, x->p.length) * 8);
+	txs_json_u64(j, "threads", x->p.nthreads);
+	txs_json_obj_close(j);
+}
+
+/* ", RATE datagrams/s = RATE bit/s of UDP payload per thread": -b resolved
+ * in both of its units (empty when unpaced or a ramp) */
+static const char *rate_str(const struct txs_send *x, char *buf, size_t len)
+{
+	double pps = x->ec.rate_pps / x->p.nthreads;
+	if (!(pps > 0) || x->ec.pace.kind == TXS_PACE_RAMP) {
+		buf[0] = 0;
+		return buf;
+	}
+	char a[32], b[32];
+	snprintf(buf, len, ", %s datagrams/s = %sbit/s of UDP payload%s", txs_fmt_si(pps, a, sizeof(a)),
+		 txs_fmt_si(pps * send_shape_payload(&x->p.shape, x->p.length) * 8, b, sizeof(b)),
+		 x->p.nthreads > 1 ? " per thread" : "");
+	return buf;
 }
 
 static void pacing_text(FILE *f, const struct txs_send *x)
@@ -191,10 +214,12 @@ void txs_send_start_text(FILE *f, const struct txs_send *s)
 		fprintf(f, "txscale send: replay %s (%llu frames), 1 thread, device %s\n", c->replay,
 			(unsigned long long)txs_replay_frames(s->p.rpl), s->dev->spec);
 	} else {
-		fprintf(f, "txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s\n",
+		char rb[128];
+		fprintf(f, "txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s%s\n",
 			txs_addr_str(&sp->src, db, sizeof(db)), c->dest, c->port, s->p.length, n, n > 1 ? "s" : "",
 			s->dev->spec, s->ls ? ", bond " : "",
-			s->ls ? txs_linksel_params_str(txs_linksel_params(s->ls), bb, sizeof(bb)) : "");
+			s->ls ? txs_linksel_params_str(txs_linksel_params(s->ls), bb, sizeof(bb)) : "",
+			rate_str(s, rb, sizeof(rb)));
 		pacing_text(f, s);
 		if (sh->any)
 			fprintf(f, "txscale send: %u flow%s per thread (flow ids %llu..%llu), %u size%s\n", sh->sh.flows,

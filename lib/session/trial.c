@@ -55,8 +55,10 @@ static void sender_args(const struct txs_trial_runner *r, struct txs_args *a, co
 	txs_arg(a, txs_arg_fmt(a, "%.0f", c->port));
 	txs_arg(a, "-l");
 	txs_arg(a, sp->length);
+	/* send's -b is each thread's (iperf3's per stream): the trial's rate split */
+	unsigned nthr = c->threads ? c->threads : c->n_cpus ? c->n_cpus : 1;
 	txs_arg(a, "-b");
-	txs_arg(a, txs_arg_fmt(a, "%.0f", sp->rate));
+	txs_arg(a, nthr > 1 ? txs_arg_fmt(a, "%.6fpps", sp->rate / nthr) : txs_arg_fmt(a, "%.0fpps", sp->rate));
 	txs_arg(a, "-t");
 	txs_arg(a, txs_arg_fmt(a, "%.3f", sp->secs));
 	if (sp->count) {

@@ -31,7 +31,7 @@ TXS_API void txs_hist_merge(struct txs_hist *d, const struct txs_hist *s)
 	for (unsigned i = 0; i < TXS_HIST_BUCKETS; i++)
 		d->b[i] += s->b[i];
 	d->count += s->count;
-	d->sum += s->sum;
+	d->sum_hi += s->sum_hi + __builtin_add_overflow(d->sum_lo, s->sum_lo, &d->sum_lo);
 	if (s->min < d->min)
 		d->min = s->min;
 	if (s->max > d->max)

@@ -400,10 +400,15 @@ static unsigned gen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n,
 	return fill_one_modes(w, b, n, now_ns);
 }
 
-TXS_API const struct txs_gen_ops txs_udp_gen_ops = {
+static const struct txs_gen_ops udp_gen_ops = {
 	.init = gen_init,
 	.fill = gen_fill,
 	.fini = gen_fini,
 	.fill_prof = udp_gen_fill_prof, /* gen_prof.c */
 	.stamps_each = true,
 };
+
+TXS_API const struct txs_gen_ops *txs_udp_gen(void)
+{
+	return &udp_gen_ops;
+}

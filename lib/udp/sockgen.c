@@ -371,8 +371,13 @@ static void sg_fini(struct txs_worker *w)
 	w->gen = NULL;
 }
 
-TXS_API const struct txs_gen_ops txs_udp_sock_gen_ops = {
+static const struct txs_gen_ops udp_sock_gen_ops = {
 	.init = sg_init,
 	.fill = sg_fill,
 	.fini = sg_fini,
 };
+
+TXS_API const struct txs_gen_ops *txs_udp_sock_gen(void)
+{
+	return &udp_sock_gen_ops;
+}

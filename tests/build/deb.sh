@@ -43,6 +43,14 @@ dpkg-deb -c "$cli" | grep 'libtxscale\.so' >/dev/null && fail "txscale holds the
 # -dev needs this very library; the library's shlibs name its package
 dpkg-deb -f "$dev" Depends | grep "libtxscale$major (= $ver)" >/dev/null ||
   fail "libtxscale-dev does not depend on libtxscale$major (= $ver): $(dpkg-deb -f "$dev" Depends)"
+# the symbols file (debian/libtxscale0.symbols, by version node): every
+# stable symbol of lib/txscale.map's stable nodes since a version
+symctl=$(mktemp -d)
+dpkg-deb -e "$lib" "$symctl"
+for s in txs_version txs_strerror; do
+  grep -Eq "^ $s@TXSCALE_[0-9]+\.[0-9]+ " "$symctl/symbols" 2>/dev/null || fail "libtxscale$major's symbols file lacks $s@TXSCALE_<MAJOR>.<MINOR>"
+done
+rm -rf "$symctl"
 # the unit: runs the server, not enabled by the package (its maintainer scripts do not enable it)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -82,5 +90,37 @@ cc -std=c11 -Wall -Wextra -Werror -o "$root/consumer" "$root/consumer.c" $flags 
 out=$(LD_LIBRARY_PATH="$libdir" "$root/consumer") || fail "consumer failed: $out"
 LD_LIBRARY_PATH="$libdir" ldd "$root/consumer" | grep "$libdir/libtxscale.so.$major" >/dev/null ||
   fail "consumer did not load the unpacked library"
+# python3-txscale: the module under dist-packages, bound to this very library
+# version, and a loopback session run through it on the unpacked library
+# (loaded by its SONAME: no TXSCALE_LIB), Debian's own python3
+py="$dir/python3-txscale_${ver}_all.deb"
+if [ ! -f "$py" ]; then
+  fail "no $py"
+else
+  has "$py" "usr/lib/python3/dist-packages/txscale/__init__\.py" "the module"
+  pdep=$(dpkg-deb -f "$py" Depends)
+  case "$pdep" in *"libtxscale$major (>= $ver)"*"libtxscale$major (<< $ver.1~)"*) ;;
+    *) fail "python3-txscale does not depend on libtxscale$major $ver exactly: $pdep" ;; esac
+  dpkg-deb -x "$py" "$root"
+  pyout=$(env -u TXSCALE_LIB PYTHONPATH="$root/usr/lib/python3/dist-packages" LD_LIBRARY_PATH="$libdir" \
+    /usr/bin/python3 - "$ver" "$root" <<'PY' 2>&1
+import json, os, sys, txscale
+ver, root = sys.argv[1], sys.argv[2]
+assert txscale.__file__.startswith(root), txscale.__file__
+assert txscale.__version__ == ver, (txscale.__version__, ver)
+with open("/proc/self/maps") as m:
+    libs = [l.split()[-1] for l in m if "libtxscale.so" in l]
+assert libs and all(p.startswith(root) or os.path.realpath(p).startswith(os.path.realpath(root)) for p in libs), libs
+r = txscale.run("send", dest="198.18.0.2", dev="dummy", packets=5000, bitrate="0")
+assert r["packets"] == 5000, r
+try:
+    txscale.Session("send", dest="198.18.0.2", ttl=300)
+    raise SystemExit("ttl 300 was taken")
+except txscale.ConfigError as e:
+    assert e.key == "ttl", e.key
+print("python3-txscale %s: %d datagrams through %s" % (txscale.__version__, r["packets"], libs[0]))
+PY
+) || fail "python3-txscale on the unpacked packages: $pyout"
+fi
 [ $bad -eq 0 ] || exit 1
-echo "deb: $(basename "$lib") $(basename "$dev") $(basename "$cli"): contents, dependencies, unit, man page, CLI $ver; $out"
+echo "deb: $(basename "$lib") $(basename "$dev") $(basename "$cli") $(basename "$py"): contents, dependencies, unit, man page, CLI $ver; $out; $pyout"

@@ -65,8 +65,8 @@ t13() { # needle args... (a send case gets --dev pcap:$tab/out.pcap unless it na
   fi
 }
 P="--dev pcap:$tab/out.pcap"
-run_case refuse_send_b_1e_11_n_5 t13 "'1e-11'" send $P -b 1e-11 -n 5 198.18.0.2
-run_case refuse_send_b_1e_6_p_4_n_5 t13 "'1e-06'" send $P -b 1e-6 -P 4 -n 5 198.18.0.2      # per thread below the floor
+run_case refuse_send_b_1e_11_n_5 t13 "'1e-11pps'" send $P -b 1e-11pps -n 5 198.18.0.2
+run_case refuse_send_b_1e_6_p_4_n_5 t13 "'1e-06pps'" send $P -b 1e-6pps -P 4 -n 5 198.18.0.2      # per thread below the floor
 run_case refuse_recv_verify_1 t13 "'--verify' takes no value" recv --verify=1
 run_case refuse_send_json_yes t13 "'--json' takes no value" send $P --json=yes 198.18.0.2
 run_case refuse_send_summary_file_tab_no_such_dir_s_json t13 "'$tab/no/such/dir/s.json'" send $P --summary-file "$tab/no/such/dir/s.json" -n 5 198.18.0.2
@@ -95,11 +95,11 @@ dry_run() {
     fail "send --dry-run sends nothing"
 }
 run_case dry_run
-# -b 1 -P 8 -t 1.5 sends what the rate says (due at 0 and 1 s), not one packet per worker at t = 0
+# -b 0.125pps -P 8 (1 datagram/s in all) -t 1.5 sends what the rate says (due at 0 and 1 s), not one packet per worker at t = 0
 rate_1_P8() {
-  "$TXS" send -b 1 -P 8 -t 1.5 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
+  "$TXS" send -b 0.125pps -P 8 -t 1.5 -i 0 -J 198.18.0.2 | tail -1 | python3 -c '
 import json,sys; s=json.loads(sys.stdin.read()); assert s["packets"] == 2, s["packets"]' ||
-    fail "send -b 1 -P 8 -t 1.5 sends 2 packets"
+    fail "send -b 0.125pps -P 8 -t 1.5 sends 2 packets"
 }
 run_case rate_1_P8
 # send is unpinned by default (like iperf3); -A pins, one worker per CPU

@@ -555,7 +555,7 @@ check_delivery() {
   case $dst in *:*) v6=1 np=Udp6NoPorts ce=Udp6InCsumErrors ie=Udp6InErrors ;; esac
   local rx0 np0 ce0 ie0 rx1 np1 ce1 ie1 sent
   rx0=$(rx_packets) np0=$(snmp $np) ce0=$(snmp $ce) ie0=$(snmp $ie)
-  if ! ring_send --dev "$dev" -n "$n" -b 200k --seed 11 "$@" "$dst"; then
+  if ! ring_send --dev "$dev" -n "$n" -b 200kpps --seed 11 "$@" "$dst"; then
     fail_later "$dev -> $dst: send failed: $(tail -2 "$WORK/send.log")"
     return
   fi
@@ -614,7 +614,7 @@ check_wire() {
   # MACs from the interface and the neighbour table, source from -B or (auto) the interface
   local bind=(-B "$src")
   [ "${5:-}" = auto ] && bind=()
-  ring_send --dev "$dev" -n "$n" -b 2000 --seed 7 "${bind[@]}" "$dst" ||
+  ring_send --dev "$dev" -n "$n" -b 2000pps --seed 7 "${bind[@]}" "$dst" ||
     { fail_later "$dev: send failed: $(tail -2 "$WORK/send.log")"; kill "$CAP_PID" 2>/dev/null; return; }
   wait "$CAP_PID" || true
   local fields=(-e eth.src -e eth.dst -e $ip.src -e $ip.dst -e udp.srcport -e udp.dstport -e udp.checksum.status -e data.data)

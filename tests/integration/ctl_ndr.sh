@@ -56,7 +56,7 @@ tiny_rcvbuf_search() {
   # 1. a real search against a tiny receive buffer on the server: many trials over one session
   # (one datagram per message, udp:gso=off: the kernel counts the server
   # socket's drops in messages, and a GSO message is many: docs/recv.md)
-  remote tiny --dev udp:gso=off --trial 1 --precision 10 --max-trials 8 --lo 1k --hi 150k --recv-args "--rcvbuf 65536"
+  remote tiny --dev udp:gso=off --trial 1 --precision 10 --max-trials 8 --lo 1kpps --hi 150kpps --recv-args "--rcvbuf 65536"
   F=$tmp/tiny.json
   trials=$(tail -n1 "$F" | jq .trials)
   [ "$trials" -ge 3 ] || fail "tiny: only $trials trials: no search happened"
@@ -75,7 +75,7 @@ run_case tiny_rcvbuf_search
 remote_equals_local() {
   local OPTS r l
   # 2. the same report as the local namespace mode: a rate both pass, by bound
-  OPTS=(--trial 1 --precision 5 --max-trials 4 --lo 2k --hi 20k --recv-args "--rcvbuf 33554432" -J)
+  OPTS=(--trial 1 --precision 5 --max-trials 4 --lo 2kpps --hi 20kpps --recv-args "--rcvbuf 33554432" -J)
   remote same "${OPTS[@]}"
   TMPDIR=$tmp/t timeout 300 "$TXS" ndr --send-netns "$A" --recv-netns "$B" "${OPTS[@]}" 198.18.0.2 >"$tmp/local.json" 2>"$tmp/local.err" ||
     fail "local: exit $?: $(cat "$tmp/local.err")"

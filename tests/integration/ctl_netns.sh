@@ -2,7 +2,7 @@
 # The control channel between two namespaces (netns lab "ctl"): `txscale
 # server` in ctl-b (198.18.0.2), `txscale send -c 198.18.0.2` in ctl-a.
 #   1. forward, the iperf3 form (no --server, no --dev: the server answers on
-#      the control port): -n 400k -b 200k (2 s); the client's receiver line equals
+#      the control port): -n 400k -b 200kpps (2 s); the client's receiver line equals
 #      the server's own summary (received, lost, duplicates, reordered,
 #      exact), and received + lost = what our sender sent
 #   2. -R: the server sends 200k, our receiver counts them exactly against
@@ -35,7 +35,7 @@ line() { jq -c "select(.type == \"$2\" and (.kind // \"\") == \"$3\")" "$tmp/$1.
 forward() {
   local rcv snd own k a b sent
   # 1. forward, the iperf3 form
-  client fwd -c 198.18.0.2 -n 400k -b 200k
+  client fwd -c 198.18.0.2 -n 400k -b 200kpps
   [ "$(jq -r .type "$tmp/fwd.json" | tail -n2 | tr '\n' ' ')" = "receiver summary " ] ||
     fail "fwd: expected a receiver line, then the summary: $(jq -r .type "$tmp/fwd.json" | tr '\n' ' ')"
   rcv=$(line fwd receiver recv)
@@ -58,7 +58,7 @@ run_case forward
 
 text() {
   # text form: the receiver's lines beside ours
-  TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 20k -b 100k -i 0 >"$tmp/text.out" 2>&1 ||
+  TMPDIR=$tmp/tc timeout 60 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 20k -b 100kpps -i 0 >"$tmp/text.out" 2>&1 ||
     fail "text: $(cat "$tmp/text.out")"
   grep -q '^receiver 198.18.0.2: received [0-9]*, lost [0-9]* (.*) exact' "$tmp/text.out" || fail "text: no receiver line: $(cat "$tmp/text.out")"
   grep -q '^receiver 198.18.0.2: latency p50 ' "$tmp/text.out" || fail "text: no latency line"
@@ -70,7 +70,7 @@ run_case text
 reverse() {
   local them ours srvs
   # 2. reverse
-  client rev -c 198.18.0.2 -R -n 200k -b 100k --timestamps interp
+  client rev -c 198.18.0.2 -R -n 200k -b 100kpps --timestamps interp
   [ "$(jq -r .type "$tmp/rev.json" | tail -n2 | tr '\n' ' ')" = "sender summary " ] ||
     fail "rev: expected a sender line, then our receiver's summary"
   them=$(line rev sender send)
@@ -90,7 +90,7 @@ run_case reverse
 bidir() {
   local rcv snd them ours
   # 3. bidirectional
-  client bidir -c 198.18.0.2 --bidir -n 100k -b 50k
+  client bidir -c 198.18.0.2 --bidir -n 100k -b 50kpps
   rcv=$(line bidir receiver recv)
   snd=$(line bidir summary send)
   them=$(line bidir sender send)

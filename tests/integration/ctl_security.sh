@@ -128,7 +128,7 @@ EOF
 # next N: a real client still gets exact counts
 next_ok() {
   local out
-  out=$(timeout 60 "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -n 2000 -b 20k -J -i 0 2>&1) ||
+  out=$(timeout 60 "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -n 2000 -b 20kpps -J -i 0 2>&1) ||
     fail "$1: the next client failed: $out"
   # the last receiver line is exact against the last summary's 2000 packets
   grep '^{' <<<"$out" | jq -e -s '([.[] | select(.type == "receiver")] | last) as $r
@@ -204,7 +204,7 @@ sigint_forward() {
   local c n0 t0 rc=0
   # SIGINT: forward, our sender stops and the test still ends with the server's exact counts
   n0=$(sessions)
-  "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -t 20 -b 10k -J -i 0 >"$tmp/int.json" 2>"$tmp/int.err" &  # bounded by -t
+  "$TXS" send -c 127.0.0.1 --server --control-port $CP -p $DP -t 20 -b 10kpps -J -i 0 >"$tmp/int.json" 2>"$tmp/int.err" &  # bounded by -t
   c=$!
   # the session is under way (the server logged it), then a while of sending
   wait_for 20 more_sessions "$n0" || fail "SIGINT forward: the server saw no session: $(cat "$tmp/int.err")"
@@ -229,7 +229,7 @@ sigint_reverse() {
   local c n0 left rc=0
   # SIGINT: reverse, the client leaves and the server stops sending at once
   n0=$(sessions)
-  "$TXS" send -c 127.0.0.1 -R --control-port $CP -p $DP -t 20 -b 10k -i 0 >"$tmp/intr.out" 2>&1 &  # bounded by -t
+  "$TXS" send -c 127.0.0.1 -R --control-port $CP -p $DP -t 20 -b 10kpps -i 0 >"$tmp/intr.out" 2>&1 &  # bounded by -t
   c=$!
   wait_for 20 more_sessions "$n0" || fail "SIGINT reverse: the server saw no session: $(cat "$tmp/intr.out")"
   sleep 1
@@ -281,7 +281,7 @@ while True:
 EOF
   wait_listen $CP2
   wait_listen $RP
-  sec() { timeout 30 "$TXS" send -c 127.0.0.1 --server --control-port $RP -p $DP -n 1000 -b 20k -i 0 "$@" 2>&1; }
+  sec() { timeout 30 "$TXS" send -c 127.0.0.1 --server --control-port $RP -p $DP -n 1000 -b 20kpps -i 0 "$@" 2>&1; }
   rc=0
   out=$(sec --auth-file "$tmp/wrong") || rc=$?
   [ $rc -eq 1 ] || fail "wrong secret: exit $rc ($out)"
@@ -307,7 +307,7 @@ recv_s_one() {
   "$TXS" recv -s -1 -B 127.0.0.1 --control-port $OP >"$tmp/srv3.log" 2>&1 &
   one=$!
   wait_listen $OP
-  out=$(timeout 60 "$TXS" send -c 127.0.0.1 --control-port $OP -p $DP -n 1000 -b 20k -i 0 2>&1) || fail "-1: $out"
+  out=$(timeout 60 "$TXS" send -c 127.0.0.1 --control-port $OP -p $DP -n 1000 -b 20kpps -i 0 2>&1) || fail "-1: $out"
   case "$out" in *"receiver 127.0.0.1: received "*" exact"*) ;; *) fail "-1: '$out'" ;; esac
   for _ in $(seq 50); do kill -0 $one 2>/dev/null || break; sleep 0.1; done
   kill -0 $one 2>/dev/null && fail "-1: the server still runs after its session"

@@ -22,7 +22,7 @@ session_dies() {
   srv=$!
   wait_for 20 listens "$PORT" || fail "the server does not listen on $PORT"
   t0=$(date +%s.%N)
-  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -p "$(free_port)" -t 20 -b 1k -i 0 >"$tmp/c1.out" 2>&1 &
+  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -p "$(free_port)" -t 20 -b 1kpps -i 0 >"$tmp/c1.out" 2>&1 &
   cl=$!
   sess=
   for _ in $(seq 100); do
@@ -51,7 +51,7 @@ cpus_refused() {
   "$TXS" server -B 127.0.0.1 --control-port "$PORT" -1 >"$tmp/srv3.log" 2>&1 &
   srv=$!
   wait_for 20 listens "$PORT" || fail "the server does not listen on $PORT"
-  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -p "$(free_port)" --remote-cpus 0-4095 -n 10 -b 1k -i 0 >"$tmp/c3.out" 2>&1 || rc=$?
+  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -p "$(free_port)" --remote-cpus 0-4095 -n 10 -b 1kpps -i 0 >"$tmp/c3.out" 2>&1 || rc=$?
   wait "$srv" || true
   [ "$rc" = 1 ] && grep -q "the receiver's CPU list '0-4095'" "$tmp/c3.out" || fail "cpus: exit $rc: $(cat "$tmp/c3.out")"
   if grep -q 'test 1: receive' "$tmp/srv3.log"; then fail "cpus: a receiver was started: $(cat "$tmp/srv3.log")"; fi
@@ -68,7 +68,7 @@ iperf3_dies() {
   isrv=$!
   wait_for 20 listens "$PORT" || fail "iperf3 does not listen on $PORT"
   t0=$(date +%s.%N)
-  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -t 20 -l 100 -b 1k >"$tmp/c2.out" 2>&1 &
+  "$TXS" send -c 127.0.0.1 --control-port "$PORT" -t 20 -l 100 -b 1kpps >"$tmp/c2.out" 2>&1 &
   cl=$!
   sleep 2.5
   kill -9 "$isrv"

@@ -16,7 +16,7 @@ run_case novnet_wire check_wire packet:tx0,novnet 198.18.0.2 64 198.18.0.1
 two_links() { # SPEC
   local spec=$1 r0 r1 d0 d1 links
   r0=$(rx_packets rx0) r1=$(rx_packets rx1)
-  ring_send --dev "$spec" -P 2 -n 20000 -b 200k 198.18.0.2 || fail "$spec: send failed: $(tail -2 "$WORK/send.log")"
+  ring_send --dev "$spec" -P 2 -n 20000 -b 100kpps 198.18.0.2 || fail "$spec: send failed: $(tail -2 "$WORK/send.log")"
   d0=$(($(rx_packets rx0) - r0)) d1=$(($(rx_packets rx1) - r1))
   links=$(grep -o '"link":[0-9]*,"packets":[0-9]*' "$WORK/sum.json" | tr '\n' ' ')
   if [ "$d0" = 10000 ] && [ "$d1" = 10000 ] && [ "$links" = '"link":0,"packets":10000 "link":1,"packets":10000 ' ]; then

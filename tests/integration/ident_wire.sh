@@ -69,9 +69,12 @@ point() {
     >"$WORK/dumpcap.log" 2>&1 &
   local cap=$!
   capturing "$WORK/dumpcap.log" || true
+  # send's -b is each thread's: half the total each
+  local per
+  case $rate in *k) per=$(( ${rate%k} * 500 )) ;; *) per=$(( rate / 2 )) ;; esac
   for j; do
     ident=${j%%:*} dst=${j#*:}
-    ip netns exec "$A" "$TXS" send -i 0 --summary-file "$WORK/$ident.json" --dev packet:tx0 -P 2 -n "$n" -b "$rate" \
+    ip netns exec "$A" "$TXS" send -i 0 --summary-file "$WORK/$ident.json" --dev packet:tx0 -P 2 -n "$n" -b "${per}pps" \
       --ident "$ident" "$dst" >"$WORK/$ident.log" 2>&1 &
     pids+=($!)
   done

@@ -3,7 +3,7 @@
 # the netns lab "ip3c": the server in LAB-b, txscale in LAB-a. Each test
 # uses a one-off iperf3 server, so a second probe connection would take its
 # only test and fail the run.
-#   1. forward -P 2 at -b 4k: found by itself, 8000 sent, the server's JSON
+#   1. forward -P 2 at -b 2kpps (each stream): found by itself, 8000 sent, the server's JSON
 #      agrees with our receiver line, and our exact loss is the server
 #      host's RcvbufErrors, plus at most the unread tail of a loaded server
 #      at TEST_END (0 on a quiet host)
@@ -52,13 +52,13 @@ forward() {
   # 1. forward -P 2
   srv fwd
   e0=$(rcvbuf_errs)
-  ip3_run fwd -c 198.18.0.2 -P 2 -l 200 -b 4k -t 2
+  ip3_run fwd -c 198.18.0.2 -P 2 -l 200 -b 2kpps -t 2
   srv_wait fwd
   kdrops=$(( $(rcvbuf_errs) - e0 ))
   r=$(rline fwd)
   sent=$(sline fwd | jq .packets)
-  # -b 4k is txscale's total rate in packets/s: 8000 in 2 s, over the 2 streams
-  [ "$sent" -ge 7920 ] && [ "$sent" -le 8002 ] || fail "fwd: sent $sent at -b 4k -t 2 (8000 expected): $(cat "$tmp/fwd.json")"
+  # -b 2kpps is each stream's rate, as iperf3's -b: 8000 in 2 s over the 2 streams
+  [ "$sent" -ge 7920 ] && [ "$sent" -le 8002 ] || fail "fwd: sent $sent at -b 2kpps -P 2 -t 2 (8000 expected): $(cat "$tmp/fwd.json")"
   # lost: the server host's socket drops, plus what a loaded iperf3 server had not read at TEST_END
   echo "$r" | jq -e --argjson s "$sent" --argjson k "$kdrops" '.lost_exact and .expected == $s and .received + .lost == $s and .lost >= $k and .lost <= $k + 64' >/dev/null ||
     fail "fwd: sent $sent, the server host dropped $kdrops (RcvbufErrors), receiver line: $r"
@@ -72,7 +72,7 @@ v6() {
   local r
   # 2. IPv6
   srv v6
-  ip3_run v6 -c 2001:2::2 -l 1000 -n 500 -b 1k
+  ip3_run v6 -c 2001:2::2 -l 1000 -n 500 -b 1kpps
   srv_wait v6
   # an iperf3 server counts nothing after TEST_END: what a loaded one had not yet read is lost to it
   r=$(rline v6)
@@ -94,7 +94,7 @@ loss() {
   d0=$(tc_drops "$A" tx0) p0=$(tc_pkts "$A" tx0)
   e0=$(rcvbuf_errs)
   srv loss
-  ip3_run loss -c 198.18.0.2 -l 100 -b 8k -t 2
+  ip3_run loss -c 198.18.0.2 -l 100 -b 8kpps -t 2
   srv_wait loss
   drops=$(( $(tc_drops "$A" tx0) - d0 ))
   other=$(( $(tc_pkts "$A" tx0) - p0 + drops ))
@@ -127,7 +127,7 @@ reverse() {
   local ours them ssent
   # 4. -R
   srv rev
-  ip3_run rev -c 198.18.0.2 -R -l 500 -b 2k -t 2
+  ip3_run rev -c 198.18.0.2 -R -l 500 -b 2kpps -t 2
   srv_wait rev
   ours=$(jq -c 'select(.type == "summary" and .kind == "recv")' "$tmp/rev.json")
   them=$(jq -c 'select(.type == "sender")' "$tmp/rev.json")
@@ -149,7 +149,7 @@ reverse_n() {
   d0=$(tc_drops "$B" rx0) p0=$(tc_pkts "$B" rx0)
   srv revn
   t0=$(date +%s)
-  ip3_run revn -c 198.18.0.2 -R -l 100 -b 8k -n 4000 --ctl-timeout 2
+  ip3_run revn -c 198.18.0.2 -R -l 100 -b 8kpps -n 4000 --ctl-timeout 2
   took=$(( $(date +%s) - t0 ))
   srv_wait revn
   drops=$(( $(tc_drops "$B" rx0) - d0 ))

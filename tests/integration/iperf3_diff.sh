@@ -243,11 +243,11 @@ client_bind() {
   local rc=0 tmo
   ip -n "$A" addr add 198.18.0.3/24 dev tx0
   CLEANUP_HOOKS+=("ip -n '$A' addr del 198.18.0.3/24 dev tx0 2>/dev/null")
-  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -B 198.18.0.3 -n 500 -b 1k -J >"$tmp/bind.json" 2>"$tmp/bind.err" ||
+  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -B 198.18.0.3 -n 500 -b 1kpps -J >"$tmp/bind.json" 2>"$tmp/bind.err" ||
     fail "bind: send exited $?: $(cat "$tmp/bind.err")"
   jq -se 'map(select(.type == "receiver"))[0].received == 500' "$tmp/bind.json" >/dev/null || fail "bind: $(cat "$tmp/bind.json")"
   grep -q "(198.18.0.3)" "$tmp/srv.log" || fail "bind: the txscale server never saw a session from 198.18.0.3"
-  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -B 198.18.0.3 -R -n 500 -b 1k -J >"$tmp/bindr.json" 2>"$tmp/bindr.err" ||
+  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -B 198.18.0.3 -R -n 500 -b 1kpps -J >"$tmp/bindr.json" 2>"$tmp/bindr.err" ||
     fail "bind -R: send exited $?: $(cat "$tmp/bindr.err")"
   jq -se 'map(select(.type == "summary" and .kind == "recv"))[0] | .unique == 500 and .lost == 0' "$tmp/bindr.json" >/dev/null ||
     fail "bind -R: $(cat "$tmp/bindr.json")"
@@ -255,7 +255,7 @@ client_bind() {
   ip netns exec "$B" iperf3 -s -1 -p 5203 -J >"$tmp/bind3.srv.json" 2>&1 &
   tmo=$!
   wait_for 20 listens 5203 || fail "iperf3 -s -p 5203 does not listen"
-  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 --control-port 5203 -B 198.18.0.3 -n 500 -b 1k -J >"$tmp/bind3.json" 2>"$tmp/bind3.err" ||
+  timeout 30 ip netns exec "$A" "$TXS" send -c $H4 --control-port 5203 -B 198.18.0.3 -n 500 -b 1kpps -J >"$tmp/bind3.json" 2>"$tmp/bind3.err" ||
     fail "bind iperf3: send exited $?: $(cat "$tmp/bind3.err")"
   wait $tmo || rc=$?
   [ $rc = 0 ] || fail "bind iperf3: iperf3 -s exited $rc"
@@ -306,12 +306,12 @@ within() { # A B PCT: A and B within PCT% of B (+5)
   [ ${d#-} -le $(($2 * $3 / 100 + 5)) ]
 }
 
-# forward at 1000 datagrams/s of 100 bytes (iperf3: -b 800K payload bits/s;
-# txscale send: -b 1k datagrams/s), 2 s: the stock server's own figures of
+# forward at 1000 datagrams/s of 100 bytes (-b 800K: payload bits/s in both
+# clients' grammar, the same words on both sides), 2 s: the stock server's own figures of
 # what arrived agree, and txscale's receiver line is the server's count
 cb_forward() {
   local a b
-  beside cbf -l 100 -b 800K -t 2 -- -l 100 -b 1k -t 2
+  beside cbf -l 100 -b 800K -t 2 -- -l 100 -b 800K -t 2
   a=$(jq .end.sum_received.packets "$tmp/cbf.ip3.srv.json") b=$(jq .end.sum_received.packets "$tmp/cbf.txs.srv.json")
   within "$b" "$a" 5 || fail "cb_forward: the stock server received $a from iperf3's client, $b from txscale's"
   jq -se --argjson b "$b" 'map(select(.type == "receiver"))[0] | .received == $b' "$tmp/cbf.txs.json" >/dev/null ||
@@ -323,7 +323,7 @@ run_case client_forward cb_forward
 # -R: what each client received of the stock server's datagrams
 cb_reverse() {
   local a b
-  beside cbr -R -l 100 -b 800K -t 2 -- -R -l 100 -b 1k -t 2
+  beside cbr -R -l 100 -b 800K -t 2 -- -R -l 100 -b 800K -t 2
   a=$(jq .end.sum_received.packets "$tmp/cbr.ip3.json")
   b=$(jq -s 'map(select(.type == "summary" and .kind == "recv"))[0].unique' "$tmp/cbr.txs.json")
   within "$b" "$a" 5 || fail "cb_reverse: iperf3's client received $a, txscale's $b"
@@ -339,7 +339,7 @@ cb_reverse_loss() {
   local a b
   drop_rule ip3dc 100
   ip netns exec "$A" nft "add rule inet ip3dc in udp sport 5203 udp length 108 numgen inc mod 500 0 counter drop"
-  beside cbl -R -l 100 -b 10M -k 3000 -- -R -l 100 -b 12.5k -n 3000
+  beside cbl -R -l 100 -b 10M -k 3000 -- -R -l 100 -b 10M -k 3000
   for who in ip3 txs; do
     read -r _ ms _ <"$tmp/cbl.$who.run"
     [ "$ms" -lt 5000 ] || fail "cb_reverse_loss ($who): took $ms ms"
@@ -360,7 +360,7 @@ run_case client_reverse_loss cb_reverse_loss
 sessions_default() {
   local p1 p2 p3 rc k
   for k in 1 2; do
-    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -n 10k -b 5k -i 0 >"$tmp/sd$k.out" 2>&1 &
+    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -n 10k -b 5kpps -i 0 >"$tmp/sd$k.out" 2>&1 &
     eval "p$k=\$!"
   done
   timeout 30 ip netns exec "$A" iperf3 -c $H4 -u -R -l 100 -b 2M -t 2 -J >"$tmp/sd3.json" 2>&1 &
@@ -380,7 +380,7 @@ sessions_default() {
   jq -e '.end.sum_received.packets > 0 and .error == null' "$tmp/sd3.json" >/dev/null || fail "sessions_default: iperf3: $(jq -c '.error, .end.sum_received' "$tmp/sd3.json")"
   # two -R clients on one host: each receiver takes a free port of its own
   for k in 4 5; do
-    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -R -n 10k -b 5k -i 0 -J >"$tmp/sd$k.json" 2>"$tmp/sd$k.err" &
+    timeout 30 ip netns exec "$A" "$TXS" send -c $H4 -R -n 10k -b 5kpps -i 0 -J >"$tmp/sd$k.json" 2>"$tmp/sd$k.err" &
     eval "p$k=\$!"
   done
   for k in 4 5; do

@@ -173,7 +173,7 @@ run_case tcp_refused
 
 txscale_client() {
   # 7. a txscale client on the same port
-  TMPDIR=$tmp/ts timeout 60 ip netns exec "$A" "$TXS" send -J -i 0 -c 198.18.0.2 -n 2000 -b 20k >"$tmp/txs.json" 2>"$tmp/txs.err" ||
+  TMPDIR=$tmp/ts timeout 60 ip netns exec "$A" "$TXS" send -J -i 0 -c 198.18.0.2 -n 2000 -b 20kpps >"$tmp/txs.json" 2>"$tmp/txs.err" ||
     fail "txscale client: $(cat "$tmp/txs.err")"
   jq -c 'select(.type == "receiver")' "$tmp/txs.json" | jq -e '.lost_exact and .unique + .lost == 2000' >/dev/null ||
     fail "txscale client: no exact receiver line: $(cat "$tmp/txs.json")"

@@ -40,7 +40,7 @@ under_abuse() {
   python3 "$SRC/tests/integration/metrics_abuse.py" "$MP" 6 >"$tmp/abuse.json" 2>"$tmp/abuse.err" &
   ABUSE_PID=$!
   sleep 0.5
-  "$TXS" send --dev udp -b 15k -n $N -p "$DATA" -i 0 -J 127.0.0.1 >"$tmp/send.json" 2>"$tmp/send.err" \
+  "$TXS" send --dev udp -b 15kpps -n $N -p "$DATA" -i 0 -J 127.0.0.1 >"$tmp/send.json" 2>"$tmp/send.err" \
     || fail "send failed: $(cat "$tmp/send.err")"
   wait $ABUSE_PID || fail "the endpoint stopped answering: $(cat "$tmp/abuse.json" "$tmp/abuse.err")"
   kill -0 $RECV_PID 2>/dev/null || fail "recv died under abuse: $(cat "$tmp/recv.err")"

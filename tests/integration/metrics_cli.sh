@@ -67,7 +67,7 @@ metrics_file() {
   "$TXS" recv -B 127.0.0.1 -p "$DATA" -t 20 --expect 30000 -i 0.5 -J --metrics-file "$mf" --ready-fd 3 >"$tmp/recv.json" 2>"$tmp/recv.err" 3>"$tmp/recv.ready" &
   RP=$!
   wait_ready "$tmp/recv.ready" $RP
-  "$TXS" send --dev udp -b 10k -n 30000 --flows 2 -p "$DATA" -i 0 127.0.0.1 >/dev/null 2>"$tmp/send.err" &
+  "$TXS" send --dev udp -b 10kpps -n 30000 --flows 2 -p "$DATA" -i 0 127.0.0.1 >/dev/null 2>"$tmp/send.err" &
   SP=$!
   seen=0
   for _ in $(seq 40); do # the file during the run: running, a count between 0 and all

@@ -36,7 +36,7 @@ run() {
   prom_scraped txscale_recv $RECV_PID recv "$tmp/recv.err"
   [ "$(val 'txscale_run_state{kind="recv",state="running"}')" = 1 ] || fail "recv's run_state is not running"
 
-  "$TXS" send --dev udp -b 20k -n 40000 --flows 4 -p "$DATA" -i 0 -J --summary-file "$tmp/send.json" \
+  "$TXS" send --dev udp -b 20kpps -n 40000 --flows 4 -p "$DATA" -i 0 -J --summary-file "$tmp/send.json" \
     --metrics "127.0.0.1:$MS" --metrics-linger 4 127.0.0.1 >"$tmp/sendout.json" 2>"$tmp/send.err" &
   SEND_PID=$!
   # both runs over (their summaries printed), their finished states and

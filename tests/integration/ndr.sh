@@ -22,7 +22,7 @@ need_txs
 refused() { txs_refuses "$1" ndr "${@:2}"; }
 bad_input() {
   refused "--precision" --precision 0 198.18.0.2
-  refused "--hi" --lo 100k --hi 50k 198.18.0.2
+  refused "--hi" --lo 100kpps --hi 50kpps 198.18.0.2
   refused "--hi" --hi 1Gbit 198.18.0.2
   refused "--max-trials" --max-trials 2 198.18.0.2
   refused "--loss" --loss 100 198.18.0.2

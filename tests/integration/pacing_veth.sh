@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rate profiles on a real veth (netns lab "pac"), read back from a capture in
 # the peer namespace (dumpcap: the kernel's receive timestamps):
-#   1. --ramp 2k:20k:4 -t 6: the datagrams of each second (from the first
+#   1. --ramp 2kpps:20kpps:4 -t 6: the datagrams of each second (from the first
 #      one, which is due at the run's start) match the schedule
 #      N(t) = 2000 t + 2250 t^2 (t < 4), then 20k/s, within 1%
 #   2. --pace poisson -b 2k: the schedule the run keeps (--schedule-file)
@@ -105,7 +105,7 @@ elif mode == 'poisson':
     # came due at once), which blurs the gaps' fine shape on the wire but
     # not this: a schedule that is not the seeded one, or not kept to,
     # drifts off by many mean gaps (a random walk: sqrt(k) x mean).
-    want = 1 / 2000.0  # -b 2k
+    want = 1 / 2000.0  # -b 2kpps
     due = [int(l.split()[2]) / 1e9 for l in open(sys.argv[3]) if l.split()[0] == '0']
     if len(due) != len(t):
         print('FAIL: %d frames captured, %d in the schedule' % (len(t), len(due)))
@@ -178,7 +178,7 @@ ramp() {
   RT=
   chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
   ramp_trial() {
-    capture ramp --ramp 2k:20k:4 -t 6 -l 32 || capture ramp --ramp 2k:20k:4 -t 6 -l 32 || fail "ramp: the capture lost frames twice"
+    capture ramp --ramp 2kpps:20kpps:4 -t 6 -l 32 || capture ramp --ramp 2kpps:20kpps:4 -t 6 -l 32 || fail "ramp: the capture lost frames twice"
     python3 "$tmp/pc.py" ramp "$tmp/ramp.pcap"
   }
   ramp_trial || { echo "ramp: trial missed, once more (host stalls?)"; ramp_trial; } ||
@@ -193,7 +193,7 @@ poisson() {
   # chrt can set one: a loaded machine wakes it late less often.
   RT=
   chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
-  local args=(--pace poisson -b 2k -n 8000 --seed 7 -l 32 --schedule-file "$tmp/poisson.sched")
+  local args=(--pace poisson -b 2kpps -n 8000 --seed 7 -l 32 --schedule-file "$tmp/poisson.sched")
   poisson_trial() {
     capture poisson "${args[@]}" || capture poisson "${args[@]}" || fail "poisson: the capture lost frames twice"
     python3 "$tmp/pc.py" poisson "$tmp/poisson.pcap" "$tmp/poisson.sched"
@@ -207,7 +207,7 @@ run_case poisson
 bursts() {
   # 3. on/off bursts
   RT=
-  capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || capture bursts --burst-on 50 --burst-off 2000 -b 100k -n 1000 -l 32 || fail "bursts: the capture lost frames twice"
+  capture bursts --burst-on 50 --burst-off 2000 -b 100kpps -n 1000 -l 32 || capture bursts --burst-on 50 --burst-off 2000 -b 100kpps -n 1000 -l 32 || fail "bursts: the capture lost frames twice"
   python3 "$tmp/pc.py" bursts "$tmp/bursts.pcap" || fail "bursts: on/off not visible in the capture"
 }
 run_case bursts

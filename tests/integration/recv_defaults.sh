@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The receive side: the defaults hold on one host. `recv` and
-# `send --dev udp -b 100k -n 200k` on loopback (a namespace of our own), with
+# `send --dev udp -b 100kpps -n 200k` on loopback (a namespace of our own), with
 # no -A and no --rcvbuf: received == 200000, nothing lost. Before, recv
 # pinned its thread to CPU 0 (where send's thread 0 also ran) with the
 # system's default receive buffer and lost 22-27% (RcvbufErrors).
@@ -20,7 +20,7 @@ defaults_no_loss() {
     --ready-fd 3 >"$tmp/recv.json" 2>"$tmp/recv.err" 3>"$tmp/recv.ready" &
   rpid=$!
   wait_ready "$tmp/recv.ready" $rpid
-  ip netns exec "$NS" timeout 60 "$TXS" send --dev udp -b 100k -n 200k -p $PORT -i 0 --summary-file "$tmp/send.json" \
+  ip netns exec "$NS" timeout 60 "$TXS" send --dev udp -b 100kpps -n 200k -p $PORT -i 0 --summary-file "$tmp/send.json" \
     127.0.0.1 >"$tmp/send.out" 2>&1 || fail "send: $(cat "$tmp/send.out")"
   wait "$rpid" || fail "recv exited $?: $(cat "$tmp/recv.err")"
   R=$(tail -n1 "$tmp/recv.json")

@@ -57,7 +57,7 @@ outage_run() {
   r0=$(rx0)
   # --no-df: one datagram per frame (IPv4 GSO is the udp device's default),
   # so the capture holds each datagram at its own arrival time
-  ip netns exec "$A" timeout 60 "$TXS" send --dev udp --no-df -i 0 -b "$rate" -n "$n" -l 32 -p $PORT -B 198.18.0.1 \
+  ip netns exec "$A" timeout 60 "$TXS" send --dev udp --no-df -i 0 -b "${rate}pps" -n "$n" -l 32 -p $PORT -B 198.18.0.1 \
     --summary-file "$tmp/$name.send.json" 198.18.0.2 >"$tmp/$name.send.out" 2>&1 &
   local spid=$!
   # the sender is under way (it may start late on a loaded box), then a while more
@@ -197,7 +197,7 @@ clock() {
     --ready-fd 3 >"$tmp/clk.txt" 2>&1 3>"$tmp/clk.ready" &
   rp=$!
   wait_ready "$tmp/clk.ready" $rp
-  ip netns exec "$A" "$TXS" send --dev udp -i 0 -b 1k -n 500 -l 32 -p $PORT 198.18.0.2 >/dev/null 2>&1
+  ip netns exec "$A" "$TXS" send --dev udp -i 0 -b 1kpps -n 500 -l 32 -p $PORT 198.18.0.2 >/dev/null 2>&1
   wait $rp || fail "clock: text recv: $(cat "$tmp/clk.txt")"
   grep -q "latency CORRECTED by offset -3000000 ns" "$tmp/clk.txt" || fail "clock: the text does not say it corrected: $(cat "$tmp/clk.txt")"
   ok "clock: --clock-offset -3000000: latency p50 $cor ns (raw $raw ns), the text says CORRECTED"

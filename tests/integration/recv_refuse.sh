@@ -69,7 +69,7 @@ reuseport_share() {
   done
   wait_ready "$tmp/share1.ready" "$share1"
   wait_ready "$tmp/share2.ready" "$share2"
-  ip netns exec "$NS" "$TXS" send --dev udp -p $PORT -P 4 -n 4000 -b 20k -i 0 127.0.0.1 >"$tmp/share.send" 2>&1 ||
+  ip netns exec "$NS" "$TXS" send --dev udp -p $PORT -P 4 -n 4000 -b 5kpps -i 0 127.0.0.1 >"$tmp/share.send" 2>&1 ||
     fail "share: send: $(cat "$tmp/share.send")"
   wait "$share1" || fail "share: recv 1 exited $?: $(cat "$tmp/share1.err")"
   wait "$share2" || fail "share: recv 2 exited $?: $(cat "$tmp/share2.err")"
@@ -87,7 +87,7 @@ threads_share() {
     >"$tmp/p2.json" 2>"$tmp/p2.err" 3>"$tmp/p2.ready" &
   p2=$!
   wait_ready "$tmp/p2.ready" $p2
-  ip netns exec "$NS" "$TXS" send --dev udp -p $PORT -P 4 -n 4000 -b 20k -i 0 127.0.0.1 >"$tmp/p2.send" 2>&1 || fail "-P 2: send: $(cat "$tmp/p2.send")"
+  ip netns exec "$NS" "$TXS" send --dev udp -p $PORT -P 4 -n 4000 -b 5kpps -i 0 127.0.0.1 >"$tmp/p2.send" 2>&1 || fail "-P 2: send: $(cat "$tmp/p2.send")"
   wait "$p2" || fail "-P 2: recv exited $?: $(cat "$tmp/p2.err")"
   [ "$(tail -n1 "$tmp/p2.json" | jq .received)" = 4000 ] || fail "-P 2: $(tail -n1 "$tmp/p2.json" | jq -c '{received, lost}')"
   echo "ok: recv -P 2 (SO_REUSEPORT among its own threads): 4000 of 4000"
@@ -106,7 +106,7 @@ stale_sender_summary() {
     --ready-fd 3 >"$tmp/stale.out" 2>"$tmp/stale.err" 3>"$tmp/stale.ready" &
   rp=$!
   wait_ready "$tmp/stale.ready" $rp
-  ip netns exec "$NS" "$TXS" send --dev udp -n 1000 -b 20k -p $PORT -i 0 127.0.0.1 >/dev/null 2>&1
+  ip netns exec "$NS" "$TXS" send --dev udp -n 1000 -b 20kpps -p $PORT -i 0 127.0.0.1 >/dev/null 2>&1
   rc=0; wait "$rp" || rc=$?
   got=$(tail -n1 "$tmp/stale.out" | jq -r .received)
   [ "$rc" = 1 ] && [ "$got" = 1000 ] && grep -q "written before this recv started" "$tmp/stale.err" ||

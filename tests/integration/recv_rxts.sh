@@ -38,7 +38,7 @@ rxts_run() {
 j() { printf '%s\n' "$R" | jq -r "$1"; }
 
 kernel() {
-  rxts_run kernel kernel -b 20k -n 10000
+  rxts_run kernel kernel -b 20kpps -n 10000
   [ "$(j .received)" = 10000 ] || fail "kernel: received $(j .received)"
   [ "$(j .input.rx_timestamps)" = kernel ] || fail "kernel: the report says $(j .input.rx_timestamps)"
   [ "$(j .input.ts_kernel)" = 10000 ] || fail "kernel: $(j .input.ts_kernel) datagrams with a kernel stamp"
@@ -51,7 +51,7 @@ run_case kernel
 user() {
   local k50 u50
   k50=$(cat "$tmp/k50")
-  rxts_run user user -b 20k -n 10000
+  rxts_run user user -b 20kpps -n 10000
   [ "$(j .input.rx_timestamps)" = user ] || fail "user: the report says $(j .input.rx_timestamps)"
   [ "$(j .input.ts_user)" = 10000 ] || fail "user: $(j .input.ts_user) datagrams timed by our clock"
   [ "$(j .input.ts_kernel)" = 0 ] || fail "user: $(j .input.ts_kernel) kernel stamps"
@@ -62,7 +62,7 @@ user() {
 run_case --needs kernel user
 
 packet() {
-  rxts_run packet kernel -b 20k -n 10000 --timestamps packet
+  rxts_run packet kernel -b 20kpps -n 10000 --timestamps packet
   [ "$(j .latency_ns.skew_future)" = 0 ] || fail "packet: $(j .latency_ns.skew_future) datagrams stamped after they arrived"
   [ "$(j .latency_ns.count)" = 10000 ] || fail "packet: $(j .latency_ns.count) latency samples"
   echo "per-packet send stamps, kernel arrival: p50 $(j .latency_ns.p50) ns, p99 $(j .latency_ns.p99) ns"

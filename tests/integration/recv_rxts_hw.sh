@@ -41,7 +41,7 @@ control() {
   ip netns exec "$B" "$TXS" recv -B 198.18.0.2 -p "$PORT" -J -i 0 --idle 1 -t 30 --ready-fd 3 >"$tmp/k.json" 2>"$tmp/k.err" 3>"$tmp/k.ready" &
   rpid=$!
   wait_ready "$tmp/k.ready" $rpid
-  ip netns exec "$A" timeout 30 "$TXS" send --dev udp -B 198.18.0.1 -p "$PORT" -i 0 -n 2000 -b 20k -l 32 198.18.0.2 \
+  ip netns exec "$A" timeout 30 "$TXS" send --dev udp -B 198.18.0.1 -p "$PORT" -i 0 -n 2000 -b 20kpps -l 32 198.18.0.2 \
     >"$tmp/send.out" 2>&1 || fail "send: $(cat "$tmp/send.out")"
   wait "$rpid" || fail "kernel recv exited $?: $(cat "$tmp/k.err")"
   R=$(tail -n1 "$tmp/k.json")

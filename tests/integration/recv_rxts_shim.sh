@@ -47,7 +47,7 @@ shim_run() {
   wait_ready "$tmp/$name.ready" $rpid
   # --no-df: one datagram per message (IPv4 GSO is the udp device's default):
   # the shim stamps messages, and the checks count datagrams
-  "$TXS" send --dev udp --no-df -B 127.0.0.1 127.0.0.1 -p "$PORT" -i 0 -l 32 -n 4000 -b 20k >"$tmp/$name.send" 2>&1 ||
+  "$TXS" send --dev udp --no-df -B 127.0.0.1 127.0.0.1 -p "$PORT" -i 0 -l 32 -n 4000 -b 20kpps >"$tmp/$name.send" 2>&1 ||
     fail "$name: send: $(cat "$tmp/$name.send")"
   wait "$rpid" || fail "$name: recv exited $?: $(cat "$tmp/$name.err")"
   R=$(tail -n1 "$tmp/$name.json")

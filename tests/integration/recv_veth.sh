@@ -45,7 +45,7 @@ veth_run() {
 lossless() { # 4|6
   local fam=$1 dst src sent
   if [ $fam = 4 ]; then dst=198.18.0.2 src=198.18.0.1; else dst=2001:2:0:0::2 src=2001:2:0:0::1; fi
-  veth_run "udp$fam" "-B $dst -p 5201 --rcvbuf 33554432" "-B $src -p 5201 -n 40000 -b 40k -P 2 -l 32 $dst"
+  veth_run "udp$fam" "-B $dst -p 5201 --rcvbuf 33554432" "-B $src -p 5201 -n 40000 -b 20kpps -P 2 -l 32 $dst"
   sent=$(sj .packets)
   [ "$sent" -gt 0 ] || fail "udp$fam: sender sent nothing"
   [ "$(rj .received)" = "$sent" ] || fail "udp$fam: received $(rj .received) != sent $sent"
@@ -93,7 +93,7 @@ packet() {
   wait_ready "$tmp/sink.ready" $sink
   # (--gso off: a veth hands the peer a GSO packet whole, and the AF_PACKET
 # ring sees it as one frame; the stack's sockets see its segments)
-veth_run packet "--dev packet:rx0 -P 2 -p 5201" "-B 198.18.0.1 -p 5201 -n 20000 -b 20k -P 2 -l 64 --gso off 198.18.0.2"
+veth_run packet "--dev packet:rx0 -P 2 -p 5201" "-B 198.18.0.1 -p 5201 -n 20000 -b 10kpps -P 2 -l 64 --gso off 198.18.0.2"
   sent=$(sj .packets)
   ringdrop=$(rj .input.socket_drops)
   [ "$ringdrop" = 0 ] || fail "packet: ring dropped $ringdrop"

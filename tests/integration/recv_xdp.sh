@@ -117,7 +117,7 @@ run_case max
 
 paced() {
   # 2. paced, several flows: per flow exact; IPv6 through generic XDP
-  exact_case paced "--dev xdp:rx0 -p 5201" "--dev xdp:tx0 -p 5201 -n 100000 -b 100k --flows 4 198.18.0.2"
+  exact_case paced "--dev xdp:rx0 -p 5201" "--dev xdp:tx0 -p 5201 -n 100000 -b 100kpps --flows 4 198.18.0.2"
   [ "$(rj '.flows | length')" = 4 ] || fail "paced: $(rj '.flows | length') flows, expected 4"
   local sd
   sd=$(sj .drops)
@@ -139,7 +139,7 @@ paced() {
 run_case paced
 
 v6() {
-  exact_case v6 "--dev xdp:rx0,skb -6 -p 5201" "--dev xdp:tx0 -p 5201 -n 50000 -b 100k --flows 2 2001:2::2"
+  exact_case v6 "--dev xdp:rx0,skb -6 -p 5201" "--dev xdp:tx0 -p 5201 -n 50000 -b 100kpps --flows 2 2001:2::2"
   [ "$(rj .input.xdp.mode)" = skb ] || fail "v6: mode $(rj .input.xdp.mode), asked skb"
   [ "$(rj '[.flows[] | select(.expected != .received)] | length')" = 0 ] || fail "v6: a flow not exact"
   echo "ok: IPv6, generic XDP (skb), 2 flows: exact"
@@ -155,7 +155,7 @@ stack() {
   wait_ready "$tmp/other.ready" $opid
   ip netns exec "$A" ip neigh flush dev tx0 >/dev/null 2>&1 || true
   # it receives nothing: -t 0, its idle clock runs from the start
-  T=0 IDLE=3 xdp_run stack "--dev xdp:rx0 -p 5201" "--dev udp -p 6000 -n 2000 -b 20k 198.18.0.2"
+  T=0 IDLE=3 xdp_run stack "--dev xdp:rx0 -p 5201" "--dev udp -p 6000 -n 2000 -b 20kpps 198.18.0.2"
   wait "$opid" || fail "stack: udp recv on port 6000 exited $?: $(cat "$tmp/other.recv.err")"
   [ "$(jq -r .received "$tmp/other.recv.json" | tail -n1)" = 2000 ] ||
     fail "stack: the kernel socket on port 6000 got $(tail -n1 "$tmp/other.recv.json" | jq .received) of 2000"
@@ -214,7 +214,7 @@ else
 fi
 mq() {
   [ -z "$Q" ] || skip "$Q"
-  exact_case mq "--dev xdp:rx0 -P 2 -p 5201" "--dev xdp:tx0 -P 2 -p 5201 -n 100000 -b 100k 198.18.0.2"
+  exact_case mq "--dev xdp:rx0 -P 2 -p 5201" "--dev xdp:tx0 -P 2 -p 5201 -n 100000 -b 50kpps 198.18.0.2"
   [ "$(rj '[.threads[] | select(.received > 0)] | length')" = 2 ] || fail "mq: not both queues received"
   echo "ok: 2 queues, -P 2: exact ($(rjc '[.threads[].received]') per socket)"
 }
@@ -223,7 +223,7 @@ run_case mq
 mq1() {
   local sent got miss
   [ -z "$Q" ] || skip "$Q"
-  xdp_run mq1 "--dev xdp:rx0 -P 1 -p 5201" "--dev xdp:tx0 -P 2 -p 5201 -n 40000 -b 40k 198.18.0.2"
+  xdp_run mq1 "--dev xdp:rx0 -P 1 -p 5201" "--dev xdp:tx0 -P 2 -p 5201 -n 40000 -b 20kpps 198.18.0.2"
   sent=$(sj .packets) got=$(rj .received) miss=$(rj .input.xdp.no_socket)
   [ "$got" -gt 0 ] && [ "$miss" -gt 0 ] && [ $((got + miss)) = "$sent" ] ||
     fail "mq1: received $got + no_socket $miss != sent $sent"

@@ -41,9 +41,9 @@ run_case looped
 rate_and_time() {
   local n
   # 3. at -b (frames/s), stopped by -t: the count is what the rate allows
-  "$TXS" send --replay "$tmp/in.pcap" -b 2000 -t 0.5 --dev "pcap:$tmp/o3.pcap" -i 0 --summary-file "$tmp/o3.json" >/dev/null
+  "$TXS" send --replay "$tmp/in.pcap" -b 2000pps -t 0.5 --dev "pcap:$tmp/o3.pcap" -i 0 --summary-file "$tmp/o3.json" >/dev/null
   n=$(jq -r .packets "$tmp/o3.json")
-  { [ "$n" -ge 900 ] && [ "$n" -le 1001 ]; } || fail "-b 2000 -t 0.5 sent $n frames"
+  { [ "$n" -ge 900 ] && [ "$n" -le 1001 ]; } || fail "-b 2000pps -t 0.5 sent $n frames"
   python3 "$T" same "$tmp/in.pcap" "$tmp/o3.pcap" "$n" || fail "-b: frames differ"
 }
 run_case rate_and_time
@@ -87,7 +87,7 @@ run_case refuse_two_threads refuse "two threads" --replay "$tmp/in.pcap" --dev d
 run_case refuse_bad_speed refuse "bad speed" --replay "$tmp/in.pcap" --dev dummy --replay-speed 0
 big_frame_mtu_1600() {
   # the big frame fits a device with a larger MTU
-  "$TXS" send --replay "$tmp/big.pcap" --dev "pcap:$tmp/o4.pcap,mtu=1600" -n 10 -i 0 -b 10k >/dev/null
+  "$TXS" send --replay "$tmp/big.pcap" --dev "pcap:$tmp/o4.pcap,mtu=1600" -n 10 -i 0 -b 10kpps >/dev/null
   python3 "$T" same "$tmp/big.pcap" "$tmp/o4.pcap" 10 || fail "mtu=1600: frames differ"
 }
 run_case big_frame_mtu_1600
@@ -104,7 +104,7 @@ udp_loopback() {
   done
   [ -s "$tmp/u.ready" ] || fail "udp: the receiver did not start"
   d=$(jq '.["4"].payloads | length' "$tmp/mx.pcap.expect.json")
-  "$TXS" send --replay "$tmp/mx.pcap" --dev udp 127.0.0.1 -p "$(cat "$tmp/u.ready")" -n $((d + 5)) -b 5k -i 0 \
+  "$TXS" send --replay "$tmp/mx.pcap" --dev udp 127.0.0.1 -p "$(cat "$tmp/u.ready")" -n $((d + 5)) -b 5kpps -i 0 \
     --summary-file "$tmp/u.json" >/dev/null
   wait
   python3 "$T" udpsame "$tmp/mx.pcap.expect.json" 4 "$tmp/u.got" $((d + 5)) || fail "udp: payloads differ"

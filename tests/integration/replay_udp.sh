@@ -64,7 +64,7 @@ v6() {
   local d6
   # 2. IPv6 at -b, three passes
   d6=$(jq '.["6"].payloads | length' "$E")
-  replay_run v6 6 2001:2:0:0::2 -n $((3 * d6)) -b 5k
+  replay_run v6 6 2001:2:0:0::2 -n $((3 * d6)) -b 5kpps
   [ "$(jq -r .packets "$tmp/v6.json")" = $((3 * d6)) ] || fail "v6: send counted $(jq -r .packets "$tmp/v6.json")"
   skipped v6 6
   python3 "$T" udpsame "$E" 6 "$tmp/v6.got" $((3 * d6)) || fail "v6: the receiver got other datagrams"

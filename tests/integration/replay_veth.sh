@@ -35,7 +35,7 @@ own_timing() {
 run_case own_timing
 
 rate_20k() {
-  replay_run fast -n 1000 -b 20k
+  replay_run fast -n 1000 -b 20kpps
   python3 "$T" same "$tmp/in.pcap" "$tmp/fast.pcap" 1000 || fail "-b 20k: the peer saw other frames"
 }
 run_case rate_20k
@@ -43,7 +43,7 @@ run_case rate_20k
 xdp() {
   # the same through AF_XDP where this build and kernel have it
   if ip netns exec "$A" "$TXS" send --dev xdp:tx0 --dry-run 198.18.0.2 >/dev/null 2>&1; then
-    DEV=xdp:tx0 replay_run xdp -n 600 -b 20k
+    DEV=xdp:tx0 replay_run xdp -n 600 -b 20kpps
     python3 "$T" same "$tmp/in.pcap" "$tmp/xdp.pcap" 600 || fail "xdp: the peer saw other frames"
   else
     skip "no xdp: device here, replay checked through packet: only"

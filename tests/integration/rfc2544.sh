@@ -42,7 +42,7 @@ bad_input() {
   refused "--tests" --tests throughput,jitter 198.18.0.2
   refused "--search-trial" --trial 1 --search-trial 2 198.18.0.2
   refused "--precision" --precision 0 198.18.0.2
-  refused "--hi" --lo 100k --hi 50k 198.18.0.2
+  refused "--hi" --lo 100kpps --hi 50kpps 198.18.0.2
   refused "--loss" --loss 100 198.18.0.2
   refused "--repeat" --repeat 0 198.18.0.2
   refused "--b2b-max" --b2b-max 1 198.18.0.2
@@ -133,8 +133,19 @@ throughput_latency_report() {
   for size in 64 512 1518; do
     got=$(res tput ".throughput[] | select(.size == $size) | .fps")
     want=$(truth $size 2)
-    within "$got" "$want" 5 || fail "throughput at $size bytes: $got fps, the tbf's truth $want"
-    ok "throughput at $size bytes: $got fps (tbf truth $(printf %.0f "$want"))"
+    if ! within "$got" "$want" 5; then
+      # a sender held off its CPU past the bucket's 26 ms bursts what came due and loses frames
+      # the device would have taken (a CI run beside six busy builds: 2111 of 2525 at 512 bytes):
+      # the search for that size once more, judged the same way
+      echo "    throughput at $size bytes: $got fps, the tbf's truth $(printf %.0f "$want"): once more" >&2
+      rfc "tput$size" --sizes $size --tests throughput 198.19.0.1
+      local again
+      again=$(res "tput$size" ".throughput[] | select(.size == $size) | .fps")
+      within "$again" "$want" 5 || fail "throughput at $size bytes: $got, then $again fps; the tbf's truth $want"
+      ok "throughput at $size bytes: $again fps on the second search (tbf truth $(printf %.0f "$want"))"
+    else
+      ok "throughput at $size bytes: $got fps (tbf truth $(printf %.0f "$want"))"
+    fi
     res tput ".throughput[] | select(.size == $size) | .latency_ns" |
       jq -e '.count > 0 and .min <= .p50 and .p50 <= .p90 and .p90 <= .p99 and .p99 <= ."p99.9" and ."p99.9" <= .max' >/dev/null ||
       fail "latency at $size: $(res tput ".throughput[] | select(.size == $size) | .latency_ns")"

@@ -118,7 +118,7 @@ run_case pcap_stdout_into_recv
 port=$(free_port)
 closed_port() {
   local rc pk dr er ic
-  "$TXS" send --dev udp -n 2000 -b 20k -p "$port" -i 0 -J 127.0.0.1 >"$tmp/closed.json" 2>"$tmp/closed.err"
+  "$TXS" send --dev udp -n 2000 -b 20kpps -p "$port" -i 0 -J 127.0.0.1 >"$tmp/closed.json" 2>"$tmp/closed.err"
   rc=$?
   if read -r pk dr er ic < <(one_story "$tmp/closed.json") && [ "$pk" = 2000 ] && [ "$ic" -ge 1 ] && [ "$ic" -le 2000 ]; then
     ok "closed port: 2000 sent, $ic ICMP errors counted (exit $rc)"
@@ -144,7 +144,7 @@ except OSError: pass
 PY
   lpid=$!
   wait_ready "$tmp/open.ready" $lpid
-  "$TXS" send --dev udp -n 2000 -b 20k -p "$port" -i 0 -J 127.0.0.1 >"$tmp/open.json" 2>"$tmp/open.err"
+  "$TXS" send --dev udp -n 2000 -b 20kpps -p "$port" -i 0 -J 127.0.0.1 >"$tmp/open.json" 2>"$tmp/open.err"
   read -r pk _ _ ic < <(one_story "$tmp/open.json")
   [ "$pk" = 2000 ] && [ "$ic" = 0 ] && [ ! -s "$tmp/open.err" ] && ok "open port: no ICMP errors" ||
     fail_later "open port: icmp $ic, stderr $(cat "$tmp/open.err")"

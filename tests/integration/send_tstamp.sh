@@ -74,7 +74,7 @@ kernel_clock() { # MODE PACE
 # recv thread reads on a loaded 2-core box, and most would be dropped at
 # its socket)
 for mode in packet interp; do
-  run_case "${mode}_paced" kernel_clock $mode "--df -b 100k -n 100000"
+  run_case "${mode}_paced" kernel_clock $mode "--df -b 100kpps -n 100000"
   run_case "${mode}_unpaced" kernel_clock $mode "--gso off -n 200000"
 done
 

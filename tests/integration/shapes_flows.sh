@@ -59,7 +59,7 @@ flows() {
   # 1. 1000 flows over port and address ranges, recv -P 2
   in0=$(udp_in)
   shp_run flows "-P 2 -p 5201 --max-flows 2048" \
-    "--dev packet:tx0 -P 2 --flows 500 --sport 40000-40499 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 40000 -b 20k -l 32"
+    "--dev packet:tx0 -P 2 --flows 500 --sport 40000-40499 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 40000 -b 10kpps -l 32"
   in1=$(udp_in)
   S="$tmp/flows.send.json"
   sent=$(jq -r .packets "$S")
@@ -102,7 +102,7 @@ kflows() {
   fi
   in0=$(udp_in)
   shp_run kflows "-P 2 -p 5201 --max-flows 2048" \
-    "--dev udp -P 2 --flows 500 --sport 40000-40499 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 40000 -b 20k -l 32"
+    "--dev udp -P 2 --flows 500 --sport 40000-40499 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 40000 -b 10kpps -l 32"
   in1=$(udp_in)
   S="$tmp/kflows.send.json"
   [ "$(jq -r .packets "$S")" = 40000 ] || fail "udp flows: sender sent $(jq -r .packets "$S")"
@@ -165,7 +165,7 @@ run_case refused_nonlocal_src
 port_range() { # DEV
   local dev=$1 off
   shp_run ports "-P 2 -p 5301-5310" \
-    "--dev $dev -P 2 --flows 50 --sport 41000-41049 --dport 5301-5310 -p 5301 -n 10000 -b 20k 198.18.0.2"
+    "--dev $dev -P 2 --flows 50 --sport 41000-41049 --dport 5301-5310 -p 5301 -n 10000 -b 10kpps 198.18.0.2"
   rj_is "ports ($dev)" .received 10000
   rj_is "ports ($dev)" '.flows | length' 100
   rj_is "ports ($dev)" '[.flows[] | select(.received != 100 or .expected != 100 or .duplicates != 0)] | length' 0
@@ -180,8 +180,8 @@ run_case ports_packet port_range packet:tx0
 base() {
   # 2. two senders, --flow-base apart, into one receiver
   shp_run base "-P 2 -p 5201" \
-    "--dev packet:tx0 -P 2 --flows 50 --sport 41000-41099 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10000 -b 20k" \
-    "--dev packet:tx0 -P 2 --flows 50 --flow-base 100 --sport 42000-42099 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10000 -b 20k"
+    "--dev packet:tx0 -P 2 --flows 50 --sport 41000-41099 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10000 -b 10kpps" \
+    "--dev packet:tx0 -P 2 --flows 50 --flow-base 100 --sport 42000-42099 --dst 198.18.0.2-198.18.0.9 -p 5201 -n 10000 -b 10kpps"
   [ "$(rj '.flows | length')" = 200 ] || fail "base: $(rj '.flows | length') flows, not 200"
   [ "$(rj .received)" = 20000 ] || fail "base: received $(rj .received)"
   [ "$(rj '[.flows[] | select(.received != 100 or .duplicates != 0)] | length')" = 0 ] ||
@@ -199,7 +199,7 @@ run_case base
 v6() {
   # 2b. IPv6: 200 flows over 2001:2::2..5 and 50 source ports, recv -P 2
   shp_run v6 "-P 2 -p 5201 -6" \
-    "--dev packet:tx0 -P 2 --flows 100 --sport 43000-43049 --dst 2001:2:0:0::2-2001:2:0:0::5 -p 5201 -n 8000 -b 20k -l 64"
+    "--dev packet:tx0 -P 2 --flows 100 --sport 43000-43049 --dst 2001:2:0:0::2-2001:2:0:0::5 -p 5201 -n 8000 -b 10kpps -l 64"
   [ "$(rj '.flows | length')" = 200 ] || fail "v6: $(rj '.flows | length') flows, not 200"
   [ "$(rj .received)" = 8000 ] || fail "v6: received $(rj .received)"
   [ "$(rj '[.flows[] | select(.expected != 40 or .received != 40 or .lost != 0)] | length')" = 0 ] ||
@@ -211,7 +211,7 @@ run_case v6
 imix() {
   local pw p want got
   # 3. IMIX at the receiver: 12000 datagrams = 1000 whole 7:4:1 cycles
-  shp_run imix "-p 5201" "--dev packet:tx0 -p 5201 -n 12000 -b 20k -l imix 198.18.0.2"
+  shp_run imix "-p 5201" "--dev packet:tx0 -p 5201 -n 12000 -b 20kpps -l imix 198.18.0.2"
   [ "$(rj .received)" = 12000 ] || fail "imix: received $(rj .received)"
   for pw in 18:7000 548:4000 1472:1000; do
     p=${pw%:*} want=${pw#*:}

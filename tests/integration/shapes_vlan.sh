@@ -73,7 +73,7 @@ raw_case() {
   wait_ready "$tmp/$name.raw.ready" $ppid
   # shellcheck disable=SC2086
   ip netns exec "$A" timeout 60 "$TXS" send --dev packet:tx0 --dst-mac "$bmac" -B 198.18.0.1 $tag -p 5301 -n 4000 \
-    -b 20k -l "$len" -i 0 -J 198.18.0.2 >"$tmp/$name.rs.json" 2>"$tmp/$name.rs.err" ||
+    -b 20kpps -l "$len" -i 0 -J 198.18.0.2 >"$tmp/$name.rs.json" 2>"$tmp/$name.rs.err" ||
     fail "$name: send: $(cat "$tmp/$name.rs.err")"
   wait "$ppid" || fail "$name: recv (packet) exited $?: $(cat "$tmp/$name.raw.err")"
   local sent pr pv
@@ -145,7 +145,7 @@ bpf_case() {
   recv_pair "$name" 198.18.0.2
   # shellcheck disable=SC2086
   ip netns exec "$A" timeout 60 "$TXS" send --dev packet:tx0 --dst-mac "$bmac" -B 198.18.0.1 $tag -p 5301 -n 4000 \
-    -b 20k -l "$len" -i 0 -J 198.18.0.2 >"$tmp/$name.send.json" 2>"$tmp/$name.send.err" ||
+    -b 20kpps -l "$len" -i 0 -J 198.18.0.2 >"$tmp/$name.send.json" 2>"$tmp/$name.send.err" ||
     fail "$name: send: $(cat "$tmp/$name.send.err")"
   # the packet: receiver ends 1.5 s after the last frame; a socket that must
   # get nothing would wait for -t: stopped (it reports on SIGTERM) once the
@@ -234,7 +234,7 @@ vlan_case() {
   k0=$(ip netns exec "$B" cat "/sys/class/net/$subif/statistics/rx_packets")
   # shellcheck disable=SC2086
   ip netns exec "$A" timeout 60 "$TXS" send --dev packet:tx0 --dst-mac "$bmac" -B 198.18.0.1 $tag -p 5301 -n 4000 \
-    -b 20k -l "$len" -i 0 -J "$dst" >"$tmp/$name.send.json" 2>"$tmp/$name.send.err" ||
+    -b 20kpps -l "$len" -i 0 -J "$dst" >"$tmp/$name.send.json" 2>"$tmp/$name.send.err" ||
     fail "$name: send: $(cat "$tmp/$name.send.err")"
   wait "$upid" || fail "$name: recv (udp) exited $?: $(cat "$tmp/$name.udp.err")"
   wait "$ppid" || fail "$name: recv (packet) exited $?: $(cat "$tmp/$name.pkt.err")"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Concurrent sessions in `txscale server` (netns lab "conc"): the server in
 # LAB-b (198.18.0.2 / 2001:2::2) with --max-sessions 4
-# --max-sessions-per-client 2 --max-rate 50k; clients in LAB-a, which is two
+# --max-sessions-per-client 2 --max-rate 50kpps; clients in LAB-a, which is two
 # client addresses (198.18.0.1 and 2001:2::1).
 #   1. four at once: `txscale send -c` and a stock `iperf3 -c -u` from each
 #      address; each exact (txscale: received + lost = sent, exact, lost 0;
@@ -35,7 +35,7 @@ SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 SRV_LOG_LINES=40 # a failing case shows the end of the server's log
 
 lab_test conc iperf3
-lab_server --max-sessions 4 --max-sessions-per-client 2 --max-rate 50k --ctl-timeout 3 --max-time 30
+lab_server --max-sessions 4 --max-sessions-per-client 2 --max-rate 50kpps --ctl-timeout 3 --max-time 30
 grep -q "sessions at once: at most 4 (2 per client)" "$tmp/srv.log" || fail "the server's first line does not say its limits"
 
 # estab [PEER]: the server's established control connections (from PEER)
@@ -77,8 +77,8 @@ ip3_exact() { # NAME: the server's iperf3 summary for this client is exact again
 # ---- 1. four at once, a fifth refused -------------------------------------------------------------
 four() {
 srv_idle
-txc t4 -c 198.18.0.2 -p 6001 -n 50k -b 10k & p1=$!
-txc t6 -c 2001:2::2 -p 6002 -n 50k -b 10k & p2=$!
+txc t4 -c 198.18.0.2 -p 6001 -n 50k -b 10kpps & p1=$!
+txc t6 -c 2001:2::2 -p 6002 -n 50k -b 10kpps & p2=$!
 ip3c i4 -c 198.18.0.2 -u -l 100 -b 1M -t 5 & p3=$!
 ip3c i6 -c 2001:2::2 -u -l 200 -b 2M -t 5 & p4=$!
 wait_estab 4
@@ -125,8 +125,8 @@ echo "ok: two iperf3 -P 16 tests from 198.18.0.1 at once: each exact with its ow
 # ---- 2. the per-client limit ----------------------------------------------------------------------
 per_client() {
 srv_idle
-txc h1 -c 198.18.0.2 -p 6011 -n 30k -b 10k & q1=$!
-txc h2 -c 198.18.0.2 -p 6012 -n 30k -b 10k & q2=$!
+txc h1 -c 198.18.0.2 -p 6011 -n 30k -b 10kpps & q1=$!
+txc h2 -c 198.18.0.2 -p 6012 -n 30k -b 10kpps & q2=$!
 wait_estab 2
 # CPUs shared out: with two sessions running and two CPUs or more, each
 # session's process (and what it starts) may run on CPUs the other may not
@@ -163,7 +163,7 @@ ip netns exec "$A" python3 -c 'import socket, time
 s = socket.create_connection(("2001:2::2", 5201)); time.sleep(5)' & q3=$!
 wait_estab 1 "[2001:2::1]"
 n0=$(wc -l <"$tmp/srv.log")
-txc v6 -c 2001:2::2 -p 6014 -n 2k -b 10k || fail "per-client: the v6 client was not served: $(cat "$tmp/v6.err")"
+txc v6 -c 2001:2::2 -p 6014 -n 2k -b 10kpps || fail "per-client: the v6 client was not served: $(cat "$tmp/v6.err")"
 tail -n +"$n0" "$tmp/srv.log" | grep -m1 -E '\(2001:2::1\): (done after 1 test|error)' | grep 'done after' >/dev/null ||
   fail "silent: the v6 client's session ended after the silent one's: $(tail -n +"$n0" "$tmp/srv.log" | grep 2001:2::1)"
 kill $q3 2>/dev/null || true
@@ -183,15 +183,15 @@ echo "ok: per client: a third from 198.18.0.1 told '${out3##*: }' while 2001:2::
 max_rate() {
 srv_idle
 set +e
-outr=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6021 -R -n 1000 -b 100k -i 0 2>&1); rcr=$?
+outr=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -p 6021 -R -n 1000 -b 100kpps -i 0 2>&1); rcr=$?
 outi=$(timeout 20 ip netns exec "$A" iperf3 -c 198.18.0.2 -u -R -l 100 -b 80M -t 1 2>&1); rci=$?
 set -e
-[ $rcr -ne 0 ] || fail "max-rate: -R -b 100k was served"
+[ $rcr -ne 0 ] || fail "max-rate: -R -b 100kpps was served"
 case "$outr" in *"100000 packets/s asked; this server sends at most 50000 packets/s (--max-rate)"*) ;; *) fail "max-rate: '$outr'" ;; esac
 [ $rci -ne 0 ] || fail "max-rate: iperf3 -R -b 80M was served"
 grep -q "100000 datagrams/s asked (-b 80000000 over 1 stream); this server sends at most 50000 datagrams/s (--max-rate)" "$tmp/srv.log" ||
   fail "max-rate: the server's log does not name the limit for iperf3"
-txc rok -c 198.18.0.2 -p 6022 -R -n 2k -b 20k || fail "max-rate: -R -b 20k was refused: $(cat "$tmp/rok.err")"
+txc rok -c 198.18.0.2 -p 6022 -R -n 2k -b 20kpps || fail "max-rate: -R -b 20kpps was refused: $(cat "$tmp/rok.err")"
 echo "ok: max-rate: -R -b 100k refused ('${outr##*: }'), iperf3 -R -b 80M refused ($(echo "$outi" | tail -n1)), -R -b 20k served"
 
 }
@@ -199,7 +199,7 @@ echo "ok: max-rate: -R -b 100k refused ('${outr##*: }'), iperf3 -R -b 80M refuse
 # ---- 4. one data port per session ------------------------------------------------------------------
 data_port() {
 srv_idle
-txc d1 -c 198.18.0.2 -p 6031 -n 30k -b 10k & d1=$!
+txc d1 -c 198.18.0.2 -p 6031 -n 30k -b 10kpps & d1=$!
 wait_estab 1
 sleep 0.5
 set +e
@@ -227,7 +227,7 @@ one() { # K: session K, retried while the server is still busy with the last bat
   [ $((k % 2)) -eq 0 ] || dst=2001:2::2
   if [ $((k % 10)) -eq 3 ]; then # killed mid-test
     if [ $((k % 20)) -eq 3 ]; then
-      TMPDIR=$tmp/tc ip netns exec "$A" "$TXS" send -c $dst -p $((7000 + k)) -n 100k -b 10k -i 0 >/dev/null 2>&1 &
+      TMPDIR=$tmp/tc ip netns exec "$A" "$TXS" send -c $dst -p $((7000 + k)) -n 100k -b 10kpps -i 0 >/dev/null 2>&1 &
     else
       ip netns exec "$A" iperf3 -c $dst -u -l 100 -b 1M -t 10 >/dev/null 2>&1 &
     fi
@@ -242,7 +242,7 @@ one() { # K: session K, retried while the server is still busy with the last bat
       out=$(timeout 20 ip netns exec "$A" iperf3 -c $dst -u -l 100 -b 1M -n 20k 2>&1) && return 0
       case "$out" in *busy*) sleep 0.2; continue ;; esac
     else
-      out=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c $dst -p $((7000 + k)) -n 200 -b 20k -i 0 2>&1) && return 0
+      out=$(TMPDIR=$tmp/tc timeout 20 ip netns exec "$A" "$TXS" send -c $dst -p $((7000 + k)) -n 200 -b 20kpps -i 0 2>&1) && return 0
       case "$out" in *busy*) sleep 0.2; continue ;; esac
     fi
     echo "session $k: $out" >>"$tmp/many.err"

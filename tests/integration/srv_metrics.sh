@@ -44,8 +44,8 @@ txc() { # NAME [send options...]
 # the three run about 3 s each, so that they still run when the fourth comes
 # (after a scrape has shown them): b's 20000 at 7k, not 10k, which ended it
 # after 2 s and let the fourth in on a loaded box
-txc a -p "$DATA" -n 30k -b 10k & pa=$!
-txc b -p "$DATA2" -n 20k -b 7k & pb=$!
+txc a -p "$DATA" -n 30k -b 10kpps & pa=$!
+txc b -p "$DATA2" -n 20k -b 7kpps & pb=$!
 timeout 60 iperf3 -c 127.0.0.1 -p "$CP" -u -l 100 -b 1M -t 3 -J >"$tmp/i.json" 2>"$tmp/i.err" & pi=$!
 for _ in $(seq 100); do
   [ "$(ss -Htn state established "( sport = :$CP )" | wc -l)" -ge 3 ] && break

@@ -168,7 +168,7 @@ run_case v4_runt diff_run "v4 runt" $S4 $D4 16 7 "nodf" ""
 run_case v4_1472_mtu_edge diff_run "v4 1472 (MTU edge)" $S4 $D4 1472 5 "nodf" ""
 run_case v4_1473_2_fragments diff_run "v4 1473 (2 fragments)" $S4 $D4 1473 5 "nodf" ""
 run_case v4_3000_tos_ttl diff_run "v4 3000 tos ttl" $S4 $D4 3000 11 "tos=0x2e ttl=9 nodf" "--tos 46 --ttl 9"
-run_case v4_8000_paced diff_run "v4 8000 paced" $S4 $D4 8000 13 "pps=1000 nodf" "-b 1k"
+run_case v4_8000_paced diff_run "v4 8000 paced" $S4 $D4 8000 13 "pps=1000 nodf" "-b 1kpps"
 run_case v4_65507 diff_run "v4 65507" $S4 $D4 65507 3 "nodf" ""
 run_case v4_1000_df diff_run "v4 1000 df" $S4 $D4 1000 5 "df" "--df"
 # the kernel socket's own default (IP_PMTUDISC_WANT, the udp device's):
@@ -181,7 +181,7 @@ run_case v6_runt diff_run "v6 runt" $S6 $D6 0 3 "" ""
 run_case v6_1452_mtu_edge diff_run "v6 1452 (MTU edge)" $S6 $D6 1452 5 "" ""
 run_case v6_1453_2_fragments diff_run "v6 1453 (2 fragments)" $S6 $D6 1453 5 "" ""
 run_case v6_8000_tclass_hlim diff_run "v6 8000 tclass hlim" $S6 $D6 8000 13 "tos=0xb8 ttl=200" "--tos 184 --ttl 200"
-run_case v6_3000_paced diff_run "v6 3000 paced" $S6 $D6 3000 19 "pps=1000" "-b 1k"
+run_case v6_3000_paced diff_run "v6 3000 paced" $S6 $D6 3000 19 "pps=1000" "-b 1kpps"
 run_case v6_65527 diff_run "v6 65527" $S6 $D6 65527 3 "" ""
 ring64() { RING=,ring=64 diff_run "$@"; }
 run_case v4_8000_ring64_full ring64 "v4 8000 unpaced, 64-slot ring (ring full)" $S4 $D4 8000 101 "nodf" ""
@@ -201,5 +201,5 @@ run_case v6_df_over_mtu df_over_mtu $S6 $D6 1453 --df df
 # the GSO cases need tx0's checksum offload on, the others off: they come last, so
 # that it changes twice in the run
 run_case v4_gso_1000_x_5500_n_17 diff_run "v4 gso 1000 x 5500, n 17" $S4 $D4 5500 17 "gso=1000" "--gso 1000" gso
-run_case v4_gso_1472_x_14720_n_23_paced diff_run "v4 gso 1472 x 14720, n 23 paced" $S4 $D4 14720 23 "gso=1472 pps=2000" "--gso 1472 -b 2k" gso
+run_case v4_gso_1472_x_14720_n_23_paced diff_run "v4 gso 1472 x 14720, n 23 paced" $S4 $D4 14720 23 "gso=1472 pps=2000" "--gso 1472 -b 2kpps" gso
 run_case v6_gso_1200_x_6000_n_23 diff_run "v6 gso 1200 x 6000, n 23" $S6 $D6 6000 23 "gso=1200" "--gso 1200" gso

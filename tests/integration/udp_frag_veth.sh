@@ -79,11 +79,11 @@ frag_run() {
 }
 
 # IPv4 3000 bytes: 3 fragments (1480 + 1480 + 48); IPv6 8000: 6 (5 x 1448 + 768)
-run_case packet_v4_paced frag_run packet:tx0 198.18.0.2 3000 1237 3 -b 20k
-run_case packet_v6_paced frag_run packet:tx0 2001:2::2 8000 613 6 -b 10k
+run_case packet_v4_paced frag_run packet:tx0 198.18.0.2 3000 1237 3 -b 20kpps
+run_case packet_v6_paced frag_run packet:tx0 2001:2::2 8000 613 6 -b 10kpps
 run_case packet_v4_ring_full frag_run packet:tx0 198.18.0.2 3000 3001 3                    # unpaced: the ring fills
 run_case packet_v6_ring64 frag_run packet:tx0,ring=64 2001:2::2 8000 997 6              # a small ring, unpaced
-run_case packet_v4_unconnected frag_run packet:tx0 198.18.0.2 3000 1001 3 --unconnected -b 20k
+run_case packet_v4_unconnected frag_run packet:tx0 198.18.0.2 3000 1001 3 --unconnected -b 20kpps
 if ip netns exec "$A" "$TXS" send -i 0 -n 1 --dev xdp:tx0 198.18.0.2 >"$WORK/probe.log" 2>&1; then
   sleep 0.3
   X=frag_run
@@ -91,8 +91,8 @@ else
   no_xdp() { skip "AF_XDP unavailable here: $(grep -o -- '--dev.*' "$WORK/probe.log" | head -1)"; }
   X=no_xdp
 fi
-run_case xdp_v4_paced $X xdp:tx0 198.18.0.2 3000 1237 3 -b 20k
-run_case xdp_v6_paced $X xdp:tx0 2001:2::2 8000 613 6 -b 10k
+run_case xdp_v4_paced $X xdp:tx0 198.18.0.2 3000 1237 3 -b 20kpps
+run_case xdp_v6_paced $X xdp:tx0 2001:2::2 8000 613 6 -b 10kpps
 run_case xdp_v4_ring_full $X xdp:tx0 198.18.0.2 3000 2003 3
 run_case xdp_v6_ring64 $X xdp:tx0,ring=64 2001:2::2 8000 511 6
 

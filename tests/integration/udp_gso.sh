@@ -91,7 +91,7 @@ exact() {
 paced1k() {
   local secs
   # 1. the default at three rates
-  gso_run paced1k 198.18.0.2 "--df -n 2000 -b 1k -P 2 --no-pin"
+  gso_run paced1k 198.18.0.2 "--df -n 2000 -b 500pps -P 2 --no-pin"
   exact paced1k 2
   # 1k pps over two threads: 500 per thread, 2 ms apart; a message carries the
   # datagrams due, so nearly all go alone (a preempted thread may catch up with a few)
@@ -105,7 +105,7 @@ run_case paced1k
 
 paced100k() {
   local secs
-  gso_run paced100k 198.18.0.2 "--df -n 100000 -b 100k -P 2 --no-pin"
+  gso_run paced100k 198.18.0.2 "--df -n 100000 -b 50kpps -P 2 --no-pin"
   exact paced100k 2
   secs=$(sj .seconds)
   awk -v s="$secs" 'BEGIN { exit !(s > 0.95 && s < 1.3) }' || fail "paced100k: 100000 datagrams at 100k took $secs s"
@@ -272,7 +272,7 @@ nogro() {
     --ready-fd 3 >"$tmp/nogro.json" 2>&1 3>"$tmp/nogro.ready" &
   rp=$!
   wait_ready "$tmp/nogro.ready" $rp
-  ip netns exec "$A" "$TXS" send --dev udp -n 1000 -b 10k -p 5202 2001:2:0:0::2 >/dev/null 2>&1 || fail "nogro: send failed"
+  ip netns exec "$A" "$TXS" send --dev udp -n 1000 -b 10kpps -p 5202 2001:2:0:0::2 >/dev/null 2>&1 || fail "nogro: send failed"
   wait $rp || fail "nogro: recv failed: $(cat "$tmp/nogro.json")"
   [ "$(tail -n1 "$tmp/nogro.json" | jq -r '[.received, .input.gro.on, .input.gro.messages] | @csv')" = '1000,false,0' ] ||
     fail "nogro: $(tail -n1 "$tmp/nogro.json" | jq -c '{received, gro: .input.gro}')"

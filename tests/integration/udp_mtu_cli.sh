@@ -44,7 +44,7 @@ run_case frames_n_7_l_8000_p_2_unconnected_2001_2_2 counts 7 42 -n 7 -l 8000 -P 
 run_case frames_n_9_l_3000_mtu_1000 counts 9 36 -n 9 -l 3000 --mtu 1000 198.18.0.2               # 976-byte pieces: 4
 run_case frames_n_17_l_5500_gso_1000 counts 17 17 -n 17 -l 5500 --gso 1000 198.18.0.2             # 6 per send, the last send 5
 run_case frames_n_10_l_1000_gso_2000 counts 10 10 -n 10 -l 1000 --gso 2000 198.18.0.2             # gso over the MTU, payload in one segment
-run_case frames_n_1001_l_3000_b_50k counts 1001 3003 -n 1001 -l 3000 -b 50k 198.18.0.2
+run_case frames_n_1001_l_3000_b_50k counts 1001 3003 -n 1001 -l 3000 -b 50kpps 198.18.0.2
 pcap_mtu_4000() {
   local n
   counts 5 5 -n 5 -l 3000 --dev "pcap:$tmp/a.pcap,mtu=4000" 198.18.0.2

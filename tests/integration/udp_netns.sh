@@ -74,7 +74,7 @@ GSO_OFF=()
 ip netns exec "$A" ethtool -K tx0 tx-udp-segmentation off 2>/dev/null || GSO_OFF=(--gso off)
 run_case v4 mib_count v4 --dev udp "${GSO_OFF[@]}" -n 50000 -p 9 198.18.0.2
 run_case v6_2threads mib_count v6_2threads --dev udp "${GSO_OFF[@]}" -n 40000 -P 2 --no-pin -p 9 -l 100 2001:2:0:0::2
-run_case v4_bitrate mib_count v4_bitrate --dev udp "${GSO_OFF[@]}" -t 0.5 -b 20k -p 9 198.18.0.2
+run_case v4_bitrate mib_count v4_bitrate --dev udp "${GSO_OFF[@]}" -t 0.5 -b 20kpps -p 9 198.18.0.2
 run_case v4_nogso mib_count v4_nogso --dev udp --gso off -n 50000 -p 9 198.18.0.2
 if [ ${#GSO_OFF[@]} = 0 ]; then
   run_case v4_gso mib_count v4_gso --dev udp:gso -n 100000 -p 9 198.18.0.2

@@ -17,7 +17,7 @@ send)
   rate=0 secs=10 n=0 sum= dry=0
   while [ $# -gt 0 ]; do
     case $1 in
-      -b) rate=$2; shift ;;
+      -b) rate=${2%pps}; shift ;;  # the session writes datagrams/s with pps
       -t) secs=$2; shift ;;
       -n) n=$2; shift ;;
       --summary-file) sum=$2; shift ;;

@@ -4,8 +4,14 @@
  * thread that answers from a clock off by a known amount (the offset found
  * within half the round trip), the clock fields of hello / setup.recv /
  * done / time (round trip, refusals, an old peer's messages without them),
- * and the clock line beside a sender summary. */
+ * and the clock line beside a sender summary. The UDP exchange: the
+ * smallest round trip of synthetic exchanges wins, a real exchange with
+ * kernel stamps over loopback (one clock: the offset within its bound), a
+ * server without UDP probes, and one whose probes all go unanswered (each
+ * counted, bounded, the method falls back). */
 #include <errno.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -122,6 +128,168 @@ static void measure_pair(void **st)
 	assert_int_equal(txs_ctl_clock_measure(-1, 0, 1000, &c, e, sizeof(e)), -EINVAL);
 }
 
+static void best_pick(void **st)
+{
+	(void)st;
+	struct txs_ctl_clock c;
+	memset(&c, 0, sizeof(c));
+	/* the server 1000 ahead; round trips 600, 200 (asymmetric: 150 out, 50 back), 400; one that cannot be */
+	const struct txs_ctl_stamps s[] = {
+		{ 10000, 11300, 11310, 10610 },  /* rtt 600, offset 1000 */
+		{ 20000, 21150, 21160, 20210 },  /* rtt 200, offset (1150 + -1050) / 2 = 1050 */
+		{ 30000, 31200, 31210, 30410 },  /* rtt 400, offset 1000 */
+		{ 40000, 41000, 40990, 40005 },  /* t3 before t2: no sample, though its "round trip" is the smallest */
+		{ 50000, 51100, 51100, 49000 },  /* t4 before t1 */
+	};
+	c.method = TXS_CTL_CLOCK_UDP;
+	c.probes = 7;
+	c.lost = 2;
+	assert_int_equal(txs_ctl_clock_best(s, 5, &c), 0);
+	assert_int_equal(c.used, 3);
+	assert_int_equal(c.rtt_ns, 200);
+	assert_int_equal(c.offset_ns, 1050);
+	/* the truth (1000) is within the winner's bound, rtt / 2 */
+	assert_true(c.offset_ns - 1000 <= (int64_t)c.rtt_ns / 2);
+	/* method and the UDP counts are the caller's */
+	assert_string_equal(c.method, TXS_CTL_CLOCK_UDP);
+	assert_int_equal(c.probes, 7);
+	assert_int_equal(c.lost, 2);
+	/* a tie: the first wins */
+	const struct txs_ctl_stamps t[] = { { 0, 100, 100, 300 }, { 1000, 1090, 1090, 1300 } };
+	assert_int_equal(txs_ctl_clock_best(t, 2, &c), 0);
+	assert_int_equal(c.rtt_ns, 300);
+	assert_int_equal(c.offset_ns, -50);
+	/* none usable, or none at all */
+	assert_int_equal(txs_ctl_clock_best(s + 3, 2, &c), -ERANGE);
+	assert_int_equal(c.used, 0);
+	assert_int_equal(txs_ctl_clock_best(s, 0, &c), -ERANGE);
+}
+
+/* A TCP connection over loopback: *cli and *srv. */
+static void tcp_pair(int *cli, int *srv)
+{
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(l >= 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &al), 0);
+	*cli = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(*cli, (struct sockaddr *)&a, sizeof(a)), 0);
+	*srv = accept(l, NULL, NULL);
+	assert_true(*srv >= 0);
+	close(l);
+}
+
+struct udp_server {
+	int fd;
+	int mode; /* 0: txs_ctl_clock_answer (UDP probes served); 1: an older server (no udp in its answer);
+		   * 2: names a UDP port that never answers */
+	unsigned answered; /* time messages answered */
+};
+
+static void *udp_serve(void *arg)
+{
+	struct udp_server *a = arg;
+	char e[256];
+	int mute = -1;
+	for (unsigned i = 0; i < 4; i++) {
+		struct txs_ctl_msg m;
+		if (txs_ctl_read(a->fd, &m, TXS_CTL_SMALL_MAX, 5000, e, sizeof(e)) < 0) {
+			txs_ctl_msg_free(&m);
+			break;
+		}
+		uint64_t t2 = txs_now_real_ns();
+		if (a->mode == 0) {
+			txs_ctl_clock_answer(a->fd, &m, t2, 5000, e, sizeof(e));
+		} else {
+			struct txs_ctl_msg r = { .type = TXS_CTL_TIME, .t1 = m.t1, .t2 = t2, .t3 = t2 + 1 };
+			if (a->mode == 2 && m.udp) { /* a socket that reads nothing and answers nothing */
+				mute = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+				struct sockaddr_in s = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+				socklen_t sl = sizeof(s);
+				bind(mute, (struct sockaddr *)&s, sizeof(s));
+				getsockname(mute, (struct sockaddr *)&s, &sl);
+				r.udp = ntohs(s.sin_port);
+			}
+			txs_ctl_write(a->fd, &r, 5000, e, sizeof(e));
+		}
+		a->answered++;
+		txs_ctl_msg_free(&m);
+	}
+	if (mute >= 0)
+		close(mute);
+	return NULL;
+}
+
+static void udp_exchange(void **st)
+{
+	(void)st;
+	int cli, srv;
+	char e[256];
+	struct txs_ctl_clock c;
+	/* a real exchange over loopback with the kernels' stamps: one clock, so the truth is 0 */
+	tcp_pair(&cli, &srv);
+	struct udp_server a = { .fd = srv, .mode = 0 };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, udp_serve, &a), 0);
+	int rc = txs_ctl_clock_measure_udp(cli, 32, 100, 1000, 5000, &c, e, sizeof(e));
+	if (rc) /* what failed, for the log */
+		print_message("measure_udp: %d %s\n", rc, e);
+	assert_int_equal(rc, 0);
+	shutdown(cli, SHUT_RDWR);
+	pthread_join(th, NULL);
+	assert_int_equal(a.answered, 2); /* the request, and the message that ended the server's part */
+	assert_string_equal(c.method, TXS_CTL_CLOCK_UDP);
+	assert_int_equal(c.probes, 32);
+	assert_int_equal(c.used + c.lost, c.probes);
+	assert_true(c.used >= 16); /* loopback loses nothing; a loaded host may be late with a few */
+	assert_true(c.rtt_ns > 0 && c.rtt_ns < 1000000);
+	int64_t m = c.offset_ns < 0 ? -c.offset_ns : c.offset_ns;
+	assert_true(m <= (int64_t)(c.rtt_ns / 2) + 1);
+	print_message("loopback: offset %lld +- %llu ns, %u of %u probes\n", (long long)c.offset_ns,
+		      (unsigned long long)c.rtt_ns / 2, c.used, c.probes);
+	close(cli);
+	close(srv);
+
+	/* a server that opens no UDP socket (its answer names none): -ENOMSG, nothing more sent */
+	tcp_pair(&cli, &srv);
+	a = (struct udp_server){ .fd = srv, .mode = 1 };
+	assert_int_equal(pthread_create(&th, NULL, udp_serve, &a), 0);
+	assert_int_equal(txs_ctl_clock_measure_udp(cli, 8, 100, 1000, 5000, &c, e, sizeof(e)), -ENOMSG);
+	assert_non_null(strstr(e, "opened no UDP socket"));
+	/* the connection is as it was: the exchange over it works */
+	assert_int_equal(txs_ctl_clock_measure(cli, 2, 5000, &c, e, sizeof(e)), 0);
+	assert_string_equal(c.method, TXS_CTL_CLOCK_TCP);
+	shutdown(cli, SHUT_RDWR);
+	pthread_join(th, NULL);
+	assert_int_equal(a.answered, 3);
+	close(cli);
+	close(srv);
+
+	/* probes that never come back: each counted, four misses end it, bounded in time */
+	tcp_pair(&cli, &srv);
+	a = (struct udp_server){ .fd = srv, .mode = 2 };
+	assert_int_equal(pthread_create(&th, NULL, udp_serve, &a), 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(txs_ctl_clock_measure_udp(cli, 32, 20, 1000, 5000, &c, e, sizeof(e)), -ENOMSG);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_non_null(strstr(e, "no UDP clock probe"));
+	assert_int_equal(c.probes, 4);
+	assert_int_equal(c.lost, 4);
+	assert_int_equal(c.used, 0);
+	assert_true(secs >= 0.075 && secs < 1.0);
+	shutdown(cli, SHUT_RDWR);
+	pthread_join(th, NULL);
+	assert_int_equal(a.answered, 2); /* the request and the end */
+	close(cli);
+	close(srv);
+	assert_int_equal(txs_ctl_clock_measure_udp(-1, 0, 20, 1000, 5000, &c, e, sizeof(e)), -EINVAL);
+}
+
 static int dec(struct txs_ctl_msg *m, const char *json)
 {
 	char e[256];
@@ -212,6 +380,46 @@ static void messages(void **st)
 	assert_true(o.done_clock.on && o.done_clock.have_drift);
 	assert_int_equal(o.done_clock.drift_ns, -5);
 	txs_ctl_msg_free(&o);
+	/* hello.clock_udp, time.udp, the method of a measured offset */
+	memset(&m, 0, sizeof(m));
+	m.type = TXS_CTL_HELLO;
+	m.clock = m.clock_udp = true;
+	snprintf(m.software, sizeof(m.software), "txscale t");
+	roundtrip(&m, &o);
+	assert_true(o.clock && o.clock_udp);
+	txs_ctl_msg_free(&o);
+	memset(&m, 0, sizeof(m));
+	m.type = TXS_CTL_TIME;
+	m.t1 = 5;
+	m.udp = 40000;
+	roundtrip(&m, &o);
+	assert_int_equal(o.udp, 40000);
+	txs_ctl_msg_free(&o);
+	assert_int_equal(dec(&o, "{\"v\":1,\"type\":\"time\",\"t1\":1,\"udp\":0}"), -EPROTO);
+	txs_ctl_msg_free(&o);
+	assert_int_equal(dec(&o, "{\"v\":1,\"type\":\"time\",\"t1\":1,\"udp\":65536}"), -EPROTO);
+	txs_ctl_msg_free(&o);
+	assert_int_equal(dec(&o, "{\"v\":1,\"type\":\"time\",\"t1\":1}"), 0);
+	assert_int_equal(o.udp, 0); /* an old client's */
+	txs_ctl_msg_free(&o);
+	memset(&m, 0, sizeof(m));
+	m.type = TXS_CTL_DONE;
+	m.test = 3;
+	m.sender = (char *)"{\"type\":\"summary\",\"kind\":\"send\",\"packets\":1}";
+	m.done_clock = (struct txs_ctl_clock_rep){ .on = true, .offset_ns = 7, .error_ns = 8, .method = TXS_CTL_CLOCK_UDP };
+	roundtrip(&m, &o);
+	assert_non_null(o.done_clock.method);
+	assert_string_equal(o.done_clock.method, TXS_CTL_CLOCK_UDP);
+	txs_ctl_msg_free(&o);
+	assert_int_equal(dec(&o, "{\"v\":1,\"type\":\"done\",\"test\":1,\"failed\":true,\"message\":\"x\","
+				 "\"clock\":{\"offset_ns\":1,\"error_ns\":1,\"method\":\"ptp-later\"}}"),
+			 0);
+	assert_null(o.done_clock.method); /* one we do not know: not said */
+	txs_ctl_msg_free(&o);
+	assert_int_equal(dec(&o, "{\"v\":1,\"type\":\"done\",\"test\":1,\"failed\":true,\"message\":\"x\","
+				 "\"clock\":{\"offset_ns\":1,\"error_ns\":1,\"method\":5}}"),
+			 -EPROTO);
+	txs_ctl_msg_free(&o);
 	/* a type an old peer does not know: refused by name (so it is sent only after hello.clock) */
 	assert_int_equal(dec(&o, "{\"v\":1,\"type\":\"timex\",\"t1\":1}"), -EPROTO);
 	txs_ctl_msg_free(&o);
@@ -235,6 +443,13 @@ static void clock_line(void **st)
 	n = txs_ctl_clock_line(line, sizeof(line), &c);
 	assert_int_equal(txs_ctl_clock_line_parse(line, (size_t)n, &r), 0);
 	assert_false(r.have_drift);
+	assert_null(r.method);
+	c.method = TXS_CTL_CLOCK_UDP;
+	n = txs_ctl_clock_line(line, sizeof(line), &c);
+	assert_non_null(strstr(line, "\"method\":\"udp-kernel-ts\""));
+	assert_int_equal(txs_ctl_clock_line_parse(line, (size_t)n, &r), 0);
+	assert_non_null(r.method);
+	assert_string_equal(r.method, TXS_CTL_CLOCK_UDP);
 	assert_int_equal(txs_ctl_clock_line(line, 10, &c), -ENOSPC);
 	static const char none[] = "{\"type\":\"summary\",\"kind\":\"send\"}\n";
 	assert_int_equal(txs_ctl_clock_line_parse(none, sizeof(none) - 1, &r), -ENOENT);
@@ -250,6 +465,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sample_math),
 		cmocka_unit_test(measure_pair),
+		cmocka_unit_test(best_pick),
+		cmocka_unit_test(udp_exchange),
 		cmocka_unit_test(messages),
 		cmocka_unit_test(clock_line),
 	};

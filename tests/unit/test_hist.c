@@ -124,10 +124,18 @@ static void hist_sum_no_wrap(void **st)
 		txs_hist_add(&a, 1ull << 62);
 		txs_hist_add(&b, 1ull << 62);
 	}
-	assert_true((double)a.sum / (double)a.count == 0x1p62);
+	/* 2^66: past 64 bits, carried into the high word */
+	assert_true(a.sum_hi == 4 && a.sum_lo == 0);
+	assert_true(txs_hist_sum(&a) / (double)a.count == 0x1p62);
 	txs_hist_merge(&a, &b);
 	assert_int_equal(a.count, 32);
-	assert_true(a.sum == (unsigned __int128)32 << 62);
+	assert_true(a.sum_hi == 8 && a.sum_lo == 0);
+	/* the carry of a merge whose low words overflow together */
+	txs_hist_init(&b);
+	txs_hist_add(&b, UINT64_MAX);
+	txs_hist_add(&a, UINT64_MAX);
+	txs_hist_merge(&a, &b);
+	assert_true(a.sum_hi == 9 && a.sum_lo == UINT64_MAX - 1);
 }
 
 T_MAIN(cmocka_unit_test(hist_percentiles),

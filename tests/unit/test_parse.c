@@ -53,8 +53,12 @@ static void parse_rate(void **st)
 {
 	(void)st;
 	static const struct { const char *s; double v; bool bits; } good[] = {
-		{ "0", 0, false }, { "1M", 1e6, false }, { "10kpps", 1e4, false }, { "100Mbit", 1e8, true },
-		{ "1.5Gbps", 1.5e9, true }, { "1.5gbit", 1.5e9, true }, { "250", 250, false }, { "1000G", 1e12, false },
+		/* iperf's grammar: plain numbers are bits/s, pps makes datagrams/s */
+		{ "0", 0, true }, { "1M", 1e6, true }, { "10M", 1e7, true }, { "10m", 1e7, true },
+		{ "10kpps", 1e4, false }, { "100Mbit", 1e8, true }, { "0pps", 0, false }, { "2.5kpps", 2500, false },
+		{ "1.5Gbps", 1.5e9, true }, { "1.5gbit", 1.5e9, true }, { "250", 250, true }, { "1000G", 1e12, true },
+		{ "1T", 1e12, true }, { "8K", 8000, true }, { "800K", 8e5, true }, { "10Mbit/s", 1e7, true },
+		{ "100pps", 100, false }, { "1Mpps", 1e6, false },
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		double v = -1;
@@ -63,7 +67,8 @@ static void parse_rate(void **st)
 		assert_true(v == good[i].v);
 		assert_true(b == good[i].bits);
 	}
-	static const char *const bad[] = { "", "-5", "1Mbyte", "fast", "1001G", "nan", "1 M" };
+	static const char *const bad[] = { "", "-5", "1Mbyte", "fast", "1001G", "nan", "1 M", "1Mpp", "pps", "1kpps/s",
+					   "2T", "10M/100" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		double v = -1;
 		bool b = false;

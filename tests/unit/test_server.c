@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <txscale/ctl_session.h>
+#include <txscale/rx_iperf2.h>
 #include <txscale/server.h>
 #include "server/server_priv.h"
 #define T_TMPDIR_NAME "txs_server"
@@ -81,6 +83,8 @@ static void start(struct srv *v, struct txs_server_conf *c, const char *logname)
 	t_tmppath(v->log, sizeof(v->log), logname);
 	c->bind = "127.0.0.1";
 	c->control_port = 0;
+	if (c->iperf2_port == TXS_SERVER_IP2_PORT)
+		c->iperf2_port = 0; /* the iperf 2 service on a port of the kernel's choice: never the host's 5001 */
 	struct txs_server_hooks h = { .user = v->log, .log = h_log, .msg = h_msg, .summary = h_summary,
 				      .side_msg = h_side };
 	char err[512];
@@ -455,6 +459,118 @@ static void test_side_confs(void **st)
 	assert_int_equal(txs_send_conf_check(&sc, NULL, err, sizeof(err)), 0);
 }
 
+/* ---- iperf 2 clients ------------------------------------------------------------------------------- */
+
+/* an iperf 2 client's datagram as 2.1.8 writes it (64 bytes, its header flags zero) */
+static void ip2_send(int fd, int64_t id)
+{
+	uint8_t b[64] = { 0 };
+	txs_ip2_hdr_write(b, id, 1700000000, 5);
+	assert_int_equal(send(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+}
+
+static bool ip2_report(int fd, struct txs_ip2_report *r)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	if (poll(&pf, 1, 3000) != 1)
+		return false;
+	uint8_t b[512];
+	ssize_t n = recv(fd, b, sizeof(b), 0);
+	assert_int_equal(n, TXS_IP2_REPORT_LEN);
+	assert_int_equal(txs_ip2_report_read(b, (size_t)n, r), 0);
+	return true;
+}
+
+static void test_iperf2(void **st)
+{
+	(void)st;
+	struct txs_server_conf c;
+	txs_server_conf_init(&c);
+	assert_int_equal(c.iperf2_port, 5001);
+	struct srv v;
+	start(&v, &c, "ip2.log");
+	uint16_t port = txs_server_iperf2_port(v.s);
+	assert_true(port > 0);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	/* ids 1..100: 7, 8 and 50 never come, 20 comes after 21, 30 twice; then the end (-101) */
+	for (int64_t id = 1; id <= 100; id++) {
+		if (id == 7 || id == 8 || id == 50 || id == 20)
+			continue;
+		ip2_send(fd, id);
+		if (id == 21)
+			ip2_send(fd, 20);
+		if (id == 30)
+			ip2_send(fd, 30);
+	}
+	ip2_send(fd, -101);
+	struct txs_ip2_report r;
+	assert_true(ip2_report(fd, &r));
+	assert_int_equal(r.flags, TXS_IP2_F_VERSION1 | TXS_IP2_F_SEQNO64B);
+	assert_int_equal(r.datagrams, 101);
+	assert_int_equal(r.errors, 3);
+	assert_int_equal(r.out_of_order, 1);
+	assert_int_equal(r.bytes, 99 * 64); /* 97 ids, 20 late, 30 again, the end */
+	/* the client's retry (the next magnitude): the same report again */
+	ip2_send(fd, -102);
+	struct txs_ip2_report r2;
+	assert_true(ip2_report(fd, &r2));
+	assert_int_equal(r2.datagrams, 101);
+	assert_int_equal(r2.errors, 3);
+	/* an end with no test before it (a forged source, maybe) is not answered */
+	int fd2 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(fd2, (struct sockaddr *)&a, sizeof(a)), 0);
+	ip2_send(fd2, -((int64_t)1 << 40));
+	struct pollfd pf = { .fd = fd2, .events = POLLIN };
+	assert_int_equal(poll(&pf, 1, 300), 0);
+	/* a client asking for traffic back (-d: HEADER_VERSION1 in its flags, as 2.1.8 writes them) */
+	int fd3 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(fd3, (struct sockaddr *)&a, sizeof(a)), 0);
+	uint8_t d[64] = { 0 };
+	txs_ip2_hdr_write(d, 1, 1700000000, 5);
+	d[16] = 0xc8, d[17] = 0x01, d[18] = 0x00, d[19] = 0x99;
+	assert_int_equal(send(fd3, d, sizeof(d), 0), (ssize_t)sizeof(d));
+	ip2_send(fd3, -2);
+	assert_true(ip2_report(fd3, &r));
+	assert_int_equal(r.datagrams, 2);
+	assert_int_equal(r.errors, 0);
+	close(fd3);
+	usleep(200 * 1000); /* the accept loop's next round logs the test */
+	txs_server_stop(v.s);
+	join_within(&v, 10);
+	assert_logged(&v, "log: iperf 2 UDP clients on 127.0.0.1 port ");
+	assert_logged(&v, "101 datagrams (the end's id 101): received 98, lost 3 (2.97%) exact, duplicates 1, reordered 1");
+	assert_logged(&v, "\"device\":\"iperf2\",\"client\":\"127.0.0.1\"");
+	assert_logged(&v, "\"lost\":3,\"lost_exact\":true,\"expected\":101");
+	assert_logged(&v, "asked for traffic back (-d or -r), which this server does not send: its own datagrams are counted");
+	close(fd);
+	close(fd2);
+	/* the port the user named, taken: an error; the default taken: said, and the server runs */
+	int hold = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in h = { .sin_family = AF_INET };
+	inet_pton(AF_INET, "127.0.0.1", &h.sin_addr);
+	socklen_t hl = sizeof(h);
+	assert_int_equal(bind(hold, (struct sockaddr *)&h, sizeof(h)), 0);
+	assert_int_equal(getsockname(hold, (struct sockaddr *)&h, &hl), 0);
+	struct txs_server_conf c2;
+	txs_server_conf_init(&c2);
+	c2.bind = "127.0.0.1";
+	c2.control_port = 0;
+	c2.iperf2_port = ntohs(h.sin_port);
+	c2.iperf2_required = true;
+	struct txs_server *s2 = NULL;
+	char err[512];
+	assert_int_equal(txs_server_open(&s2, &c2, NULL, err, sizeof(err)), -EADDRINUSE);
+	assert_non_null(strstr(err, "--iperf2-port: cannot bind 127.0.0.1 UDP port"));
+	c2.iperf2_required = false;
+	assert_int_equal(txs_server_open(&s2, &c2, NULL, err, sizeof(err)), 0);
+	assert_int_equal(txs_server_iperf2_port(s2), 0);
+	txs_server_close(s2);
+	close(hold);
+}
+
 /* the sessions' temporary directories in ours */
 static int setup(void **st)
 {
@@ -471,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_busy_and_stop),
 		cmocka_unit_test(test_one_off),
 		cmocka_unit_test(test_reverse),
+		cmocka_unit_test(test_iperf2),
 	};
 	return cmocka_run_group_tests(tests, setup, t_tmpdir_teardown);
 }

@@ -168,10 +168,10 @@ static void send_ranges(void **st)
 	snprintf(ncpus, sizeof(ncpus), "bad value for --affinity: %u CPUs: at most %u", TXS_MAX_CORES + 1,
 		 TXS_MAX_CORES);
 	const struct send_case cases[] = {
-		{ "bad value for --bitrate: 'nan': expected packets/s or bits/s, 0 (unlimited) .. 1e12", s_rate_nan },
-		{ "bad value for --bitrate: 'inf': expected packets/s or bits/s, 0 (unlimited) .. 1e12", s_rate_inf },
-		{ "bad value for --bitrate: '-5': expected packets/s or bits/s, 0 (unlimited) .. 1e12", s_rate_neg },
-		{ "bad value for --bitrate: '2e+12': expected packets/s or bits/s, 0 (unlimited) .. 1e12", s_rate_huge },
+		{ "bad value for --bitrate: 'nan': expected bits/s of UDP payload or datagrams/s, 0 (unlimited) .. 1e12", s_rate_nan },
+		{ "bad value for --bitrate: 'inf': expected bits/s of UDP payload or datagrams/s, 0 (unlimited) .. 1e12", s_rate_inf },
+		{ "bad value for --bitrate: '-5': expected bits/s of UDP payload or datagrams/s, 0 (unlimited) .. 1e12", s_rate_neg },
+		{ "bad value for --bitrate: '2e+12': expected bits/s of UDP payload or datagrams/s, 0 (unlimited) .. 1e12", s_rate_huge },
 		{ "bad value for --time: '-1': expected seconds 0 .. 1e7 (0: 10 s unless --packets)", s_time_neg },
 		{ "bad value for --time: 'nan': expected seconds 0 .. 1e7 (0: 10 s unless --packets)", s_time_nan },
 		{ "bad value for --time: '-inf': expected seconds 0 .. 1e7 (0: 10 s unless --packets)", s_time_inf },

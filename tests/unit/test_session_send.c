@@ -158,7 +158,7 @@ static void checks_refuse(void **state)
 	assert_int_equal(txs_send_conf_check(&c, NULL, err, sizeof(err)), 0);
 	struct txs_send *s;
 	assert_int_equal(txs_send_open(&s, &c, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "bad value for --bitrate: '0.0001': below the lowest rate, 0.001 datagrams/s per "
+	assert_string_equal(err, "bad value for --bitrate: '0.0001pps': below the lowest rate, 0.001 datagrams/s per "
 				 "thread (1 thread)");
 	/* a good one resolves */
 	conf_dummy(&c);
@@ -250,7 +250,57 @@ static void interval_callback(void **state)
 	txs_send_close(s);
 }
 
+/* -b in iperf's sense: bits/s of UDP payload (at the sizes' mean), each
+ * thread's when per_thread; datagrams/s as given otherwise */
+static double plan_pps(const char *length, double value, bool bits, bool per_thread, unsigned threads)
+{
+	struct txs_send_conf c;
+	conf_dummy(&c);
+	c.length = length;
+	c.rate = (struct txs_send_rate){ value, bits, per_thread };
+	c.threads = threads;
+	struct txs_send_plan pl;
+	char err[512];
+	assert_int_equal(txs_send_conf_check(&c, &pl, err, sizeof(err)), 0);
+	return pl.rate_pps;
+}
+
+static void rate_units(void **st)
+{
+	(void)st;
+	assert_true(plan_pps("16", 10e6, true, true, 1) == 78125);       /* iperf3 -l 16 -b 10M */
+	assert_true(plan_pps("16", 10e6, true, true, 4) == 4 * 78125);   /* -P 4: per stream */
+	assert_true(plan_pps("16", 10e6, true, false, 4) == 78125);      /* the run's */
+	assert_true(plan_pps("100,300", 1.6e6, true, true, 1) == 1000);  /* the mean payload, 200 bytes */
+	assert_true(plan_pps("100,300:3,1", 1.2e6, true, true, 1) == 1000); /* weighted: 150 bytes */
+	assert_true(plan_pps("1400", 5000, false, true, 2) == 10000);    /* 5kpps each */
+	assert_true(plan_pps("16", 0, true, true, 2) == 0);              /* unlimited */
+	/* a bit rate needs a payload to count */
+	struct txs_send_conf c;
+	conf_dummy(&c);
+	c.length = "0";
+	c.rate = (struct txs_send_rate){ 1e6, true, true };
+	refuse(&c, "--bitrate in bits/s counts UDP payload, and --length 0 has none: give datagrams/s (e.g. 10kpps)");
+	/* and a run at the rate sends the datagrams it says */
+	conf_dummy(&c);
+	c.length = "100";
+	c.rate = (struct txs_send_rate){ 8e6, true, true }; /* 10k datagrams/s */
+	c.threads = 2;
+	c.time = 0.2;
+	struct txs_send *s = open_ok(&c);
+	const struct txs_send_result *r;
+	assert_int_equal(txs_send_run(s, NULL, &r), 0);
+	/* 2 x 10k/s x 0.2 s: every datagram due before the deadline */
+	assert_true(r->sum.packets >= 3998 && r->sum.packets <= 4002);
+	json_t *o = summary_json(r), *rate = json_object_get(o, "rate");
+	assert_true(json_number_value(json_object_get(rate, "datagrams_per_s")) == 20000);
+	assert_true(json_number_value(json_object_get(rate, "payload_bits_per_s")) == 16e6);
+	json_decref(o);
+	txs_send_close(s);
+}
+
 T_MAIN(cmocka_unit_test(exact_counts),
+       cmocka_unit_test(rate_units),
        cmocka_unit_test(exact_counts_fragments),
        cmocka_unit_test(checks_refuse),
        cmocka_unit_test(stop_hook_ends_early),

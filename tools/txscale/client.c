@@ -77,7 +77,7 @@ bool ctl_client_wanted(const struct ctl_client_opts *o, const char *dest, int ar
 	g_dev = argv_has(argc, argv, NULL, "--dev");
 	g_port = argv_has(argc, argv, "-p", "--port") || argv_has(argc, argv, NULL, "--dport");
 	g_form = dest && !o->server && argv_has(argc, argv, "-c", "--client") && !g_dev;
-	return o->server || o->reverse || o->bidir || g_form;
+	return o->server || o->reverse || o->bidir || o->iperf2 || g_form;
 }
 
 /* ---- the client run ---------------------------------------------------------------------------- */
@@ -223,11 +223,22 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 		return 2;
 	}
 	struct client k = { .o = o, .s = s, .own = own };
+	if (o->iperf2 && (o->server || o->reverse || o->bidir || g_dev)) {
+		fprintf(stderr, "txscale send: --iperf2 is a test against an iperf 2 server, one way over udp: not with "
+				"%s\n", o->server ? "--server" : o->reverse ? "-R" : o->bidir ? "--bidir" : "--dev");
+		return 2;
+	}
 	struct sigaction sa = { .sa_handler = on_signal }, oi, ot;
 	g_soft_stop = fwd && !rev;
 	sigaction(SIGINT, &sa, &oi);
 	sigaction(SIGTERM, &sa, &ot);
 	signal(SIGPIPE, SIG_IGN);
+	if (o->iperf2) {
+		int r = ctl_iperf2_run(o, s, g_port, cb_stopping, NULL);
+		sigaction(SIGINT, &oi, NULL);
+		sigaction(SIGTERM, &ot, NULL);
+		return g_stop > 1 ? 130 : r;
+	}
 	/* to a txscale server, or (-c HOST alone) to whichever answers */
 	struct txs_ctl_client *c = NULL;
 	char err[512] = "";

@@ -31,6 +31,7 @@ struct ctl_client_opts {
 	const char *remote_cpus;    /* --remote-cpus */
 	uint64_t remote_rcvbuf;     /* --remote-rcvbuf */
 	const char *remote_dev;     /* --remote-dev */
+	bool iperf2;                /* --iperf2 */
 };
 
 int ctl_parse_remote_cpus(const char *val, void *dst, char *err, size_t errlen);
@@ -45,6 +46,9 @@ int ctl_parse_remote_dev(const char *val, void *dst, char *err, size_t errlen);
 	  "with a server: it sends (-l -b -n -t -P ... describe its sender), we receive on -p" },                      \
 	{ "bidir", 0, OPT_FLAG, (base) + offsetof(struct ctl_client_opts, bidir), NULL,                                 \
 	  "with a server: both directions at once, each with its own threads" },                                      \
+	{ "iperf2", 0, OPT_FLAG, (base) + offsetof(struct ctl_client_opts, iperf2), NULL,                              \
+	  "-c HOST is an iperf 2 server (iperf -s -u): iperf 2's UDP datagrams to its port (-p, default 5001), its "   \
+	  "end-of-test exchange, its server report as the receiver line with our exact loss (docs/iperf2.md)" },       \
 	{ "control-port", 0, OPT_PORT, (base) + offsetof(struct ctl_client_opts, control_port), "PORT",               \
 	  "the server's TCP control port", "5201" },                                                                   \
 	{ "auth-file", 0, OPT_STR, (base) + offsetof(struct ctl_client_opts, auth_file), "FILE",                      \
@@ -114,6 +118,10 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 /* The test against an iperf3 server over its protocol on fd (closed
  * here; client_iperf3.c). Exit status. */
 int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int fd);
+/* --iperf2: the test against an iperf 2 server (client_iperf2.c); port_set:
+ * -p was given (else 5001); stop: the client's signal state. Exit status. */
+int ctl_iperf2_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, bool port_set,
+		   int (*stop)(void *), void *arg);
 
 /* The other side's summary on stdout (txs_ctl_peer_write), or a line
  * saying it was not JSON. */

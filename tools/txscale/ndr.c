@@ -67,7 +67,7 @@ static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
 }
 
 #define O(f) offsetof(struct ndr_cfg, f)
-static const struct opt ndr_opts[] = {
+static const struct txs_opt ndr_opts[] = {
 	{ "dev", 0, OPT_STR, O(dev), "DEV", "sender device (txscale send --dev)", "udp" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "UDP port", "5201" },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length", "16", 0, 65527 },
@@ -76,8 +76,8 @@ static const struct opt ndr_opts[] = {
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "sender source address" },
 	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "length of each trial's sending", "2" },
 	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "stop when (hi - lo) / hi <= PCT percent", "1", 0, 0, parse_pct },
-	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lower bound, packets/s", "10k" },
-	{ "hi", 0, OPT_RATE, O(hi), "RATE", "upper bound, packets/s (default: the sender's unlimited rate, measured first)" },
+	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lower bound, datagrams/s (e.g. 10kpps: the pps is needed, plain numbers are bits/s as in -b)", "10kpps" },
+	{ "hi", 0, OPT_RATE, O(hi), "RATE", "upper bound, datagrams/s (e.g. 1Mpps; default: the sender's unlimited rate, measured first)" },
 	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials, the confirmation included", "20", 3, TXS_NDR_MAX_TRIALS },
 	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent (0: zero loss)", "0", 0, 0, parse_pct },
 	{ "send-netns", 0, OPT_STR, O(send_netns), "NS", "run the sender in network namespace NS (ip netns exec)" },
@@ -182,7 +182,7 @@ __attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
 
 static int check_rate(const char *name, const struct opt_rate *r)
 {
-	return r->bits ? refuse("bad value for %s: packets/s only (e.g. 100k), not bits/s", name) : 0;
+	return r->bits ? refuse("bad value for %s: datagrams/s only, with pps (e.g. 100kpps), not bits/s", name) : 0;
 }
 
 /* The options as a whole, after the table checked each: 0 or 2 (refused) */

@@ -31,94 +31,54 @@ int opt_parse_uint_list(const char *s, unsigned *out, unsigned max, unsigned *n)
 	return *n ? 0 : -1;
 }
 
-static int apply(const char *cmd, const struct opt *o, void *cfg, const char *val)
+/* The table's lines with OPT_INCLUDE spliced in, malloc'd, OPT_END last. */
+static size_t flat_count(const struct txs_opt *opts)
 {
-	char *dst = (char *)cfg + o->off;
-	char err[200] = "";
-	char name[64];
-	if (o->shrt)
-		snprintf(name, sizeof(name), "-%c/--%s", o->shrt, o->lng);
-	else
-		snprintf(name, sizeof(name), "--%s", o->lng);
-
-	switch (o->type) {
-	case OPT_FLAG:
-		*(bool *)dst = true;
-		return 0;
-	case OPT_FLAG_OFF:
-		*(bool *)dst = false;
-		return 0;
-	case OPT_STR:
-		*(const char **)dst = val;
-		return 0;
-	case OPT_U64: {
-		uint64_t v;
-		if (txs_parse_count(val, &v) < 0 || v < o->lo || (o->hi && v > o->hi)) {
-			if (o->hi)
-				snprintf(err, sizeof(err), "expected %llu..%llu (k/M/G suffixes allowed)",
-					 (unsigned long long)o->lo, (unsigned long long)o->hi);
-			else
-				snprintf(err, sizeof(err), "expected a count >= %llu (k/M/G suffixes allowed)",
-					 (unsigned long long)o->lo);
-			break;
-		}
-		*(uint64_t *)dst = v;
-		return 0;
-	}
-	case OPT_UINT: {
-		char *end;
-		errno = 0;
-		unsigned long v = strtoul(val, &end, 0);
-		if (!*val || *val == '-' || *end || errno || v < o->lo || v > o->hi) {
-			snprintf(err, sizeof(err), "expected %llu..%llu", (unsigned long long)o->lo,
-				 (unsigned long long)o->hi);
-			break;
-		}
-		*(unsigned *)dst = (unsigned)v;
-		return 0;
-	}
-	case OPT_PORT: {
-		char *end;
-		errno = 0;
-		unsigned long v = strtoul(val, &end, 10);
-		if (!*val || *val == '-' || *end || errno || v < 1 || v > 65535) {
-			snprintf(err, sizeof(err), "expected a port 1..65535");
-			break;
-		}
-		*(uint16_t *)dst = (uint16_t)v;
-		return 0;
-	}
-	case OPT_SECONDS:
-		if (txs_parse_seconds(val, (double *)dst) < 0) {
-			snprintf(err, sizeof(err), "expected seconds, e.g. 10, 0.5, 250ms");
-			break;
-		}
-		return 0;
-	case OPT_RATE:
-		if (txs_parse_rate(val, &((struct opt_rate *)dst)->value, &((struct opt_rate *)dst)->bits) < 0) {
-			snprintf(err, sizeof(err), "expected packets/s (1M, 250k) or bits/s (100Mbit)");
-			break;
-		}
-		return 0;
-	case OPT_CPULIST:
-		if (opt_cpus_parse(val, (struct opt_cpus *)dst, err, sizeof(err)) < 0) {
-			fprintf(stderr, "txscale %s: %s: %s\n", cmd, name, err);
-			return -1;
-		}
-		return 0;
-	case OPT_CUSTOM:
-		if (o->parse(val, dst, err, sizeof(err)) < 0)
-			break;
-		return 0;
-	}
-	fprintf(stderr, "txscale %s: bad value for %s: '%s'%s%s\n", cmd, name, val, err[0] ? ": " : "", err);
-	return -1;
+	size_t n = 0;
+	for (const struct txs_opt *o = opts; o->lng; o++)
+		n += o->type == OPT_INCLUDE ? flat_count(o->include) : 1;
+	return n;
 }
 
-void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FILE *f)
+static size_t flat_fill(const struct txs_opt *opts, struct txs_opt *out)
 {
+	size_t n = 0;
+	for (const struct txs_opt *o = opts; o->lng; o++)
+		if (o->type == OPT_INCLUDE)
+			n += flat_fill(o->include, out + n);
+		else
+			out[n++] = *o;
+	return n;
+}
+
+static struct txs_opt *flatten(const struct txs_opt *opts, size_t *count)
+{
+	size_t n = flat_count(opts);
+	struct txs_opt *f = calloc(n + 1, sizeof(*f));
+	if (f)
+		flat_fill(opts, f);
+	*count = n;
+	return f;
+}
+
+static int apply(const char *cmd, const struct txs_opt *o, void *cfg, const char *val)
+{
+	char err[512];
+	if (txs_opt_apply(o, cfg, val, true, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale %s: %s\n", cmd, err);
+		return -1;
+	}
+	return 0;
+}
+
+void opt_usage(const char *cmd, const char *synopsis, const struct txs_opt *table, FILE *f)
+{
+	size_t count;
+	struct txs_opt *opts = flatten(table, &count);
+	if (!opts)
+		return;
 	fprintf(f, "usage: txscale %s %s\n\noptions:\n", cmd, synopsis);
-	for (const struct opt *o = opts; o->lng; o++) {
+	for (const struct txs_opt *o = opts; o->lng; o++) {
 		char left[64];
 		int n = 0;
 		if (o->shrt)
@@ -137,34 +97,37 @@ void opt_usage(const char *cmd, const char *synopsis, const struct opt *opts, FI
 		fputc('\n', f);
 	}
 	fprintf(f, "  -h, --help                 show this help\n");
+	free(opts);
 }
 
-int opt_defaults(const char *cmd, const struct opt *opts, void *cfg)
+int opt_defaults(const char *cmd, const struct txs_opt *opts, void *cfg)
 {
-	for (const struct opt *o = opts; o->lng; o++)
-		if (o->def && apply(cmd, o, cfg, o->def) < 0)
-			return -1;
+	char err[512];
+	if (txs_opt_defaults(opts, cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "txscale %s: %s\n", cmd, err);
+		return -1;
+	}
 	return 0;
 }
 
-int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, void *cfg, int argc, char **argv,
+int opt_parse(const char *cmd, const char *synopsis, const struct txs_opt *table, void *cfg, int argc, char **argv,
 	      const char **positional, int max_pos, int *n_pos)
 {
-	size_t n = 0;
-	for (const struct opt *o = opts; o->lng; o++)
-		n++;
+	size_t n;
+	struct txs_opt *opts = flatten(table, &n);
 	struct option *lo = calloc(n + 2, sizeof(*lo));
 	char *so = calloc(n * 2 + 4, 1);
-	if (!lo || !so) {
+	if (!lo || !so || !opts) {
 		free(lo);
 		free(so);
+		free(opts);
 		return 2;
 	}
 	size_t sp = 0;
 	so[sp++] = ':'; /* report missing values as ':' */
 	for (size_t i = 0; i < n; i++) {
-		const struct opt *o = &opts[i];
-		bool arg = o->type != OPT_FLAG && o->type != OPT_FLAG_OFF;
+		const struct txs_opt *o = &opts[i];
+		bool arg = txs_opt_takes_value(o);
 		lo[i].name = o->lng;
 		lo[i].has_arg = o->implicit ? optional_argument : arg ? required_argument : no_argument;
 		lo[i].val = 256 + (int)i;
@@ -177,9 +140,10 @@ int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, voi
 	lo[n].name = "help";
 	lo[n].val = 'h';
 	so[sp++] = 'h';
-	if (opt_defaults(cmd, opts, cfg) < 0) {
+	if (opt_defaults(cmd, table, cfg) < 0) {
 		free(lo);
 		free(so);
+		free(opts);
 		return 2;
 	}
 	int rc = 0, c;
@@ -187,9 +151,9 @@ int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, voi
 	opterr = 0;
 	*n_pos = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		const struct opt *o = NULL;
+		const struct txs_opt *o = NULL;
 		if (c == 'h') {
-			opt_usage(cmd, synopsis, opts, stdout);
+			opt_usage(cmd, synopsis, table, stdout);
 			rc = 1;
 			goto out;
 		}
@@ -236,5 +200,6 @@ int opt_parse(const char *cmd, const char *synopsis, const struct opt *opts, voi
 out:
 	free(lo);
 	free(so);
+	free(opts);
 	return rc;
 }

@@ -19,88 +19,20 @@
 #include "metrics_opts.h"
 
 
-struct opt_time {
-	bool set;
-	double v;
-};
-
-struct opt_offset {
-	bool set;
-	int64_t ns;
-};
-
-static int parse_offset(const char *val, void *dst, char *err, size_t errlen)
-{
-	struct opt_offset *o = dst;
-	char *end;
-	errno = 0;
-	long long v = strtoll(val, &end, 10);
-	if (errno || end == val || *end || v < -(1ll << 62) || v > (1ll << 62)) {
-		snprintf(err, errlen, "expected a signed integer of nanoseconds (receiver's clock minus sender's), "
-			 "e.g. -1500000");
-		return -1;
-	}
-	o->set = true;
-	o->ns = v;
-	return 0;
-}
-
-/* The options: the session's config (c) and what the CLI keeps for itself. */
+/* The session's options (lib/session/opts_recv.c) and the CLI's own. */
 struct recv_cfg {
-	struct txs_recv_conf c;
-	struct opt_cpus cpus;
-	bool no_pin;
-	struct opt_time time;
+	struct txs_recv_args a; /* first: the library's table writes at the same offsets */
 	bool json;
 	const char *summary_file;
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
-	struct opt_offset clock_offset; /* --clock-offset */
 	struct txs_metrics_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
 };
 
-static int parse_time(const char *val, void *dst, char *err, size_t errlen)
-{
-	struct opt_time *t = dst;
-	if (txs_parse_seconds(val, &t->v) < 0) {
-		snprintf(err, errlen, "expected seconds, e.g. 10, 0.5, 250ms (0 = no limit, needs --idle)");
-		return -1;
-	}
-	t->set = true;
-	return 0;
-}
-
 #define O(f) offsetof(struct recv_cfg, f)
-#define C(f) offsetof(struct recv_cfg, c.f)
-static const struct opt recv_opts[] = {
-	{ "bind", 'B', OPT_STR, C(bind), "ADDR", "local address (udp); raw inputs: analyse only packets to ADDR" },
-	{ "port", 'p', OPT_STR, C(port), "PORT[-HI]", "UDP port, or a range of at most 1024 ports (udp: a socket per port and thread) (default 5201; pcap: any port unless given)" },
-	{ "ipv4", '4', OPT_FLAG, C(v4), NULL, "IPv4 only" },
-	{ "ipv6", '6', OPT_FLAG, C(v6), NULL, "IPv6 only (udp without -B: dual-stack unless -4/-6)" },
-	{ "parallel", 'P', OPT_UINT, C(threads), "N", "receiving threads/queues (default: one per -A CPU, else 1)", NULL, 1, TXS_MAX_CORES },
-	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin threads to these CPUs, e.g. 0-3 (default: not pinned, like iperf3)" },
-	{ "no-pin", 0, OPT_FLAG, O(no_pin), NULL, "do not pin threads, even with -A (the default without -A)" },
-	{ "dev", 0, OPT_STR, C(dev), "DEV", "input: udp[:gro=off] | packet:IFNAME[,IFNAME...] | xdp:IFNAME[,native|skb][,copy|zc][,ring=N] | pcap:FILE", "udp" },
-	{ "time", 't', OPT_CUSTOM, O(time), "SEC", "stop after SEC seconds (live default 10; 0 = no limit, needs --idle)", NULL, 0, 0, parse_time },
-	{ "idle", 0, OPT_SECONDS, C(idle), "SEC", "stop after SEC without packets (counted from the first packet)" },
-	{ "expect", 0, OPT_U64, C(expect), "N", "the sender sent N packets: exact loss; stop once all arrived", NULL, 1, 0 },
-	{ "sender-summary", 0, OPT_STR, C(sender_summary), "FILE", "JSON summary of txscale send (--summary-file, or its -J output), read at the end: exact loss per flow" },
-	{ "interval", 'i', OPT_SECONDS, C(interval), "SEC", "seconds between interval reports; 0 = none", "1" },
+static const struct txs_opt recv_opts[] = {
+	OPT_INCLUDE_TABLE(txs_recv_opts), /* the session's (lib/session/opts_recv.c) */
 	{ "json", 'J', OPT_FLAG, O(json), NULL, "JSON lines output (docs/json-schema.md)" },
-	{ "rcvbuf", 0, OPT_U64, C(rcvbuf), "BYTES", "udp: socket receive buffer, default 33554432 (SO_RCVBUFFORCE if permitted, else up to net.core.rmem_max)", NULL, 1, 0x7fffffff },
-	{ "reuseport", 0, OPT_FLAG, C(reuseport), NULL, "udp: share the port with other receivers (SO_REUSEPORT: the kernel splits the traffic; each counts the others' share as lost)" },
-	{ "window", 0, OPT_UINT, C(window), "PKTS", "duplicate/reorder window per flow, power of two", "4096", 64, TXS_RX_WINDOW_MAX },
-	{ "max-flows", 0, OPT_UINT, C(max_flows), "N", "flows tracked per thread", "4096", 1, 1u << 22 },
-	{ "batch", 0, OPT_UINT, C(batch), "N", "datagrams per recvmmsg / records per read", "64", 1, 1024 },
-	{ "rx-timestamps", 0, OPT_STR, C(rx_ts), "MODE", "udp: arrival time for latency: kernel (each datagram's "
-	  "software receive timestamp, SO_TIMESTAMPING), user (one clock read per recvmmsg batch), or "
-	  "hardware[:IFACE] (the NIC's own stamp, else kernel, per datagram; IFACE, default the one holding "
-	  "-B ADDR, must stamp all packets, and its clock (PHC) be kept on CLOCK_REALTIME, e.g. by phc2sys, "
-	  "as the sender stamps CLOCK_REALTIME; CAP_NET_ADMIN unless the NIC's filter is on already)", "kernel" },
-	{ "verify", 0, OPT_FLAG, C(verify), NULL, "check the payload fill pattern of every packet" },
-	{ "payload", 0, OPT_STR, C(payload), "KIND", "the payload header: txscale, or iperf3 / iperf3-64 (a stock iperf3 client's, 32- or 64-bit sequence), or iperf2 (an iperf 2 UDP client's); flows by 5-tuple; docs/iperf3.md", "txscale" },
-	{ "outage-min", 0, OPT_SECONDS, C(outage_min), "SEC", "an outage is a silence longer than SEC with datagrams missing inside it (default: 10x the flow's median inter-arrival, at least 1 ms)" },
-	{ "clock-offset", 0, OPT_CUSTOM, O(clock_offset), "NS", "correct one-way latency by this known clock offset (receiver's clock minus sender's, ns); the report says so and gives the raw figures beside", NULL, 0, 0, parse_offset },
 	{ "summary-file", 0, OPT_STR, O(summary_file), "FILE", "also write the JSON summary line to FILE" },
 	{ "ready-fd", 0, OPT_UINT, O(ready_fd), "FD", "write the line \"ready\" to FD, then close it, once receiving (used by txscale ndr)", NULL, 3, 1u << 20 },
 	{ "server", 's', OPT_FLAG, O(server), NULL, "run as the control-channel server for txscale send -c HOST --server (= txscale server; its options: txscale server --help)" },
@@ -109,7 +41,6 @@ static const struct opt recv_opts[] = {
 	OPT_END
 };
 #undef O
-#undef C
 
 static struct txs_recv *g_sess;
 
@@ -120,20 +51,12 @@ static void on_signal(int sig)
 		txs_recv_stop(g_sess);
 }
 
-/* The options the session's config does not hold as they are, into it. */
+/* The options into the session's config (the library's conversion), and
+ * what only the CLI knows. */
 static void fill_conf(struct recv_cfg *cfg)
 {
-	struct txs_recv_conf *c = &cfg->c;
-	c->n_affinity = cfg->cpus.n;
-	c->time_set = cfg->time.set;
-	c->time = cfg->time.v;
-	c->clock_offset_set = cfg->clock_offset.set;
-	c->clock_offset_ns = cfg->clock_offset.ns;
-	c->snaps = cfg->metrics.addr || cfg->metrics.file;
-	/* unpinned unless -A (pinning thread 0 to CPU 0 by default put
-	 * recv on the sender's CPU on one host) */
-	unsigned n = txs_recv_conf_threads(c);
-	txs_cpus_assign(cfg->cpus.cpu, cfg->cpus.n, cfg->no_pin || !cfg->cpus.n, n < TXS_MAX_CORES ? n : TXS_MAX_CORES, c->cpu);
+	txs_recv_args_conf(&cfg->a);
+	cfg->a.c.snaps = cfg->metrics.addr || cfg->metrics.file;
 }
 
 /* What the session's hooks print and publish. */
@@ -205,7 +128,7 @@ static void on_msg(void *user, const char *line)
 /* --metrics: a collector over the session's cores. Returns 0 or the exit status. */
 static int metrics_start(struct cli *k, struct txs_recv *s)
 {
-	int rc = mcli_start(&k->ml, "recv", &k->cfg->metrics, k->cfg->c.interval);
+	int rc = mcli_start(&k->ml, "recv", &k->cfg->metrics, k->cfg->a.c.interval);
 	if (rc == 0 && txs_recv_metrics(s, txs_metrics_life_registry(k->ml), k->cfg->metrics.flows, &k->mx) < 0) {
 		fprintf(stderr, "txscale recv: metrics: out of memory\n");
 		rc = 1;
@@ -220,11 +143,12 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 	int ret = 0;
 	if (!res)
 		return 1;
-	if (k->cfg->clock_offset.set && k->clock.on) {
+	if (k->cfg->a.clock_offset.set && k->clock.on) {
 		/* measured over the control channel: its bound and drift came with the sender's summary */
 		const struct txs_ctl_clock_rep *c = &k->clock;
-		txs_rx_result_set_clock(res->rx, k->cfg->clock_offset.ns, c->error_ns, c->have_drift, c->drift_ns,
+		txs_rx_result_set_clock(res->rx, k->cfg->a.clock_offset.ns, c->error_ns, c->have_drift, c->drift_ns,
 					"control");
+		txs_rx_result_set_clock_method(res->rx, c->method ? c->method : TXS_CTL_CLOCK_TCP); /* unsaid: an older client */
 	}
 	if (!k->io || !k->io->hold) { /* held: the client prints it from summary_f */
 		flockfile(stdout);    /* whole lines beside the client's sender */
@@ -250,7 +174,7 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct txs
 {
 	struct txs_recv *s;
 	char err[512];
-	int rc = txs_recv_open(&s, &cfg->c, err, sizeof(err));
+	int rc = txs_recv_open(&s, &cfg->a.c, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "txscale recv: %s\n", err);
 		if (summary_f)
@@ -258,9 +182,9 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct txs
 		return rc == -EINVAL || rc == -ENODEV || rc == -ENOENT || rc == -EOPNOTSUPP ? 2 : 1;
 	}
 	bool udp = strcmp(txs_recv_input(s)->ops->name, "udp") == 0;
-	if (cfg->c.reuseport && !udp)
+	if (cfg->a.c.reuseport && !udp)
 		fprintf(stderr, "txscale recv: note: --reuseport applies to --dev udp only\n");
-	if (cfg->c.rcvbuf && !udp)
+	if (cfg->a.c.rcvbuf && !udp)
 		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
 	struct cli k = { .cfg = cfg, .io = io };
 	int ret = metrics_start(&k, s);
@@ -300,7 +224,7 @@ static int recv_main(struct recv_cfg *cfg, const struct txs_ctl_side_io *io)
 	fill_conf(cfg);
 	char err[512];
 	FILE *summary_f = io ? io->sumf : NULL;
-	if (txs_recv_conf_check(&cfg->c, err, sizeof(err)) < 0) {
+	if (txs_recv_conf_check(&cfg->a.c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "txscale recv: %s\n", err);
 		if (summary_f)
 			fclose(summary_f);
@@ -321,7 +245,7 @@ static int recv_main(struct recv_cfg *cfg, const struct txs_ctl_side_io *io)
 int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)
 {
 	struct recv_cfg cfg = { 0 };
-	txs_recv_conf_init(&cfg.c);
+	txs_recv_args_init(&cfg.a);
 	if (opt_defaults("recv", recv_opts, &cfg) < 0) {
 		if (io->sumf)
 			fclose(io->sumf);
@@ -329,19 +253,19 @@ int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)
 	}
 	char port[8];
 	snprintf(port, sizeof(port), "%u", (unsigned)r->port);
-	cfg.c.dev = "udp";
-	cfg.c.bind = r->bind;
-	cfg.c.port = port;
+	cfg.a.c.dev = "udp";
+	cfg.a.c.bind = r->bind;
+	cfg.a.c.port = port;
 	cfg.json = r->json;
-	cfg.c.interval = r->interval;
-	cfg.c.idle = r->idle;
-	cfg.time = (struct opt_time){ .set = true, .v = r->time };
-	cfg.clock_offset = (struct opt_offset){ .set = r->clock_set, .ns = r->clock_offset_ns };
-	cfg.c.clock_error_ns = r->clock_error_ns;
-	cfg.c.threads = r->threads;
+	cfg.a.c.interval = r->interval;
+	cfg.a.c.idle = r->idle;
+	cfg.a.time = (struct txs_recv_args_time){ .set = true, .v = r->time };
+	cfg.a.clock_offset = (struct txs_recv_args_offset){ .set = r->clock_set, .ns = r->clock_offset_ns };
+	cfg.a.c.clock_error_ns = r->clock_error_ns;
+	cfg.a.c.threads = r->threads;
 	if (r->cpus)
-		cfg.cpus = *r->cpus;
-	cfg.no_pin = r->no_pin;
+		cfg.a.cpus = *r->cpus;
+	cfg.a.no_pin = r->no_pin;
 	return recv_main(&cfg, io);
 }
 
@@ -350,7 +274,7 @@ int cmd_recv(int argc, char **argv)
 	if (ctl_recv_wants_server(argc, argv)) /* recv -s: the control channel (server.c) */
 		return cmd_server(argc, argv);
 	struct recv_cfg cfg = { 0 };
-	txs_recv_conf_init(&cfg.c);
+	txs_recv_args_init(&cfg.a);
 	const char *pos[1];
 	int npos = 0;
 	static const char *syn =

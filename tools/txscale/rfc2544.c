@@ -60,7 +60,7 @@ static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
 }
 
 #define O(f) offsetof(struct rfc_cfg, f)
-static const struct opt rfc_opts[] = {
+static const struct txs_opt rfc_opts[] = {
 	{ "sizes", 0, OPT_STR, O(sizes), "LIST", "frame sizes in bytes with the FCS, and imix (7:4:1 of 64/594/1518)", "64,128,256,512,1024,1280,1518" },
 	{ "tests", 0, OPT_STR, O(tests), "LIST", "throughput, latency, frame-loss, back-to-back, or all", "all" },
 	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "a full-length trial: confirmations, latency, frame loss (RFC 2544 asks 60 for published figures)", "10" },
@@ -68,8 +68,8 @@ static const struct opt rfc_opts[] = {
 	{ "settle", 0, OPT_SECONDS, O(settle), "SEC", "rest between trials, so that the device's queues drain and its buffers refill (RFC 2544 section 23)", "2" },
 	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent for throughput (0: NDR, above: PDR)", "0", 0, 0, parse_pct },
 	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "the throughput search stops when (hi - lo) / hi <= PCT percent", "1", 0, 0, parse_pct },
-	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lowest rate the search tries, frames/s", "100" },
-	{ "hi", 0, OPT_RATE, O(hi), "RATE", "highest rate the search tries, frames/s (default: the sender's top rate, measured first)" },
+	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lowest rate the search tries, frames/s with pps (e.g. 100pps)", "100pps" },
+	{ "hi", 0, OPT_RATE, O(hi), "RATE", "highest rate the search tries, frames/s with pps (e.g. 1Mpps; default: the sender's top rate, measured first)" },
 	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials per search (throughput, back-to-back)", "30", 3, TXS_NDR_MAX_TRIALS },
 	{ "repeat", 0, OPT_UINT, O(repeat), "N", "throughput searches per frame size (the median is reported, the spread beside it)", "3", 1, TXS_RFC2544_MAX_REPEAT },
 	{ "latency-trials", 0, OPT_UINT, O(latency_trials), "N", "latency trials at the throughput rate per frame size", "3", 1, TXS_RFC2544_MAX_LAT },
@@ -186,7 +186,7 @@ static int check_cfg(struct rfc_cfg *c, const char *dest, struct txs_rfc2544_con
 		return refuse("bad value for -B/--bind: '%s': expected an %s address", c->bind,
 			      da.family == AF_INET ? "IPv4" : "IPv6");
 	if (c->lo.bits || c->hi.bits)
-		return refuse("bad value for --%s: frames/s only (e.g. 100k), not bits/s", c->lo.bits ? "lo" : "hi");
+		return refuse("bad value for --%s: frames/s only, with pps (e.g. 100kpps), not bits/s", c->lo.bits ? "lo" : "hi");
 	if (txs_rfc2544_parse_sizes(c->sizes, rc->sizes, &rc->n_sizes, err, sizeof(err)) < 0)
 		return refuse("bad value for --sizes: %s", err);
 	if (txs_rfc2544_parse_tests(c->tests, &rc->tests, err, sizeof(err)) < 0)

@@ -59,7 +59,7 @@ struct refl_cfg {
 };
 
 #define O(f) offsetof(struct refl_cfg, f)
-static const struct opt refl_opts[] = {
+static const struct txs_opt refl_opts[] = {
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "listen on ADDR only (default: every IPv6 and IPv4 address)" },
 	{ "port", 'p', OPT_UINT, O(port), "PORT", "UDP port (0: any free one, printed)", "862", 0, 65535 },
 	{ "stateless", 0, OPT_FLAG, O(stateless), NULL, "stateless (RFC 8762 4.3): echo the sender's sequence number instead of numbering each sender's packets" },
@@ -185,10 +185,10 @@ static int parse_tos(const char *val, void *dst, char *err, size_t errlen)
 }
 
 #define O(f) offsetof(struct send_cfg, f)
-static const struct opt send_opts[] = {
+static const struct txs_opt send_opts[] = {
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "the reflector's UDP port", "862" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address" },
-	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "packets/s per session, e.g. 100kpps (0: as fast as the device takes them)", "10pps" },
+	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "packets/s per session, with pps (e.g. 100kpps; 0: as fast as the device takes them)", "10pps" },
 	{ "packets", 'n', OPT_U64, O(count), "N", "packets per session (the first probe included; tail probes may follow)" },
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "sending time (default 10 s unless -n); paced, the RATE x SEC packets it schedules (late ones sent late)" },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length (default: the base packet and the TLVs asked for)", NULL, 0, TXS_STAMP_MAX_LEN },
@@ -273,7 +273,7 @@ static int stamp_send(int argc, char **argv)
 		return 2;
 	}
 	if (cfg.rate.bits) {
-		fprintf(stderr, "txscale stamp send: -b %s: give packets/s (e.g. 100kpps), not bits/s\n", "RATE");
+		fprintf(stderr, "txscale stamp send: -b %s: give packets/s with pps (e.g. 100kpps), not bits/s\n", "RATE");
 		return 2;
 	}
 	if (cfg.cpus.n && cfg.sessions && cfg.sessions != cfg.cpus.n) {

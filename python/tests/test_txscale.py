@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: MIT
+"""The Python package over the JSON session boundary: the refusals of the C
+tests through Python (ConfigError naming the option), the version, a
+loopback send+recv pair with exact counts, stats and stop from another
+thread, wait's timeout, and Ctrl-C in wait stopping the session.
+
+Run by ctest (python_pytest) with TXSCALE_LIB = the build's libtxscale.so,
+TXSCALE_BIN = its txscale, PYTHONPATH = python/."""
+import _thread
+import os
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import txscale
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_version_is_the_cli_version():
+    out = subprocess.run([os.environ["TXSCALE_BIN"], "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["txscale", txscale.__version__]
+
+
+def test_loaded_by_soname_name():
+    lib = os.environ.get("TXSCALE_LIB")
+    if lib:  # the build tree's link points at the file named by the SONAME
+        assert os.path.basename(os.path.realpath(lib)).startswith(txscale.SONAME)
+
+
+def test_kinds_and_options():
+    assert txscale.kinds() == ["send", "recv"]
+    names = [o["name"] for o in txscale.options("send")]
+    assert names[0] == "dest" and "bitrate" in names and "pace-slack" in names
+    assert "json" not in names and "client" not in names  # the CLI's own
+    recv = {o["name"]: o for o in txscale.options("recv")}
+    assert recv["window"]["default"] == "4096" and recv["verify"]["flag"] is True
+    with pytest.raises(txscale.ConfigError):
+        txscale.options("stamp")
+
+
+REFUSALS = [
+    ("send", dict(dest="127.0.0.1", bitrate="x"), "bitrate", "bad value for --bitrate: 'x'"),
+    ("send", dict(dest="127.0.0.1", bitrate=-5), "bitrate", "bad value for --bitrate: '-5'"),
+    ("send", dict(dest="127.0.0.1", rate="10kpps"), "rate", "unknown option 'rate' for a send session"),
+    ("send", dict(dest="127.0.0.1", json=True), "json", "unknown option 'json'"),
+    ("send", dict(dest="127.0.0.1", port=0), "port", "bad value for --port: '0'"),
+    ("send", dict(dest="127.0.0.1", port=70000), "port", "bad value for --port: '70000'"),
+    ("send", dict(dest="127.0.0.1", time=-1), "time", "bad value for --time: '-1'"),
+    ("send", dict(dest="127.0.0.1", parallel=300), "parallel", "bad value for --parallel: '300'"),
+    ("send", dict(dest="127.0.0.1", ttl=300), "ttl", "bad value for --ttl: '300'"),
+    ("send", dict(dest="127.0.0.1", tos=999), "tos", "bad value for --tos: '999'"),
+    ("send", dict(dest="127.0.0.1", burst=100000), "burst", "bad value for --burst: '100000'"),
+    ("send", dict(dest="127.0.0.1", ipv4="yes"), "ipv4", "bad value for --ipv4: a flag takes true or false"),
+    ("send", dict(dest="127.0.0.1", affinity="9999"), "affinity", "--affinity: bad CPU list '9999'"),
+    ("send", dict(dest="127.0.0.1", pace_slack="x"), "pace_slack", "--pace-slack"),
+    ("send", dict(dest="127.0.0.1", port=[1]), "port", "bad value for --port: [1]"),
+    ("send", dict(dest=5), "dest", "bad value for dest"),
+    ("send", dict(), "dest", "no destination"),
+    ("recv", dict(dest="127.0.0.1"), "dest", "unknown option 'dest' for a recv session"),
+    ("recv", dict(time=0), "time", "--time 0"),
+    ("recv", dict(window=100), "window", "bad value for --window: '100'"),
+    ("recv", dict(max_flows=0), "max_flows", "bad value for --max-flows: '0'"),
+    ("recv", dict(idle="NaN"), "idle", "bad value for --idle: 'NaN'"),
+    ("recv", dict(rx_timestamps="sometimes"), "rx_timestamps", "bad value for --rx-timestamps: 'sometimes'"),
+]
+
+
+@pytest.mark.parametrize("kind,config,key,says", REFUSALS)
+def test_refused(kind, config, key, says):
+    with pytest.raises(txscale.ConfigError) as ei:
+        txscale.Session(kind, **config)
+    e = ei.value
+    assert isinstance(e, ValueError) and isinstance(e, txscale.Error)
+    assert says in str(e) and "\n" not in str(e)
+    assert e.key == key
+    assert e.errno == 22
+
+
+def test_refused_kind():
+    for kind in ("stamp", None, 5):
+        with pytest.raises(txscale.ConfigError):
+            txscale.Session(kind)
+
+
+def test_device_refusal_is_an_error():
+    with pytest.raises(txscale.Error) as ei:
+        txscale.Session("send", dest="127.0.0.1", dev="nosuchdev")
+    assert "nosuchdev" in str(ei.value)
+
+
+def test_wait_before_start_and_closed():
+    s = txscale.Session("recv", bind="127.0.0.1", port=free_port(), time=1)
+    with pytest.raises(txscale.Error):
+        s.wait(timeout=0.1)
+    s.close()
+    s.close()
+    s.stop()  # harmless
+    with pytest.raises(txscale.Error):
+        s.stats()
+
+
+def test_loopback_pair_exact_counts():
+    port = free_port()
+    with txscale.Session("recv", bind="127.0.0.1", port=port, time=20, expect="2k", idle="2s") as rx:
+        assert rx.stats()["state"] == "new"
+        rx.start()
+        seen = []
+        done = threading.Event()
+
+        def reader():  # stats from another thread while the run goes
+            while not done.is_set():
+                seen.append(rx.stats()["received"])
+                time.sleep(0.005)
+
+        t = threading.Thread(target=reader)
+        t.start()
+        sent = txscale.run("send", dest="127.0.0.1", port=port, dev="udp", packets=2000, bitrate="20kpps",
+                           length=64, gso="off")
+        got = rx.wait(timeout=20)
+        done.set()
+        t.join()
+    assert sent["type"] == "summary" and sent["kind"] == "send"
+    assert sent["packets"] == 2000
+    assert got["kind"] == "recv"
+    assert got["received"] == 2000 and got["unique"] == 2000 and got["lost"] == 0 and got["duplicates"] == 0
+    assert got["bytes"] == 2000 * 64
+    assert seen and seen == sorted(seen)
+
+
+def test_stop_from_another_thread_and_timeout():
+    with txscale.Session("recv", bind="127.0.0.1", port=free_port(), time=30) as rx:
+        rx.start()
+        t0 = time.monotonic()
+        with pytest.raises(txscale.Timeout):
+            rx.wait(timeout=0.2)
+        assert time.monotonic() - t0 >= 0.19
+        threading.Timer(0.2, rx.stop).start()
+        summary = rx.wait(timeout=10)
+        assert time.monotonic() - t0 < 5
+        assert summary["received"] == 0
+
+
+def test_ctrl_c_in_wait_stops_the_session():
+    s = txscale.Session("send", dest="198.18.0.2", time=30, bitrate="1kpps")  # dummy device
+    s.start()
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        s.wait()
+    assert time.monotonic() - t0 < 5
+    st = s.stats()
+    assert st["state"] == "done" and 50 <= st["packets"] <= 5000
+    s.close()
+
+
+def test_run_returns_summary():
+    summary = txscale.run("send", dest="198.18.0.2", packets=100)
+    assert summary["packets"] == 100 and summary["device"].startswith("dummy")
+
+
+def test_one_table_for_cli_and_keywords():
+    """Every session key is a long option of the CLI's --help (the same
+    table), and every --help option the session table lacks is one of the
+    CLI's own (output, files, control channel, metrics)."""
+    cli_own = {"client", "json", "summary-file", "dry-run", "server", "reverse", "bidir", "control-port",
+               "auth-file", "ctl-timeout", "remote-parallel", "remote-cpus", "remote-rcvbuf", "remote-dev",
+               "metrics", "metrics-file", "metrics-linger", "metrics-flows", "ready-fd", "help", "iperf2"}
+    import re
+    for kind in ("send", "recv"):
+        text = subprocess.run([os.environ["TXSCALE_BIN"], kind, "--help"], capture_output=True, text=True,
+                              check=True).stdout
+        cli = set(re.findall(r"^\s+(?:-\w, )?\s*--([a-z0-9-]+)", text, re.M))
+        keys = {o["name"] for o in txscale.options(kind)} - {"dest"}
+        assert keys <= cli, keys - cli
+        assert cli - keys <= cli_own, (cli - keys) - cli_own
+        for o in txscale.options(kind):  # the help texts are the CLI's
+            if o["name"] != "dest" and o["name"] != "dev":
+                assert o["help"][:40] in text.replace("\n", " ") or o["help"][:40] in text
