@@ -270,6 +270,10 @@ engine_dev() {
     [ "$(jq -r '.sent == 4000 or .sent == 2000' "$tmp/$f.json")" = true ] || fail "$f: sent $(jq -r .sent "$tmp/$f.json")"
     [ "$(jq -r '.lost == 0 and .split == "exact" and .bad_time == 0 and .rtt_ns.count == .sent' "$tmp/$f.json")" = true ] ||
       fail "$f: $(cat "$tmp/$f.json")"
+    # one host, one clock: T1 (the engine's stamp as the packet is written)
+    # never after T2 (the reflector's kernel receive stamp), T3 never after T4
+    [ "$(jq -r '.forward_ns.min >= 0 and .backward_ns.min >= 0' "$tmp/$f.json")" = true ] ||
+      fail "$f: a one-way delay below 0 on one clock: forward $(jq -c .forward_ns "$tmp/$f.json"), backward $(jq -c .backward_ns "$tmp/$f.json")"
   done
   [ "$(jq -r .sent "$tmp/pkt.json")" = 4000 ] || fail "packet: -P 2 x 2000 sent $(jq -r .sent "$tmp/pkt.json")"
   [ "$(rf .sessions)" = 3 ] && [ "$(rf .reflected)" = 6000 ] || fail "reflector: $(tail -n1 "$tmp/refl.json")"
