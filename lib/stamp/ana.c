@@ -102,28 +102,6 @@ int txs_stamp_ana_sent(struct txs_stamp_ana *a, uint32_t seq, uint64_t t1_ns)
 	return 0;
 }
 
-/* Packets [n_sent, n) sent by another thread, whose send times we learn
- * from their replies (each echoes its T1): 0 until then. */
-int stamp_ana_sent_upto(struct txs_stamp_ana *a, size_t n)
-{
-	if (n <= a->n_sent)
-		return 0;
-	if (n > a->cap) {
-		size_t nc = a->cap ? a->cap : 4096;
-		while (nc < n)
-			nc *= 2;
-		struct rec *p = realloc(a->rec, nc * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		a->rec = p;
-		a->cap = nc;
-	}
-	for (size_t i = a->n_sent; i < n; i++)
-		a->rec[i] = (struct rec){ 0, NO_R, 0 };
-	a->n_sent = n;
-	return 0;
-}
-
 bool txs_stamp_ana_answered(const struct txs_stamp_ana *a, uint32_t seq)
 {
 	size_t i = (uint32_t)(seq - a->seq0);
@@ -245,8 +223,6 @@ int txs_stamp_ana_reply(struct txs_stamp_ana *a, const struct txs_stamp_pkt *p, 
 			a->max_r_seen = ri;
 	}
 	a->any = true;
-	if (!rc->t1) /* sent by the engine's thread (stamp_ana_sent_upto): its T1 as echoed */
-		rc->t1 = txs_stamp_ns_from_ts(p->s_ts, p->s_err);
 	rc->r = ri;
 	rc->rtop = ri;
 	a->received++;
