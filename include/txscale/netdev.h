@@ -163,6 +163,15 @@ struct txs_netdev_conf {
 	 * of a call fits the path MTU and carries the frames' DF). Frame
 	 * devices keep DF as the frames carry it (ipv4_df). */
 	bool ipv4_pmtu_want;
+	/* Optional (udp: only): called on the queue's own thread with each
+	 * socket a queue connects (on its tuple's first frame, before that
+	 * frame is sent), so that a caller who must read what comes back to
+	 * the flow's address and port (a STAMP session-sender: the replies)
+	 * can read it there; the socket stays the device's (closed by
+	 * txs_netdev_close), the callee may set receive options on it and
+	 * recv from it on another thread. NULL: not called. */
+	void (*on_socket)(void *user, unsigned queue, int fd);
+	void *on_socket_user;
 };
 #define TXS_NETDEV_UDP_FLOWS_MAX 65536u
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <signal.h>
 #include <txscale/common.h>
+#include <txscale/engine.h>
 
 #define TXS_STAMP_PORT 862
 #define TXS_STAMP_BASE_LEN 44  /* unauthenticated test packet, both directions */
@@ -188,6 +189,8 @@ struct txs_stamp_result {
 	uint64_t bad_time;   /* replies whose stamps make no sense (RTT < 0 or > 1 h) */
 	uint64_t head_retries; /* first probes sent before one was answered (not counted) */
 	uint64_t tail_probes;  /* probes sent after the run to learn the reflector's count */
+	uint64_t local_drops;  /* numbered but refused by the local device (socket buffer full):
+				* counted in sent and lost (forward) as well */
 	struct txs_stamp_dist rtt, fwd, bwd;      /* ns: T4-T1-(T3-T2), T2-T1, T4-T3 */
 	struct txs_stamp_dist fwd_corr, bwd_corr; /* one-way, corrected by the offset */
 	bool clock_valid;
@@ -249,6 +252,20 @@ struct txs_stamp_send_conf {
 	 * > 1: the callee serialises its output). */
 	void (*on_interval)(void *user, const struct txs_stamp_interval *iv);
 	void *user;
+	/* The transmit side runs on txscale's engine (txscale/engine.h): worker
+	 * k sends session k's packets after its first probe, paced, each stamped
+	 * T1 with its own clock read; each session's replies are read by a
+	 * thread of its own. */
+	const char *dev;    /* the engine's device (txscale/netdev.h): NULL = "udp:gso=off"
+			     * (kernel sockets, a datagram per message); packet:IF, xdp:IF send frames, the
+			     * replies still come through the kernel to the session's socket */
+	const int *cpus;    /* sessions entries: session k's worker and receive thread pinned
+			     * to cpus[k] (-1: not); NULL: none */
+	enum txs_pace_kind pace; /* TXS_PACE_CONST (evenly spaced) or TXS_PACE_POISSON (needs rate) */
+	uint64_t seed;      /* POISSON: per-worker RNG seed (0 = random) */
+	uint64_t pace_slack_ns; /* the sleeping pacer's window (engine.h, pace_slack_ns):
+				 * 0 = txscale send's default (TXS_PACE_SLACK_DEFAULT_NS,
+				 * TXS_PACE_SLACK_GAPS gaps), UINT64_MAX = spin-exact */
 };
 
 /* Run the sessions; stop (may be NULL) set by a signal handler ends the

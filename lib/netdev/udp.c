@@ -500,6 +500,8 @@ static __attribute__((noinline, cold)) int sock_from_frame(struct txs_txq *q, st
 		return rc;
 	}
 	sock_gso_setup(s, &f, u->gso_max, u->gso_auto);
+	if (q->dev->conf.on_socket)
+		q->dev->conf.on_socket(q->dev->conf.on_socket_user, q->id, s->fd);
 	return 0;
 }
 

@@ -271,6 +271,27 @@ int txs_stamp_reflect(const struct txs_stamp_refl_conf *c, struct txs_stamp_sess
 {
 	bool auth = c->key.len > 0;
 	size_t base = auth ? TXS_STAMP_AUTH_LEN : TXS_STAMP_BASE_LEN;
+	if (!auth && in_len == TXS_STAMP_BASE_LEN && out == in) {
+		/* the common packet (unauthenticated, no TLV) answered in place:
+		 * the same bytes as decoding and encoding it below, without the
+		 * structs. The sender's fields move to where the reply echoes
+		 * them (0-13 -> 24-37; its SSID stays at 14), then ours. */
+		*reply_tos = m->tos >= 0 ? (m->tos & ~3) : -1;
+		memcpy(out + 24, in, 14);
+		out[38] = out[39] = 0;
+		out[40] = m->ttl < 0 ? 0 : (uint8_t)(m->ttl > 255 ? 255 : m->ttl);
+		out[41] = out[42] = out[43] = 0;
+		put32(out, ctr ? ctr->seq : get32(out + 24));
+		put64(out + 4, txs_stamp_ntp_from_ns(t3_ns));
+		put16(out + 12, c->err_est);
+		put64(out + 16, txs_stamp_ntp_from_ns(m->t2_ns));
+		if (ctr) {
+			ctr->rx++;
+			ctr->seq++;
+			ctr->tx++;
+		}
+		return (int)in_len;
+	}
 	struct txs_stamp_pkt s, r;
 	int rc = txs_stamp_decode_sender(in, in_len, &c->key, &s);
 	if (rc)

@@ -50,6 +50,8 @@ struct worker {
 	bool started;
 	struct sess *tab;
 	unsigned tab_n; /* power of two */
+	uint64_t idle_ns;  /* conf idle_s in ns */
+	struct sess *last; /* the last packet's session: a sender's packets come in runs */
 	struct wstats st;
 	uint8_t in[BATCH][TXS_STAMP_MAX_LEN + 1]; /* the replies are built in place */
 	TXS_CACHE_GUARD;
@@ -203,6 +205,7 @@ int txs_stamp_refl_open(const struct txs_stamp_refl_conf *c, struct txs_stamp_re
 		w->fd = -1;
 		w->r = r;
 		w->tab_n = tab_n;
+		w->idle_ns = (uint64_t)((c->idle_s > 0 ? c->idle_s : 300.0) * 1e9);
 		r->w[i] = w;
 		if (ss.ss_family == AF_INET)
 			((struct sockaddr_in *)&ss)->sin_port = htons(port);
@@ -248,11 +251,18 @@ static uint64_t mix(uint64_t x)
 static struct txs_stamp_sess_ctr *session(struct worker *w, const uint8_t addr[16], uint16_t port, uint16_t ssid,
 					  uint64_t now)
 {
+	uint64_t idle = w->idle_ns;
+	struct sess *l = w->last;
+	if (l && l->port == port && l->ssid == ssid && !memcmp(l->addr, addr, 16)) {
+		if (now - l->last_ns > idle) /* a new session on an old 4-tuple */
+			memset(&l->ctr, 0, sizeof(l->ctr));
+		l->last_ns = now;
+		return &l->ctr;
+	}
 	uint64_t a0, a1;
 	memcpy(&a0, addr, 8);
 	memcpy(&a1, addr + 8, 8);
 	uint64_t h = mix(a0 ^ w->r->seed) ^ mix(a1 + ((uint64_t)port << 16 | ssid));
-	uint64_t idle = (uint64_t)((w->r->c.idle_s > 0 ? w->r->c.idle_s : 300.0) * 1e9);
 	struct sess *victim = NULL;
 	for (unsigned i = 0; i < PROBE && i < w->tab_n; i++) {
 		struct sess *s = &w->tab[(h + i) & (w->tab_n - 1)];
@@ -260,6 +270,7 @@ static struct txs_stamp_sess_ctr *session(struct worker *w, const uint8_t addr[1
 			if (now - s->last_ns > idle) /* a new session on an old 4-tuple */
 				memset(&s->ctr, 0, sizeof(s->ctr));
 			s->last_ns = now;
+			w->last = s;
 			return &s->ctr;
 		}
 		if (!s->used || now - s->last_ns > idle) {
@@ -277,6 +288,7 @@ static struct txs_stamp_sess_ctr *session(struct worker *w, const uint8_t addr[1
 	victim->ssid = ssid;
 	victim->used = 1;
 	victim->last_ns = now;
+	w->last = victim;
 	TXS_STAT_ADD(w->st.sessions, 1);
 	return &victim->ctr;
 }
@@ -295,7 +307,12 @@ static void parse_cmsgs(struct msghdr *mh, struct rxinfo *ri)
 	memset(ri, 0, sizeof(*ri));
 	ri->m.ttl = -1;
 	ri->m.tos = -1;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+	/* the walk CMSG_NXTHDR makes, inline: the kernel's headers are well formed */
+	uint8_t *p = mh->msg_control, *end = p + mh->msg_controllen;
+	for (struct cmsghdr *cm; p + sizeof(*cm) <= end; p += CMSG_ALIGN(cm->cmsg_len)) {
+		cm = (struct cmsghdr *)(void *)p;
+		if (cm->cmsg_len < sizeof(*cm) || cm->cmsg_len > (size_t)(end - p))
+			break;
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
 			struct timespec ts;
 			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
@@ -336,10 +353,12 @@ static void parse_cmsgs(struct msghdr *mh, struct rxinfo *ri)
 /* The reply's ancillary data: from the address reached, with the TOS. */
 static size_t reply_cmsgs(uint8_t *buf, size_t cap, bool v4, const struct rxinfo *ri, int tos)
 {
-	struct msghdr mh = { .msg_control = buf, .msg_controllen = cap };
-	memset(buf, 0, cap);
+	(void)cap; /* CMSG_ROOM holds both */
+	if (!(v4 ? ri->have4 : ri->have6) && tos <= 0)
+		return 0; /* the common case: bound to one address, DSCP 0 */
 	size_t used = 0;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	struct cmsghdr *cm = (struct cmsghdr *)(void *)buf;
+	memset(buf, 0, CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(int)));
 	if (v4 && ri->have4) {
 		cm->cmsg_level = IPPROTO_IP;
 		cm->cmsg_type = IP_PKTINFO;
@@ -393,14 +412,23 @@ static void *worker_main(void *arg)
 	struct sockaddr_storage from[BATCH];
 	static __thread uint8_t rctl[BATCH][CMSG_ROOM], tctl[BATCH][CMSG_ROOM];
 	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+	/* the receive headers once; after a call only the lengths the kernel
+	 * wrote in the ones it filled go back (riov is never written) */
+	for (unsigned i = 0; i < BATCH; i++) {
+		riov[i] = (struct iovec){ w->in[i], sizeof(w->in[i]) };
+		rx[i].msg_hdr = (struct msghdr){ .msg_name = &from[i], .msg_namelen = sizeof(from[i]),
+						 .msg_iov = &riov[i], .msg_iovlen = 1,
+						 .msg_control = rctl[i], .msg_controllen = CMSG_ROOM };
+		rx[i].msg_len = 0;
+	}
+	int prev = 0;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
-		for (unsigned i = 0; i < BATCH; i++) {
-			riov[i] = (struct iovec){ w->in[i], sizeof(w->in[i]) };
-			rx[i].msg_hdr = (struct msghdr){ .msg_name = &from[i], .msg_namelen = sizeof(from[i]),
-							 .msg_iov = &riov[i], .msg_iovlen = 1,
-							 .msg_control = rctl[i], .msg_controllen = CMSG_ROOM };
-			rx[i].msg_len = 0;
+		for (int i = 0; i < prev; i++) {
+			rx[i].msg_hdr.msg_namelen = sizeof(from[i]);
+			rx[i].msg_hdr.msg_controllen = CMSG_ROOM;
+			rx[i].msg_hdr.msg_flags = 0;
 		}
+		prev = 0;
 		int got = recvmmsg(w->fd, rx, BATCH, MSG_DONTWAIT, NULL);
 		if (got <= 0) {
 			if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
@@ -408,6 +436,7 @@ static void *worker_main(void *arg)
 			poll(&pfd, 1, 100);
 			continue;
 		}
+		prev = got;
 		TXS_STAT_ADD(w->st.rx, (uint64_t)got);
 		unsigned nt = 0, nk = 0;
 		uint64_t now_mono = txs_now_mono_ns();

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
-/* The STAMP session-sender (docs/stamp.md): per session one thread and one
- * connected UDP socket. A session opens with a first probe sent until it is
+/* The STAMP session-sender (docs/stamp.md, "The sender"). A session opens
+ * with a first probe from its own connected socket, sent until it is
  * answered (its reply fixes the reflector's base number and says whether
- * the reflector is stateful), sends its packets paced to absolute times in
- * batches (sendmmsg; recvmmsg drains the replies between batches, kernel
- * receive stamps as T4), waits for the stragglers, and ends with tail
- * probes until the last packet sent is answered: only then is the
- * reflector's count, and so the loss split per direction, exact. */
+ * the reflector is stateful). Its packets then go out on txscale's engine:
+ * session k is worker k of the STAMP generator (gen.c), paced, each
+ * stamped T1 as it is written; the session's receive thread reads the
+ * replies (recvmmsg, kernel receive stamps as T4) from the socket that
+ * holds the flow's port (ours on frame devices, the udp: device's own,
+ * handed over by on_socket, on udp:) and adds what the worker numbered,
+ * published once per burst, to the analysis. When the engine is done it
+ * waits for the stragglers and ends with tail probes until the last
+ * packet sent is answered: only then is the reflector's count, and so the
+ * loss split per direction, exact. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -20,6 +27,8 @@
 #include <unistd.h>
 #include <txscale/json.h>
 #include <txscale/stamp.h>
+#include <txscale/netdev.h>
+#include "common/alloc.h"
 #include "stamp_priv.h"
 
 #define BATCH 32
@@ -51,8 +60,13 @@ struct sess {
 	size_t iv_samples;
 	int rc;
 	char err[160];
+	struct stamp_gen_sess *gs;     /* the engine's worker for this session */
+	int dev_fd;                    /* udp: the device's socket (on_socket), -1 until then */
+	int sending_done;              /* set (release) once the engine ended */
+	pthread_t th;
+	bool th_started;
 	uint8_t rbuf[BATCH][TXS_STAMP_MAX_LEN + 1];
-	uint8_t sbuf[BATCH][TXS_STAMP_MAX_LEN];
+	uint8_t sbuf[1][TXS_STAMP_MAX_LEN]; /* the probes' */
 };
 
 static bool stopped(const struct sess *s)
@@ -142,6 +156,8 @@ static uint64_t build(struct sess *s, uint8_t *buf, uint32_t seq)
 	return now;
 }
 
+static int extend(struct sess *s);
+
 static uint64_t t4_of(struct msghdr *mh)
 {
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
@@ -172,6 +188,9 @@ static int drain(struct sess *s, uint32_t want_seq, bool *got_want, struct txs_s
 		if (n < 0 && (errno == ECONNREFUSED || errno == EINTR))
 			continue; /* an ICMP error from a moment ago: the reflector may be back */
 		if (n <= 0)
+			return total;
+		/* what the engine's worker numbered before these replies came */
+		if (s->ana && s->gs && extend(s))
 			return total;
 		for (int i = 0; i < n; i++) {
 			struct txs_stamp_pkt p;
@@ -297,132 +316,6 @@ static int head(struct sess *s)
 	return -ETIMEDOUT;
 }
 
-static int run_main(struct sess *s)
-{
-	const struct txs_stamp_send_conf *c = s->c;
-	double rate = c->rate;
-	uint64_t count = c->count;
-	double secs = c->secs > 0 ? c->secs : (count ? 0 : 10.0);
-	uint64_t start = txs_now_mono_ns();
-	uint64_t end = secs > 0 ? start + (uint64_t)(secs * 1e9) : UINT64_MAX;
-	if (rate > 0 && secs > 0) {
-		/* paced for a time: the packets scheduled in it, those late for a
-		 * moment off the CPU sent late (never dropped), within twice the time */
-		uint64_t in_time = (uint64_t)(rate * secs);
-		if (in_time < 1)
-			in_time = 1;
-		if (!count || in_time < count)
-			count = in_time;
-		end = start + (uint64_t)((2 * secs + 1) * 1e9);
-	}
-	uint64_t k = 1; /* the head was packet 0 */
-	struct mmsghdr m[BATCH];
-	struct iovec iov[BATCH];
-	while (!stopped(s) && (!count || k < count)) {
-		uint64_t now = txs_now_mono_ns();
-		if (now >= end)
-			break;
-		uint64_t due = rate > 0 ? (uint64_t)floor((double)(now - start) * rate / 1e9) + 1 : k + BATCH;
-		if (count && due > count)
-			due = count;
-		unsigned nb = 0;
-		while (k + nb < due && nb < BATCH) {
-			uint32_t seq = s->next_seq + nb;
-			uint64_t t1 = build(s, s->sbuf[nb], seq);
-			if (txs_stamp_ana_sent(s->ana, seq, t1))
-				return -ENOMEM;
-			s->sent_total++;
-			iov[nb] = (struct iovec){ s->sbuf[nb], s->len };
-			m[nb].msg_hdr = (struct msghdr){ .msg_iov = &iov[nb], .msg_iovlen = 1 };
-			nb++;
-		}
-		unsigned done = 0;
-		while (done < nb) {
-			int w = sendmmsg(s->fd, m + done, nb - done, 0);
-			if (w > 0) {
-				done += (unsigned)w;
-				continue;
-			}
-			if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
-				continue;
-			if (w < 0 && (errno == ENOBUFS || errno == EAGAIN)) {
-				wait_in(s, 20000); /* the queue is full: the packet is late, not dropped */
-				continue;
-			}
-			snprintf(s->err, sizeof(s->err), "send: %s", strerror(errno));
-			return -errno;
-		}
-		s->next_seq += nb;
-		k += nb;
-		drain(s, 0, NULL, NULL, NULL, NULL);
-		interval(s, false);
-		if (nb == 0 && rate > 0) {
-			uint64_t next = start + (uint64_t)ceil((double)k * 1e9 / rate);
-			now = txs_now_mono_ns();
-			if (next > now)
-				wait_in(s, next - now > 50000000 ? 50000000 : next - now);
-		}
-	}
-	return 0;
-}
-
-/* Stragglers, then tail probes until the last packet is answered */
-static void finish(struct sess *s)
-{
-	const struct txs_stamp_send_conf *c = s->c;
-	uint64_t wait = (uint64_t)((c->wait_s > 0 ? c->wait_s : 1.0) * 1e9);
-	uint64_t end = txs_now_mono_ns() + wait;
-	uint32_t last = s->next_seq - 1;
-	for (;;) {
-		drain(s, 0, NULL, NULL, NULL, NULL);
-		uint64_t now = txs_now_mono_ns();
-		if (now >= end || txs_stamp_ana_answered(s->ana, last))
-			break;
-		wait_in(s, end - now > 20000000 ? 20000000 : end - now);
-	}
-	/* after the last answer, a moment for replies still on their way */
-	uint64_t settle = s->max_rtt_ns * 2 + 2000000;
-	if (settle > wait)
-		settle = wait;
-	end = txs_now_mono_ns() + settle;
-	for (uint64_t now; (now = txs_now_mono_ns()) < end;) {
-		wait_in(s, end - now);
-		drain(s, 0, NULL, NULL, NULL, NULL);
-	}
-	/* stopped (SIGINT): the stragglers' wait above, no tail probes */
-	for (unsigned k = 0; k < TAIL_TRIES && !stopped(s) && !txs_stamp_ana_answered(s->ana, s->next_seq - 1); k++) {
-		uint32_t seq = s->next_seq++;
-		uint64_t t1;
-		if (send_one(s, seq, &t1))
-			break;
-		if (txs_stamp_ana_sent(s->ana, seq, t1))
-			break;
-		s->sent_total++;
-		s->tail_probes++;
-		uint64_t w = s->max_rtt_ns * 4 + 200000000ull;
-		if (w > 1000000000ull)
-			w = 1000000000ull;
-		uint64_t e = txs_now_mono_ns() + w;
-		for (uint64_t now; (now = txs_now_mono_ns()) < e && !txs_stamp_ana_answered(s->ana, seq);) {
-			wait_in(s, e - now);
-			drain(s, 0, NULL, NULL, NULL, NULL);
-		}
-	}
-	drain(s, 0, NULL, NULL, NULL, NULL);
-	interval(s, true);
-}
-
-static void *sess_main(void *arg)
-{
-	struct sess *s = arg;
-	s->rc = head(s);
-	if (!s->rc)
-		s->rc = run_main(s);
-	if (!s->rc)
-		finish(s);
-	return NULL;
-}
-
 static int set_int(int fd, int level, int opt, int v)
 {
 	return setsockopt(fd, level, opt, &v, sizeof(v));
@@ -474,6 +367,226 @@ static int open_sess(struct sess *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Stragglers, then tail probes until the last packet is answered */
+static void finish(struct sess *s)
+{
+	const struct txs_stamp_send_conf *c = s->c;
+	uint64_t wait = (uint64_t)((c->wait_s > 0 ? c->wait_s : 1.0) * 1e9);
+	uint64_t end = txs_now_mono_ns() + wait;
+	uint32_t last = s->next_seq - 1;
+	for (;;) {
+		drain(s, 0, NULL, NULL, NULL, NULL);
+		uint64_t now = txs_now_mono_ns();
+		if (now >= end || txs_stamp_ana_answered(s->ana, last))
+			break;
+		wait_in(s, end - now > 20000000 ? 20000000 : end - now);
+	}
+	/* after the last answer, a moment for replies still on their way */
+	uint64_t settle = s->max_rtt_ns * 2 + 2000000;
+	if (settle > wait)
+		settle = wait;
+	end = txs_now_mono_ns() + settle;
+	for (uint64_t now; (now = txs_now_mono_ns()) < end;) {
+		wait_in(s, end - now);
+		drain(s, 0, NULL, NULL, NULL, NULL);
+	}
+	/* stopped (SIGINT): the stragglers' wait above, no tail probes */
+	for (unsigned k = 0; k < TAIL_TRIES && !stopped(s) && !txs_stamp_ana_answered(s->ana, s->next_seq - 1); k++) {
+		uint32_t seq = s->next_seq++;
+		uint64_t t1;
+		if (send_one(s, seq, &t1))
+			break;
+		if (txs_stamp_ana_sent(s->ana, seq, t1))
+			break;
+		s->sent_total++;
+		s->tail_probes++;
+		uint64_t w = s->max_rtt_ns * 4 + 200000000ull;
+		if (w > 1000000000ull)
+			w = 1000000000ull;
+		uint64_t e = txs_now_mono_ns() + w;
+		for (uint64_t now; (now = txs_now_mono_ns()) < e && !txs_stamp_ana_answered(s->ana, seq);) {
+			wait_in(s, e - now);
+			drain(s, 0, NULL, NULL, NULL, NULL);
+		}
+	}
+	drain(s, 0, NULL, NULL, NULL, NULL);
+	interval(s, true);
+}
+
+
+/* The replies while the engine's worker sends: the packets it numbered
+ * (published once per burst) join the analysis as their replies can come */
+static int extend_to(struct sess *s, uint64_t k)
+{
+	uint64_t sent, recv;
+	size_t samples;
+	stamp_ana_progress(s->ana, &sent, &recv, &samples);
+	for (uint64_t j = sent - 1; j < k; j++) { /* the ones after the first probe */
+		uint64_t t1 = s->gs->t1[j >> STAMP_T1_SHIFT][j & ((1u << STAMP_T1_SHIFT) - 1)];
+		if (txs_stamp_ana_sent(s->ana, s->gs->seq0 + (uint32_t)j, t1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int extend(struct sess *s)
+{
+	return extend_to(s, __atomic_load_n(&s->gs->pub.numbered, __ATOMIC_ACQUIRE));
+}
+
+static void *rx_main(void *arg)
+{
+	struct sess *s = arg;
+	if (s->c->cpus && s->c->cpus[s->idx] >= 0) {
+		/* on its worker's CPU: the session stays on the CPU it was given
+		 * (a receive thread left to the scheduler lands on the one other
+		 * CPU there is, the reflector's on a two-CPU host) */
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(s->c->cpus[s->idx], &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	for (;;) {
+		bool done = __atomic_load_n(&s->sending_done, __ATOMIC_ACQUIRE);
+		if (s->fd < 0) {
+			int fd = __atomic_load_n(&s->dev_fd, __ATOMIC_ACQUIRE);
+			if (fd >= 0)
+				s->fd = fd;
+		}
+		if (s->fd >= 0) {
+			if (extend(s)) {
+				s->rc = -ENOMEM;
+				return NULL;
+			}
+			drain(s, 0, NULL, NULL, NULL, NULL);
+			interval(s, false);
+		}
+		if (done)
+			break;
+		if (s->fd >= 0)
+			wait_in(s, 5000000);
+		else
+			usleep(200); /* udp: the device's socket comes with the worker's first frame */
+	}
+	uint64_t k = __atomic_load_n(&s->gs->pub.numbered, __ATOMIC_ACQUIRE);
+	if (extend_to(s, k)) {
+		s->rc = -ENOMEM;
+		return NULL;
+	}
+	s->next_seq = s->gs->seq0 + (uint32_t)k;
+	s->sent_total = 1 + k;
+	if (s->fd < 0) { /* the worker sent nothing: our own socket again, for the tail */
+		int rc = open_sess(s, s->err, sizeof(s->err));
+		if (rc) {
+			s->rc = rc;
+			return NULL;
+		}
+	}
+	finish(s);
+	return NULL;
+}
+
+static void *head_main(void *arg)
+{
+	struct sess *s = arg;
+	s->rc = head(s);
+	return NULL;
+}
+
+
+/* udp: (on the worker's thread) the device's socket for session `queue`:
+ * the replies come to it, so the session's receive thread reads it */
+static void on_socket(void *user, int unsigned queue, int fd)
+{
+	struct sess **ss = user;
+	struct sess *s = ss[queue];
+	/* our own descriptor of it: the queue closes its own when the worker
+	 * ends, and the last replies and the tail probes come after that */
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return; /* the session reads nothing: its replies count as lost, never as ours */
+	set_int(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1);
+	if (set_int(fd, SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20) < 0)
+		set_int(fd, SOL_SOCKET, SO_RCVBUF, 8 << 20);
+	__atomic_store_n(&s->dev_fd, fd, __ATOMIC_RELEASE);
+}
+
+static int sockaddr_to(const struct sockaddr_storage *ss, struct txs_addr *a, uint16_t *port)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		a->family = AF_INET;
+		a->v4 = s4->sin_addr;
+		*port = ntohs(s4->sin_port);
+		return 0;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		a->family = AF_INET6;
+		a->v6 = s6->sin6_addr;
+		*port = ntohs(s6->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+/* The session's flow for its worker: our socket's own addresses and port */
+static int gen_sess(struct sess *s, char *err, size_t errlen)
+{
+	struct stamp_gen_sess *g = txs_zalloc_line(sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	s->gs = g;
+	if (!(g->t1 = calloc(STAMP_T1_CHUNKS, sizeof(*g->t1))))
+		return -ENOMEM;
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+	uint16_t dport;
+	if (getsockname(s->fd, (struct sockaddr *)&me, &ml) < 0 || sockaddr_to(&me, &g->spec.src, &g->spec.sport) ||
+	    sockaddr_to(&s->dst, &g->spec.dst, &dport)) {
+		snprintf(err, errlen, "session %u: its socket's address: %s", s->idx, strerror(errno));
+		return -EINVAL;
+	}
+	/* a socket reopened for the tail takes the same port */
+	s->src = me;
+	s->src_len = ml;
+	g->spec.dport = dport;
+	g->spec.payload_len = (uint32_t)s->len;
+	g->spec.tos = (uint8_t)(s->c->tos >= 0 ? s->c->tos : 0);
+	g->key = &s->c->key;
+	g->stmpl = s->tmpl;
+	g->len = s->len;
+	g->dm_off = s->dm_off;
+	g->tlv_hmac = s->c->key.len && s->c->tlvs;
+	g->ptp = s->c->ptp;
+	g->ssid = s->ssid;
+	g->err_est = s->err_est;
+	g->seq0 = s->next_seq;
+	return 0;
+}
+
+/* Packets per session after the first probe, and the engine's time limit */
+static void schedule(const struct txs_stamp_send_conf *c, uint64_t *after_head, double *duration)
+{
+	uint64_t count = c->count;
+	double secs = c->secs > 0 ? c->secs : (count ? 0 : 10.0);
+	*duration = c->rate > 0 ? 0 : secs;
+	if (c->rate > 0 && secs > 0) {
+		/* paced for a time: the packets scheduled in it, those late for a
+		 * moment off the CPU sent late (never dropped), within twice the time */
+		uint64_t in_time = (uint64_t)(c->rate * secs);
+		if (in_time < 1)
+			in_time = 1;
+		if (!count || in_time < count)
+			count = in_time;
+		*duration = 2 * secs + 1;
+	}
+	*after_head = count > 1 ? count - 1 : 0;
+	if (!count && *duration > 0)
+		*after_head = UINT64_MAX; /* unlimited rate for a time */
+}
+
 int txs_stamp_send_run(const struct txs_stamp_send_conf *c, volatile sig_atomic_t *stop,
 		       struct txs_stamp_result *res, char *err, size_t errlen)
 {
@@ -500,9 +613,15 @@ int txs_stamp_send_run(const struct txs_stamp_send_conf *c, volatile sig_atomic_
 		snprintf(err, errlen, "an unlimited rate needs -n or -t");
 		return -EINVAL;
 	}
+	if (c->pace != TXS_PACE_CONST && c->pace != TXS_PACE_POISSON) {
+		snprintf(err, errlen, "pacing: const or poisson");
+		return -EINVAL;
+	}
+	if (c->pace == TXS_PACE_POISSON && !(c->rate > 0)) {
+		snprintf(err, errlen, "poisson departures need a rate");
+		return -EINVAL;
+	}
 	struct sess *ss[MAX_SESSIONS] = { 0 };
-	pthread_t th[MAX_SESSIONS];
-	bool started[MAX_SESSIONS] = { 0 };
 	int rc = 0;
 	struct sockaddr_storage dst, src;
 	socklen_t dl = 0, sl = 0;
@@ -529,7 +648,7 @@ int txs_stamp_send_run(const struct txs_stamp_send_conf *c, volatile sig_atomic_
 		s->c = c;
 		s->stop = stop;
 		s->idx = i;
-		s->fd = -1;
+		s->fd = s->dev_fd = -1;
 		s->dst = dst;
 		s->dst_len = dl;
 		if (sl) {
@@ -544,24 +663,134 @@ int txs_stamp_send_run(const struct txs_stamp_send_conf *c, volatile sig_atomic_
 		if (!rc)
 			rc = open_sess(s, err, errlen);
 	}
+	/* 1. each session's first probe, until answered (its own socket, in parallel) */
 	for (unsigned i = 0; i < n && !rc; i++) {
-		int e = pthread_create(&th[i], NULL, sess_main, ss[i]);
+		int e = pthread_create(&ss[i]->th, NULL, head_main, ss[i]);
 		if (e) {
 			snprintf(err, errlen, "thread: %s", strerror(e));
 			rc = -e;
 			break;
 		}
-		started[i] = true;
+		ss[i]->th_started = true;
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (started[i]) {
-			pthread_join(th[i], NULL);
+		if (ss[i] && ss[i]->th_started) {
+			pthread_join(ss[i]->th, NULL);
+			ss[i]->th_started = false;
 			if (!rc && ss[i]->rc) {
 				rc = ss[i]->rc;
 				snprintf(err, errlen, "session %u (SSID %u): %s", i, ss[i]->ssid,
 					 ss[i]->err[0] ? ss[i]->err : strerror(-rc));
 			}
 		}
+	for (unsigned i = 0; i < n && !rc; i++)
+		rc = gen_sess(ss[i], err, errlen);
+	/* 2. the rest on the engine: worker k sends session k's packets */
+	uint64_t after_head = 0;
+	double duration = 0;
+	schedule(c, &after_head, &duration);
+	struct txs_netdev *dev = NULL;
+	struct txs_engine *eng = NULL;
+	struct stamp_gen_conf gconf = { .sess = NULL, .n = n };
+	struct stamp_gen_sess *gss[MAX_SESSIONS];
+	bool run_engine = !rc && after_head > 0 && !(stop && *stop);
+	if (run_engine) {
+		const struct txs_flow_spec *sp = &ss[0]->gs->spec;
+		bool v4 = sp->dst.family == AF_INET;
+		struct txs_netdev_conf dc = { .max_queues = n,
+					      .frame_size = (uint32_t)(TXS_ETH_HLEN + (v4 ? TXS_IPV4_HLEN : TXS_IPV6_HLEN) +
+								       TXS_UDP_HLEN + ss[0]->len),
+					      .dst = sp->dst, .dport = sp->dport, .src = sp->src, .sport = sp->sport,
+					      .on_socket = on_socket, .on_socket_user = ss };
+		if (dc.frame_size < TXS_ETH_MIN_FRAME)
+			dc.frame_size = TXS_ETH_MIN_FRAME;
+		char derr[200] = "";
+		const char *spec = c->dev ? c->dev : "udp:gso=off";
+		rc = txs_netdev_open(&dev, spec, &dc, derr, sizeof(derr));
+		if (rc) {
+			snprintf(err, errlen, "--dev %s: %s", spec, derr[0] ? derr : strerror(-rc));
+			dev = NULL;
+		}
+	}
+	if (run_engine && !rc) {
+		for (unsigned i = 0; i < n; i++) {
+			gss[i] = ss[i]->gs;
+			if (dev->l2_needed) {
+				memcpy(gss[i]->spec.src_mac, dev->src_mac, 6);
+				memcpy(gss[i]->spec.dst_mac, dev->dst_mac, 6);
+			}
+			if (dev->kernel_ip) {
+				/* the device's socket takes our port: the replies come
+				 * to it (on_socket), ours is closed */
+				close(ss[i]->fd);
+				ss[i]->fd = -1;
+			}
+		}
+		gconf.sess = gss;
+		struct txs_engine_conf ec = {
+			.n_workers = n, .cpus = c->cpus,
+			.count = after_head == UINT64_MAX ? 0 : after_head * n, .duration = duration,
+			.rate_pps = c->rate * n, .dev = dev, .gen = &stamp_gen_ops, .gen_conf = &gconf,
+			.pace = { .kind = c->pace, .seed = c->seed },
+			.pace_slack_ns = c->pace_slack_ns == UINT64_MAX ? 0
+					 : c->pace_slack_ns ? c->pace_slack_ns : TXS_PACE_SLACK_DEFAULT_NS,
+			.pace_slack_gaps = c->pace_slack_ns ? 0 : TXS_PACE_SLACK_GAPS,
+			.timestamps = TXS_TS_PACKET,
+		};
+		rc = txs_engine_create(&eng, &ec);
+		if (rc) {
+			snprintf(err, errlen, "engine: %s", strerror(-rc));
+			eng = NULL;
+		}
+	}
+	/* 3. a receive thread per session, then the engine */
+	for (unsigned i = 0; i < n && run_engine && !rc; i++) {
+		int e = pthread_create(&ss[i]->th, NULL, rx_main, ss[i]);
+		if (e) {
+			snprintf(err, errlen, "thread: %s", strerror(e));
+			rc = -e;
+			break;
+		}
+		ss[i]->th_started = true;
+	}
+	if (run_engine && !rc) {
+		rc = txs_engine_start(eng);
+		if (rc) {
+			snprintf(err, errlen, "starting the workers: %s", strerror(-rc));
+		} else {
+			while (!txs_engine_done(eng)) {
+				if (stop && *stop)
+					txs_engine_stop(eng);
+				usleep(2000);
+			}
+			rc = txs_engine_wait(eng);
+			if (rc)
+				snprintf(err, errlen, "sending: %s", strerror(-rc));
+			unsigned nw = txs_engine_workers(eng);
+			struct txs_stat_row rows[MAX_SESSIONS];
+			if (nw <= MAX_SESSIONS) {
+				txs_engine_read(eng, rows);
+				for (unsigned i = 0; i < nw; i++)
+					res->local_drops += rows[i].drops;
+			}
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (ss[i])
+			__atomic_store_n(&ss[i]->sending_done, 1, __ATOMIC_RELEASE);
+	uint64_t local_drops = res->local_drops;
+	for (unsigned i = 0; i < n; i++)
+		if (ss[i] && ss[i]->th_started) {
+			pthread_join(ss[i]->th, NULL);
+			if (!rc && ss[i]->rc) {
+				rc = ss[i]->rc;
+				snprintf(err, errlen, "session %u (SSID %u): %s", i, ss[i]->ssid,
+					 ss[i]->err[0] ? ss[i]->err : strerror(-rc));
+			}
+		}
+	/* no engine (one packet per session: the first probe): the tail alone */
+	for (unsigned i = 0; i < n && !rc && !run_engine; i++)
+		finish(ss[i]);
 	if (!rc) {
 		struct txs_stamp_ana *a[MAX_SESSIONS];
 		for (unsigned i = 0; i < n; i++)
@@ -571,14 +800,26 @@ int txs_stamp_send_run(const struct txs_stamp_send_conf *c, volatile sig_atomic_
 			res->head_retries += ss[i]->head_retries;
 			res->tail_probes += ss[i]->tail_probes;
 		}
+		res->local_drops = local_drops;
 		if (rc)
 			snprintf(err, errlen, "out of memory");
 	}
+	txs_engine_destroy(eng);
+	if (dev)
+		txs_netdev_close(dev); /* udp: the sessions' sockets since the engine started */
 	for (unsigned i = 0; i < n; i++)
 		if (ss[i]) {
 			if (ss[i]->fd >= 0)
 				close(ss[i]->fd);
+			if (ss[i]->dev_fd >= 0 && ss[i]->dev_fd != ss[i]->fd)
+				close(ss[i]->dev_fd);
 			txs_stamp_ana_free(ss[i]->ana);
+			if (ss[i]->gs && ss[i]->gs->t1) {
+				for (size_t k = 0; k < STAMP_T1_CHUNKS && ss[i]->gs->t1[k]; k++)
+					free(ss[i]->gs->t1[k]);
+				free(ss[i]->gs->t1);
+			}
+			free(ss[i]->gs);
 			free(ss[i]);
 		}
 	return rc;
@@ -672,6 +913,7 @@ void txs_stamp_result_write(const struct txs_stamp_result *r, bool json, FILE *f
 		txs_json_u64(&j, "bad_time", r->bad_time);
 		txs_json_u64(&j, "head_retries", r->head_retries);
 		txs_json_u64(&j, "tail_probes", r->tail_probes);
+		txs_json_u64(&j, "local_drops", r->local_drops);
 		txs_json_dbl(&j, "seconds", r->secs);
 		txs_json_end(&j);
 		return;

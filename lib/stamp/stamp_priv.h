@@ -49,4 +49,37 @@ void stamp_ana_progress(const struct txs_stamp_ana *a, uint64_t *sent, uint64_t 
 int stamp_ana_rtt_range(const struct txs_stamp_ana *a, size_t from, size_t to, struct txs_stamp_dist *d);
 /* A datagram on our socket that is no reply of ours */
 void stamp_ana_count_foreign(struct txs_stamp_ana *a);
+
+/* ---- the session-sender's transmit side on the engine (gen.c) ---- */
+#include <txscale/engine.h>
+#include <txscale/pkt.h>
+/* One session as its worker (worker k: session k) sends it. Set up before
+ * the engine starts and read-only to the worker, except pub: the worker's
+ * count of packets numbered, stored once per burst (release), read by the
+ * session's receive thread (acquire); alone on its cache line. */
+struct stamp_gen_sess {
+	struct txs_flow_spec spec;      /* addresses, ports, TOS, payload_len = len */
+	const struct txs_stamp_key *key;
+	const uint8_t *stmpl;           /* the STAMP packet: base zeroed + TLVs */
+	size_t len, dm_off;             /* its length; Direct Measurement value (0: none) */
+	bool tlv_hmac, ptp;
+	uint16_t ssid, err_est;
+	uint32_t seq0;                  /* the worker's first sequence number */
+	/* T1 of the worker's packet j: t1[j >> STAMP_T1_SHIFT][j & mask], the
+	 * chunks allocated by the worker as it gets to them (once per 4096
+	 * packets), read by the receive thread below pub.numbered only.
+	 * STAMP_T1_CHUNKS entries, zeroed, allocated with the session. */
+	uint64_t **t1;
+	struct {
+		uint64_t numbered;
+		TXS_CACHE_GUARD;
+	} pub TXS_CACHE_ALIGNED;
+};
+#define STAMP_T1_SHIFT 12
+#define STAMP_T1_CHUNKS (1u << 18) /* 2^30 packets per session */
+struct stamp_gen_conf {
+	struct stamp_gen_sess **sess;
+	unsigned n;
+};
+extern const struct txs_gen_ops stamp_gen_ops;
 #endif

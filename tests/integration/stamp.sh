@@ -16,6 +16,9 @@
 #   6. txscale server --stamp: the reflector beside the control port, in the
 #      server's metrics; -i interval lines add up to the summary
 #   7. bad options: one clear line, exit 2
+#   8. speed: stamp send -A 0 at 100kpps for 3 s against stamp reflect on
+#      the other CPU: sent 300000, nothing lost either way (one retry on a
+#      loaded machine, said in the output)
 set -euo pipefail
 
 SRC=${TXS_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -252,10 +255,73 @@ intervals() {
 }
 run_case intervals
 
+# the engine's devices: whole frames on the veth (packet:), the replies back
+# through the kernel to the session's socket; kernel sockets with GSO (udp:)
+engine_dev() {
+  reflector
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 --dev packet:tx0 -b 5kpps -n 2000 -P 2 -J \
+    >"$tmp/pkt.json" 2>"$tmp/send.err" || fail "--dev packet:tx0: $(cat "$tmp/send.err")"
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 2001:2:0:0::2 --dev udp -b 5kpps -n 2000 --pace poisson --seed 7 -J \
+    >"$tmp/udp.json" 2>"$tmp/send.err" || fail "--dev udp --pace poisson: $(cat "$tmp/send.err")"
+  refl_end
+  ok "packet: $(jq -c '{sent,received,lost_forward,lost_backward,split,local_drops,rtt:.rtt_ns.count,bad_time}' "$tmp/pkt.json")"
+  ok "udp, poisson, IPv6: $(jq -c '{sent,received,lost_forward,lost_backward,split,local_drops,rtt:.rtt_ns.count,bad_time}' "$tmp/udp.json")"
+  for f in pkt udp; do
+    [ "$(jq -r '.sent == 4000 or .sent == 2000' "$tmp/$f.json")" = true ] || fail "$f: sent $(jq -r .sent "$tmp/$f.json")"
+    [ "$(jq -r '.lost == 0 and .split == "exact" and .bad_time == 0 and .rtt_ns.count == .sent' "$tmp/$f.json")" = true ] ||
+      fail "$f: $(cat "$tmp/$f.json")"
+    # one host, one clock: T1 (the engine's stamp as the packet is written)
+    # never after T2 (the reflector's kernel receive stamp), T3 never after T4
+    [ "$(jq -r '.forward_ns.min >= 0 and .backward_ns.min >= 0' "$tmp/$f.json")" = true ] ||
+      fail "$f: a one-way delay below 0 on one clock: forward $(jq -c .forward_ns "$tmp/$f.json"), backward $(jq -c .backward_ns "$tmp/$f.json")"
+  done
+  [ "$(jq -r .sent "$tmp/pkt.json")" = 4000 ] || fail "packet: -P 2 x 2000 sent $(jq -r .sent "$tmp/pkt.json")"
+  [ "$(rf .sessions)" = 3 ] && [ "$(rf .reflected)" = 6000 ] || fail "reflector: $(tail -n1 "$tmp/refl.json")"
+}
+run_case engine_dev
+
+# 8. speed (issue 31): stamp send at 100kpps for 3 s, its one session's worker
+# pinned to CPU 0 (-A 0), against stamp reflect pinned to CPU 1: nothing
+# lost either way, and exactly the 300000 packets it schedules. The machine
+# may be shared (CI, other builds): both run at nice -10 for their 3 s, so
+# that the test measures them rather than their neighbours (each in a
+# session of its own whose autogroup is at -10 too, where the kernel groups
+# by session: there a nice value counts only within its group, and the
+# others' builds, each its own group, took three quarters of the CPUs), and
+# a reflector still off its CPU long enough for its 8 MiB buffer to fill
+# loses packets there (its socket_drops say so), so one retry is allowed,
+# and said.
+# "${PRIO[@]}" CMD...: CMD at nice -10, its own autogroup too where there is
+# one (a command, not a function: a background job's PID is then CMD's own)
+PRIO=(setsid sh -c 'echo -10 >/proc/self/autogroup 2>/dev/null; exec nice -n -10 "$@"' sh)
+rate_100k() {
+  [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (sender and reflector each on its own)"
+  local try j=$tmp/send.json
+  for try in 1 2; do
+    "${PRIO[@]}" ip netns exec "$B" taskset -c 1 "$TXS" stamp reflect -J >"$tmp/refl.json" 2>"$tmp/refl.err" &
+    refl=$!
+    wait_for 10 grep -q listening "$tmp/refl.err" || fail "the reflector does not start: $(cat "$tmp/refl.err")"
+    "${PRIO[@]}" ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -A 0 -b 100kpps -t 3 -J >"$j" 2>"$tmp/send.err" ||
+      fail "stamp send: $(cat "$tmp/send.err")"
+    refl_end
+    ok "try $try: $(jq -c '{sent,received,lost_forward,lost_backward,split,local_drops,tail_probes,rtt_p50:.rtt_ns.p50,rtt_p99:.rtt_ns.p99,seconds}' "$j"); reflector socket_drops $(rf .socket_drops)"
+    [ "$(jq -r .sent "$j")" = 300000 ] || fail "sent $(jq -r .sent "$j"), want 300000 (100kpps x 3 s)"
+    [ "$(jq -r '.split == "exact" and .lost_forward == 0 and .lost_backward == 0 and .received == 300000' "$j")" = true ] && break
+    [ "$try" = 1 ] || fail "lost at 100kpps twice: $(jq -c '{received,lost_forward,lost_backward,split,local_drops}' "$j"), reflector socket_drops $(rf .socket_drops)"
+    ok "RETRY: lost at 100kpps ($(jq -c '{lost_forward,lost_backward}' "$j")), reflector socket_drops $(rf .socket_drops): the machine is loaded (load $(cut -d' ' -f1-3 /proc/loadavg)); once more"
+  done
+  [ "$(rf .reflected)" = 300000 ] || fail "the reflector reflected $(rf .reflected), want 300000"
+}
+run_case rate_100k
+
 bad_options() {
   txs_refuses --one-line "unknown TLV 'foo'" stamp send 198.18.0.2 --tlvs cos,foo
   txs_refuses --one-line "reflector's address is missing" stamp send
   txs_refuses --one-line "packets/s" stamp send 198.18.0.2 -b 10Mbit
+  txs_refuses --one-line "names 1 CPUs for 2 sessions" stamp send 198.18.0.2 -P 2 -A 0
+  txs_refuses --one-line "expected const or poisson" stamp send 198.18.0.2 --pace nope
+  txs_refuses --one-line "--pace poisson needs a rate" stamp send 198.18.0.2 --pace poisson -b 0pps -n 5
+  txs_refuses --one-line "bad value for --pace-slack" stamp send 198.18.0.2 --pace-slack 200000
   txs_refuses "parallel" stamp reflect -P 0
   txs_refuses "nope" stamp nope
   local rc=0 out

@@ -499,6 +499,54 @@ static void closed_port_counts_icmp(void **st)
 	txs_tmpl_free(&t);
 }
 
+/* on_socket: called once for the queue's socket, with the queue's id, on
+ * its first frame; what comes back to the flow's address and port (a
+ * reply) is read from that socket. */
+struct sock_seen {
+	unsigned calls, queue;
+	int fd;
+};
+
+static void seen_socket(void *user, unsigned queue, int fd)
+{
+	struct sock_seen *ss = user;
+	ss->calls++;
+	ss->queue = queue;
+	ss->fd = fd;
+}
+
+static void socket_handed_over(void **st)
+{
+	(void)st;
+	struct lo_fix f;
+	struct sock_seen seen = { .fd = -1 };
+	struct txs_netdev_conf base = { .on_socket = seen_socket, .on_socket_user = &seen };
+	fix_open(&f, "udp:gso=off", 32, false, &base);
+	assert_int_equal(seen.calls, 0); /* not before the first frame */
+	for (unsigned k = 0; k < 3; k++) {
+		struct txs_pktbuf b[4];
+		unsigned n = txs_txq_alloc(f.q, b, 4);
+		assert_int_equal(n, 4);
+		put_n(b, n, &f.t, k * 4);
+		assert_int_equal(txs_txq_send(f.q, b, n), n);
+		txs_txq_flush(f.q);
+	}
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.queue, 0);
+	assert_true(seen.fd >= 0);
+	struct got g;
+	assert_true(rx_one(&f.r, &g));
+	/* the receiver answers to where the datagram came from: the socket handed over reads it */
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(g.sport), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(sendto(f.r.fd, "reply", 5, 0, (struct sockaddr *)&to, sizeof(to)), 5);
+	struct pollfd p = { .fd = seen.fd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 1000), 1);
+	char buf[16];
+	assert_int_equal(recv(seen.fd, buf, sizeof(buf), MSG_DONTWAIT), 5);
+	assert_memory_equal(buf, "reply", 5);
+	fix_close(&f);
+}
+
 /* Two links, one per source address: frames pick the socket by link. */
 static void two_links(void **st)
 {
@@ -612,7 +660,7 @@ static void gso_coalesces(void **st)
 	assert_int_equal(lc.gso_calls, 1);
 }
 
-T_MAIN(cmocka_unit_test(loopback_v4),
+T_MAIN(cmocka_unit_test(loopback_v4), cmocka_unit_test(socket_handed_over),
        cmocka_unit_test(loopback_v6),
        cmocka_unit_test(loopback_gso),
        cmocka_unit_test(refusals_counted),

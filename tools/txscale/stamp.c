@@ -162,6 +162,11 @@ struct send_cfg {
 	bool ptp;
 	bool json;
 	double interval;
+	const char *dev;
+	struct opt_cpus cpus;
+	const char *pace;
+	const char *pace_slack;
+	uint64_t seed;
 };
 
 static int parse_tos(const char *val, void *dst, char *err, size_t errlen)
@@ -183,11 +188,19 @@ static int parse_tos(const char *val, void *dst, char *err, size_t errlen)
 static const struct txs_opt send_opts[] = {
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "the reflector's UDP port", "862" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address" },
-	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "packets/s per session, with pps (e.g. 100kpps; 0: as fast as the socket takes them)", "10pps" },
+	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "packets/s per session, with pps (e.g. 100kpps; 0: as fast as the device takes them)", "10pps" },
 	{ "packets", 'n', OPT_U64, O(count), "N", "packets per session (the first probe included; tail probes may follow)" },
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "sending time (default 10 s unless -n); paced, the RATE x SEC packets it schedules (late ones sent late)" },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length (default: the base packet and the TLVs asked for)", NULL, 0, TXS_STAMP_MAX_LEN },
-	{ "parallel", 'P', OPT_UINT, O(sessions), "N", "N sessions, one thread and socket each (SSIDs counted up from --ssid)", "1", 1, 64 },
+	{ "parallel", 'P', OPT_UINT, O(sessions), "N", "N sessions, each its own engine worker, socket and receive thread (SSIDs counted up from --ssid; default: one per -A CPU, else 1)", NULL, 1, 64 },
+	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "pin session k (its sending worker and its receive thread) to the k-th of these CPUs, e.g. 0-1 (default: not pinned)" },
+	{ "dev", 0, OPT_STR, O(dev), "DEV", "the engine's device: udp[:ARGS] (kernel sockets; gso=off, the default here, sends each test packet as a datagram of its own through the stack: with GSO a veth carries a batch as one packet to the far end's filters), packet:IFNAME or xdp:IFNAME (frames; the replies come back through the kernel to each session's socket)", "udp:gso=off" },
+	{ "pace", 0, OPT_STR, O(pace), "MODE", "departures: const (evenly spaced at -b) or poisson (exponential gaps, mean rate -b, per-session RNG from --seed)", "const" },
+	{ "pace-slack", 0, OPT_STR, O(pace_slack), "USEC",
+	  "sleep between sends and send the packets that fall due within USEC of the first one due together, never ahead of "
+	  "the schedule; 0 = spin-exact (each packet at its time, a core busy for it), at most 100000; auto: "
+	  TXS_XSTR(TXS_PACE_SLACK_DEFAULT_US) " us, or two gaps between packets where that is longer (docs/pacing.md)", "auto" },
+	{ "seed", 0, OPT_U64, O(seed), "N", "--pace poisson: RNG seed (0 = random)", "0" },
 	{ "tos", 'S', OPT_CUSTOM, O(tos), "TOS", "IP TOS / traffic class byte of the test packets (DSCP << 2 | ECN)", NULL, 0, 0, parse_tos },
 	{ "tlvs", 0, OPT_STR, O(tlvs), "LIST", "RFC 8972 TLVs to carry: cos,direct,tsinfo,pad (comma-separated)" },
 	{ "ssid", 0, OPT_UINT, O(ssid), "N", "session-sender identifier of the first session", "1", 1, 65535 },
@@ -250,8 +263,8 @@ static int stamp_send(int argc, char **argv)
 	const char *pos[1];
 	int npos = 0;
 	int rc = opt_parse("stamp send",
-			   "HOST [-p PORT] [-b RATE] [-n N | -t SEC] [-l LENGTH] [-P N] [-S TOS] [--tlvs LIST] "
-			   "[--auth-file FILE] [-i SEC] [-J]",
+			   "HOST [-p PORT] [-b RATE] [-n N | -t SEC] [-l LENGTH] [-P N] [-A CPUS] [--dev DEV] [-S TOS] "
+			   "[--tlvs LIST] [--auth-file FILE] [-i SEC] [-J]",
 			   send_opts, &cfg, argc, argv, pos, 1, &npos);
 	if (rc)
 		return rc == 1 ? 0 : 2;
@@ -263,11 +276,43 @@ static int stamp_send(int argc, char **argv)
 		fprintf(stderr, "txscale stamp send: -b %s: give packets/s with pps (e.g. 100kpps), not bits/s\n", "RATE");
 		return 2;
 	}
+	if (cfg.cpus.n && cfg.sessions && cfg.sessions != cfg.cpus.n) {
+		fprintf(stderr, "txscale stamp send: -A names %u CPUs for %u sessions (-P): one each\n", cfg.cpus.n,
+			cfg.sessions);
+		return 2;
+	}
+	if (!cfg.sessions)
+		cfg.sessions = cfg.cpus.n ? cfg.cpus.n : 1;
+	enum txs_pace_kind pace = TXS_PACE_CONST;
+	if (cfg.pace && !strcmp(cfg.pace, "poisson")) {
+		pace = TXS_PACE_POISSON;
+		if (!(cfg.rate.value > 0)) {
+			fprintf(stderr, "txscale stamp send: --pace poisson needs a rate (-b)\n");
+			return 2;
+		}
+	} else if (cfg.pace && strcmp(cfg.pace, "const")) {
+		fprintf(stderr, "txscale stamp send: bad value for --pace: '%s': expected const or poisson\n", cfg.pace);
+		return 2;
+	}
+	uint64_t slack = 0;
+	if (cfg.pace_slack && strcmp(cfg.pace_slack, "auto")) {
+		char *end;
+		errno = 0;
+		double us = strtod(cfg.pace_slack, &end);
+		if (errno || end == cfg.pace_slack || *end || !(us >= 0) || us * 1000 > TXS_PACE_SLACK_MAX_NS) {
+			fprintf(stderr, "txscale stamp send: bad value for --pace-slack: '%s': expected auto, or microseconds "
+					"0 (spin-exact) .. %u\n", cfg.pace_slack, TXS_PACE_SLACK_MAX_NS / 1000);
+			return 2;
+		}
+		slack = us > 0 ? (uint64_t)(us * 1000) : UINT64_MAX;
+	}
 	struct txs_stamp_send_conf c = { .host = pos[0], .port = cfg.port, .bind = cfg.bind, .rate = cfg.rate.value,
 					 .count = cfg.count, .secs = cfg.time, .length = cfg.length,
 					 .sessions = cfg.sessions, .tos = cfg.tos_set ? (int)cfg.tos : -1,
 					 .ssid = (uint16_t)cfg.ssid, .wait_s = cfg.wait, .ptp = cfg.ptp,
-					 .interval_s = cfg.interval, .on_interval = on_interval, .user = &cfg };
+					 .interval_s = cfg.interval, .on_interval = on_interval, .user = &cfg,
+					 .dev = cfg.dev, .cpus = cfg.cpus.n ? cfg.cpus.cpu : NULL, .pace = pace,
+					 .seed = cfg.seed, .pace_slack_ns = slack };
 	if (parse_tlvs(cfg.tlvs, &c.tlvs) || load_key(cfg.auth_file, &c.key))
 		return 2;
 	signals();
