@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* docs/library.md's C walk-through: a receive session and a send session
  * on 127.0.0.1 through the JSON boundary, exact counts at the end.
- *   cc walkthrough.c $(pkg-config --cflags --libs txscale) -o walkthrough
+ *   cc walkthrough.c $(pkg-config --cflags --libs txscale jansson) -o walkthrough
+ *   (a build tree: cc -Iinclude examples/walkthrough.c -Lbuild -ltxscale -ljansson -Wl,-rpath,$PWD/build)
  *   ./walkthrough [PORT]            exit 0 when every datagram arrived */
 #include <stdio.h>
 #include <stdlib.h>

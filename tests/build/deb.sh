@@ -90,6 +90,15 @@ cc -std=c11 -Wall -Wextra -Werror -o "$root/consumer" "$root/consumer.c" $flags 
 out=$(LD_LIBRARY_PATH="$libdir" "$root/consumer") || fail "consumer failed: $out"
 LD_LIBRARY_PATH="$libdir" ldd "$root/consumer" | grep "$libdir/libtxscale.so.$major" >/dev/null ||
   fail "consumer did not load the unpacked library"
+# docs/library.md's C walk-through, built with the compile line its header gives, run
+wline=$(sed -n 's/^ \*   cc walkthrough\.c \(.*\) -o walkthrough$/\1/p' "$src/examples/walkthrough.c")
+[ -n "$wline" ] || fail "examples/walkthrough.c gives no compile line"
+cp "$src/examples/walkthrough.c" "$root/walkthrough.c"
+# shellcheck disable=SC2086
+(cd "$root" && eval "cc -Wall -Werror walkthrough.c $wline -o walkthrough") ||
+  fail "the walk-through does not build with its own line: cc walkthrough.c $wline"
+wout=$(LD_LIBRARY_PATH="$libdir" "$root/walkthrough" 47413 | tail -n1) || fail "walkthrough failed: $wout"
+[ "$wout" = "sent 1000, received 1000, lost 0" ] || fail "walkthrough printed: $wout"
 # python3-txscale: the module under dist-packages, bound to this very library
 # version, and a loopback session run through it on the unpacked library
 # (loaded by its SONAME: no TXSCALE_LIB), Debian's own python3
