@@ -139,8 +139,8 @@ TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t po
 		return fd; /* the addresses given: err says which */
 	if (fd < 0)
 		return txs_fail(err, errlen, fd,
-				"no txscale or iperf3 server at %s port %u; to send without a server, give DEST without "
-				"-c, or --dev udp",
+				"no txscale or iperf3 server at %s port %u (--control-port: the server's port, iperf3's "
+				"-p; send's -p is the data port); to send without a server, give DEST without -c, or --dev udp",
 				host, port);
 	switch (iperf3_probe(fd, TXS_CTL_PROBE_S)) {
 	case 1:

@@ -91,12 +91,12 @@ TXS_API int txs_ctl_peer_write(FILE *out, const char *role, const char *host, co
 								     : strcmp(how, "control-tcp") == 0 ? "control-tcp"
 													: "otherwise");
 		if (json_is_true(json_object_get(ck, "corrected")))
-			fprintf(out, "receiver %s: latency CORRECTED by clock offset %s +- %s (raw p50 %s), drift %s%s\n", host,
+			fprintf(out, "receiver %s: latency CORRECTED by clock offset %s ns +- %s ns (raw p50 %s), drift %s ns%s\n", host,
 			       num(ck, "offset_ns", a, sizeof(a)), num(ck, "error_ns", b, sizeof(b)),
 			       fmt_ns(dnum(ck, "raw_latency_ns", "p50"), l1, sizeof(l1)), num(ck, "drift_ns", c, sizeof(c)), mth);
 		else if (json_is_false(json_object_get(ck, "applied")))
-			fprintf(out, "receiver %s: clock offset %s +- %s is within its error: NOT applied (latency as "
-				     "stamped), drift %s%s\n", host, num(ck, "offset_ns", a, sizeof(a)),
+			fprintf(out, "receiver %s: clock offset %s ns +- %s ns is within its error: NOT applied (latency "
+				     "as stamped), drift %s ns%s\n", host, num(ck, "offset_ns", a, sizeof(a)),
 			       num(ck, "error_ns", b, sizeof(b)), num(ck, "drift_ns", c, sizeof(c)), mth);
 		if (json_is_object(json_object_get(o, "outage")))
 			fprintf(out, "receiver %s: outages %s, longest %s ns (%s missing), loss bursts %s (longest %s)\n", host,

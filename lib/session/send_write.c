@@ -104,27 +104,42 @@ static void pacing_json(struct txs_json *j, const struct txs_send *x)
 	txs_json_str(j, "txtime", x->dev->txtime_why);
 	txs_json_obj_close(j);
 	/* -b resolved: datagrams/s and bits/s of UDP payload (iperf's unit), the whole run's */
-	double pps = x->ec.rate_pps;
+	const struct txs_pace_conf *pc = &x->ec.pace;
+	double pps = x->ec.rate_pps, pl = send_shape_payload(&x->p.shape, x->p.length) * 8;
 	txs_json_obj_open(j, "rate");
-	txs_json_dbl(j, "datagrams_per_s", pps);
-	txs_json_dbl(j, "payload_bits_per_s", pps * send_shape_payload(&x->p.shape, x->p.length) * 8);
+	if (pc->kind == TXS_PACE_RAMP) {
+		/* --ramp: where it starts and ends (the run's), not a constant */
+		txs_json_dbl(j, "ramp_from_datagrams_per_s", pc->ramp_from);
+		txs_json_dbl(j, "ramp_to_datagrams_per_s", pc->ramp_to);
+		txs_json_dbl(j, "ramp_from_payload_bits_per_s", pc->ramp_from * pl);
+		txs_json_dbl(j, "ramp_to_payload_bits_per_s", pc->ramp_to * pl);
+		txs_json_dbl(j, "ramp_seconds", pc->ramp_secs);
+	} else {
+		txs_json_dbl(j, "datagrams_per_s", pps);
+		txs_json_dbl(j, "payload_bits_per_s", pps * pl);
+	}
 	txs_json_u64(j, "threads", x->p.nthreads);
 	txs_json_obj_close(j);
 }
 
 /* ", RATE datagrams/s = RATE bit/s of UDP payload per thread": -b resolved
- * in both of its units (empty when unpaced or a ramp) */
+ * in both of its units (a ramp: its two ends; unpaced: "unlimited") */
 static const char *rate_str(const struct txs_send *x, char *buf, size_t len)
 {
-	double pps = x->ec.rate_pps / x->p.nthreads;
-	if (!(pps > 0) || x->ec.pace.kind == TXS_PACE_RAMP) {
-		buf[0] = 0;
-		return buf;
-	}
-	char a[32], b[32];
-	snprintf(buf, len, ", %s datagrams/s = %sbit/s of UDP payload%s", txs_fmt_si(pps, a, sizeof(a)),
-		 txs_fmt_si(pps * send_shape_payload(&x->p.shape, x->p.length) * 8, b, sizeof(b)),
-		 x->p.nthreads > 1 ? " per thread" : "");
+	const struct txs_pace_conf *pc = &x->ec.pace;
+	double n = x->p.nthreads, pl = send_shape_payload(&x->p.shape, x->p.length) * 8;
+	const char *per = x->p.nthreads > 1 ? " per thread" : "";
+	char a[32], b[32], c[32], d[32];
+	if (pc->kind == TXS_PACE_RAMP)
+		snprintf(buf, len, ", ramp %s -> %s datagrams/s (%sbit/s -> %sbit/s of UDP payload)%s over %g s",
+			 txs_fmt_si(pc->ramp_from / n, a, sizeof(a)), txs_fmt_si(pc->ramp_to / n, b, sizeof(b)),
+			 txs_fmt_si(pc->ramp_from / n * pl, c, sizeof(c)), txs_fmt_si(pc->ramp_to / n * pl, d, sizeof(d)),
+			 per, pc->ramp_secs);
+	else if (!(x->ec.rate_pps > 0))
+		snprintf(buf, len, ", unlimited rate");
+	else
+		snprintf(buf, len, ", %s datagrams/s = %sbit/s of UDP payload%s", txs_fmt_si(x->ec.rate_pps / n, a, sizeof(a)),
+			 txs_fmt_si(x->ec.rate_pps / n * pl, b, sizeof(b)), per);
 	return buf;
 }
 
@@ -214,9 +229,14 @@ void txs_send_start_text(FILE *f, const struct txs_send *s)
 		fprintf(f, "txscale send: replay %s (%llu frames), 1 thread, device %s\n", c->replay,
 			(unsigned long long)txs_replay_frames(s->p.rpl), s->dev->spec);
 	} else {
-		char rb[128];
-		fprintf(f, "txscale send: %s -> %s:%u, %u-byte payload, %u thread%s, device %s%s%s%s\n",
-			txs_addr_str(&sp->src, db, sizeof(db)), c->dest, c->port, s->p.length, n, n > 1 ? "s" : "",
+		char rb[128], pb[96];
+		if (sh->sh.n_sizes > 1)
+			snprintf(pb, sizeof(pb), "payloads of %u sizes up to %u bytes (mean %.0f)", sh->sh.n_sizes,
+				 s->p.length, send_shape_payload(sh, s->p.length));
+		else
+			snprintf(pb, sizeof(pb), "%u-byte payload", s->p.length);
+		fprintf(f, "txscale send: %s -> %s:%u, %s, %u thread%s, device %s%s%s%s\n",
+			txs_addr_str(&sp->src, db, sizeof(db)), c->dest, c->port, pb, n, n > 1 ? "s" : "",
 			s->dev->spec, s->ls ? ", bond " : "",
 			s->ls ? txs_linksel_params_str(txs_linksel_params(s->ls), bb, sizeof(bb)) : "",
 			rate_str(s, rb, sizeof(rb)));

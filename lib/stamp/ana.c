@@ -36,6 +36,7 @@ struct txs_stamp_ana {
 	size_t r_cap;
 	uint64_t r_max; /* highest reflector index + 1 */
 	uint64_t received, dup_f, dup_b, reorder_b, foreign, bad_time;
+	uint64_t renumbered; /* replies whose reflector number another of ours had: its count restarted */
 	uint32_t max_r_seen, max_seq_seen;
 	bool any;
 	uint64_t first_t1, last_t4;
@@ -193,6 +194,17 @@ int txs_stamp_ana_reply(struct txs_stamp_ana *a, const struct txs_stamp_pkt *p, 
 		if ((uint64_t)ri >= 2 * (uint64_t)a->n_sent + 64 || r_slot(a, ri)) {
 			a->foreign++;
 			return -ERANGE;
+		}		if (a->by_r[ri] != NO_R && a->by_r[ri] != (uint32_t)i) {
+			/* the number another of our packets came back with: not a
+			 * duplicate (that echoes the same packet) but a reflector whose
+			 * count restarted (or is shared): the packet arrived, the split
+			 * per direction is lost */
+			a->renumbered++;
+			if (rc->r != NO_R) {
+				a->dup_b++;
+				return 0;
+			}
+			goto take;
 		}
 		if (a->by_r[ri] != NO_R) { /* this reply twice: duplicated on the way back */
 			a->dup_b++;
@@ -222,6 +234,7 @@ int txs_stamp_ana_reply(struct txs_stamp_ana *a, const struct txs_stamp_pkt *p, 
 		if (!a->any || ri > a->max_r_seen)
 			a->max_r_seen = ri;
 	}
+take:
 	a->any = true;
 	rc->r = ri;
 	rc->rtop = ri;
@@ -285,9 +298,11 @@ static void counts(const struct txs_stamp_ana *a, struct txs_stamp_result *r)
 	}
 	uint64_t at_refl = a->r_max - a->dup_f; /* distinct packets the reflector got */
 	r->reflected += a->r_max;
-	if (at_refl > a->n_sent) {
-		/* it numbered more than we sent: its numbers are not this session's
-		 * alone (a counter shared by sessions, or a liar): no split */
+	if (at_refl > a->n_sent || a->renumbered || a->received > at_refl) {
+		/* it numbered more than we sent, gave one number to two of our
+		 * packets, or fewer numbers than we received: its numbers are not
+		 * this session's alone (a counter shared by sessions, one that
+		 * restarted mid-run, or a liar): no split */
 		r->split_inconsistent = true;
 		r->dup_backward += a->dup_b;
 		r->reorder_backward += a->reorder_b;

@@ -96,6 +96,28 @@ static int set_int(int fd, int level, int opt, int v)
 	return setsockopt(fd, level, opt, &v, sizeof(v));
 }
 
+/* Our sockets share the port with SO_REUSEPORT, which would let a second
+ * reflector (another process of this user) join the group silently and
+ * take part of the senders: a socket without it, bound first, finds
+ * anyone already there. 0, or -EADDRINUSE with the line. */
+static int port_free(const struct txs_stamp_refl *r, const struct sockaddr_storage *ss, socklen_t sl, char *err,
+		     size_t errlen)
+{
+	int fam = ss->ss_family;
+	int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (fd < 0)
+		return 0; /* open_sock says why */
+	if (fam == AF_INET6)
+		set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, r->c.bind ? 1 : 0);
+	int rc = bind(fd, (const struct sockaddr *)ss, sl) < 0 && errno == EADDRINUSE ? -EADDRINUSE : 0;
+	close(fd);
+	if (rc)
+		snprintf(err, errlen, "port %u is in use (another reflector, or a server with --stamp, already listens "
+			 "there)", ntohs(fam == AF_INET ? ((const struct sockaddr_in *)ss)->sin_port
+						     : ((const struct sockaddr_in6 *)ss)->sin6_port));
+	return rc;
+}
+
 static int open_sock(const struct txs_stamp_refl *r, const struct sockaddr_storage *ss, socklen_t sl, char *err,
 		     size_t errlen)
 {
@@ -211,7 +233,9 @@ int txs_stamp_refl_open(const struct txs_stamp_refl_conf *c, struct txs_stamp_re
 			((struct sockaddr_in *)&ss)->sin_port = htons(port);
 		else
 			((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
-		int fd = open_sock(r, &ss, sl, err, errlen);
+		int fd = i == 0 && port ? port_free(r, &ss, sl, err, errlen) : 0;
+		if (fd == 0)
+			fd = open_sock(r, &ss, sl, err, errlen);
 		if (fd < 0) {
 			txs_stamp_refl_close(r);
 			return fd;

@@ -171,7 +171,7 @@ no_server() {
   # 5. nothing there
   timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -n 10 >"$tmp/none.out" 2>&1 || rc=$?
   [ $rc = 1 ] || fail "none: exit $rc: $(cat "$tmp/none.out")"
-  [ "$(wc -l <"$tmp/none.out")" = 1 ] && grep -q 'no txscale or iperf3 server at 198.18.0.2 port 5201; to send without a server, give DEST without -c, or --dev udp' "$tmp/none.out" ||
+  [ "$(wc -l <"$tmp/none.out")" = 1 ] && grep -q 'no txscale or iperf3 server at 198.18.0.2 port 5201 (--control-port: the server.s port, iperf3.s -p; send.s -p is the data port); to send without a server, give DEST without -c, or --dev udp' "$tmp/none.out" ||
     fail "none: $(cat "$tmp/none.out")"
   echo "ok: no server: exit 1, one line"
 }

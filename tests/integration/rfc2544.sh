@@ -46,6 +46,10 @@ bad_input() {
   refused "--loss" --loss 100 198.18.0.2
   refused "--repeat" --repeat 0 198.18.0.2
   refused "--b2b-max" --b2b-max 1 198.18.0.2
+  # before the first trial, not after the suite: a report directory that cannot be made or written
+  refused "--report: '/proc/nope'" --report /proc/nope 198.18.0.2
+  : >"$tmp/afile"
+  refused "not a directory" --report "$tmp/afile" 198.18.0.2
   refused "destination" --trial 1
   refused "nowhere" nowhere
   refused "rfc2544: bad value for --remote" --remote nowhere

@@ -635,8 +635,9 @@ static void test_probe(void **st)
 	close(lfd);
 	/* nobody there */
 	assert_true(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)) < 0);
-	snprintf(want, sizeof(want), "no txscale or iperf3 server at 127.0.0.1 port %u; to send without a server, give "
-		 "DEST without -c, or --dev udp", port);
+	snprintf(want, sizeof(want), "no txscale or iperf3 server at 127.0.0.1 port %u (--control-port: the server's "
+		 "port, iperf3's -p; send's -p is the data port); to send without a server, give DEST without -c, or --dev "
+		 "udp", port);
 	assert_string_equal(err, want);
 }
 

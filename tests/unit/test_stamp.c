@@ -409,6 +409,25 @@ static void analysis_stateless_and_tail(void **st)
 	assert_int_equal(r.lost, 0);
 	assert_int_equal(r.lost_forward + r.lost_backward, 0);
 	txs_stamp_ana_free(a);
+	/* a reflector restarted mid-run: it numbers our 0..9 as 0..9, then the
+	 * new one (per-sender numbers from 0, RFC 8762) numbers our 10..29 from
+	 * 0 again: every
+	 * packet arrived (no loss, no duplicate), and the split is said to be lost */
+	a = txs_stamp_ana_new(100);
+	for (uint32_t i = 0; i < 30; i++) {
+		txs_stamp_ana_sent(a, 100 + i, 1000000000ull);
+		struct txs_stamp_pkt p = { .seq = i < 10 ? i : i - 10, .s_seq = 100 + i,
+					   .rx_ts = txs_stamp_ntp_from_ns(1000000000ull + 10),
+					   .ts = txs_stamp_ntp_from_ns(1000000000ull + 20) };
+		txs_stamp_ana_reply(a, &p, 1000000000ull + 30);
+	}
+	txs_stamp_ana_result(a, &r);
+	assert_true(r.stateful && r.split_inconsistent && !r.split_exact);
+	assert_int_equal(r.sent, 30);
+	assert_int_equal(r.received, 30);
+	assert_int_equal(r.lost, 0);
+	assert_int_equal(r.dup_backward, 0);
+	txs_stamp_ana_free(a);
 }
 
 static void hostile(void **st)

@@ -49,9 +49,16 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 				       .ctl_timeout_ms = o->ctl_timeout > 2e6 ? 2000000000 : (int)(o->ctl_timeout * 1000) };
 	const struct txs_ip3_params *p = &t.p;
 	if (!s->json)
+	{
+		char ra[32], rb[32], rate[96] = "unlimited";
+		if (p->bandwidth)
+			snprintf(rate, sizeof(rate), "%s datagrams/s = %sbit/s of UDP payload per stream",
+				 txs_fmt_si((double)p->bandwidth / (8.0 * p->len), ra, sizeof(ra)),
+				 txs_fmt_si((double)p->bandwidth, rb, sizeof(rb)));
 		printf("txscale send: iperf3 server %s, port %u: %s test, %u stream%s, -l %u, %s\n", host, o->control_port,
 		       p->bidirectional ? "bidirectional" : p->reverse ? "reverse (the server sends)" : "forward (we send)",
-		       p->parallel, p->parallel == 1 ? "" : "s", p->len, p->bandwidth ? "paced" : "unlimited");
+		       p->parallel, p->parallel == 1 ? "" : "s", p->len, rate);
+	}
 	fflush(stdout);
 	struct txs_ip3_client_out out;
 	int ip3_err = 0, rc = txs_ip3_client_test(fd, &cc, &t, &out, &ip3_err, err, sizeof(err));

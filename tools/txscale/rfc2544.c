@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
 #include <txscale/session_rfc2544.h>
@@ -187,6 +188,18 @@ static int check_cfg(struct rfc_cfg *c, const char *dest, struct txs_rfc2544_con
 			      da.family == AF_INET ? "IPv4" : "IPv6");
 	if (c->lo.bits || c->hi.bits)
 		return refuse("bad value for --%s: frames/s only, with pps (e.g. 100kpps), not bits/s", c->lo.bits ? "lo" : "hi");
+	if (c->report) {
+		/* the report's directory made (or found writable) before the first trial, not after the suite */
+		if (mkdir(c->report, 0755) < 0 && errno != EEXIST)
+			return refuse("bad value for --report: '%s': cannot make the directory: %s", c->report,
+				      strerror(errno));
+		struct stat st;
+		if (stat(c->report, &st) == 0 && !S_ISDIR(st.st_mode))
+			return refuse("bad value for --report: '%s': not a directory", c->report);
+		if (access(c->report, W_OK | X_OK) < 0)
+			return refuse("bad value for --report: '%s': not a directory we can write: %s", c->report,
+				      strerror(errno));
+	}
 	if (txs_rfc2544_parse_sizes(c->sizes, rc->sizes, &rc->n_sizes, err, sizeof(err)) < 0)
 		return refuse("bad value for --sizes: %s", err);
 	if (txs_rfc2544_parse_tests(c->tests, &rc->tests, err, sizeof(err)) < 0)

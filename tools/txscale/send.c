@@ -107,7 +107,8 @@ static int run_client(struct send_cfg *cfg, const struct txs_send_conf *conf, co
 {
 	if (cfg->a.ramp.secs > 0 || cfg->a.burst_on || strcmp(cfg->a.pace, "const") || cfg->a.replay) {
 		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on and --replay are not forwarded to "
-				"a txscale server: run send here\n");
+				"a txscale server: give them to a send without -c (DEST, --dev udp) and run the receiver there (txscale "
+				"recv)\n");
 		return 2;
 	}
 	if ((cfg->ctl.reverse || cfg->ctl.bidir) && (pl->shaped || pl->tagged)) {

@@ -272,7 +272,7 @@ static int stamp_send(int argc, char **argv)
 		fprintf(stderr, "txscale stamp send: the reflector's address is missing (txscale stamp send HOST)\n");
 		return 2;
 	}
-	if (cfg.rate.bits) {
+	if (cfg.rate.bits && cfg.rate.value > 0) { /* 0: as fast as the device takes them, either way */
 		fprintf(stderr, "txscale stamp send: -b %s: give packets/s with pps (e.g. 100kpps), not bits/s\n", "RATE");
 		return 2;
 	}
