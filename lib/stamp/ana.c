@@ -341,9 +341,17 @@ static void counts(const struct txs_stamp_ana *a, struct txs_stamp_result *r)
 			back = gap;
 		uint64_t fwd = gap - back;
 		/* how long it lasted: from the answered packet before it to the one after
-		 * (or to the last packet sent) */
+		 * (or to the last packet sent), at most one of the gap's own intervals
+		 * past its last lost packet: a tail probe answered a second after the
+		 * last (lost) packet does not make a second-long outage */
 		uint64_t t_a = have ? a->rec[prev_i].t1 : a->rec[0].t1;
 		uint64_t t_b = end ? a->rec[a->n_sent - 1].t1 : a->rec[i].t1;
+		if (gap && i >= 1) {
+			uint64_t t_last = a->rec[i - 1].t1;
+			uint64_t cap = t_last + (t_last > t_a ? (t_last - t_a) / gap : 0);
+			if (t_b > cap)
+				t_b = cap;
+		}
 		uint64_t dur = t_b > t_a ? t_b - t_a : 0;
 		if (fwd) {
 			r->outages_forward++;

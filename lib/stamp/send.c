@@ -309,8 +309,11 @@ static int head(struct sess *s)
 		txs_stamp_ana_reply(s->ana, &p, t4);
 		return 0;
 	}
-	if (stopped(s))
+	if (stopped(s)) {
+		snprintf(s->err, sizeof(s->err), "stopped before the reflector answered a first probe (%llu sent)",
+			 (unsigned long long)s->head_retries + 1);
 		return -EINTR;
+	}
 	snprintf(s->err, sizeof(s->err), "no answer to %d first probes (%.0f s each)", HEAD_TRIES,
 		 (double)HEAD_WAIT_NS / 1e9);
 	return -ETIMEDOUT;

@@ -34,7 +34,12 @@ SONAME = "libtxscale.so.0"
 
 def _load():
     path = os.environ.get("TXSCALE_LIB") or SONAME
-    lib = ctypes.CDLL(path)
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError(
+            "txscale: cannot load %s (%s): install libtxscale0 (the package python3-txscale depends on), "
+            "or point TXSCALE_LIB at a build tree's libtxscale.so" % (path, e)) from e
     vp, cp, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
     sigs = {
         "txs_version": (cp, []),

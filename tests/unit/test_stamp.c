@@ -409,6 +409,24 @@ static void analysis_stateless_and_tail(void **st)
 	assert_int_equal(r.lost, 0);
 	assert_int_equal(r.lost_forward + r.lost_backward, 0);
 	txs_stamp_ana_free(a);
+	/* the last packet lost forward, a tail probe answered 1 s later: the
+	 * outage is the lost packet's own interval (1 ms at 1k/s), not 1 s */
+	a = txs_stamp_ana_new(50);
+	for (uint32_t i = 0; i < 11; i++) {
+		uint64_t t1 = i < 10 ? 1000000000ull + i * 1000000ull : 2009000000ull;
+		txs_stamp_ana_sent(a, 50 + i, t1);
+		if (i == 9)
+			continue; /* never reached the reflector */
+		struct txs_stamp_pkt p = { .seq = i < 9 ? i : 9, .s_seq = 50 + i, .rx_ts = txs_stamp_ntp_from_ns(t1 + 10),
+					   .ts = txs_stamp_ntp_from_ns(t1 + 20) };
+		txs_stamp_ana_reply(a, &p, t1 + 30);
+	}
+	txs_stamp_ana_result(a, &r);
+	assert_true(r.split_exact);
+	assert_int_equal(r.lost_forward, 1);
+	assert_int_equal(r.outages_forward, 1);
+	assert_int_equal(r.longest_forward_ns, 2000000); /* from packet 8 to one interval past 9 */
+	txs_stamp_ana_free(a);
 	/* a reflector restarted mid-run: it numbers our 0..9 as 0..9, then the
 	 * new one (per-sender numbers from 0, RFC 8762) numbers our 10..29 from
 	 * 0 again: every
