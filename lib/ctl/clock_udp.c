@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <txscale/pkt.h>
 #include <txscale/engine.h>
 #include "clock_priv.h"
 #include "common/clock.h"
@@ -48,36 +49,25 @@ struct probe {
 	uint64_t stamp;
 };
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 3; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static void enc(uint8_t b[PROBE_LEN], const struct probe *p)
 {
 	memset(b, 0, PROBE_LEN);
-	put32(b, PROBE_MAGIC);
+	txs_put_be32(b, PROBE_MAGIC);
 	b[4] = p->kind;
 	b[5] = p->flags;
-	put32(b + 8, p->seq);
-	put32(b + 16, (uint32_t)(p->stamp >> 32));
-	put32(b + 20, (uint32_t)p->stamp);
+	txs_put_be32(b + 8, p->seq);
+	txs_put_be32(b + 16, (uint32_t)(p->stamp >> 32));
+	txs_put_be32(b + 20, (uint32_t)p->stamp);
 }
 
 static bool dec(const uint8_t *b, ssize_t n, struct probe *p)
 {
-	if (n != PROBE_LEN || get32(b) != PROBE_MAGIC || b[4] < K_PROBE || b[4] > K_FOLLOW)
+	if (n != PROBE_LEN || txs_get_be32(b) != PROBE_MAGIC || b[4] < K_PROBE || b[4] > K_FOLLOW)
 		return false;
 	p->kind = b[4];
 	p->flags = b[5];
-	p->seq = get32(b + 8);
-	p->stamp = (uint64_t)get32(b + 16) << 32 | get32(b + 20);
+	p->seq = txs_get_be32(b + 8);
+	p->stamp = (uint64_t)txs_get_be32(b + 16) << 32 | txs_get_be32(b + 20);
 	return true;
 }
 

@@ -7,32 +7,20 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <txscale/pkt.h>
 #include <txscale/rx_iperf3.h>
 
 #define WBITS TXS_IP3_RX_WINDOW
 
-static void put32(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)(v >> 24);
-	b[1] = (uint8_t)(v >> 16);
-	b[2] = (uint8_t)(v >> 8);
-	b[3] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
 TXS_API void txs_ip3_hdr_write(uint8_t *buf, uint32_t sec, uint32_t usec, uint64_t seq, bool c64)
 {
-	put32(buf, sec);
-	put32(buf + 4, usec);
+	txs_put_be32(buf, sec);
+	txs_put_be32(buf + 4, usec);
 	if (c64) {
-		put32(buf + 8, (uint32_t)(seq >> 32));
-		put32(buf + 12, (uint32_t)seq);
+		txs_put_be32(buf + 8, (uint32_t)(seq >> 32));
+		txs_put_be32(buf + 12, (uint32_t)seq);
 	} else {
-		put32(buf + 8, (uint32_t)seq);
+		txs_put_be32(buf + 8, (uint32_t)seq);
 	}
 }
 
@@ -40,9 +28,9 @@ TXS_API int txs_ip3_hdr_read(const uint8_t *buf, size_t len, bool c64, uint32_t 
 {
 	if (len < txs_ip3_hdr_len(c64))
 		return -EMSGSIZE;
-	*sec = get32(buf);
-	*usec = get32(buf + 4);
-	*seq = c64 ? (uint64_t)get32(buf + 8) << 32 | get32(buf + 12) : get32(buf + 8);
+	*sec = txs_get_be32(buf);
+	*usec = txs_get_be32(buf + 4);
+	*seq = c64 ? (uint64_t)txs_get_be32(buf + 8) << 32 | txs_get_be32(buf + 12) : txs_get_be32(buf + 8);
 	return *usec > 999999 ? -EPROTO : 0;
 }
 

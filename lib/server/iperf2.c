@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <txscale/pkt.h>
 #include <txscale/json.h>
 #include <txscale/rx_iperf2.h>
 #include <txscale/rx_iperf3.h>
@@ -147,11 +148,6 @@ static struct ip2_flow *flow_get(struct txs_srv_ip2 *s, const struct sockaddr_st
 	return f;
 }
 
-static uint32_t be32(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
 /* What a 2.x client's header asks of the server besides counting (2.1.8:
  * -d and -r set HEADER_VERSION1 in the flags at offset 16; -R and
  * --full-duplex HEADER_REVERSE / HEADER_FULLDUPLEX in the test flags, the
@@ -160,10 +156,10 @@ static uint8_t asks_back(const uint8_t *b, size_t len)
 {
 	if (len < 20)
 		return 0;
-	uint32_t fl = be32(b + 16);
+	uint32_t fl = txs_get_be32(b + 16);
 	if (fl & TXS_IP2_F_VERSION1)
 		return TXS_SRV_IP2_BACK_DUAL;
-	if ((fl & (TXS_IP2_F_EXTEND | 0x20000000u)) && len >= 52 && (be32(b + 48) >> 16) & (0x0400 | 0x0800))
+	if ((fl & (TXS_IP2_F_EXTEND | 0x20000000u)) && len >= 52 && (txs_get_be32(b + 48) >> 16) & (0x0400 | 0x0800))
 		return TXS_SRV_IP2_BACK_REVERSE;
 	return 0;
 }

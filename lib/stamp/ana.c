@@ -154,7 +154,7 @@ static void stamps(struct txs_stamp_ana *a, const struct txs_stamp_pkt *p, uint6
 static void reply_tlvs(struct txs_stamp_ana *a, const uint8_t *buf, size_t len, size_t off)
 {
 	while (off + 4 <= len) {
-		size_t vlen = get16(buf + off + 2);
+		size_t vlen = txs_get_be16(buf + off + 2);
 		if (vlen > len - off - 4 || (!buf[off] && !buf[off + 1] && !vlen))
 			return;
 		if (buf[off + 1] == TXS_STAMP_TLV_COS && vlen >= 4 && !(buf[off] & TXS_STAMP_TLV_U)) {

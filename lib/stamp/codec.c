@@ -60,17 +60,17 @@ int txs_stamp_encode_sender(uint8_t *buf, size_t len, const struct txs_stamp_pkt
 		return -EINVAL;
 	if (!auth) {
 		memset(buf, 0, TXS_STAMP_BASE_LEN);
-		put32(buf, p->seq);
-		put64(buf + 4, p->ts);
-		put16(buf + 12, p->err);
-		put16(buf + 14, p->ssid);
+		txs_put_be32(buf, p->seq);
+		txs_put_be64(buf + 4, p->ts);
+		txs_put_be16(buf + 12, p->err);
+		txs_put_be16(buf + 14, p->ssid);
 		return 0;
 	}
 	memset(buf, 0, TXS_STAMP_AUTH_LEN);
-	put32(buf, p->seq);
-	put64(buf + 16, p->ts);
-	put16(buf + 24, p->err);
-	put16(buf + 26, p->ssid);
+	txs_put_be32(buf, p->seq);
+	txs_put_be64(buf + 16, p->ts);
+	txs_put_be16(buf + 24, p->err);
+	txs_put_be16(buf + 26, p->ssid);
 	stamp_hmac(key, buf, TXS_STAMP_AUTH_COVER, NULL, 0, buf + TXS_STAMP_AUTH_COVER);
 	return 0;
 }
@@ -81,18 +81,18 @@ int txs_stamp_decode_sender(const uint8_t *buf, size_t len, const struct txs_sta
 	memset(p, 0, sizeof(*p));
 	if (len < (auth ? TXS_STAMP_AUTH_LEN : TXS_STAMP_BASE_LEN))
 		return -EMSGSIZE;
-	p->seq = get32(buf);
+	p->seq = txs_get_be32(buf);
 	if (!auth) {
-		p->ts = get64(buf + 4);
-		p->err = get16(buf + 12);
-		p->ssid = get16(buf + 14);
+		p->ts = txs_get_be64(buf + 4);
+		p->err = txs_get_be16(buf + 12);
+		p->ssid = txs_get_be16(buf + 14);
 		return 0;
 	}
 	if (!hmac_ok(key, buf))
 		return -EACCES;
-	p->ts = get64(buf + 16);
-	p->err = get16(buf + 24);
-	p->ssid = get16(buf + 26);
+	p->ts = txs_get_be64(buf + 16);
+	p->err = txs_get_be16(buf + 24);
+	p->ssid = txs_get_be16(buf + 26);
 	return 0;
 }
 
@@ -103,27 +103,27 @@ int txs_stamp_decode_reflected(const uint8_t *buf, size_t len, const struct txs_
 	memset(p, 0, sizeof(*p));
 	if (len < (auth ? TXS_STAMP_AUTH_LEN : TXS_STAMP_BASE_LEN))
 		return -EMSGSIZE;
-	p->seq = get32(buf);
+	p->seq = txs_get_be32(buf);
 	if (!auth) {
-		p->ts = get64(buf + 4);
-		p->err = get16(buf + 12);
-		p->ssid = get16(buf + 14);
-		p->rx_ts = get64(buf + 16);
-		p->s_seq = get32(buf + 24);
-		p->s_ts = get64(buf + 28);
-		p->s_err = get16(buf + 36);
+		p->ts = txs_get_be64(buf + 4);
+		p->err = txs_get_be16(buf + 12);
+		p->ssid = txs_get_be16(buf + 14);
+		p->rx_ts = txs_get_be64(buf + 16);
+		p->s_seq = txs_get_be32(buf + 24);
+		p->s_ts = txs_get_be64(buf + 28);
+		p->s_err = txs_get_be16(buf + 36);
 		p->s_ttl = buf[40];
 		return 0;
 	}
 	if (!hmac_ok(key, buf))
 		return -EACCES;
-	p->ts = get64(buf + 16);
-	p->err = get16(buf + 24);
-	p->ssid = get16(buf + 26);
-	p->rx_ts = get64(buf + 32);
-	p->s_seq = get32(buf + 48);
-	p->s_ts = get64(buf + 64);
-	p->s_err = get16(buf + 72);
+	p->ts = txs_get_be64(buf + 16);
+	p->err = txs_get_be16(buf + 24);
+	p->ssid = txs_get_be16(buf + 26);
+	p->rx_ts = txs_get_be64(buf + 32);
+	p->s_seq = txs_get_be32(buf + 48);
+	p->s_ts = txs_get_be64(buf + 64);
+	p->s_err = txs_get_be16(buf + 72);
 	p->s_ttl = buf[80];
 	return 0;
 }
@@ -133,26 +133,26 @@ static void encode_reflected(uint8_t *out, bool auth, const struct txs_stamp_pkt
 {
 	if (!auth) {
 		memset(out, 0, TXS_STAMP_BASE_LEN);
-		put32(out, p->seq);
-		put64(out + 4, p->ts);
-		put16(out + 12, p->err);
-		put16(out + 14, p->ssid);
-		put64(out + 16, p->rx_ts);
-		put32(out + 24, p->s_seq);
-		put64(out + 28, p->s_ts);
-		put16(out + 36, p->s_err);
+		txs_put_be32(out, p->seq);
+		txs_put_be64(out + 4, p->ts);
+		txs_put_be16(out + 12, p->err);
+		txs_put_be16(out + 14, p->ssid);
+		txs_put_be64(out + 16, p->rx_ts);
+		txs_put_be32(out + 24, p->s_seq);
+		txs_put_be64(out + 28, p->s_ts);
+		txs_put_be16(out + 36, p->s_err);
 		out[40] = p->s_ttl;
 		return;
 	}
 	memset(out, 0, TXS_STAMP_AUTH_LEN);
-	put32(out, p->seq);
-	put64(out + 16, p->ts);
-	put16(out + 24, p->err);
-	put16(out + 26, p->ssid);
-	put64(out + 32, p->rx_ts);
-	put32(out + 48, p->s_seq);
-	put64(out + 64, p->s_ts);
-	put16(out + 72, p->s_err);
+	txs_put_be32(out, p->seq);
+	txs_put_be64(out + 16, p->ts);
+	txs_put_be16(out + 24, p->err);
+	txs_put_be16(out + 26, p->ssid);
+	txs_put_be64(out + 32, p->rx_ts);
+	txs_put_be32(out + 48, p->s_seq);
+	txs_put_be64(out + 64, p->s_ts);
+	txs_put_be16(out + 72, p->s_err);
 	out[80] = p->s_ttl;
 }
 
@@ -169,7 +169,7 @@ static bool tlv_hmac_ok(const struct txs_stamp_key *k, const uint8_t *in, size_t
 {
 	size_t off = TXS_STAMP_AUTH_LEN;
 	while (off + 4 <= len) {
-		size_t vlen = get16(in + off + 2);
+		size_t vlen = txs_get_be16(in + off + 2);
 		if ((!in[off] && !in[off + 1] && !vlen) || vlen > len - off - 4)
 			return true;
 		if (in[off + 1] == TXS_STAMP_TLV_HMAC && vlen == TXS_STAMP_HMAC_LEN && off + 4 + vlen == len) {
@@ -196,7 +196,7 @@ static void reflect_tlvs(const struct txs_stamp_refl_conf *c, const struct txs_s
 		memcpy(out + off, in + off, len - off);
 	while (off + 4 <= len) {
 		uint8_t type = out[off + 1];
-		size_t vlen = get16(out + off + 2);
+		size_t vlen = txs_get_be16(out + off + 2);
 		if (out[off] == 0 && type == 0 && vlen == 0) /* zero padding, not TLVs */
 			break;
 		uint8_t *t = out + off;
@@ -235,8 +235,8 @@ static void reflect_tlvs(const struct txs_stamp_refl_conf *c, const struct txs_s
 			if (vlen < 12)
 				goto malformed;
 			/* S_TxC as sent; R_RxC and R_TxC: this session's counts (stateless: 0) */
-			put32(v + 4, ctr ? ctr->rx : 0);
-			put32(v + 8, ctr ? ctr->tx + 1 : 0);
+			txs_put_be32(v + 4, ctr ? ctr->rx : 0);
+			txs_put_be32(v + 8, ctr ? ctr->tx + 1 : 0);
 			break;
 		case TXS_STAMP_TLV_HMAC:
 			if (!auth)
@@ -281,10 +281,10 @@ int txs_stamp_reflect(const struct txs_stamp_refl_conf *c, struct txs_stamp_sess
 		out[38] = out[39] = 0;
 		out[40] = m->ttl < 0 ? 0 : (uint8_t)(m->ttl > 255 ? 255 : m->ttl);
 		out[41] = out[42] = out[43] = 0;
-		put32(out, ctr ? ctr->seq : get32(out + 24));
-		put64(out + 4, txs_stamp_ntp_from_ns(t3_ns));
-		put16(out + 12, c->err_est);
-		put64(out + 16, txs_stamp_ntp_from_ns(m->t2_ns));
+		txs_put_be32(out, ctr ? ctr->seq : txs_get_be32(out + 24));
+		txs_put_be64(out + 4, txs_stamp_ntp_from_ns(t3_ns));
+		txs_put_be16(out + 12, c->err_est);
+		txs_put_be64(out + 16, txs_stamp_ntp_from_ns(m->t2_ns));
 		if (ctr) {
 			ctr->rx++;
 			ctr->seq++;
@@ -331,7 +331,7 @@ void stamp_tlv_hmac_fill(const struct txs_stamp_key *k, uint8_t *buf, size_t len
 {
 	size_t off = TXS_STAMP_AUTH_LEN;
 	while (off + 4 <= len) {
-		size_t vlen = get16(buf + off + 2);
+		size_t vlen = txs_get_be16(buf + off + 2);
 		if ((buf[off] == 0 && buf[off + 1] == 0 && vlen == 0) || vlen > len - off - 4)
 			return;
 		if (buf[off + 1] == TXS_STAMP_TLV_HMAC && vlen == TXS_STAMP_HMAC_LEN && off + 4 + vlen == len) {

@@ -90,7 +90,7 @@ static unsigned sgen_fill(struct txs_worker *w, struct txs_pktbuf *b, unsigned n
 		memcpy(f, t->frame, t->wire_len);
 		memcpy(pay, s->stmpl, s->len);
 		if (s->dm_off)
-			put32(pay + s->dm_off, ++g->tx_count); /* S_TxC: ours, this one included */
+			txs_put_be32(pay + s->dm_off, ++g->tx_count); /* S_TxC: ours, this one included */
 		uint64_t t1 = per_packet ? txs_stamper_read(&st) : now_ns;
 		uint64_t j = j0 + i;
 		s->t1[j >> STAMP_T1_SHIFT][j & ((1u << STAMP_T1_SHIFT) - 1)] = t1;

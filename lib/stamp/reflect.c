@@ -491,7 +491,7 @@ static void *worker_main(void *arg)
 					TXS_STAT_ADD(w->st.bad_mac, 1);
 					continue;
 				}
-				uint16_t ssid = get16(w->in[i] + (r->c.key.len ? 26 : 14));
+				uint16_t ssid = txs_get_be16(w->in[i] + (r->c.key.len ? 26 : 14));
 				ctr = session(w, addr, port, ssid, now_mono);
 			}
 			int tos = -1;

@@ -104,34 +104,34 @@ static int build_tmpl(struct sess *s, char *err, size_t errlen)
 	if (c->tlvs & TXS_STAMP_TLVS_COS) {
 		uint8_t *t = s->tmpl + off;
 		t[1] = TXS_STAMP_TLV_COS;
-		put16(t + 2, 4);
+		txs_put_be16(t + 2, 4);
 		t[4] = (uint8_t)((c->tos >= 0 ? (c->tos >> 2) : 0) << 2); /* DSCP1: the DSCP we want back */
 		off += 8;
 	}
 	if (c->tlvs & TXS_STAMP_TLVS_DIRECT) {
 		uint8_t *t = s->tmpl + off;
 		t[1] = TXS_STAMP_TLV_DIRECT;
-		put16(t + 2, 12);
+		txs_put_be16(t + 2, 12);
 		s->dm_off = off + 4;
 		off += 16;
 	}
 	if (c->tlvs & TXS_STAMP_TLVS_TSINFO) {
 		uint8_t *t = s->tmpl + off;
 		t[1] = TXS_STAMP_TLV_TSINFO;
-		put16(t + 2, 4);
+		txs_put_be16(t + 2, 4);
 		off += 8;
 	}
 	size_t hmac_room = auth && c->tlvs ? 4 + TXS_STAMP_HMAC_LEN : 0;
 	if (c->tlvs && s->len - off - hmac_room >= 4) { /* the rest as one Extra Padding TLV */
 		uint8_t *t = s->tmpl + off;
 		t[1] = TXS_STAMP_TLV_PADDING;
-		put16(t + 2, (uint16_t)(s->len - off - hmac_room - 4));
+		txs_put_be16(t + 2, (uint16_t)(s->len - off - hmac_room - 4));
 		off = s->len - hmac_room;
 	}
 	if (hmac_room) {
 		uint8_t *t = s->tmpl + off;
 		t[1] = TXS_STAMP_TLV_HMAC;
-		put16(t + 2, TXS_STAMP_HMAC_LEN);
+		txs_put_be16(t + 2, TXS_STAMP_HMAC_LEN);
 	}
 	return 0;
 }
@@ -146,7 +146,7 @@ static uint64_t build(struct sess *s, uint8_t *buf, uint32_t seq)
 {
 	memcpy(buf, s->tmpl, s->len);
 	if (s->dm_off)
-		put32(buf + s->dm_off, (uint32_t)(s->sent_total + 1)); /* S_TxC: ours, this one included */
+		txs_put_be32(buf + s->dm_off, (uint32_t)(s->sent_total + 1)); /* S_TxC: ours, this one included */
 	uint64_t now = txs_now_real_ns();
 	struct txs_stamp_pkt p = { .seq = seq, .err = s->err_est, .ssid = s->ssid };
 	p.ts = s->c->ptp ? ptp_from_ns(now) : txs_stamp_ntp_from_ns(now);

@@ -5,34 +5,6 @@
 #include <stdint.h>
 #include <txscale/stamp.h>
 
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-static inline void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-static inline uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
 /* HMAC-SHA-256 over a then b, truncated to 16 octets */
 void stamp_hmac(const struct txs_stamp_key *k, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
 		uint8_t out[TXS_STAMP_HMAC_LEN]);
