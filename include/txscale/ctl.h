@@ -28,7 +28,8 @@ extern "C" {
 
 #define TXS_CTL_VERSION 1
 #define TXS_CTL_PORT 5201            /* default TCP control port */
-#define TXS_CTL_HDR_LEN 8            /* "TXSC" + u32 length */
+#define TXS_CTL_HDR_LEN 8            /* TXS_CTL_MAGIC + u32 length */
+#define TXS_CTL_MAGIC "TXSC"         /* every frame's first 4 bytes */
 #define TXS_CTL_MSG_MAX (4u << 20)   /* no frame is ever longer (a receiver summary with many flows) */
 #define TXS_CTL_SMALL_MAX (64u << 10) /* what a server reads from a client */
 #define TXS_CTL_NONCE_LEN 32
@@ -52,7 +53,17 @@ enum txs_ctl_type {
 	TXS_CTL_BYE,       /* client -> server: no more tests */
 	TXS_CTL_TIME,      /* the clock exchange, only after a hello with clock: client t1, server
 			    * answers t1, t2, t3 (lib/ctl/clock.c) */
+	TXS_CTL_WAIT,      /* server -> client before hello or busy: why it has not answered yet
+			    * (a session is ending); only to a client that opened with TXS_CTL_OPENER */
 };
+
+/* What a txscale client writes first on a control connection, before
+ * anything arrives: 37 bytes that are an iperf3 cookie (iperf3's alphabet,
+ * a NUL last) beginning with this marker. A txscale server knows its own
+ * client at once and greets it; an iperf3 server takes it as a client's
+ * cookie and answers with a state byte, never with TXS_CTL_HDR_LEN's "TXSC". */
+#define TXS_CTL_OPENER "txscalehello"
+#define TXS_CTL_OPENER_LEN 12
 
 /* A clock offset between the two hosts as the client measured it over the
  * control channel (docs/control.md, "Clock offset"). */

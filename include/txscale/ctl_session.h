@@ -78,6 +78,15 @@ struct txs_ctl_srv_ops {
  * (and, where the client can still hear it, sent to it). */
 TXS_API int txs_ctl_serve(int fd, const struct txs_ctl_srv_cfg *cfg, const struct txs_ctl_srv_ops *ops);
 
+/* Who a new connection's client is, by what it writes first within wait_ms
+ * (txs_ctl_serve wants the opener read: consume). */
+enum txs_ctl_first {
+	TXS_CTL_FIRST_NONE,    /* nothing (or the close): a txscale client that waits for our hello */
+	TXS_CTL_FIRST_TXSCALE, /* txscale's opener (TXS_CTL_OPENER), read when consume, else left */
+	TXS_CTL_FIRST_OTHER,   /* anything else (an iperf3 client's cookie), not read */
+};
+TXS_API enum txs_ctl_first txs_ctl_first(int fd, int wait_ms, bool consume);
+
 /* ---- the client end ------------------------------------------------------------------------------ */
 
 struct txs_ctl_client;
@@ -108,18 +117,18 @@ TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, const char 
 						   size_t errlen);
 
 #define TXS_CTL_READY_S 10.0 /* a test's receiver, the client's or the server's: from its start to its bound socket */
-#define TXS_CTL_PROBE_MS 1000 /* a txscale server greets within this; an iperf3 server stays silent */
-#define TXS_CTL_PROBE_S (TXS_CTL_PROBE_MS / 1000.0)
 
 /* A server on host's port that may be txscale's or iperf3's (`send -c HOST`
- * without --server), told apart on one connection: a txscale server greets
- * first, an iperf3 server waits for the client's cookie (a second probe
- * would take an `iperf3 -s -1`'s only test). 0 with *c (greeted as
- * txs_ctl_client_open does), 1 with *ip3_fd (an iperf3 server's connection,
- * for txs_ip3_client_run), or -errno with err: nothing answers within
- * TXS_CTL_PROBE_S ("no txscale or iperf3 server at HOST port P; ..."),
- * -EBUSY ("the iperf3 server at HOST port P is busy running a test"), or the
- * greeting's failure. */
+ * without --server), told apart on one connection: the client opens with
+ * TXS_CTL_OPENER, which an iperf3 server takes for a client's cookie and
+ * answers with a state byte, and a txscale server with its hello (or wait,
+ * busy) at once: no timing decides (a second probe would take an `iperf3 -s
+ * -1`'s only test). 0 with *c (greeted as txs_ctl_client_open does), 1 with
+ * *ip3_fd (an iperf3 server's connection, its cookie sent: for
+ * txs_ip3_client_run with cookie_sent), or -errno with err: no connection
+ * ("no txscale or iperf3 server at HOST port P; ..."), no answer within
+ * timeout, -EBUSY ("the iperf3 server at HOST port P is busy running a
+ * test"), or the greeting's failure. */
 TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t port, const char *auth_file,
 				 double timeout, struct txs_ctl_client **c, int *ip3_fd, char *err, size_t errlen);
 /* bye: say bye first (a session that ended well); close and free. NULL is fine. */
@@ -127,6 +136,8 @@ TXS_API void txs_ctl_client_close(struct txs_ctl_client *c, bool bye);
 TXS_API int txs_ctl_client_fd(const struct txs_ctl_client *c);
 /* Our end of the control connection as text (the address the server sees). */
 TXS_API const char *txs_ctl_client_local(const struct txs_ctl_client *c);
+/* Why the server made us wait before its hello (its wait message), or "". */
+TXS_API const char *txs_ctl_client_waited(const struct txs_ctl_client *c);
 
 /* A receive-only test (ndr --remote): setup, wait for ready. 0 or -errno with err. */
 TXS_API int txs_ctl_client_recv_start(struct txs_ctl_client *c, const struct txs_ctl_recv_spec *r, char *err,

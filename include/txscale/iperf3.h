@@ -251,11 +251,13 @@ struct txs_ip3_cli_conf {
 	unsigned n_cpus;
 	int ctl_timeout_ms;                    /* longest wait for the server's next step; also ends a test whose
 						* server went silent or away */
+	bool cookie_sent;                      /* the connection's first 37 bytes were written already (a
+						* txscale client's opener, TXS_CTL_OPENER, is an iperf3 cookie) */
 };
 /* Run one test as an iperf3 client on the connected control connection fd,
  * with t->p as the parameters (t is set up here: free with
  * txs_ip3_test_free; cpus[k], n_cpus > 0, pins the k-th sending stream's
- * thread to cpus[k % n_cpus]). The cookie goes first; the server's results end up in
+ * thread to cpus[k % n_cpus]). The cookie goes first (unless c->cookie_sent); the server's results end up in
  * t->peer. 0; -EBUSY (ACCESS_DENIED); -EREMOTEIO (SERVER_ERROR: *ip3_err
  * is its number); -EPROTO (a malformed or unexpected message: the server's
  * counts are never used then); -ETIMEDOUT; -ECONNRESET (the server left);

@@ -80,21 +80,65 @@ TXS_API int txs_ctl_connect(const char *host, const char *bind, uint16_t port, d
 	return connect_addr(&a, bind ? &b : NULL, bind, port, timeout, err, errlen);
 }
 
-/* The greeting on a connected socket, with the key of auth_file (fd closed on failure). */
-static struct txs_ctl_client *greet(int fd, const char *host, const char *auth_file, double timeout, int *why,
-				    char *err, size_t errlen)
+/* The opener (TXS_CTL_OPENER) on a fresh connection: 0 or -errno. */
+static int opener_send(int fd, double timeout)
 {
-	uint8_t key[TXS_CTL_KEY_LEN];
-	if (auth_file) {
-		int rc = txs_ctl_key_load(key, auth_file);
-		if (rc < 0) {
-			txs_fail(err, errlen, rc, "--auth-file '%s': %s", auth_file, txs_ctl_key_why(rc));
-			close(fd);
-			*why = -EINVAL;
-			return NULL;
-		}
+	char ck[TXS_IP3_COOKIE_LEN];
+	int rc = txs_ip3_cookie_make(ck);
+	if (rc)
+		return rc;
+	memcpy(ck, TXS_CTL_OPENER, TXS_CTL_OPENER_LEN);
+	return txs_ip3_write_full(fd, ck, sizeof(ck), txs_ctl_ms(timeout));
+}
+
+/* The first byte the server answers our opener with, not read: 1 with *b;
+ * 0 when it closed; -ETIMEDOUT; -errno. */
+static int first_byte(int fd, double timeout, uint8_t *b)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	int r;
+	do
+		r = poll(&pf, 1, txs_ctl_ms(timeout));
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (r < 0)
+		return -errno;
+	ssize_t n = recv(fd, b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n < 0 ? -errno : (int)n;
+}
+
+/* The key of auth_file (NULL: none, 0), before anything is sent: 0, or -EINVAL with err. */
+static int key_get(const char *auth_file, uint8_t key[TXS_CTL_KEY_LEN], char *err, size_t errlen)
+{
+	int rc = auth_file ? txs_ctl_key_load(key, auth_file) : 0;
+	if (rc < 0)
+		return txs_fail(err, errlen, -EINVAL, "--auth-file '%s': %s", auth_file, txs_ctl_key_why(rc));
+	return 0;
+}
+
+/* Open with our opener and wait for the answer's first byte: 0 (txscale's
+ * "TXSC" comes), 1 (an iperf3 state byte: *st), or -errno with err. */
+static int open_and_tell(int fd, const char *host, uint16_t port, double timeout, int8_t *st, char *err,
+			 size_t errlen)
+{
+	int rc = opener_send(fd, timeout);
+	uint8_t b = 0;
+	if (rc == 0)
+		rc = first_byte(fd, timeout, &b);
+	if (rc == 1 && b == (uint8_t)TXS_CTL_MAGIC[0])
+		return 0;
+	if (rc == 1) {
+		*st = (int8_t)b;
+		return 1;
 	}
-	return txs_ctl_client_greet(fd, host, auth_file ? key : NULL, timeout, why, err, errlen);
+	if (rc == 0)
+		return txs_fail(err, errlen, -ECONNRESET, "the server at %s port %u closed the connection unanswered",
+				host, port);
+	if (rc == -ETIMEDOUT)
+		return txs_fail(err, errlen, rc, "the server at %s port %u accepted the connection and said nothing "
+				"within %.1f s (--ctl-timeout)", host, port, timeout);
+	return txs_fail(err, errlen, rc, "the control connection to %s port %u: %s", host, port, strerror(-rc));
 }
 
 TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, const char *bind, uint16_t port,
@@ -102,31 +146,29 @@ TXS_API struct txs_ctl_client *txs_ctl_client_open(const char *host, const char 
 						   size_t errlen)
 {
 	int dummy, *why = whyp ? whyp : &dummy;
+	uint8_t key[TXS_CTL_KEY_LEN];
+	if ((*why = key_get(auth_file, key, err, errlen)))
+		return NULL;
 	int fd = txs_ctl_connect(host, bind, port, timeout, err, errlen);
 	if (fd < 0) {
 		*why = fd;
 		return NULL;
 	}
-	return greet(fd, host, auth_file, timeout, why, err, errlen);
-}
-
-/* On a fresh connection to a control port: 1 when the server stays silent
- * for secs (an iperf3 server waiting for the client's cookie), -1 when it
- * says iperf3's ACCESS_DENIED (busy), 0 when it speaks otherwise (a txscale
- * greeting, or the close). Reads nothing. */
-static int iperf3_probe(int fd, double secs)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	int r;
-	do
-		r = poll(&pf, 1, txs_ctl_ms(secs));
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return 1;
-	uint8_t b;
-	if (recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && (int8_t)b == TXS_IP3_ACCESS_DENIED)
-		return -1;
-	return 0;
+	int8_t st = 0;
+	int rc = open_and_tell(fd, host, port, timeout, &st, err, errlen);
+	if (rc)
+		close(fd);
+	if (rc == 1) {
+		*why = -EPROTO;
+		txs_fail(err, errlen, -EPROTO, "an iperf3 server answers at %s port %u, not a txscale one (without "
+			 "--server, send -c talks to either)", host, port);
+		return NULL;
+	}
+	if (rc < 0) {
+		*why = rc;
+		return NULL;
+	}
+	return txs_ctl_client_greet(fd, host, auth_file ? key : NULL, timeout, why, err, errlen);
 }
 
 TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t port, const char *auth_file,
@@ -134,7 +176,11 @@ TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t po
 {
 	*c = NULL;
 	*ip3_fd = -1;
-	int fd = txs_ctl_connect(host, bind, port, TXS_CTL_PROBE_S, err, errlen);
+	uint8_t key[TXS_CTL_KEY_LEN];
+	int kr = key_get(auth_file, key, err, errlen);
+	if (kr)
+		return kr;
+	int fd = txs_ctl_connect(host, bind, port, timeout, err, errlen);
 	if (fd == -EINVAL)
 		return fd; /* the addresses given: err says which */
 	if (fd < 0)
@@ -142,18 +188,23 @@ TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t po
 				"no txscale or iperf3 server at %s port %u (--control-port: the server's port, iperf3's "
 				"-p; send's -p is the data port); to send without a server, give DEST without -c, or --dev udp",
 				host, port);
-	switch (iperf3_probe(fd, TXS_CTL_PROBE_S)) {
-	case 1:
+	/* our opener is a cookie to an iperf3 server: it answers with a state byte, a txscale server with "TXSC" */
+	int8_t st = 0;
+	int rc = open_and_tell(fd, host, port, timeout, &st, err, errlen);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	if (rc == 1) {
+		if (st == TXS_IP3_ACCESS_DENIED) {
+			close(fd);
+			return txs_fail(err, errlen, -EBUSY, "the iperf3 server at %s port %u is busy running a test",
+					host, port);
+		}
 		*ip3_fd = fd;
 		return 1;
-	case -1:
-		close(fd);
-		return txs_fail(err, errlen, -EBUSY, "the iperf3 server at %s port %u is busy running a test", host,
-				port);
-	default: {
-		int why = 0;
-		*c = greet(fd, host, auth_file, timeout, &why, err, errlen);
-		return *c ? 0 : why;
 	}
-	}
+	int why = 0;
+	*c = txs_ctl_client_greet(fd, host, auth_file ? key : NULL, timeout, &why, err, errlen);
+	return *c ? 0 : why;
 }

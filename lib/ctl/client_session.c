@@ -24,6 +24,7 @@ struct txs_ctl_client {
 	bool clock_udp; /* ... and UDP clock probes with kernel stamps */
 	bool clock_said; /* the fallback to the control connection was said */
 	bool ports; /* the server chooses a data port for a setup.recv.port of 0 (its hello said so) */
+	char waited[TXS_CTL_TEXT_MAX]; /* why the server made us wait before its hello ("": it did not) */
 };
 
 /* one test's run */
@@ -55,7 +56,15 @@ static int hello(struct txs_ctl_client *c, const uint8_t *key, int *why, char *e
 {
 	struct txs_ctl_msg m;
 	char e[256];
-	int rc = txs_ctl_read(c->fd, &m, TXS_CTL_SMALL_MAX, txs_ctl_ms(c->timeout), e, sizeof(e));
+	int rc;
+	/* a server that has a session ending first says so (wait), then greets or says busy */
+	for (unsigned waits = 0;; waits++) {
+		rc = txs_ctl_read(c->fd, &m, TXS_CTL_SMALL_MAX, txs_ctl_ms(c->timeout), e, sizeof(e));
+		if (rc < 0 || m.type != TXS_CTL_WAIT || waits == 4)
+			break;
+		snprintf(c->waited, sizeof(c->waited), "%s", m.message);
+		txs_ctl_msg_free(&m);
+	}
 	if (rc < 0) { /* not a txscale server */
 		snprintf(err, errlen, "the server's greeting: %s", e);
 		return fail(c, why, -EPROTO, &m);
@@ -139,6 +148,11 @@ int txs_ctl_client_fd(const struct txs_ctl_client *c)
 const char *txs_ctl_client_local(const struct txs_ctl_client *c)
 {
 	return c->local_s;
+}
+
+const char *txs_ctl_client_waited(const struct txs_ctl_client *c)
+{
+	return c->waited;
 }
 
 static int stopping(const struct crun *k)

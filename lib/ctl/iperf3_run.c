@@ -873,7 +873,8 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 	if (rc)
 		return rc;
 	char cookie[TXS_IP3_COOKIE_LEN];
-	if ((rc = txs_ip3_cookie_make(cookie)) || (rc = txs_ip3_write_full(fd, cookie, sizeof(cookie), to))) {
+	if (!c->cookie_sent &&
+	    ((rc = txs_ip3_cookie_make(cookie)) || (rc = txs_ip3_write_full(fd, cookie, sizeof(cookie), to)))) {
 		free(json);
 		return txs_ctl_fail(err, errlen, rc, "sending the cookie: %s", strerror(-rc));
 	}

@@ -19,7 +19,7 @@ static const char *const type_names[] = {
 	[TXS_CTL_HELLO] = "hello", [TXS_CTL_BUSY] = "busy",   [TXS_CTL_AUTH] = "auth",
 	[TXS_CTL_SETUP] = "setup", [TXS_CTL_READY] = "ready", [TXS_CTL_DONE] = "done",
 	[TXS_CTL_RESULT] = "result", [TXS_CTL_ERROR] = "error", [TXS_CTL_BYE] = "bye",
-	[TXS_CTL_TIME] = "time",
+	[TXS_CTL_TIME] = "time", [TXS_CTL_WAIT] = "wait",
 };
 
 TXS_API const char *txs_ctl_type_str(enum txs_ctl_type t)
@@ -370,6 +370,7 @@ static int decode_obj(struct txs_ctl_msg *m, json_t *root, char *err, size_t err
 		break;
 	case TXS_CTL_BUSY:
 	case TXS_CTL_ERROR:
+	case TXS_CTL_WAIT:
 		if ((rc = rd_text(&r, root, "message", true, m->message, sizeof(m->message))))
 			return rc;
 		break;
@@ -567,6 +568,7 @@ TXS_API int txs_ctl_encode(const struct txs_ctl_msg *m, char **json, size_t *len
 		break;
 	case TXS_CTL_BUSY:
 	case TXS_CTL_ERROR:
+	case TXS_CTL_WAIT:
 		put(o, "message", json_string(m->message), &ok);
 		break;
 	case TXS_CTL_AUTH:

@@ -116,7 +116,7 @@ static void refuse_conn(struct txs_server *sv, int fd, const char *why)
 		return;
 	}
 	child_setup(sv);
-	if (txs_srv_ip3_first(fd, TXS_SRV_IP3_FIRST_MS)) {
+	if (txs_ctl_first(fd, TXS_SRV_FIRST_MS, true) == TXS_CTL_FIRST_OTHER) {
 		txs_ip3_write_state(fd, TXS_IP3_ACCESS_DENIED, 500);
 	} else {
 		struct txs_ctl_msg m = { .type = TXS_CTL_BUSY };
@@ -235,8 +235,25 @@ unsigned txs_srv_admit(struct txs_server *sv, unsigned k)
 		    mine - mine_ending < c->max_per_client;
 	bool full = (c->one_off && sv->sessions) || sv->active >= c->max_sessions, over = mine >= c->max_per_client;
 	double waited = txs_mono_s() - pe.t;
-	if ((full || over) && (soon || waited < TXS_SRV_PENDING_GRACE_S) && waited < TXS_SRV_PENDING_MS / 1000.0)
+	if ((full || over) && (soon || waited < TXS_SRV_PENDING_GRACE_S) && waited < TXS_SRV_PENDING_MS / 1000.0) {
+		/* a txscale client hears at once why it waits (an iperf3 client could not read it) */
+		if (!pe.told && txs_ctl_first(pe.fd, 0, false) == TXS_CTL_FIRST_TXSCALE) {
+			struct txs_ctl_msg m = { .type = TXS_CTL_WAIT };
+			if (full)
+				snprintf(m.message, sizeof(m.message), "%u sessions run (--max-sessions %u), %u of them "
+					 "ending: waiting up to %.1f s for a slot", sv->active, c->max_sessions, ending,
+					 TXS_SRV_PENDING_MS / 1000.0);
+			else
+				snprintf(m.message, sizeof(m.message), "%u sessions from %s run "
+					 "(--max-sessions-per-client %u), %u of them ending: waiting up to %.1f s for one",
+					 mine, who, c->max_per_client, mine_ending, TXS_SRV_PENDING_MS / 1000.0);
+			char e[128];
+			if (txs_ctl_write(pe.fd, &m, 50, e, sizeof(e)) == 0)
+				txs_srv_log(sv, "%s: told to wait (%s)", who, m.message);
+			sv->pend[k].told = true;
+		}
 		return k + 1;
+	}
 	sv->pend[k] = sv->pend[--sv->npend];
 	if (!full && !over) {
 		session_start(sv, &pe, who);

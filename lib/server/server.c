@@ -120,14 +120,6 @@ void txs_srv_sa_addr(const struct sockaddr_storage *ss, struct txs_addr *a, uint
 	}
 }
 
-bool txs_srv_ip3_first(int fd, int wait_ms)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	if (poll(&pf, 1, wait_ms) <= 0 || !(pf.revents & POLLIN))
-		return false;
-	uint8_t b[1];
-	return recv(fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT) > 0;
-}
 
 /* ---- the listener ------------------------------------------------------------------------------ */
 
@@ -282,6 +274,7 @@ static void accept_one(struct txs_server *sv)
 		getsockname(afd, (struct sockaddr *)&np->me, &ml);
 		np->fd = afd;
 		np->t = txs_mono_s();
+		np->told = false;
 		sv->npend++;
 	}
 }

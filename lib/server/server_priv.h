@@ -26,13 +26,8 @@
 #define TXS_SRV_PENDING_MAX 16       /* connections waiting for a session that is ending (one more: refused at once) */
 #define TXS_SRV_PENDING_MS 600       /* the longest such a wait */
 #define TXS_SRV_PENDING_GRACE_S 0.3  /* a full server's newcomer waits this long in any case */
-#define TXS_SRV_IP3_FIRST_MS 200     /* an iperf3 client's cookie comes at once; a txscale client waits for our hello */
-/* A newcomer hears from us (its hello, or busy) within the longest wait plus
- * the look for an iperf3 cookie: well inside the second in which `send -c
- * HOST` (no --server) takes a silent server for an iperf3 one
- * (TXS_CTL_PROBE_MS): a longer wait has a busy txscale server taken for iperf3. */
-_Static_assert(TXS_SRV_PENDING_MS + TXS_SRV_IP3_FIRST_MS <= TXS_CTL_PROBE_MS * 8 / 10,
-	       "a waiting client must hear from the server before its probe gives up");
+#define TXS_SRV_FIRST_MS 200         /* a client's first bytes come at once: txscale's opener (TXS_CTL_OPENER) or
+				      * an iperf3 cookie; a txscale client older than the opener waits for our hello */
 #define TXS_SRV_KEEP_S 60.0          /* a finished session's metrics series stay this long */
 #define TXS_SRV_WHO_LEN (INET6_ADDRSTRLEN + 8)
 
@@ -96,6 +91,7 @@ struct txs_srv_pending { /* accepted, not yet admitted */
 	int fd;
 	struct sockaddr_storage peer, me;
 	double t;
+	bool told; /* the client heard why it waits (a txscale client that opened with the opener) */
 };
 
 struct txs_srv_slot {
@@ -139,7 +135,6 @@ void txs_srv_msg(const struct txs_server *sv, const char *fmt, ...) __attribute_
 /* An accepted socket's address as ours, and its port. */
 void txs_srv_sa_addr(const struct sockaddr_storage *ss, struct txs_addr *a, uint16_t *port);
 /* Did the peer speak first within wait_ms (an iperf3 client's cookie)? */
-bool txs_srv_ip3_first(int fd, int wait_ms);
 
 /* ---- admission (admit.c) ------------------------------------------------------------------------- */
 /* A session's process is gone (reaped): its metrics end, its slot is free. */

@@ -164,8 +164,9 @@ static void cb_test_end(void *arg)
 static int serve(struct txs_srv_sess *s)
 {
 	const struct txs_server_conf *c = &s->sv->c;
-	/* one port for both protocols: an iperf3 client speaks first (its cookie) */
-	if (txs_srv_ip3_first(s->fd, TXS_SRV_IP3_FIRST_MS))
+	/* one port for both protocols, told by what the client writes first: an iperf3 client its cookie,
+	 * ours its opener (read here; the hello goes at once), an older txscale client nothing */
+	if (txs_ctl_first(s->fd, TXS_SRV_FIRST_MS, true) == TXS_CTL_FIRST_OTHER)
 		return txs_srv_iperf3(s);
 	struct txs_ctl_srv_cfg sc = { .max_time = c->max_time, .ctl_timeout = c->ctl_timeout,
 				      .allow = c->allow_dest ? &s->sv->allow : NULL, .key = s->key,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <txscale/ctl_session.h>
+#include <txscale/iperf3.h>
 #include "test_util.h"
 
 static const char srv_send[] = "{\"type\":\"summary\",\"kind\":\"send\",\"packets\":777,\"threads\":[{\"id\":0,\"packets\":777}]}";
@@ -145,6 +146,7 @@ static void *srv_main(void *arg)
 				       .send_ended = s_send_ended, .send_finish = s_send_finish,
 				       .recv_finish = s_recv_finish, .peer_summary = s_peer, .summary = s_summary,
 				       .test_end = s_test_end };
+	txs_ctl_first(f->fd, 200, true); /* the client's opener */
 	f->rc = txs_ctl_serve(f->fd, &f->cfg, &ops);
 	close(f->fd);
 	return NULL;
@@ -507,6 +509,9 @@ static int listener(uint16_t *port, int backlog)
 struct acceptor {
 	int lfd;
 	bool greet;
+	bool ip3;  /* answer as an iperf3 server: read the cookie, then PARAM_EXCHANGE */
+	bool wait; /* a txscale server that says why it waits first */
+	char cookie[TXS_IP3_COOKIE_LEN];
 	struct fsrv f;
 };
 
@@ -515,6 +520,22 @@ static void *accept_one(void *arg)
 	struct acceptor *a = arg;
 	int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(fd >= 0);
+	if (a->ip3) {
+		assert_int_equal(txs_ip3_read_full(fd, a->cookie, sizeof(a->cookie), 2000), 0);
+		int8_t pe = TXS_IP3_PARAM_EXCHANGE;
+		assert_int_equal(write(fd, &pe, 1), 1);
+		usleep(200 * 1000);
+		close(fd);
+		return NULL;
+	}
+	if (a->wait) {
+		struct txs_ctl_msg m = { .type = TXS_CTL_WAIT };
+		snprintf(m.message, sizeof(m.message), "a session is ending");
+		char e[128];
+		usleep(100 * 1000);
+		assert_int_equal(txs_ctl_write(fd, &m, 1000, e, sizeof(e)), 0);
+		usleep(300 * 1000);
+	}
 	if (!a->greet) {
 		int8_t denied = -1; /* TXS_IP3_ACCESS_DENIED */
 		assert_int_equal(write(fd, &denied, 1), 1);
@@ -600,24 +621,68 @@ static void test_probe(void **st)
 	struct txs_ctl_client *c;
 	int ip3;
 	uint16_t port;
-	/* silent: an iperf3 server waiting for our cookie */
+	/* silent: neither an iperf3 server (it answers our opener at once) nor a txscale one that greets;
+	 * silence is never taken for iperf3 */
 	int lfd = listener(&port, 4);
 	double t0 = now_s();
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 0.5, &c, &ip3, err, sizeof(err)),
+			 -ETIMEDOUT);
+	assert_true(now_s() - t0 >= 0.45);
+	snprintf(want, sizeof(want), "the server at 127.0.0.1 port %u accepted the connection and said nothing within "
+		 "0.5 s (--ctl-timeout)", port);
+	assert_string_equal(err, want);
+	assert_null(c);
+	assert_int_equal(ip3, -1);
+	close(lfd);
+	/* an iperf3 server: our opener is its cookie (iperf3's alphabet, a NUL last), it answers with a state */
+	lfd = listener(&port, 4);
+	struct acceptor a = { .lfd = lfd, .ip3 = true };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
 	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), 1);
-	assert_true(now_s() - t0 >= TXS_CTL_PROBE_S * 0.9);
 	assert_null(c);
 	assert_true(ip3 >= 0);
+	int8_t state = 0;
+	assert_int_equal(txs_ip3_read_full(ip3, &state, 1, 2000), 0); /* the state byte is left for the iperf3 client */
+	assert_int_equal(state, TXS_IP3_PARAM_EXCHANGE);
 	close(ip3);
+	join_within(th, 5);
+	assert_memory_equal(a.cookie, TXS_CTL_OPENER, TXS_CTL_OPENER_LEN);
+	assert_true(txs_ip3_cookie_prefix((const uint8_t *)a.cookie, sizeof(a.cookie) - 1));
+	assert_int_equal(a.cookie[sizeof(a.cookie) - 1], 0);
+	close(lfd);
+	/* --server's open against an iperf3 server says what answered */
+	lfd = listener(&port, 4);
+	a = (struct acceptor){ .lfd = lfd, .ip3 = true };
+	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
+	int why = 0;
+	assert_null(txs_ctl_client_open("127.0.0.1", NULL, port, NULL, 2, &why, err, sizeof(err)));
+	assert_int_equal(why, -EPROTO);
+	snprintf(want, sizeof(want), "an iperf3 server answers at 127.0.0.1 port %u, not a txscale one (without "
+		 "--server, send -c talks to either)", port);
+	assert_string_equal(err, want);
+	join_within(th, 5);
+	close(lfd);
+	/* a txscale server that says why it waits, then greets: the client waits and keeps the reason */
+	lfd = listener(&port, 4);
+	a = (struct acceptor){ .lfd = lfd, .greet = true, .wait = true };
+	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), 0);
+	assert_non_null(c);
+	assert_string_equal(txs_ctl_client_waited(c), "a session is ending");
+	txs_ctl_client_close(c, true);
+	join_within(th, 5);
+	assert_int_equal(a.f.rc, 0);
 	close(lfd);
 	/* a txscale server greets: the session is ready for a test */
 	lfd = listener(&port, 4);
-	struct acceptor a = { .lfd = lfd, .greet = true };
-	pthread_t th;
+	a = (struct acceptor){ .lfd = lfd, .greet = true };
 	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
 	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), 0);
 	assert_non_null(c);
 	assert_int_equal(ip3, -1);
 	assert_string_equal(txs_ctl_client_local(c), "127.0.0.1");
+	assert_string_equal(txs_ctl_client_waited(c), "");
 	txs_ctl_client_close(c, true);
 	join_within(th, 5);
 	assert_int_equal(a.f.rc, 0); /* bye: the session ended well */
@@ -639,6 +704,70 @@ static void test_probe(void **st)
 		 "port, iperf3's -p; send's -p is the data port); to send without a server, give DEST without -c, or --dev "
 		 "udp", port);
 	assert_string_equal(err, want);
+}
+
+/* What the server tells from a client's first bytes: our opener (read, and
+ * across two segments), an iperf3 cookie (left for the iperf3 side), a
+ * cookie-like opener without its NUL, and silence (an older txscale client)
+ * after the wait. */
+struct later {
+	int fd;
+	const void *buf;
+	size_t len;
+	int ms;
+	ssize_t wrote;
+};
+
+static void *write_later(void *arg)
+{
+	struct later *l = arg;
+	usleep((useconds_t)l->ms * 1000);
+	l->wrote = write(l->fd, l->buf, l->len);
+	return NULL;
+}
+
+static void test_first(void **st)
+{
+	(void)st;
+	int sv[2];
+	char ck[TXS_IP3_COOKIE_LEN], b[64];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	double t0 = now_s();
+	assert_int_equal(txs_ctl_first(sv[1], 150, true), TXS_CTL_FIRST_NONE);
+	assert_true(now_s() - t0 >= 0.14);
+	/* the opener, then the hello's first bytes: only the opener is read */
+	assert_int_equal(txs_ip3_cookie_make(ck), 0);
+	memcpy(ck, TXS_CTL_OPENER, TXS_CTL_OPENER_LEN);
+	assert_int_equal(write(sv[0], ck, sizeof(ck)), (ssize_t)sizeof(ck));
+	assert_int_equal(write(sv[0], "TXSC", 4), 4);
+	assert_int_equal(txs_ctl_first(sv[1], 150, false), TXS_CTL_FIRST_TXSCALE); /* left */
+	assert_int_equal(txs_ctl_first(sv[1], 150, true), TXS_CTL_FIRST_TXSCALE);
+	assert_int_equal(read(sv[1], b, sizeof(b)), 4);
+	/* in two parts, the second 50 ms later */
+	assert_int_equal(write(sv[0], ck, 10), 10);
+	struct later l = { .fd = sv[0], .buf = ck + 10, .len = sizeof(ck) - 10, .ms = 50 };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, write_later, &l), 0);
+	assert_int_equal(txs_ctl_first(sv[1], 1000, true), TXS_CTL_FIRST_TXSCALE);
+	join_within(th, 5);
+	assert_int_equal(l.wrote, (ssize_t)sizeof(ck) - 10);
+	/* an iperf3 client's cookie: not read */
+	assert_int_equal(txs_ip3_cookie_make(ck), 0);
+	ck[0] = 'a';
+	assert_int_equal(write(sv[0], ck, sizeof(ck)), (ssize_t)sizeof(ck));
+	assert_int_equal(txs_ctl_first(sv[1], 150, true), TXS_CTL_FIRST_OTHER);
+	assert_int_equal(read(sv[1], b, sizeof(b)), (ssize_t)sizeof(ck));
+	/* the opener's letters without a NUL at the end: not ours */
+	memcpy(ck, TXS_CTL_OPENER, TXS_CTL_OPENER_LEN);
+	ck[sizeof(ck) - 1] = 'a';
+	assert_int_equal(write(sv[0], ck, sizeof(ck)), (ssize_t)sizeof(ck));
+	assert_int_equal(txs_ctl_first(sv[1], 150, true), TXS_CTL_FIRST_OTHER);
+	assert_int_equal(read(sv[1], b, sizeof(b)), (ssize_t)sizeof(ck));
+	/* a stub of the opener that never goes on: not ours, after the wait */
+	assert_int_equal(write(sv[0], "txsc", 4), 4);
+	assert_int_equal(txs_ctl_first(sv[1], 100, true), TXS_CTL_FIRST_OTHER);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /* The other side's summary as a client shows it: every text field from its
@@ -696,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_connect),
 		cmocka_unit_test(test_connect_bind),
 		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_first),
 		cmocka_unit_test(test_peer_write),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

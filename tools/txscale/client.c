@@ -193,6 +193,8 @@ static int client_test_run(struct client *k, struct txs_ctl_client *c, char *err
 		       o->control_port, o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
 		       dp);
 	}
+	if (txs_ctl_client_waited(c)[0])
+		fprintf(stderr, "txscale send: the server made us wait: %s\n", txs_ctl_client_waited(c));
 	struct txs_ctl_client_test t;
 	client_test(k, &t);
 	struct txs_ctl_sides sides = { .arg = k, .hold = s->json, .stopping = cb_stopping, .warn = cb_warn,

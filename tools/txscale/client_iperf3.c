@@ -46,7 +46,8 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 	struct txs_ip3_cli_conf cc = { .server = &peer, .local = s->bind ? &me : NULL,
 				       .cpus = s->cpus && !s->no_pin && s->cpus->n ? s->cpus->cpu : NULL,
 				       .n_cpus = s->cpus && !s->no_pin ? s->cpus->n : 0,
-				       .ctl_timeout_ms = o->ctl_timeout > 2e6 ? 2000000000 : (int)(o->ctl_timeout * 1000) };
+				       .ctl_timeout_ms = o->ctl_timeout > 2e6 ? 2000000000 : (int)(o->ctl_timeout * 1000),
+				       .cookie_sent = true /* the probe's opener */ };
 	const struct txs_ip3_params *p = &t.p;
 	if (!s->json)
 	{
