@@ -314,7 +314,7 @@ int txs_wait_ready(int rfd, pid_t pid, const char *who, const char *errpath, dou
 	char line[16] = "";
 	size_t got = 0;
 	for (;;) {
-		if (stop && *stop) {
+		if (txs_stopped(stop)) {
 			txs_stop_child(pid, 0, NULL);
 			return -EINTR;
 		}
@@ -383,7 +383,7 @@ int txs_wait_children(struct txs_child *c, unsigned n, double limit_s, const vol
 	}
 	for (;;) {
 		unsigned running = 0;
-		if (stop && *stop)
+		if (txs_stopped(stop))
 			return stop_children(c, n, -EINTR);
 		if (txs_mono_s() > deadline) {
 			for (unsigned i = 0; i < n; i++)

@@ -62,6 +62,12 @@ int txs_reaped(pid_t pid, int *status);
  * after 2 s; always reaps. Returns true when it had exited by itself
  * (*status set). */
 bool txs_stop_child(pid_t pid, double grace, int *status);
+/* Whether *stop (a stop flag a signal handler or another thread sets; NULL:
+ * never) is set: a relaxed atomic load. */
+static inline bool txs_stopped(const volatile sig_atomic_t *stop)
+{
+	return stop && __atomic_load_n(stop, __ATOMIC_RELAXED);
+}
 void txs_describe_exit(int st, char *out, size_t len);
 /* One step of reading the line a child writes on its ready fd (line has
  * len bytes, got of them read): waits up to 50 ms. 1: the line is whole

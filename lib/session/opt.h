@@ -159,4 +159,32 @@ const struct txs_opt *txs_recv_opt_table(void);
 /* The options a's config does not hold as they are, into a->c (threads'
  * CPUs, -t, --clock-offset). */
 void txs_recv_args_conf(struct txs_recv_args *a);
+
+/* ndr: what its options fill (lib/session/opts_ndr.c); the search runs in
+ * ndr_sess.c. */
+struct txs_ndr_pct {
+	bool set;
+	double v;
+};
+struct txs_ndr_args {
+	const char *dest;      /* the receiver's address (the CLI's DEST) */
+	const char *dev;
+	uint16_t port;
+	unsigned length;
+	unsigned threads;
+	struct opt_cpus cpus;
+	const char *bind;
+	double trial;
+	struct txs_ndr_pct precision, loss;
+	struct opt_rate lo, hi;
+	unsigned max_trials;
+	const char *send_netns, *recv_netns;
+	const char *recv_dev, *recv_args;
+};
+extern const struct txs_opt txs_ndr_opts[];
+const struct txs_opt *txs_ndr_opt_table(void);
+/* The options as a whole, after the table checked each (--lo and --hi in
+ * whole datagrams/s from here on): 0, or -EINVAL with one line in err
+ * ("bad value for --lo: ...", "no destination: ..."). */
+int txs_ndr_args_check(struct txs_ndr_args *a, char *err, size_t errlen);
 #endif

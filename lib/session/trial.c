@@ -165,14 +165,14 @@ static pid_t start_receiver(struct txs_trial_runner *r, double secs, char *err, 
 static int settle(const struct txs_trial_runner *r, double secs)
 {
 	while (r->last_end > 0 && txs_mono_s() < r->last_end + secs) {
-		if (r->c.stop && *r->c.stop)
+		if (txs_stopped(r->c.stop))
 			return -EINTR;
 		double left = r->last_end + secs - txs_mono_s();
 		struct timespec ts = { 0, (long)(fmin(left, 0.05) * 1e9) };
 		if (left > 0)
 			nanosleep(&ts, NULL);
 	}
-	return r->c.stop && *r->c.stop ? -EINTR : 0;
+	return txs_stopped(r->c.stop) ? -EINTR : 0;
 }
 
 int txs_trial_run(struct txs_trial_runner *r, const struct txs_trial_spec *sp, struct txs_ndr_trial *t, char *err,
