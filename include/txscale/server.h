@@ -125,6 +125,13 @@ TXS_API uint16_t txs_server_stamp_port(const struct txs_server *s);
  * Returns the exit status: 0; after a one-off, its session's (1: refused
  * or failed). */
 TXS_API int txs_server_run(struct txs_server *s);
+/* What the server has done so far; any thread, while it runs. */
+struct txs_server_counts {
+	uint64_t sessions; /* started */
+	uint64_t active;   /* running now */
+	uint64_t refused;  /* connections told the server is busy */
+};
+TXS_API void txs_server_counts(const struct txs_server *s, struct txs_server_counts *out);
 /* Ask run to return; during the metrics' linger, end it (async-signal-safe). */
 TXS_API void txs_server_stop(struct txs_server *s);
 /* Close the listener and free. NULL is fine. */

@@ -9,5 +9,4 @@
 #include <txscale/session_send.h>
 #include <txscale/session_recv.h>
 #include <txscale/ndr.h>
-#include <txscale/session_json.h>
 #endif

@@ -13,13 +13,18 @@
  *   txs_session_wait(s, -1, &summary);       the summary line
  *   txs_session_free(s);
  *
- * Kinds: "send" and "recv" (txs_session_kinds()).
+ * Kinds (txs_session_kinds()): "send" and "recv"; "ndr", the no-drop-rate
+ * search (its trials run the txscale program, found as $TXSCALE_BIN, the
+ * calling program when it is txscale, or txscale in $PATH: -ENOENT at new
+ * when none is); "server", which forks a process per session (fork from
+ * a threaded program: the children run only libtxscale's code) and ends
+ * when stopped or, with one-off, after its one session.
  *
  * Config: one JSON object whose keys are the long options of `txscale
  * KIND` (txscale KIND --help), the values as the CLI takes them: a string
  * ("10kpps", "0-1", "250ms"), a number (5, 0.5: as its decimal text), or a
- * boolean (true sets a flag; false leaves it off). send's destination is
- * the key "dest". The options of the CLI alone (-J, --summary-file,
+ * boolean (true sets a flag; false leaves it off). send's and ndr's
+ * destination is the key "dest". The options of the CLI alone (-J, --summary-file,
  * --dry-run, the control channel, --metrics) are not session keys. One
  * option table in the library drives the CLI, these keys, --help and the
  * Python keywords.

@@ -8,7 +8,7 @@
  *   txs_recv_conf_check(&c, err, len)       every refusal, one line in err
  *   txs_recv_open(&s, &c, err, len)         input, cores (and snapshots)
  *   txs_recv_run(s, &hooks)                 threads, the stop loop, the result
- *   txs_recv_result(s) + txs_recv_result_json / _text
+ *   txs_recv_result(s) + txs_recv_summary (or txs_recv_result_json / _text)
  *   txs_recv_close(s)
  *
  * Concurrency: one controlling thread calls everything except
@@ -32,6 +32,7 @@ extern "C" {
 #define TXS_RECV_PORT_DEFAULT 5201
 #define TXS_RECV_SUMMARY_WAIT_S 5.0         /* idle with a sender summary: wait this long for it */
 #define TXS_RECV_MAX_SECONDS 1e7            /* time, idle, interval */
+#define TXS_RECV_NO_TIME_LIMIT (-1.0)       /* conf.time: run until idle (or stopped); recv -t 0 */
 
 struct txs_recv_conf {
 	const char *dev;          /* input spec (txs_rx_input_open), NULL = "udp" */
@@ -42,8 +43,8 @@ struct txs_recv_conf {
 	unsigned threads;         /* receiving threads (0 = n_affinity, else 1) */
 	unsigned n_affinity;      /* CPUs the caller was given to pin to (-A); threads <= it */
 	int cpu[TXS_MAX_CORES];   /* per thread: its CPU, -1 = not pinned */
-	bool time_set;            /* false: live inputs stop after TXS_RECV_LIVE_TIME_DEFAULT */
-	double time;              /* seconds (0 = no limit, needs idle), at most TXS_RECV_MAX_SECONDS;
+	double time;              /* seconds, at most TXS_RECV_MAX_SECONDS; 0: TXS_RECV_LIVE_TIME_DEFAULT, as
+				   * send's 0 is its default; TXS_RECV_NO_TIME_LIMIT: none (needs idle);
 				   * offline inputs: ignored */
 	double idle;              /* stop after this long without packets (0 = never) */
 	uint64_t expect;          /* the sender sent this many: exact loss, stop once all arrived */
@@ -69,7 +70,7 @@ TXS_API void txs_recv_conf_init(struct txs_recv_conf *c);
  * '70000': ..."). Numbers: time, idle, interval finite, 0..1e7 seconds;
  * outage_min 0..3600; threads and n_affinity at most TXS_MAX_CORES;
  * cpu[0..threads) -1 or a CPU this process may run on; a live run that
- * could not end (time_set with time 0 and idle 0) is refused. Changes
+ * could not end (time TXS_RECV_NO_TIME_LIMIT with idle 0) is refused. Changes
  * nothing in the process (txs_recv_open raises the soft RLIMIT_NOFILE for a
  * udp port range). Returns 0 or -EINVAL (-EMFILE: the hard open-file limit
  * is below what the port range needs). */
@@ -178,10 +179,14 @@ struct txs_recv_result {
 TXS_API int txs_recv_run(struct txs_recv *s, const struct txs_recv_hooks *hooks);
 /* After txs_recv_run: the result, or NULL (not run, or the merge failed). */
 TXS_API struct txs_recv_result *txs_recv_result(struct txs_recv *s);
-/* {"type":"summary","kind":"recv",...} (docs/json-schema.md), one line. */
-TXS_API void txs_recv_result_json(FILE *f, const struct txs_recv_result *r);
+/* The summary's recv fields (docs/json-schema.md, "recv summary") into an
+ * open object, as txs_send_result_json does the send fields. */
+TXS_API void txs_recv_result_json(struct txs_json *j, const struct txs_recv_result *r);
 /* The human-readable summary. */
 TXS_API void txs_recv_result_text(FILE *f, const struct txs_recv_result *r);
+/* The whole summary, as txs_send_summary: one {"type":"summary","kind":"recv",...}
+ * line, or the text. */
+TXS_API void txs_recv_summary(FILE *f, bool json, const struct txs_recv_result *r);
 
 /* ---- metrics ------------------------------------------------------------------------- */
 struct txs_metrics;

@@ -161,13 +161,21 @@ struct txs_send_tick {
 	const struct txs_stat_row *threads, *links;
 };
 
+/* One interval's deltas, as txs_recv_interval gives the receiver's: its
+ * span [start, end) in seconds since the run started, and the rows. */
+struct txs_send_interval {
+	double start, end;
+	unsigned n_threads, n_links;
+	const struct txs_stat_row *threads; /* [n_threads] */
+	const struct txs_stat_row *links;   /* [n_links] */
+};
+
 struct txs_send_hooks {
 	void *user;
 	bool (*stop)(void *user);   /* polled; true ends the run as txs_send_stop does */
 	void (*poll)(void *user, const struct txs_send_tick *t);
 	/* every conf interval seconds, and the last partial one: deltas */
-	void (*interval)(void *user, double t0, double t1, const struct txs_stat_row *threads,
-			 const struct txs_stat_row *links);
+	void (*interval)(void *user, const struct txs_send_interval *iv);
 };
 
 /* The result of a run. Rows: threads[n_threads] (one count per fact: the

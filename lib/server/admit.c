@@ -63,6 +63,7 @@ static void slot_free(struct txs_server *sv, struct txs_srv_slot *sl)
 	cpus_give(sv, sl);
 	memset(sl, 0, sizeof(*sl));
 	sv->active--;
+	txs_srv_publish(sv);
 }
 
 /* In a child (a session's, a refuser's): the parent's descriptors it has
@@ -204,6 +205,7 @@ static void session_start(struct txs_server *sv, const struct txs_srv_pending *p
 	sl->ep = ep[0];
 	sl->pid = pid;
 	sv->active++;
+	txs_srv_publish(sv);
 	txs_srv_metrics_begin(&sv->sm, sl->id, who);
 	/* every wait in a session is bounded; this bounds their sum, in case */
 	sl->deadline = txs_mono_s() + 4 * (sv->c.max_time + sv->c.ctl_timeout) + 120;
@@ -270,6 +272,8 @@ unsigned txs_srv_admit(struct txs_server *sv, unsigned k)
 			 "(--max-sessions-per-client %u)", mine, mine == 1 ? "" : "s", who, mine == 1 ? "s" : "",
 			 c->max_per_client);
 	}
+	sv->n_refused++;
+	txs_srv_publish(sv);
 	txs_srv_log(sv, "%s: busy (session %u refused: %s)", who, sv->sessions + 1, why);
 	fflush(NULL);
 	refuse_conn(sv, pe.fd, why);

@@ -284,7 +284,7 @@ static int loop(struct txs_server *sv)
 {
 	double t_start = txs_mono_s();
 	bool one_off = sv->c.one_off;
-	while (!sv->stop) {
+	while (!__atomic_load_n(&sv->stop, __ATOMIC_RELAXED)) {
 		int code;
 		txs_srv_metrics_tick(&sv->sm, txs_mono_s() - t_start);
 		if (txs_srv_reap(sv, &code) && one_off)
@@ -311,7 +311,7 @@ TXS_API int txs_server_run(struct txs_server *sv)
 		return 1;
 	sv->ran = true;
 	int ret = loop(sv);
-	bool stopped = sv->stop;
+	bool stopped = __atomic_load_n(&sv->stop, __ATOMIC_RELAXED);
 	txs_srv_ip2_stop(sv);
 	for (unsigned i = 0; i < sv->c.max_sessions; i++)
 		if (sv->slot[i].pid > 0) {
@@ -326,7 +326,7 @@ TXS_API int txs_server_run(struct txs_server *sv)
 	for (unsigned k = 0; k < sv->npend; k++)
 		close(sv->pend[k].fd);
 	sv->npend = 0;
-	sv->lingering = 1;
+	__atomic_store_n(&sv->lingering, 1, __ATOMIC_RELAXED);
 	txs_metrics_life_end(sv->sm.life); /* the last file (no session running), the linger */
 	txs_srv_metrics_stop(&sv->sm);
 	if (stopped)
@@ -334,10 +334,24 @@ TXS_API int txs_server_run(struct txs_server *sv)
 	return ret;
 }
 
+void txs_srv_publish(struct txs_server *sv)
+{
+	__atomic_store_n(&sv->pub.sessions, sv->sessions, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->pub.active, sv->active, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->pub.refused, sv->n_refused, __ATOMIC_RELAXED);
+}
+
+TXS_API void txs_server_counts(const struct txs_server *s, struct txs_server_counts *out)
+{
+	out->sessions = __atomic_load_n(&s->pub.sessions, __ATOMIC_RELAXED);
+	out->active = __atomic_load_n(&s->pub.active, __ATOMIC_RELAXED);
+	out->refused = __atomic_load_n(&s->pub.refused, __ATOMIC_RELAXED);
+}
+
 TXS_API void txs_server_stop(struct txs_server *s)
 {
-	s->stop = 1;
-	if (s->lingering)
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&s->lingering, __ATOMIC_RELAXED))
 		txs_metrics_life_stop(s->sm.life);
 }
 

@@ -123,6 +123,8 @@ struct txs_server {
 	struct txs_srv_pending pend[TXS_SRV_PENDING_MAX];
 	unsigned npend;
 	unsigned sessions;
+	unsigned n_refused;   /* connections refused busy */
+	struct txs_server_counts pub; /* sessions, active, refused for txs_server_counts: relaxed atomic stores */
 	bool ran;
 	volatile sig_atomic_t stop, lingering;
 	struct txs_srv_metrics sm;
@@ -138,6 +140,8 @@ void txs_srv_sa_addr(const struct sockaddr_storage *ss, struct txs_addr *a, uint
 
 /* ---- admission (admit.c) ------------------------------------------------------------------------- */
 /* A session's process is gone (reaped): its metrics end, its slot is free. */
+/* The counts txs_server_counts reads from another thread. */
+void txs_srv_publish(struct txs_server *sv);
 void txs_srv_slot_ended(struct txs_server *sv, struct txs_srv_slot *sl);
 /* Reap what has ended, stop sessions past their bound; 1 when a one-off
  * session ended (*code: its exit status). */

@@ -76,8 +76,7 @@ int txs_srv_recv_conf(struct txs_recv_conf *c, const struct txs_ctl_recv_spec *r
 	c->port = port;
 	c->interval = 0;
 	c->idle = idle;
-	c->time_set = true;
-	c->time = limit;
+	c->time = limit; /* > 0 */
 	c->sender_summary = sender_summary;
 	c->threads = r->threads;
 	int cpu[TXS_MAX_CORES];
@@ -204,7 +203,7 @@ static int recv_report(struct recv_run *x, struct txs_recv *s, FILE *sf, const s
 					"control");
 		txs_rx_result_set_clock_method(res->rx, c->method ? c->method : TXS_CTL_CLOCK_TCP); /* unsaid: an older client */
 	}
-	txs_recv_result_json(sf, res);
+	txs_recv_summary(sf, true, res);
 	if (fclose(sf) != 0) {
 		say(x->d, "cannot write --summary-file '%s': %s", x->d->summary_file, strerror(errno));
 		ret = 1;

@@ -187,4 +187,5 @@ const struct txs_opt *txs_ndr_opt_table(void);
  * whole datagrams/s from here on): 0, or -EINVAL with one line in err
  * ("bad value for --lo: ...", "no destination: ..."). */
 int txs_ndr_args_check(struct txs_ndr_args *a, char *err, size_t errlen);
+
 #endif

@@ -86,8 +86,8 @@ void txs_recv_args_conf(struct txs_recv_args *a)
 {
 	struct txs_recv_conf *c = &a->c;
 	c->n_affinity = a->cpus.n;
-	c->time_set = a->time.set;
-	c->time = a->time.v;
+	/* -t 0 is no limit; no -t, the default (0) */
+	c->time = !a->time.set ? 0 : a->time.v == 0 ? TXS_RECV_NO_TIME_LIMIT : a->time.v;
 	c->clock_offset_set = a->clock_offset.set;
 	c->clock_offset_ns = a->clock_offset.ns;
 	/* unpinned unless -A (pinning thread 0 to CPU 0 by default put

@@ -136,11 +136,11 @@ static int check_run(struct txs_recv_plan *p, const struct txs_recv_conf *c, cha
 	if (!(c->outage_min <= 3600) || !(c->outage_min >= 0))
 		return txs_fail(err, errlen, -EINVAL, "bad value for --outage-min: '%g': expected at most 3600 seconds",
 				c->outage_min);
-	p->time = c->time;
+	p->time = c->time == TXS_RECV_NO_TIME_LIMIT ? 0 : c->time; /* the plan's 0: no limit */
 	if (!p->is_pcap) {
-		if (!c->time_set)
+		if (c->time == 0)
 			p->time = TXS_RECV_LIVE_TIME_DEFAULT;
-		else if (c->time == 0 && c->idle == 0)
+		else if (c->time == TXS_RECV_NO_TIME_LIMIT && c->idle == 0)
 			return txs_fail(err, errlen, -EINVAL, "--time 0 (no time limit) needs --idle SEC to end the run");
 	}
 	return 0;
@@ -158,7 +158,7 @@ static int secs(const char *opt, double v, const char *what, char *err, size_t e
 static int check_numbers(const struct txs_recv_conf *c, unsigned threads, char *err, size_t errlen)
 {
 	int rc;
-	if ((rc = secs("time", c->time, "no limit, needs --idle", err, errlen)) ||
+	if ((c->time != TXS_RECV_NO_TIME_LIMIT && (rc = secs("time", c->time, "-t 0: no limit, needs --idle", err, errlen))) ||
 	    (rc = secs("idle", c->idle, "never", err, errlen)) ||
 	    (rc = secs("interval", c->interval, "none", err, errlen)))
 		return rc;

@@ -79,76 +79,85 @@ static void xdp_text(FILE *f, const struct txs_rx_input_stats *is)
 		       "(-P as many threads as the interface has RX queues)\n", (unsigned long long)is->xdp_no_socket);
 }
 
-TXS_API void txs_recv_result_json(FILE *f, const struct txs_recv_result *s)
+TXS_API void txs_recv_result_json(struct txs_json *jp, const struct txs_recv_result *s)
 {
+	txs_json_str(jp, "device", s->in->spec);
+	txs_json_dbl(jp, "seconds", s->seconds);
+	txs_json_dbl(jp, "active_seconds", s->active);
+	txs_json_dbl(jp, "pps", s->active > 0 ? s->rx->received / s->active : 0);
+	txs_json_dbl(jp, "bps", s->active > 0 ? s->rx->bytes * 8.0 / s->active : 0);
+	txs_rx_result_json(jp, s->rx, s->link_names);
+	if (s->in->offline) {
+		txs_json_obj_open(jp, "kernel_drops"); /* a file: nothing the kernel dropped */
+		txs_json_obj_close(jp);
+	} else {
+		txs_rx_kstats_json(jp, "kernel_drops", &s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
+	}
+	txs_json_obj_open(jp, "input");
+	txs_json_u64(jp, "socket_drops", s->is.socket_drops);
+	txs_json_bool(jp, "socket_drops_known", s->is.have_socket_drops);
+	txs_json_u64(jp, "ring_packets", s->is.ring_packets);
+	txs_json_u64(jp, "csum_completed", s->is.csum_completed);
+	if (s->is.rcvbuf >= 0)
+		txs_json_i64(jp, "rcvbuf", s->is.rcvbuf);
+	else
+		txs_json_dbl(jp, "rcvbuf", NAN);
+	txs_json_bool(jp, "rcvbuf_forced", s->is.rcvbuf_forced);
+	if (!s->in->raw && !s->in->offline) {
+		txs_json_obj_open(jp, "gro");
+		txs_json_bool(jp, "on", s->is.gro);
+		txs_json_u64(jp, "messages", s->is.gro_msgs);
+		txs_json_u64(jp, "datagrams", s->is.gro_dgrams);
+		txs_json_obj_close(jp);
+		txs_json_str(jp, "rx_timestamps", ts_mode_str(s->in->conf.rx_ts));
+		txs_json_u64(jp, "ts_kernel", s->is.ts_kernel);
+		txs_json_u64(jp, "ts_user", s->is.ts_user);
+		txs_json_u64(jp, "ts_hardware", s->is.ts_hardware);
+		if (s->in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
+			txs_json_str(jp, "hw_interface", s->is.hw_ifname);
+			txs_json_i64(jp, "phc_index", s->is.phc_index);
+			txs_json_bool(jp, "hw_filter_set", s->is.hw_filter_set);
+			txs_json_bool(jp, "hw_filter_left_on", s->is.hw_filter_left);
+			txs_json_u64(jp, "ts_hw_skewed", s->is.ts_hw_skewed);
+			txs_json_i64(jp, "hw_offset_ns", s->is.hw_offset_ns);
+		}
+	}
+	if (s->is.have_xdp)
+		xdp_json(jp, &s->is);
+	txs_json_obj_open(jp, "pcap");
+	txs_json_u64(jp, "records", s->is.pcap.records);
+	txs_json_u64(jp, "snapped", s->is.pcap.snapped);
+	txs_json_u64(jp, "bad_len", s->is.pcap.bad_len);
+	txs_json_u64(jp, "truncated", s->is.pcap.truncated);
+	txs_json_u64(jp, "bad_l2", s->is.pcap.bad_l2);
+	txs_json_obj_close(jp);
+	txs_json_obj_close(jp);
+	txs_json_arr_open(jp, "threads");
+	for (unsigned i = 0; i < s->n_threads; i++) {
+		const struct txs_rx_live *l = &s->thread[i].live;
+		txs_json_obj_open(jp, NULL);
+		txs_json_u64(jp, "id", i);
+		txs_json_i64(jp, "cpu", s->thread[i].cpu);
+		txs_json_u64(jp, "received", l->received);
+		txs_json_u64(jp, "bytes", l->bytes);
+		txs_json_u64(jp, "malformed", l->malformed);
+		txs_json_u64(jp, "ignored", l->ignored);
+		txs_json_obj_close(jp);
+	}
+	txs_json_arr_close(jp);
+}
+
+TXS_API void txs_recv_summary(FILE *f, bool json, const struct txs_recv_result *s)
+{
+	if (!json) {
+		txs_recv_result_text(f, s);
+		return;
+	}
 	struct txs_json j;
 	txs_json_begin(&j, f);
 	txs_json_str(&j, "type", "summary");
 	txs_json_str(&j, "kind", "recv");
-	txs_json_str(&j, "device", s->in->spec);
-	txs_json_dbl(&j, "seconds", s->seconds);
-	txs_json_dbl(&j, "active_seconds", s->active);
-	txs_json_dbl(&j, "pps", s->active > 0 ? s->rx->received / s->active : 0);
-	txs_json_dbl(&j, "bps", s->active > 0 ? s->rx->bytes * 8.0 / s->active : 0);
-	txs_rx_result_json(&j, s->rx, s->link_names);
-	if (s->in->offline) {
-		txs_json_obj_open(&j, "kernel_drops"); /* a file: nothing the kernel dropped */
-		txs_json_obj_close(&j);
-	} else {
-		txs_rx_kstats_json(&j, "kernel_drops", &s->kd, s->n_if ? s->if_names : NULL, s->n_if, sock_drops(s));
-	}
-	txs_json_obj_open(&j, "input");
-	txs_json_u64(&j, "socket_drops", s->is.socket_drops);
-	txs_json_bool(&j, "socket_drops_known", s->is.have_socket_drops);
-	txs_json_u64(&j, "ring_packets", s->is.ring_packets);
-	txs_json_u64(&j, "csum_completed", s->is.csum_completed);
-	if (s->is.rcvbuf >= 0)
-		txs_json_i64(&j, "rcvbuf", s->is.rcvbuf);
-	else
-		txs_json_dbl(&j, "rcvbuf", NAN);
-	txs_json_bool(&j, "rcvbuf_forced", s->is.rcvbuf_forced);
-	if (!s->in->raw && !s->in->offline) {
-		txs_json_obj_open(&j, "gro");
-		txs_json_bool(&j, "on", s->is.gro);
-		txs_json_u64(&j, "messages", s->is.gro_msgs);
-		txs_json_u64(&j, "datagrams", s->is.gro_dgrams);
-		txs_json_obj_close(&j);
-		txs_json_str(&j, "rx_timestamps", ts_mode_str(s->in->conf.rx_ts));
-		txs_json_u64(&j, "ts_kernel", s->is.ts_kernel);
-		txs_json_u64(&j, "ts_user", s->is.ts_user);
-		txs_json_u64(&j, "ts_hardware", s->is.ts_hardware);
-		if (s->in->conf.rx_ts == TXS_RX_TS_HARDWARE) {
-			txs_json_str(&j, "hw_interface", s->is.hw_ifname);
-			txs_json_i64(&j, "phc_index", s->is.phc_index);
-			txs_json_bool(&j, "hw_filter_set", s->is.hw_filter_set);
-			txs_json_bool(&j, "hw_filter_left_on", s->is.hw_filter_left);
-			txs_json_u64(&j, "ts_hw_skewed", s->is.ts_hw_skewed);
-			txs_json_i64(&j, "hw_offset_ns", s->is.hw_offset_ns);
-		}
-	}
-	if (s->is.have_xdp)
-		xdp_json(&j, &s->is);
-	txs_json_obj_open(&j, "pcap");
-	txs_json_u64(&j, "records", s->is.pcap.records);
-	txs_json_u64(&j, "snapped", s->is.pcap.snapped);
-	txs_json_u64(&j, "bad_len", s->is.pcap.bad_len);
-	txs_json_u64(&j, "truncated", s->is.pcap.truncated);
-	txs_json_u64(&j, "bad_l2", s->is.pcap.bad_l2);
-	txs_json_obj_close(&j);
-	txs_json_obj_close(&j);
-	txs_json_arr_open(&j, "threads");
-	for (unsigned i = 0; i < s->n_threads; i++) {
-		const struct txs_rx_live *l = &s->thread[i].live;
-		txs_json_obj_open(&j, NULL);
-		txs_json_u64(&j, "id", i);
-		txs_json_i64(&j, "cpu", s->thread[i].cpu);
-		txs_json_u64(&j, "received", l->received);
-		txs_json_u64(&j, "bytes", l->bytes);
-		txs_json_u64(&j, "malformed", l->malformed);
-		txs_json_u64(&j, "ignored", l->ignored);
-		txs_json_obj_close(&j);
-	}
-	txs_json_arr_close(&j);
+	txs_recv_result_json(&j, s);
 	txs_json_end(&j);
 }
 

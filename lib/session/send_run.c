@@ -28,8 +28,10 @@ static void interval(struct txs_send *s, const struct txs_send_hooks *h, double 
 	unsigned n = s->p.nthreads;
 	bool any = send_rows_sub(s->delta, s->cur, s->prev, n);
 	send_rows_sub(s->dl, s->links, s->plinks, s->dev->n_links);
+	struct txs_send_interval iv = { .start = t0, .end = t1, .n_threads = n, .n_links = s->dev->n_links,
+					.threads = s->delta, .links = s->dl };
 	if (!last || any)
-		h->interval(h->user, t0, t1, s->delta, s->dl);
+		h->interval(h->user, &iv);
 	memcpy(s->prev, s->cur, sizeof(*s->cur) * n);
 	memcpy(s->plinks, s->links, sizeof(s->links));
 }

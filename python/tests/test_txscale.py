@@ -36,7 +36,7 @@ def test_loaded_by_soname_name():
 
 
 def test_kinds_and_options():
-    assert txscale.kinds() == ["send", "recv"]
+    assert txscale.kinds() == ["send", "recv", "ndr", "server"]
     names = [o["name"] for o in txscale.options("send")]
     assert names[0] == "dest" and "bitrate" in names and "pace-slack" in names
     assert "json" not in names and "client" not in names  # the CLI's own
@@ -70,6 +70,13 @@ REFUSALS = [
     ("recv", dict(max_flows=0), "max_flows", "bad value for --max-flows: '0'"),
     ("recv", dict(idle="NaN"), "idle", "bad value for --idle: 'NaN'"),
     ("recv", dict(rx_timestamps="sometimes"), "rx_timestamps", "bad value for --rx-timestamps: 'sometimes'"),
+    ("ndr", dict(), "dest", "no destination"),
+    ("ndr", dict(dest="127.0.0.1", lo="10k"), "lo", "bad value for --lo: datagrams/s only"),
+    ("ndr", dict(dest="127.0.0.1", remote="127.0.0.1"), "remote", "--remote is not an ndr session's"),
+    ("ndr", dict(dest="127.0.0.1", max_trials=1000), "max_trials", "bad value for --max-trials: '1000'"),
+    ("server", dict(stamp="x"), "stamp", "bad value for --stamp: 'x'"),
+    ("server", dict(max_time=0, control_port=1), "max_time", "bad value for --max-time: '0'"),
+    ("server", dict(dest="127.0.0.1"), "dest", "unknown option 'dest' for a server session"),
 ]
 
 
@@ -174,7 +181,8 @@ def test_one_table_for_cli_and_keywords():
                "auth-file", "ctl-timeout", "remote-parallel", "remote-cpus", "remote-rcvbuf", "remote-dev",
                "metrics", "metrics-file", "metrics-linger", "metrics-flows", "ready-fd", "help", "iperf2"}
     import re
-    for kind in ("send", "recv"):
+    cli_own |= {"remote", "metrics-listen"}
+    for kind in ("send", "recv", "ndr", "server"):
         text = subprocess.run([os.environ["TXSCALE_BIN"], kind, "--help"], capture_output=True, text=True,
                               check=True).stdout
         cli = set(re.findall(r"^\s+(?:-\w, )?\s*--([a-z0-9-]+)", text, re.M))
@@ -184,3 +192,100 @@ def test_one_table_for_cli_and_keywords():
         for o in txscale.options(kind):  # the help texts are the CLI's
             if o["name"] != "dest" and o["name"] != "dev":
                 assert o["help"][:40] in text.replace("\n", " ") or o["help"][:40] in text
+
+
+def test_ndr_session_search_on_loopback():
+    """The NDR search as a session: its trials (the txscale program's
+    children, TXSCALE_BIN) on loopback, stats from another thread while it
+    runs, and the summary txscale ndr -J ends with. Every rate up to 20k
+    datagrams/s passes here, so the search ends at its upper bound."""
+    port = free_port()
+    with txscale.Session("ndr", dest="127.0.0.1", port=port, lo="2kpps", hi="20kpps", trial="0.3",
+                         precision=5, max_trials=6) as s:
+        s.start()
+        trials = []
+        while True:
+            st = s.stats()
+            trials.append(st["trials"])
+            if st["state"] == "done":
+                break
+            time.sleep(0.05)
+        summary = s.wait(timeout=60)
+    assert summary["type"] == "ndr" and summary["outcome"] == "hi-passes"
+    assert summary["rate_pps"] == 20000 and summary["trials"] >= 1
+    assert trials == sorted(trials) and trials[-1] == summary["trials"]
+    assert st["last_trial"]["type"] == "trial" and st["last_trial"]["pass"] is True
+
+
+def test_ndr_session_stops():
+    with txscale.Session("ndr", dest="127.0.0.1", port=free_port(), lo="1kpps", hi="2kpps", trial=20) as s:
+        s.start()
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        s.stop()
+        with pytest.raises(txscale.Error) as ei:
+            s.wait(timeout=20)
+        assert time.monotonic() - t0 < 10
+        assert "interrupted after 0 trials" in str(ei.value)
+
+
+def test_server_session_serves_a_txscale_and_an_iperf3_client():
+    """A server session in this process: a txscale client (the CLI) runs a
+    test against it; its summaries come back from the session's process
+    into stats and the summary; a stock iperf3 client is served too."""
+    ctl = free_port()
+    with txscale.Session("server", bind="127.0.0.1", control_port=ctl, no_iperf2=True, max_time=30) as srv:
+        assert srv.stats()["port"] == ctl
+        srv.start()
+        out = subprocess.run([os.environ["TXSCALE_BIN"], "send", "-c", "127.0.0.1", "--control-port", str(ctl),
+                              "-n", "2000", "-b", "20kpps", "-i", "0"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "txscale's protocol" in out.stdout
+        assert "received 2000, lost 0 (0%) exact" in out.stdout
+        have_iperf3 = subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode == 0
+        if have_iperf3:
+            ip3 = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(ctl), "-u", "-l", "100", "-b", "800K",
+                                  "-t", "1", "-J"], capture_output=True, text=True, timeout=60)
+            assert ip3.returncode == 0, ip3.stdout[-500:] + ip3.stderr
+        deadline = time.monotonic() + 20
+        want = 2 if have_iperf3 else 1
+        while time.monotonic() < deadline:
+            st = srv.stats()
+            if st["tests"] >= want and st["active"] == 0:
+                break
+            time.sleep(0.05)
+        assert st["state"] == "running" and st["sessions"] == want and st["tests"] >= want, st
+        srv.stop()
+        summary = srv.wait(timeout=20)
+        log = srv.error()  # the server's log, from whichever of its processes
+        assert "listening on 127.0.0.1 port %d" % ctl in log and "session 1 (127.0.0.1)" in log, log
+    assert summary["kind"] == "server" and summary["sessions"] == want and summary["exit_status"] == 0
+    recv = [t for t in summary["summaries"] if t["protocol"] == "txscale" and t["role"] == "receiver"]
+    assert len(recv) == 1 and recv[0]["client"] == "127.0.0.1"
+    r = recv[0]["summary"]
+    assert r["received"] == 2000 and r["lost"] == 0 and r["lost_exact"]
+    if have_iperf3:
+        ip = [t for t in summary["summaries"] if t["protocol"] == "iperf3"]
+        assert ip and ip[0]["summary"]["lost"] == 0 and ip[0]["summary"]["received"] > 0
+
+
+def test_server_session_busy_and_one_off():
+    """--one-off: the session ends with its one client's session; a second
+    client meanwhile is told the server is busy, and the refusal is counted."""
+    ctl = free_port()
+    srv = txscale.Session("server", bind="127.0.0.1", control_port=ctl, no_iperf2=True, one_off=True)
+    srv.start()
+    first = subprocess.Popen([os.environ["TXSCALE_BIN"], "send", "-c", "127.0.0.1", "--control-port", str(ctl),
+                              "-n", "3000", "-b", "2kpps", "-i", "0"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 10
+    while srv.stats()["active"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    second = subprocess.run([os.environ["TXSCALE_BIN"], "send", "-c", "127.0.0.1", "--control-port", str(ctl),
+                             "-n", "10", "-i", "0"], capture_output=True, text=True, timeout=30)
+    assert second.returncode == 1 and "the server is busy" in second.stderr, second.stdout + second.stderr
+    out, _ = first.communicate(timeout=60)
+    assert first.returncode == 0, out
+    summary = srv.wait(timeout=30)
+    srv.close()
+    assert summary["sessions"] == 1 and summary["refused"] == 1 and summary["exit_status"] == 0

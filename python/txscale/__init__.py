@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""txscale: run txscale's send and receive sessions from Python.
+"""txscale: run txscale's sessions from Python: send, recv, the NDR search, the server.
 
 A thin layer over libtxscale's JSON session boundary
 (<txscale/session_json.h>, docs/library.md), with ctypes only::
@@ -14,7 +14,8 @@ A thin layer over libtxscale's JSON session boundary
 Keywords are the long options of ``txscale KIND --help`` with ``-`` written
 ``_`` (``max_flows`` is ``--max-flows``), the values as the CLI takes them:
 strings ("10kpps", "250ms", "0-1"), numbers, and True for a flag. send's
-destination is ``dest``. One option table in the library drives the CLI,
+and ndr's destination is ``dest``. An ndr session's trials run the txscale
+program: TXSCALE_BIN, or txscale in PATH. One option table in the library drives the CLI,
 these keywords and --help: ``txscale.options(kind)`` lists it.
 
 The library is loaded by its SONAME (libtxscale.so.0), or from the path in
@@ -119,7 +120,7 @@ def _take_str(vp):
 
 
 def kinds():
-    """The session kinds the library runs: ['send', 'recv']."""
+    """The session kinds the library runs: ['send', 'recv', 'ndr', 'server']."""
     out, p = [], _lib.txs_session_kinds()
     while p[len(out)]:
         out.append(p[len(out)].decode())
@@ -150,7 +151,7 @@ def _config_json(config):
 
 
 class Session:
-    """One send or recv session: Session(kind, **config), then start(),
+    """One session (send, recv, ndr, server): Session(kind, **config), then start(),
     stats() while it runs (any thread), stop() (any thread), wait() for
     the summary. A context manager: leaving it stops and frees the session."""
 

@@ -412,7 +412,7 @@ static void test_side_confs(void **st)
 	assert_int_equal(rc.batch, 64);
 	assert_string_equal(rc.rx_ts, "kernel");
 	assert_string_equal(rc.payload, "txscale");
-	assert_true(rc.interval == 0 && rc.idle == 1 && rc.time_set && rc.time == 40);
+	assert_true(rc.interval == 0 && rc.idle == 1 && rc.time == 40);
 	assert_string_equal(rc.sender_summary, "/x/peer.json");
 	assert_int_equal(rc.n_affinity, 0);
 	assert_int_equal(rc.cpu[0], -1);

@@ -308,11 +308,11 @@ struct recv_case {
 	void (*set)(struct txs_recv_conf *c);
 };
 
-static void r_time_neg(struct txs_recv_conf *c) { c->time_set = true; c->time = -1; }
-static void r_time_nan(struct txs_recv_conf *c) { c->time_set = true; c->time = NAN; c->idle = 1; }
-static void r_time_inf(struct txs_recv_conf *c) { c->time_set = true; c->time = INFINITY; }
-static void r_forever(struct txs_recv_conf *c) { c->time_set = true; c->time = 0; c->idle = 0; }
-static void r_forever_expect(struct txs_recv_conf *c) { c->time_set = true; c->expect = 10; }
+static void r_time_neg(struct txs_recv_conf *c) { c->time = -2; }
+static void r_time_nan(struct txs_recv_conf *c) { c->time = NAN; c->idle = 1; }
+static void r_time_inf(struct txs_recv_conf *c) { c->time = INFINITY; }
+static void r_forever(struct txs_recv_conf *c) { c->time = TXS_RECV_NO_TIME_LIMIT; c->idle = 0; }
+static void r_forever_expect(struct txs_recv_conf *c) { c->time = TXS_RECV_NO_TIME_LIMIT; c->expect = 10; }
 static void r_idle_neg(struct txs_recv_conf *c) { c->idle = -0.5; }
 static void r_idle_nan(struct txs_recv_conf *c) { c->idle = NAN; }
 static void r_interval_inf(struct txs_recv_conf *c) { c->interval = INFINITY; }
@@ -332,9 +332,9 @@ static void recv_ranges(void **st)
 {
 	(void)st;
 	const struct recv_case cases[] = {
-		{ "bad value for --time: '-1': expected seconds 0 (no limit, needs --idle) .. 1e7", r_time_neg },
-		{ "bad value for --time: 'nan': expected seconds 0 (no limit, needs --idle) .. 1e7", r_time_nan },
-		{ "bad value for --time: 'inf': expected seconds 0 (no limit, needs --idle) .. 1e7", r_time_inf },
+		{ "bad value for --time: '-2': expected seconds 0 (-t 0: no limit, needs --idle) .. 1e7", r_time_neg },
+		{ "bad value for --time: 'nan': expected seconds 0 (-t 0: no limit, needs --idle) .. 1e7", r_time_nan },
+		{ "bad value for --time: 'inf': expected seconds 0 (-t 0: no limit, needs --idle) .. 1e7", r_time_inf },
 		{ "--time 0 (no time limit) needs --idle SEC to end the run", r_forever },
 		{ "--time 0 (no time limit) needs --idle SEC to end the run", r_forever_expect },
 		{ "bad value for --idle: '-0.5': expected seconds 0 (never) .. 1e7", r_idle_neg },

@@ -114,6 +114,24 @@ static void refused(void **state)
 		{ "recv", "{\"max-flows\": 0}", -EINVAL, "bad value for --max-flows: '0'" },
 		{ "recv", "{\"rx-timestamps\": \"sometimes\"}", -EINVAL, "bad value for --rx-timestamps: 'sometimes'" },
 		{ "recv", "{\"affinity\": \"0-9999\"}", -EINVAL, "--affinity" },
+		{ "ndr", "{}", -EINVAL, "no destination: give DEST" },
+		{ "ndr", "{\"dest\": \"nohost\"}", -EINVAL, "bad destination address 'nohost'" },
+		{ "ndr", "{\"dest\": \"127.0.0.1\", \"lo\": \"10k\"}", -EINVAL, "bad value for --lo: datagrams/s only" },
+		{ "ndr", "{\"dest\": \"127.0.0.1\", \"lo\": \"10kpps\", \"hi\": \"5kpps\"}", -EINVAL,
+		  "bad value for --hi: '5000': must be above --lo 10000" },
+		{ "ndr", "{\"dest\": \"127.0.0.1\", \"precision\": 100}", -EINVAL, "bad value for --precision: '100'" },
+		{ "ndr", "{\"dest\": \"127.0.0.1\", \"trial\": 0.01}", -EINVAL, "bad value for --trial: '0.01'" },
+		{ "ndr", "{\"dest\": \"127.0.0.1\", \"max-trials\": 2}", -EINVAL, "bad value for --max-trials: '2'" },
+		{ "ndr", "{\"dest\": \"127.0.0.1\", \"remote\": \"127.0.0.1\"}", -EINVAL,
+		  "--remote is not an ndr session's" },
+		{ "ndr", "{\"dest\": \"127.0.0.1\", \"json\": true}", -EINVAL, "unknown option 'json' for an ndr session" },
+		{ "server", "{\"dest\": \"127.0.0.1\"}", -EINVAL, "unknown option 'dest' for a server session" },
+		{ "server", "{\"stamp\": \"x\"}", -EINVAL, "bad value for --stamp: 'x': expected a UDP port" },
+		{ "server", "{\"iperf2-port\": 5001, \"no-iperf2\": true}", -EINVAL,
+		  "--iperf2-port and --no-iperf2 exclude each other" },
+		{ "server", "{\"max-time\": 0, \"control-port\": 1}", -EINVAL, "bad value for --max-time: '0'" },
+		{ "server", "{\"max-sessions\": 0}", -EINVAL, "bad value for --max-sessions: '0'" },
+		{ "server", "{\"bind\": \"192.0.2.1\", \"control-port\": 1}", -EINVAL, "cannot listen on 192.0.2.1" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct refusal *c = &cases[i];
@@ -156,13 +174,17 @@ static void table_roundtrip(void **state)
 	const char *const *kinds = txs_session_kinds();
 	assert_string_equal(kinds[0], "send");
 	assert_string_equal(kinds[1], "recv");
-	assert_null(kinds[2]);
+	assert_string_equal(kinds[2], "ndr");
+	assert_string_equal(kinds[3], "server");
+	assert_null(kinds[4]);
+	setenv("TXSCALE_BIN", "/bin/true", 0); /* an ndr session's new looks for the program its trials run */
 	for (int k = 0; kinds[k]; k++) {
 		char *text;
 		assert_int_equal(txs_session_options_json(kinds[k], &text), 0);
 		json_t *arr = parse(text);
 		txs_session_str_free(text);
-		assert_true(json_is_array(arr) && json_array_size(arr) > 15);
+		bool big = strcmp(kinds[k], "send") == 0 || strcmp(kinds[k], "recv") == 0;
+		assert_true(json_is_array(arr) && json_array_size(arr) > (big ? 15 : 8));
 		size_t i;
 		json_t *o;
 		unsigned tried = 0;
@@ -172,12 +194,19 @@ static void table_roundtrip(void **state)
 			bool flag = json_is_true(json_object_get(o, "flag"));
 			if (!def && !flag)
 				continue;
-			if (strcmp(name, "dest") == 0 || strcmp(name, "connected") == 0 || strcmp(name, "no-pin") == 0)
+			if (strcmp(name, "dest") == 0 || strcmp(name, "connected") == 0 || strcmp(name, "no-pin") == 0 ||
+			    strcmp(name, "control-port") == 0)
 				continue;
 			json_t *cfg = json_object();
 			if (strcmp(kinds[k], "send") == 0) {
 				json_object_set_new(cfg, "dest", json_string("127.0.0.1"));
 				json_object_set_new(cfg, "packets", json_integer(1));
+			} else if (strcmp(kinds[k], "ndr") == 0) {
+				json_object_set_new(cfg, "dest", json_string("127.0.0.1"));
+			} else if (strcmp(kinds[k], "server") == 0) {
+				json_object_set_new(cfg, "bind", json_string("127.0.0.1"));
+				json_object_set_new(cfg, "control-port", json_integer(free_port()));
+				json_object_set_new(cfg, "iperf2-port", json_integer(free_port()));
 			} else {
 				json_object_set_new(cfg, "bind", json_string("127.0.0.1"));
 				json_object_set_new(cfg, "port", json_integer(free_port()));
@@ -198,7 +227,7 @@ static void table_roundtrip(void **state)
 			json_decref(cfg);
 			tried++;
 		}
-		assert_true(tried > 10);
+		assert_true(tried > (big ? 10u : 5u));
 		json_decref(arr);
 	}
 }

@@ -237,7 +237,7 @@ static void pcap_exact(void **st)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	txs_recv_result_json(f, r);
+	txs_recv_summary(f, true, r);
 	fclose(f);
 	assert_non_null(strstr(buf, "{\"type\":\"summary\",\"kind\":\"recv\",\"device\":\"pcap:"));
 	assert_non_null(strstr(buf, "\"received\":1000,"));
@@ -261,7 +261,7 @@ static void bad_conf(struct txs_recv_conf *c, unsigned i, const char *pcap_dev)
 	case 1: c->v4 = c->v6 = true; break;
 	case 2: c->port = "70000"; break;
 	case 3: c->dev = pcap_dev; c->threads = 2; break;
-	case 4: c->time_set = true; c->time = 0; break;
+	case 4: c->time = TXS_RECV_NO_TIME_LIMIT; break;
 	case 5: c->payload = "iperf3"; c->verify = true; break;
 	case 6: c->expect = 5; c->sender_summary = "x"; break;
 	case 7: c->bind = "198.18.0.1"; c->v6 = true; break;
@@ -359,7 +359,6 @@ static struct txs_recv *live_open(struct seen *k, unsigned off, double interval,
 	c.dev = "udp";
 	c.bind = "127.0.0.1";
 	c.port = ps;
-	c.time_set = true;
 	c.time = 30;
 	if (interval)
 		c.interval = interval;

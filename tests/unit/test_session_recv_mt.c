@@ -101,7 +101,6 @@ static void two_threads(void **st)
 	c.bind = "127.0.0.1";
 	c.port = ps;
 	c.threads = 2;
-	c.time_set = true;
 	c.time = 30;
 	c.interval = 0.05;
 	c.rcvbuf = 4 << 20;

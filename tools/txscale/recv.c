@@ -152,11 +152,11 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 	}
 	if (!k->io || !k->io->hold) { /* held: the client prints it from summary_f */
 		flockfile(stdout);    /* whole lines beside the client's sender */
-		(k->cfg->json ? txs_recv_result_json : txs_recv_result_text)(stdout, res);
+		txs_recv_summary(stdout, k->cfg->json, res);
 		funlockfile(stdout);
 	}
 	if (summary_f) {
-		txs_recv_result_json(summary_f, res);
+		txs_recv_summary(summary_f, true, res);
 		if (fclose(summary_f) != 0) {
 			fprintf(stderr, "txscale recv: cannot write --summary-file '%s': %s\n", k->cfg->summary_file,
 				strerror(errno));

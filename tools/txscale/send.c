@@ -150,12 +150,11 @@ static void on_poll(void *arg, const struct txs_send_tick *t)
 	txs_metrics_life_tick(x->ml, t->now);
 }
 
-static void on_interval(void *arg, double t0, double t1, const struct txs_stat_row *threads,
-			const struct txs_stat_row *links)
+static void on_interval(void *arg, const struct txs_send_interval *iv)
 {
 	struct run_ctx *x = arg;
 	flockfile(x->rep.out); /* whole lines beside the client's receiver */
-	txs_report_interval(&x->rep, t0, t1, threads, links);
+	txs_report_interval(&x->rep, iv->start, iv->end, iv->threads, iv->links);
 	funlockfile(x->rep.out);
 }
 
