@@ -198,6 +198,7 @@ struct txs_ctl_client_result {
 	uint64_t clock_error_ns;     /* rev: the error bound of the offset handed to ops->recv_start */
 	uint16_t recv_port;          /* rev: the port our receiver binds (any_port: a free one), set before
 				      * ops->recv_start; the server's sender sends there */
+	bool ready;                  /* the server said ready: the test ran (false: refused or failed before) */
 };
 
 /* Run one test: clock, our receiver, setup, ready, our sender, done, the
@@ -223,6 +224,9 @@ struct txs_ctl_side_io {
 	/* the receiver's: the server's sender summary with its clock line, as
 	 * txs_recv_hooks.sender_summary hands it over (-EAGAIN until it came) */
 	int (*sender_summary)(void *arg, char **text, size_t *len);
+	/* our receiver: true when the test never ran (the server refused its
+	 * setup): then it says nothing, no summary, no missing sender summary */
+	bool (*discard)(void *arg);
 };
 
 /* Our sides, each run to its end on a thread of its own: the exit status

@@ -456,6 +456,7 @@ static int begin(struct crun *k)
 		return -EIO;
 	}
 	rc = await(k->c, &m, TXS_CTL_READY, k->c->timeout + TXS_CTL_READY_S + 5, k, k->err, k->errlen);
+	k->res->ready = rc == 0;
 	if (rc == 0 && k->t->fwd) {
 		k->res->data_port = m.port ? m.port : k->t->recv.port;
 		if (su.recv.port == 0 && !m.port) {

@@ -38,11 +38,17 @@ struct sides_run {
 	bool has_offset;
 	pthread_mutex_t mu;
 	char *peer; /* the server's sender summary with its clock line (under mu) */
+	int discard; /* atomic: the test never ran, our receiver says nothing */
 };
 
 static bool io_stop(void *arg)
 {
 	return __atomic_load_n(&((struct side *)arg)->stop, __ATOMIC_RELAXED);
+}
+
+static bool io_discard(void *arg)
+{
+	return __atomic_load_n(&((struct side *)arg)->k->discard, __ATOMIC_ACQUIRE);
 }
 
 static void io_ready(void *arg)
@@ -77,7 +83,7 @@ static int side_start(struct sides_run *k, int which, char *err, size_t errlen)
 {
 	struct side *d = &k->side[which];
 	*d = (struct side){ .k = k, .io = { .hold = k->sd->hold, .arg = d, .stop = io_stop, .ready = io_ready,
-					     .sender_summary = io_sender_summary,
+					     .sender_summary = io_sender_summary, .discard = io_discard,
 					     .port = which == TXS_CTL_SIDE_SEND ? k->res->data_port : k->res->recv_port,
 					     .clock_error_ns = which == TXS_CTL_SIDE_RECV ? k->res->clock_error_ns : 0 } };
 	int e = (d->io.sumf = open_memstream(&d->sum, &d->len)) ? 0 : errno;
@@ -211,6 +217,8 @@ TXS_API int txs_ctl_client_run_sides(struct txs_ctl_client *c, const struct txs_
 					  .send_start = op_send_start, .ended = op_ended, .stop = op_stop,
 					  .send_finish = op_send_finish, .recv_finish = op_recv_finish };
 	int rc = txs_ctl_client_run(c, t, &ops, res, err, errlen);
+	if (rc < 0 && !res->ready) /* refused before it ran: an empty report would only mislead */
+		__atomic_store_n(&k.discard, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		side_end(&k.side[i]);
 	res->own_send = k.side[TXS_CTL_SIDE_SEND].sum;

@@ -211,6 +211,8 @@ outi=$(timeout 20 ip netns exec "$A" iperf3 -c 198.18.0.2 -u -R -l 100 -b 80M -t
 set -e
 [ $rcr -ne 0 ] || fail "max-rate: -R -b 100kpps was served"
 case "$outr" in *"100000 packets/s asked; this server sends at most 50000 packets/s (--max-rate)"*) ;; *) fail "max-rate: '$outr'" ;; esac
+# a test that never ran has no receiver report (it would read as 0 received, 0 lost)
+case "$outr" in *"recv: udp,"*|*"received 0"*|*"sender's summary did not come"*) fail "max-rate: an empty report of the refused test: '$outr'" ;; esac
 [ $rci -ne 0 ] || fail "max-rate: iperf3 -R -b 80M was served"
 grep -q "100000 datagrams/s asked (-b 80000000 over 1 stream); this server sends at most 50000 datagrams/s (--max-rate)" "$tmp/srv.log" ||
   fail "max-rate: the server's log does not name the limit for iperf3"

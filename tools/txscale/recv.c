@@ -119,9 +119,16 @@ static int on_sender_summary(void *user, char **text, size_t *len)
 	return io->sender_summary(io->arg, text, len);
 }
 
+/* the client's own receiver of a test the server refused: nothing to say */
+static bool discarded(const struct cli *k)
+{
+	return k->io && k->io->discard && k->io->discard(k->io->arg);
+}
+
 static void on_msg(void *user, const char *line)
 {
-	(void)user;
+	if (discarded(user))
+		return;
 	fprintf(stderr, "txscale recv: %s\n", line);
 }
 
@@ -150,7 +157,7 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 					"control");
 		txs_rx_result_set_clock_method(res->rx, c->method ? c->method : TXS_CTL_CLOCK_TCP); /* unsaid: an older client */
 	}
-	if (!k->io || !k->io->hold) { /* held: the client prints it from summary_f */
+	if ((!k->io || !k->io->hold) && !discarded(k)) { /* held: the client prints it from summary_f */
 		flockfile(stdout);    /* whole lines beside the client's sender */
 		txs_recv_summary(stdout, k->cfg->json, res);
 		funlockfile(stdout);
