@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <txscale/common.h>
 
 TXS_API int txs_parse_count(const char *s, uint64_t *out)
@@ -75,9 +76,10 @@ TXS_API int txs_parse_rate(const char *s, double *value, bool *bits)
 	case 't': case 'T': mul = 1e12, end++; break;
 	default: break;
 	}
-	bool pps = strcmp(end, "pps") == 0;
-	if (!pps && *end && strcmp(end, "bit") && strcmp(end, "bps") && strcmp(end, "bit/s") &&
-	    strcmp(end, "bits") && strcmp(end, "bits/s"))
+	/* the unit in any case: 10KPPS, 10Mbps, 10MBit */
+	bool pps = strcasecmp(end, "pps") == 0;
+	if (!pps && *end && strcasecmp(end, "bit") && strcasecmp(end, "bps") && strcasecmp(end, "bit/s") &&
+	    strcasecmp(end, "bits") && strcasecmp(end, "bits/s"))
 		return -EINVAL;
 	if (v * mul > 1e12)
 		return -EINVAL;

@@ -58,7 +58,8 @@ static void parse_rate(void **st)
 		{ "10kpps", 1e4, false }, { "100Mbit", 1e8, true }, { "0pps", 0, false }, { "2.5kpps", 2500, false },
 		{ "1.5Gbps", 1.5e9, true }, { "1.5gbit", 1.5e9, true }, { "250", 250, true }, { "1000G", 1e12, true },
 		{ "1T", 1e12, true }, { "8K", 8000, true }, { "800K", 8e5, true }, { "10Mbit/s", 1e7, true },
-		{ "100pps", 100, false }, { "1Mpps", 1e6, false },
+		{ "100pps", 100, false }, { "1Mpps", 1e6, false }, { "10kPPS", 1e4, false }, { "10KPPS", 1e4, false },
+		{ "5Pps", 5, false }, { "10MBit", 1e7, true }, { "10MBPS", 1e7, true },
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		double v = -1;
