@@ -152,6 +152,13 @@ char *txs_ip3_send_json(const struct txs_ip3_test *t, const struct txs_ip3_sums 
 	txs_json_dbl(&j, "pps", secs > 0 ? u->sent / secs : 0);
 	txs_json_u64(&j, "drops", 0);
 	txs_json_u64(&j, "errors", u->send_errors);
+	/* -b resolved, as the native send's summary gives it: the whole run's (iperf3 paces each stream at -b) */
+	double bw = (double)t->p.bandwidth * u->tx_streams;
+	txs_json_obj_open(&j, "rate");
+	txs_json_dbl(&j, "datagrams_per_s", t->p.len ? bw / (8.0 * t->p.len) : 0);
+	txs_json_dbl(&j, "payload_bits_per_s", bw);
+	txs_json_u64(&j, "threads", u->tx_streams);
+	txs_json_obj_close(&j);
 	txs_json_arr_open(&j, "threads");
 	for (unsigned i = 0; i < t->n; i++)
 		if (t->s[i].sender) {

@@ -59,6 +59,9 @@ forward() {
   sent=$(sline fwd | jq .packets)
   # -b 2kpps is each stream's rate, as iperf3's -b: 8000 in 2 s over the 2 streams
   [ "$sent" -ge 7920 ] && [ "$sent" -le 8002 ] || fail "fwd: sent $sent at -b 2kpps -P 2 -t 2 (8000 expected): $(cat "$tmp/fwd.json")"
+  # the summary says what -b resolved to, as the native send's does: the whole run's, both units
+  sline fwd | jq -e '.rate.datagrams_per_s == 4000 and .rate.payload_bits_per_s == 6400000 and .rate.threads == 2' >/dev/null ||
+    fail "fwd: the send line's rate object: $(sline fwd | jq -c .rate)"
   # lost: the server host's socket drops, plus what a loaded iperf3 server had not read at TEST_END
   echo "$r" | jq -e --argjson s "$sent" --argjson k "$kdrops" '.lost_exact and .expected == $s and .received + .lost == $s and .lost >= $k and .lost <= $k + 64' >/dev/null ||
     fail "fwd: sent $sent, the server host dropped $kdrops (RcvbufErrors), receiver line: $r"
