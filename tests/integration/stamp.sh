@@ -322,6 +322,8 @@ bad_options() {
   txs_refuses --one-line "expected const or poisson" stamp send 198.18.0.2 --pace nope
   txs_refuses --one-line "--pace poisson needs a rate" stamp send 198.18.0.2 --pace poisson -b 0pps -n 5
   txs_refuses --one-line "bad value for --pace-slack" stamp send 198.18.0.2 --pace-slack 200000
+  txs_refuses --one-line "bad value for -n/--packets: '0'" stamp send 198.18.0.2 -n 0
+  txs_refuses --one-line "-n 10 and -t 1 exclude each other" stamp send 198.18.0.2 -n 10 -t 1
   txs_refuses "parallel" stamp reflect -P 0
   txs_refuses "nope" stamp nope
   local rc=0 out

@@ -189,7 +189,7 @@ static const struct txs_opt send_opts[] = {
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "the reflector's UDP port", "862" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "source address" },
 	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "packets/s per session, with pps (e.g. 100kpps; 0: as fast as the device takes them)", "10pps" },
-	{ "packets", 'n', OPT_U64, O(count), "N", "packets per session (the first probe included; tail probes may follow)" },
+	{ "packets", 'n', OPT_U64, O(count), "N", "packets per session (the first probe included; tail probes may follow); not with -t", NULL, 1, 0 },
 	{ "time", 't', OPT_SECONDS, O(time), "SEC", "sending time (default 10 s unless -n); paced, the RATE x SEC packets it schedules (late ones sent late)" },
 	{ "length", 'l', OPT_UINT, O(length), "BYTES", "UDP payload length (default: the base packet and the TLVs asked for)", NULL, 0, TXS_STAMP_MAX_LEN },
 	{ "parallel", 'P', OPT_UINT, O(sessions), "N", "N sessions, each its own engine worker, socket and receive thread (SSIDs counted up from --ssid; default: one per -A CPU, else 1)", NULL, 1, 64 },
@@ -274,6 +274,11 @@ static int stamp_send(int argc, char **argv)
 	}
 	if (cfg.rate.bits && cfg.rate.value > 0) { /* 0: as fast as the device takes them, either way */
 		fprintf(stderr, "txscale stamp send: -b %s: give packets/s with pps (e.g. 100kpps), not bits/s\n", "RATE");
+		return 2;
+	}
+	if (cfg.count && cfg.time > 0) { /* one end condition, as docs/stamp.md's synopsis and iperf3 have it */
+		fprintf(stderr, "txscale stamp send: -n %llu and -t %g exclude each other: give one end, packets or "
+			"time\n", (unsigned long long)cfg.count, cfg.time);
 		return 2;
 	}
 	if (cfg.cpus.n && cfg.sessions && cfg.sessions != cfg.cpus.n) {
