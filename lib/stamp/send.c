@@ -39,6 +39,8 @@
 
 struct sess {
 	const struct txs_stamp_send_conf *c;
+	uint64_t head_refused;           /* before the first answer: ICMP port unreachable (ECONNREFUSED) */
+	uint64_t head_bad_mac, head_bad; /* ... replies whose HMAC failed, that did not decode otherwise */
 	volatile sig_atomic_t *stop;
 	struct sockaddr_storage dst;
 	socklen_t dst_len;
@@ -59,7 +61,7 @@ struct sess {
 	uint64_t iv_sent, iv_recv;     /* counts at the last report */
 	size_t iv_samples;
 	int rc;
-	char err[160];
+	char err[400];
 	struct stamp_gen_sess *gs;     /* the engine's worker for this session */
 	int dev_fd;                    /* udp: the device's socket (on_socket), -1 until then */
 	int sending_done;              /* set (release) once the engine ended */
@@ -185,8 +187,11 @@ static int drain(struct sess *s, uint32_t want_seq, bool *got_want, struct txs_s
 							.msg_controllen = sizeof(ctl[i]) };
 		}
 		int n = recvmmsg(s->fd, m, BATCH, MSG_DONTWAIT, NULL);
-		if (n < 0 && (errno == ECONNREFUSED || errno == EINTR))
+		if (n < 0 && (errno == ECONNREFUSED || errno == EINTR)) {
+			if (errno == ECONNREFUSED && !s->ana)
+				s->head_refused++;
 			continue; /* an ICMP error from a moment ago: the reflector may be back */
+		}
 		if (n <= 0)
 			return total;
 		/* what the engine's worker numbered before these replies came */
@@ -197,9 +202,14 @@ static int drain(struct sess *s, uint32_t want_seq, bool *got_want, struct txs_s
 			size_t len = m[i].msg_len;
 			uint64_t t4 = t4_of(&m[i].msg_hdr);
 			/* any length from the base up: not every TWAMP-light reflector answers as long */
-			if (txs_stamp_decode_reflected(s->rbuf[i], len, &s->c->key, &p)) {
+			int dr = txs_stamp_decode_reflected(s->rbuf[i], len, &s->c->key, &p);
+			if (dr) {
 				if (s->ana)
 					stamp_ana_count_foreign(s->ana);
+				else if (dr == -EACCES)
+					s->head_bad_mac++;
+				else
+					s->head_bad++;
 				continue;
 			}
 			if (got_want && p.s_seq == want_seq) {
@@ -269,6 +279,8 @@ static int send_one(struct sess *s, uint32_t seq, uint64_t *t1)
 			return 0;
 		if (w < 0 && errno != ECONNREFUSED && errno != EINTR && errno != ENOBUFS && errno != EAGAIN)
 			return -errno;
+		if (w < 0 && errno == ECONNREFUSED && !s->ana)
+			s->head_refused++;
 	}
 	return -EAGAIN;
 }
@@ -314,8 +326,23 @@ static int head(struct sess *s)
 			 (unsigned long long)s->head_retries + 1);
 		return -EINTR;
 	}
-	snprintf(s->err, sizeof(s->err), "no answer to %d first probes (%.0f s each)", HEAD_TRIES,
-		 (double)HEAD_WAIT_NS / 1e9);
+	/* why: what came back instead of an answer */
+	char why[200];
+	if (s->head_bad_mac)
+		snprintf(why, sizeof(why), "%llu replies came whose HMAC does not match our key (the reflector's "
+			 "--auth-file differs, or it is unauthenticated)", (unsigned long long)s->head_bad_mac);
+	else if (s->head_bad)
+		snprintf(why, sizeof(why), "%llu replies came that are not STAMP replies we can read (%s)",
+			 (unsigned long long)s->head_bad, s->c->key.len ? "shorter than an authenticated one: an "
+			 "unauthenticated reflector?" : "too short");
+	else if (s->head_refused)
+		snprintf(why, sizeof(why), "the host answered port unreachable (ICMP) %llu times: no reflector listens "
+			 "on that port", (unsigned long long)s->head_refused);
+	else
+		snprintf(why, sizeof(why), "nothing came back (a firewall, no route, or a reflector that drops our "
+			 "packets%s)", s->c->key.len ? "" : ": an authenticated one wants --auth-file");
+	snprintf(s->err, sizeof(s->err), "no answer to %d first probes (%.0f s each): %s", HEAD_TRIES,
+		 (double)HEAD_WAIT_NS / 1e9, why);
 	return -ETIMEDOUT;
 }
 

@@ -175,11 +175,19 @@ auth() {
   local rc=0
   ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 3 --auth-file "$tmp/bad" >"$tmp/bad.out" 2>&1 || rc=$?
   [ $rc = 1 ] || fail "a sender with the wrong key: exit $rc ($(cat "$tmp/bad.out"))"
+  grep -q "no answer to 5 first probes (1 s each): nothing came back" "$tmp/bad.out" ||
+    fail "a sender with the wrong key: $(cat "$tmp/bad.out")"
   # an unauthenticated sender's 44-byte packets are runts to an authenticated reflector
   rc=0
   ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 2 >"$tmp/plain.out" 2>&1 || rc=$?
   [ $rc = 1 ] || fail "an unauthenticated sender: exit $rc"
+  grep -q "an authenticated one wants --auth-file" "$tmp/plain.out" || fail "an unauthenticated sender: $(cat "$tmp/plain.out")"
   refl_end
+  # nothing on the port: the ICMP port unreachables are named, not taken for silence
+  rc=0
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -p 863 -n 2 >"$tmp/none.out" 2>&1 || rc=$?
+  [ $rc = 1 ] && grep -q "the host answered port unreachable (ICMP) [0-9]* times: no reflector listens on that port" \
+    "$tmp/none.out" || fail "no reflector: exit $rc: $(cat "$tmp/none.out")"
   [ "$(rf .bad_mac)" = 5 ] || fail "bad MACs counted $(rf .bad_mac), want 5 (the wrong key's first probes)"
   [ "$(rf .runts)" = 5 ] || fail "runts counted $(rf .runts), want 5"
   [ "$(rf .reflected)" = 500 ] || fail "reflected $(rf .reflected), want 500"
