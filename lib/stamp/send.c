@@ -971,5 +971,15 @@ void txs_stamp_result_write(const struct txs_stamp_result *r, bool json, FILE *f
 	fprintf(f, "duplicates %llu/%llu, reordered %llu/%llu (forward/backward)\n", (unsigned long long)r->dup_forward,
 		(unsigned long long)r->dup_backward, (unsigned long long)r->reorder_forward,
 		(unsigned long long)r->reorder_backward);
+	/* what the JSON has besides: the split's standing, the probes around the run, the CoS echo */
+	fprintf(f, "split %s; first probe retried %llu time%s, %llu tail probe%s, %llu refused by our device, "
+		"%llu foreign replies",
+		!r->stateful ? "none (stateless reflector)" : r->split_inconsistent ? "none (inconsistent)"
+		: r->split_exact ? "exact" : "not exact", (unsigned long long)r->head_retries,
+		r->head_retries == 1 ? "" : "s", (unsigned long long)r->tail_probes, r->tail_probes == 1 ? "" : "s",
+		(unsigned long long)r->local_drops, (unsigned long long)r->foreign);
+	if (r->cos_dscp >= 0)
+		fprintf(f, "; CoS echoed: DSCP %d ECN %d", (int)r->cos_dscp, (int)r->cos_ecn);
+	fprintf(f, "\n");
 	fflush(f);
 }

@@ -215,6 +215,11 @@ sender_options() {
     >"$tmp/tlv.json" 2>&1 || fail "--tlvs: $(cat "$tmp/tlv.json")"
   ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 300 -b 1kpps --ptp -J >"$tmp/ptp.json" 2>&1 ||
     fail "--ptp: $(cat "$tmp/ptp.json")"
+  # the text summary says what the JSON does: the split, the probes around the run, the CoS echo
+  ip netns exec "$A" timeout 60 "$TXS" stamp send 198.18.0.2 -n 100 -b 1kpps -S 0x28 --tlvs cos >"$tmp/tlv.txt" 2>&1 ||
+    fail "--tlvs, text: $(cat "$tmp/tlv.txt")"
+  grep -q "^split exact; first probe retried 0 times, 0 tail probes, 0 refused by our device, 0 foreign replies; CoS echoed: DSCP 10 ECN 0$" \
+    "$tmp/tlv.txt" || fail "the text summary: $(cat "$tmp/tlv.txt")"
   refl_end
   ok "tlvs: $(jq -c '{received,cos,bad_time}' "$tmp/tlv.json"); ptp: $(jq -c '{received,bad_time,rtt:.rtt_ns.count}' "$tmp/ptp.json")"
   [ "$(jq -c '[.received, .cos.dscp, .cos.ecn, .bad_time]' "$tmp/tlv.json")" = '[300,10,0,0]' ] || fail "--tlvs cos with DSCP 10"
