@@ -329,6 +329,22 @@ TXS_API int txs_server_run(struct txs_server *sv)
 	__atomic_store_n(&sv->lingering, 1, __ATOMIC_RELAXED);
 	txs_metrics_life_end(sv->sm.life); /* the last file (no session running), the linger */
 	txs_srv_metrics_stop(&sv->sm);
+	if (sv->stamp) { /* --stamp: what the reflector did, as stamp reflect says at its exit */
+		struct txs_stamp_refl_stats st;
+		txs_stamp_refl_stats(sv->stamp, &st);
+		char *b = NULL;
+		size_t bl = 0;
+		FILE *f = open_memstream(&b, &bl);
+		if (f) {
+			txs_stamp_refl_write(&st, false, f);
+			if (fclose(f) == 0) {
+				while (bl && b[bl - 1] == '\n')
+					b[--bl] = 0;
+				txs_srv_log(sv, "%s", b);
+			}
+			free(b);
+		}
+	}
 	if (stopped)
 		txs_srv_log(sv, "stopped after %u session%s", sv->sessions, sv->sessions == 1 ? "" : "s");
 	return ret;

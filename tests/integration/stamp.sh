@@ -244,6 +244,9 @@ server_stamp() {
   ok "$(grep '^txscale_stamp_re' "$tmp/srv.prom" | tr '\n' ' ')"
   kill -INT "$srv"
   wait "$srv" || fail "server exited $?"
+  # its exit says what the reflector did, as stamp reflect's does
+  grep -q "stamp reflector: 1000 received, 1000 reflected, 0 runts, 0 bad MAC, 0 send errors, 1 sessions" "$tmp/srv.log" ||
+    fail "the server's exit does not give the reflector's counts: $(tail -n 3 "$tmp/srv.log")"
   txs_refuses "bad value for --stamp" server --stamp=99999
   txs_refuses "bad value for --stamp-auth-file" server --stamp --stamp-auth-file "$tmp/nonexistent"
 }
