@@ -145,6 +145,10 @@ static bool child_setup(pid_t parent, const char *errpath, int keep_fd)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	/* a thread that blocks signals (a library session's) does not hand that on: exec keeps the mask */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	return true;
 }
 

@@ -128,10 +128,15 @@ static int open_and_tell(int fd, const char *host, uint16_t port, double timeout
 		rc = first_byte(fd, timeout, &b);
 	if (rc == 1 && b == (uint8_t)TXS_CTL_MAGIC[0])
 		return 0;
-	if (rc == 1) {
+	/* what an iperf3 server answers a cookie with: the parameters' turn, busy, or its error */
+	if (rc == 1 && ((int8_t)b == TXS_IP3_PARAM_EXCHANGE || (int8_t)b == TXS_IP3_ACCESS_DENIED ||
+			(int8_t)b == TXS_IP3_SERVER_ERROR)) {
 		*st = (int8_t)b;
 		return 1;
 	}
+	if (rc == 1)
+		return txs_fail(err, errlen, -EPROTO, "neither a txscale nor an iperf3 server answers at %s port %u "
+				"(its first byte is 0x%02x)", host, port, b);
 	if (rc == 0)
 		return txs_fail(err, errlen, -ECONNRESET, "the server at %s port %u closed the connection unanswered",
 				host, port);

@@ -57,16 +57,22 @@ static int hello(struct txs_ctl_client *c, const uint8_t *key, int *why, char *e
 	struct txs_ctl_msg m;
 	char e[256];
 	int rc;
-	/* a server that has a session ending first says so (wait), then greets or says busy */
-	for (unsigned waits = 0;; waits++) {
-		rc = txs_ctl_read(c->fd, &m, TXS_CTL_SMALL_MAX, txs_ctl_ms(c->timeout), e, sizeof(e));
-		if (rc < 0 || m.type != TXS_CTL_WAIT || waits == 4)
+	/* a server that has a session ending first says so (wait), then greets or says busy: all of it
+	 * within the one timeout, however many waits it says */
+	double end = txs_mono_s() + c->timeout;
+	for (;;) {
+		double left = end - txs_mono_s();
+		rc = txs_ctl_read(c->fd, &m, TXS_CTL_SMALL_MAX, txs_ctl_ms(left > 0.001 ? left : 0.001), e, sizeof(e));
+		if (rc < 0 || m.type != TXS_CTL_WAIT)
 			break;
 		snprintf(c->waited, sizeof(c->waited), "%s", m.message);
 		txs_ctl_msg_free(&m);
 	}
-	if (rc < 0) { /* not a txscale server */
-		snprintf(err, errlen, "the server's greeting: %s", e);
+	if (rc < 0) { /* not a txscale server, or one that said it would make us wait and then did not answer */
+		if (c->waited[0])
+			snprintf(err, errlen, "the server's greeting: %s (it had said it made us wait: %s)", e, c->waited);
+		else
+			snprintf(err, errlen, "the server's greeting: %s", e);
 		return fail(c, why, -EPROTO, &m);
 	}
 	if (m.type == TXS_CTL_BUSY) {

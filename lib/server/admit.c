@@ -82,6 +82,10 @@ static void child_setup(const struct txs_server *sv)
 			close(sv->slot[q].ep);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	/* the signals a library thread blocked (a JSON server session's) are the session's to take */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
@@ -241,14 +245,17 @@ unsigned txs_srv_admit(struct txs_server *sv, unsigned k)
 		/* a txscale client hears at once why it waits (an iperf3 client could not read it) */
 		if (!pe.told && txs_ctl_first(pe.fd, 0, false) == TXS_CTL_FIRST_TXSCALE) {
 			struct txs_ctl_msg m = { .type = TXS_CTL_WAIT };
-			if (full)
-				snprintf(m.message, sizeof(m.message), "%u sessions run (--max-sessions %u), %u of them "
-					 "ending: waiting up to %.1f s for a slot", sv->active, c->max_sessions, ending,
-					 TXS_SRV_PENDING_MS / 1000.0);
+			/* the longest it may wait from here: for a session that is ending, else the grace */
+			double bound = soon ? TXS_SRV_PENDING_MS / 1000.0 : TXS_SRV_PENDING_GRACE_S;
+			unsigned n = full ? sv->active : mine, ne = full ? ending : mine_ending;
+			if (full && c->one_off)
+				snprintf(m.message, sizeof(m.message), "this server serves one session (-1/--one-off), "
+					 "which runs: waiting up to %.1f s", bound);
 			else
-				snprintf(m.message, sizeof(m.message), "%u sessions from %s run "
-					 "(--max-sessions-per-client %u), %u of them ending: waiting up to %.1f s for one",
-					 mine, who, c->max_per_client, mine_ending, TXS_SRV_PENDING_MS / 1000.0);
+				snprintf(m.message, sizeof(m.message), "%u session%s%s%s run%s (%s %u), %u of them ending: "
+					 "waiting up to %.1f s for one to end", n, n == 1 ? "" : "s", full ? "" : " from ",
+					 full ? "" : who, n == 1 ? "s" : "", full ? "--max-sessions" : "--max-sessions-per-client",
+					 full ? c->max_sessions : c->max_per_client, ne, bound);
 			char e[128];
 			if (txs_ctl_write(pe.fd, &m, 50, e, sizeof(e)) == 0)
 				txs_srv_log(sv, "%s: told to wait (%s)", who, m.message);
@@ -262,7 +269,10 @@ unsigned txs_srv_admit(struct txs_server *sv, unsigned k)
 		return k;
 	}
 	char why[200];
-	if (full) {
+	if (full && c->one_off) {
+		txs_srv_metrics_refused(&sv->sm, TXS_SRV_REF_SESSIONS);
+		snprintf(why, sizeof(why), "this server serves one session (-1/--one-off), and it has one");
+	} else if (full) {
 		txs_srv_metrics_refused(&sv->sm, TXS_SRV_REF_SESSIONS);
 		snprintf(why, sizeof(why), "%u session%s run%s, this server's most (--max-sessions %u)", sv->active,
 			 sv->active == 1 ? "" : "s", sv->active == 1 ? "s" : "", c->max_sessions);
@@ -274,7 +284,7 @@ unsigned txs_srv_admit(struct txs_server *sv, unsigned k)
 	}
 	sv->n_refused++;
 	txs_srv_publish(sv);
-	txs_srv_log(sv, "%s: busy (session %u refused: %s)", who, sv->sessions + 1, why);
+	txs_srv_log(sv, "%s: busy (refused: %s)", who, why);
 	fflush(NULL);
 	refuse_conn(sv, pe.fd, why);
 	close(pe.fd);

@@ -278,6 +278,12 @@ int txs_srv_ip2_start(struct txs_server *sv, char *err, size_t errlen)
 	const struct txs_server_conf *c = &sv->c;
 	if (c->iperf2_port < 0)
 		return 0;
+	if (c->auth_file && !c->iperf2_required) {
+		/* iperf 2 has no way to answer the shared secret's challenge: served only when asked for */
+		txs_srv_log(sv, "iperf 2: not serving iperf 2 clients: they cannot answer --auth-file's challenge "
+			    "(--iperf2-port PORT serves them anyway, unauthenticated)");
+		return 0;
+	}
 	struct txs_addr a;
 	int fam = c->bind && txs_addr_parse(&a, c->bind) == 0 ? a.family : AF_INET6;
 	int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);

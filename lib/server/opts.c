@@ -26,7 +26,7 @@ const struct txs_opt txs_server_opts[] = {
 	{ "stamp-threads", 0, OPT_UINT, C(stamp_threads), "N", "the STAMP reflector's sockets (SO_REUSEPORT), one thread each", "1", 1, 64 },
 	{ "stamp-stateless", 0, OPT_FLAG, C(stamp_stateless), NULL, "the STAMP reflector echoes the sender's sequence numbers (RFC 8762 4.3)" },
 	{ "stamp-auth-file", 0, OPT_STR, C(stamp_auth_file), "FILE", "the STAMP reflector in authenticated mode: HMAC-SHA-256 keyed by the file's contents" },
-	{ "iperf2-port", 0, OPT_STR, O(iperf2_port), "PORT", "serve iperf 2 UDP clients (iperf -c HOST -u) on this UDP port, in the server's process: counted exactly, answered with the server report they print (docs/iperf2.md; default 5001, skipped with a log line when that is taken)", NULL },
+	{ "iperf2-port", 0, OPT_STR, O(iperf2_port), "PORT", "serve iperf 2 UDP clients (iperf -c HOST -u) on this UDP port, in the server's process: counted exactly, answered with the server report they print (docs/iperf2.md; default 5001, skipped with a log line when that is taken, or when --auth-file is given: iperf 2 cannot answer its challenge)", NULL },
 	{ "no-iperf2", 0, OPT_FLAG, O(no_iperf2), NULL, "do not serve iperf 2 clients" },
 	OPT_END
 };

@@ -315,6 +315,9 @@ TXS_API int txs_server_run(struct txs_server *sv)
 	txs_srv_ip2_stop(sv);
 	for (unsigned i = 0; i < sv->c.max_sessions; i++)
 		if (sv->slot[i].pid > 0) {
+			if (stopped) /* its summaries will not come: say so, where the session's own lines are */
+				txs_srv_log(sv, "session %u (%s): stopped with the server (a test it was running "
+					    "ends without summaries)", sv->slot[i].id, sv->slot[i].who);
 			txs_stop_child(sv->slot[i].pid, stopped ? 0 : 5, NULL); /* reaps it */
 			txs_srv_slot_ended(sv, &sv->slot[i]);
 		}

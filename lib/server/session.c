@@ -239,12 +239,14 @@ void txs_srv_session_main(const struct txs_server *sv, const struct txs_srv_slot
 		snprintf(s->peer_tmp, sizeof(s->peer_tmp), "%s.tmp", s->peer_json);
 		g_files = s;
 		signal(SIGTERM, on_term);
+		signal(SIGINT, on_term); /* a terminal's Ctrl-C reaches the whole process group: clean up too */
 		code = serve(s);
 		close(fd);
 		fd = -1;
 		if (ep_w >= 0)
 			close(ep_w);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
 		files_remove(s);
 	}
 	if (fd >= 0)

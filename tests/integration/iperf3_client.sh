@@ -18,6 +18,9 @@
 #   4b. -R -n through tbf: the test ends once -n arrived (an iperf3 server
 #      sends on until TEST_END), loss exact against the server's count
 #   5. -c with no server there: exit 1 with one line, nothing sent
+#   6. against a stock iperf3 -s, what its protocol cannot carry (a size mix,
+#      flows, --auth-file, --remote-parallel) is refused, exit 2, no test ran;
+#      --dry-run with -c asks no server
 # Needs root, jq, iperf3, tc; exits 77 with the reason otherwise.
 set -euo pipefail
 
@@ -179,4 +182,29 @@ no_server() {
   echo "ok: no server: exit 1, one line"
 }
 run_case no_server
+
+# 6. what iperf3's protocol cannot carry is refused (exit 2), not dropped; --dry-run asks no server
+refused() {
+  local rc out
+  # a stock iperf3 -s (not one-off: several clients come and go)
+  ip netns exec "$B" iperf3 -s --forceflush >"$tmp/ref.srv.out" 2>&1 &
+  srvpid=$!
+  wait_for 20 listens || fail "refused: iperf3 -s does not listen"
+  printf 'secret\n' >"$tmp/key"
+  for args in "-l imix" "-l 64,1000" "--flows 4" "--auth-file $tmp/key" "--remote-parallel 2"; do
+    rc=0
+    # shellcheck disable=SC2086
+    out=$(timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -b 1M -t 1 -i 0 $args 2>&1) || rc=$?
+    [ $rc = 2 ] && [[ "$out" == *"198.18.0.2 is an iperf3 server: "* ]] || fail "refused: $args: exit $rc: $out"
+  done
+  rc=0
+  out=$(timeout 20 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -b 1M -t 1 -i 0 --dry-run 2>&1) || rc=$?
+  [ $rc = 0 ] && [ -z "$out" ] || fail "--dry-run with -c: exit $rc: $out"
+  kill "$srvpid" 2>/dev/null; wait "$srvpid" 2>/dev/null || true
+  # each refused client left before its parameters: the server ran no test
+  [ "$(grep -c 'unable to receive parameters from client' "$tmp/ref.srv.out")" -ge 5 ] &&
+    ! grep -q "Accepted connection\|Starting Test" "$tmp/ref.srv.out" || fail "refused: the iperf3 server: $(cat "$tmp/ref.srv.out")"
+  echo "ok: refused against stock iperf3: a size mix, flows, --auth-file, --remote-parallel (exit 2, no test); --dry-run asks no server"
+}
+run_case refused
 

@@ -95,7 +95,7 @@ for p in $p1 $p2 $p3 $p4; do wait $p || fail "four: a client failed: $(tail -n 3
 [ $rc5 -eq 1 ] || fail "busy: the fifth txscale client exited $rc5: $out5"
 case "$out5" in *"the server is busy: 4 sessions run, this server's most (--max-sessions 4)"*) ;; *) fail "busy: '$out5'" ;; esac
 # ... after it was told at once why it waited (the opener names a txscale client; an iperf3 one is not told)
-grep -q "198.18.0.1: told to wait (4 sessions run (--max-sessions 4), 0 of them ending: waiting up to 0.6 s for a slot)" "$tmp/srv.log" ||
+grep -q "198.18.0.1: told to wait (4 sessions run (--max-sessions 4), 0 of them ending: waiting up to 0.3 s for one to end)" "$tmp/srv.log" ||
   fail "busy: the fifth txscale client was not told why it waited: $(grep -c 'told to wait' "$tmp/srv.log") wait lines"
 [ "$(grep -c 'told to wait' "$tmp/srv.log")" -eq 1 ] || fail "busy: the iperf3 client was told to wait too"
 [ $rc6 -ne 0 ] || fail "busy: the fifth iperf3 client exited 0"

@@ -511,6 +511,8 @@ struct acceptor {
 	bool greet;
 	bool ip3;  /* answer as an iperf3 server: read the cookie, then PARAM_EXCHANGE */
 	bool wait; /* a txscale server that says why it waits first */
+	bool other; /* another service: answers "HTTP/1.0 200 OK" */
+	int waits;  /* a server that says wait this many times, 300 ms apart, and never greets */
 	char cookie[TXS_IP3_COOKIE_LEN];
 	struct fsrv f;
 };
@@ -520,6 +522,24 @@ static void *accept_one(void *arg)
 	struct acceptor *a = arg;
 	int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(fd >= 0);
+	if (a->other) {
+		assert_int_equal(write(fd, "HTTP/1.0 200 OK\r\n", 17), 17);
+		usleep(200 * 1000);
+		close(fd);
+		return NULL;
+	}
+	if (a->waits) {
+		struct txs_ctl_msg m = { .type = TXS_CTL_WAIT };
+		snprintf(m.message, sizeof(m.message), "forever");
+		char e[128];
+		for (int i = 0; i < a->waits; i++) {
+			if (txs_ctl_write(fd, &m, 1000, e, sizeof(e)) < 0)
+				break;
+			usleep(300 * 1000);
+		}
+		close(fd);
+		return NULL;
+	}
 	if (a->ip3) {
 		assert_int_equal(txs_ip3_read_full(fd, a->cookie, sizeof(a->cookie), 2000), 0);
 		int8_t pe = TXS_IP3_PARAM_EXCHANGE;
@@ -661,6 +681,27 @@ static void test_probe(void **st)
 	snprintf(want, sizeof(want), "an iperf3 server answers at 127.0.0.1 port %u, not a txscale one (without "
 		 "--server, send -c talks to either)", port);
 	assert_string_equal(err, want);
+	join_within(th, 5);
+	close(lfd);
+	/* another service on the port: neither protocol, said, not taken for iperf3 */
+	lfd = listener(&port, 4);
+	a = (struct acceptor){ .lfd = lfd, .other = true };
+	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 2, &c, &ip3, err, sizeof(err)), -EPROTO);
+	snprintf(want, sizeof(want), "neither a txscale nor an iperf3 server answers at 127.0.0.1 port %u (its first byte "
+		 "is 0x48)", port);
+	assert_string_equal(err, want);
+	assert_int_equal(ip3, -1);
+	join_within(th, 5);
+	close(lfd);
+	/* waits without end are bounded by the one timeout, and the error keeps what the server said */
+	lfd = listener(&port, 4);
+	a = (struct acceptor){ .lfd = lfd, .waits = 10 };
+	assert_int_equal(pthread_create(&th, NULL, accept_one, &a), 0);
+	t0 = now_s();
+	assert_int_equal(txs_ctl_client_probe("127.0.0.1", NULL, port, NULL, 1, &c, &ip3, err, sizeof(err)), -EPROTO);
+	assert_true(now_s() - t0 < 1.5);
+	assert_non_null(strstr(err, "(it had said it made us wait: forever)"));
 	join_within(th, 5);
 	close(lfd);
 	/* a txscale server that says why it waits, then greets: the client waits and keeps the reason */

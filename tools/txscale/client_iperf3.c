@@ -14,6 +14,21 @@
 int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int fd)
 {
 	const char *host = s->dest;
+	/* what iperf3's protocol cannot carry is refused, not dropped */
+	const char *own = o->auth_file ? "--auth-file" : o->remote_threads ? "--remote-parallel"
+			  : o->remote_cpus ? "--remote-cpus" : o->remote_rcvbuf ? "--remote-rcvbuf"
+			  : o->remote_dev && strcmp(o->remote_dev, "udp") ? "--remote-dev" : NULL;
+	if (own || s->shaped) {
+		if (own)
+			fprintf(stderr, "txscale send: %s is an iperf3 server: %s is for a txscale server (txscale server "
+				"there), iperf3's protocol has no such thing\n", host, own);
+		else
+			fprintf(stderr, "txscale send: %s is an iperf3 server: its protocol sends one size, one flow per "
+				"stream: size mixes (-l imix, -l A,B), ranges, flows and VLAN tags are a txscale server's\n",
+				host);
+		close(fd);
+		return 2;
+	}
 	struct txs_ip3_client_spec sp = { .streams = s->threads, .length = s->length, .reverse = o->reverse,
 					  .bidir = o->bidir, .count = s->count, .rate_pps = s->rate_pps };
 	double secs = s->time > 0 ? s->time : 10;

@@ -80,6 +80,7 @@ struct ctl_send_info {
 	const char *timestamps; /* --timestamps, also for the server's sender (-R, --bidir) */
 	int64_t stamp_shift_ns; /* test only: TXS_TEST_STAMP_SHIFT_NS (send_stamp_shift) */
 	const char *bind;       /* -B: our address for everything, control and data (NULL: the kernel's choice) */
+	bool shaped;            /* flows, port or address ranges, size mixes or VLAN tags: txscale's only */
 };
 
 /* Our sides in a client run (txs_ctl_client_run_sides): send.c's and

@@ -102,12 +102,15 @@ static int own_send_run(void *arg, const char *dev, const struct txs_ctl_side_io
 	return send_session(w->cfg, &c, io->sumf, io);
 }
 
+static int send_session(const struct send_cfg *cfg, const struct txs_send_conf *conf, FILE *sumf,
+			const struct txs_ctl_side_io *io);
+
 /* --server, -R, --bidir, a server at -c HOST: client.c runs the test. */
 static int run_client(struct send_cfg *cfg, const struct txs_send_conf *conf, const struct txs_send_plan *pl)
 {
 	if (cfg->a.ramp.secs > 0 || cfg->a.burst_on || strcmp(cfg->a.pace, "const") || cfg->a.replay) {
 		fprintf(stderr, "txscale send: --ramp, --pace, --burst-on and --replay are not forwarded to "
-				"a txscale server: give them to a send without -c (DEST, --dev udp) and run the receiver there (txscale "
+				"a server (txscale's or iperf3's): give them to a send without -c (DEST, --dev udp) and run the receiver there (txscale "
 				"recv)\n");
 		return 2;
 	}
@@ -123,10 +126,13 @@ static int run_client(struct send_cfg *cfg, const struct txs_send_conf *conf, co
 				"a test set up with a txscale server (--server, -R, --bidir)\n");
 		return 2;
 	}
+	if (cfg->dry_run) /* the options checked, our device opened: nothing sent, no server asked */
+		return send_session(cfg, conf, NULL, NULL);
 	struct own_send w = { cfg, conf };
 	return ctl_client_run(&cfg->ctl, &(struct ctl_send_info){ pl->dest, pl->port, pl->length, pl->rate_pps,
 			      cfg->a.count, pl->time, cfg->a.interval, cfg->json, &cfg->a.cpus, cfg->a.threads, cfg->a.no_pin,
-			      cfg->a.timestamps, conf->stamp_shift_ns, conf->bind }, &(struct ctl_own_send){ own_send_run, &w });
+			      cfg->a.timestamps, conf->stamp_shift_ns, conf->bind, pl->shaped || pl->tagged },
+			      &(struct ctl_own_send){ own_send_run, &w });
 }
 
 /* The run's hooks: metrics every poll, interval reports, the client's stop. */
