@@ -132,6 +132,9 @@ struct txs_server_counts {
 	uint64_t refused;  /* connections told the server is busy */
 };
 TXS_API void txs_server_counts(const struct txs_server *s, struct txs_server_counts *out);
+/* The STAMP reflector's counters (--stamp), any thread: false when there is none. */
+struct txs_stamp_refl_stats;
+TXS_API bool txs_server_stamp_stats(const struct txs_server *s, struct txs_stamp_refl_stats *out);
 /* Ask run to return; during the metrics' linger, end it (async-signal-safe). */
 TXS_API void txs_server_stop(struct txs_server *s);
 /* Close the listener and free. NULL is fine. */

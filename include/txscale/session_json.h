@@ -80,7 +80,7 @@ TXS_API void txs_session_stop(struct txs_session *s);
 
 /* Wait for the run to end, at most timeout_ms (negative: no limit). On the
  * end, *summary_json (may be NULL) is the summary line of `txscale KIND -J`
- * (docs/json-schema.md, no newline), owned by the session until
+ * (ndr: its result line; server: the session's own summary; docs/json-schema.md, no newline), owned by the session until
  * txs_session_free, and the return is the run's: 0, or -errno when it
  * failed (the summary still set when one was made; txs_session_error says
  * why). -ETIMEDOUT: still running; -EINVAL: NULL or not started. */

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <txscale/server.h>
+#include <txscale/stamp.h>
 #include <txscale/session_json.h>
 #include <txscale/session_send.h>
 #include <txscale/session_recv.h>
@@ -152,9 +153,10 @@ static int apply_key(struct txs_session *s, void *args, const char *key, json_t 
 		return txs_fail(err, errlen, -EINVAL, "--%s is not an ndr session's: a search against a txscale server "
 				"runs with `txscale ndr --remote HOST`", key);
 	if (!o)
-		return txs_fail(err, errlen, -EINVAL, "unknown option '%s' for a%s %s session (its keys: the long options of "
-				"txscale %s --help%s)", key, s->kind == K_NDR ? "n" : "", kn,
-				kn, has_dest(s->kind) ? ", and dest" : "");
+		return txs_fail(err, errlen, -EINVAL, "unknown option '%s' for a%s %s session (its keys: "
+				"txs_session_options_json(\"%s\"), in Python txscale.options(\"%s\"); of txscale %s --help, the "
+				"output, file, metrics and control-channel options are the CLI's)", key,
+				s->kind == K_NDR ? "n" : "", kn, kn, kn, kn);
 	char buf[64];
 	const char *val;
 	if (!txs_opt_takes_value(o) && !json_is_boolean(v))
@@ -401,6 +403,8 @@ static int run_ndr(struct txs_session *s, char **summary)
 	int rc = txs_ndr_sess_run(&s->na, s->exe, NULL, &s->ndr_stop, &h, err, sizeof(err));
 	if (rc < 0)
 		add_msg(s, err, strlen(err));
+	if (rc == -EINVAL) /* checked at new: what changed since is the run's failure, not a config's */
+		rc = -EIO;
 	pthread_mutex_lock(&s->mu);
 	*summary = s->summary; /* the thread's end sets it again, under mu */
 	s->summary = NULL;
@@ -503,6 +507,23 @@ static void *srv_reader(void *arg)
 	return NULL;
 }
 
+/* --stamp: the reflector's counters, as `stamp reflect -J` ends with them */
+static void srv_stamp_json(struct txs_session *s, struct txs_json *j)
+{
+	struct txs_stamp_refl_stats st;
+	if (!txs_server_stamp_stats(s->srv, &st))
+		return;
+	txs_json_obj_open(j, "stamp");
+	txs_json_u64(j, "received", st.rx);
+	txs_json_u64(j, "reflected", st.reflected);
+	txs_json_u64(j, "runts", st.runts);
+	txs_json_u64(j, "bad_mac", st.bad_mac);
+	txs_json_u64(j, "send_errors", st.send_errors);
+	txs_json_u64(j, "sessions", st.sessions);
+	txs_json_u64(j, "socket_drops", st.socket_drops);
+	txs_json_obj_close(j);
+}
+
 static void srv_summary_write(struct txs_session *s, FILE *f, int ret)
 {
 	struct txs_server_counts c;
@@ -520,6 +541,7 @@ static void srv_summary_write(struct txs_session *s, FILE *f, int ret)
 	txs_json_u64(&j, "tests", s->n_summaries);
 	uint64_t kept = s->n_summaries < SUMMARIES_MAX ? s->n_summaries : SUMMARIES_MAX;
 	txs_json_u64(&j, "summaries_dropped", s->n_summaries - kept);
+	srv_stamp_json(s, &j);
 	txs_json_arr_open(&j, "summaries");
 	for (uint64_t i = s->n_summaries - kept; i < s->n_summaries; i++) {
 		txs_json_key(&j, NULL);
@@ -693,6 +715,9 @@ int txs_session_new(struct txs_session **out, const char *kind, const char *conf
 	} else if (rc == 0 && k == K_NDR) {
 		if ((rc = txs_ndr_args_check(&s->na, err, errlen)) == 0)
 			rc = find_exe(s->exe, sizeof(s->exe), err, errlen);
+		/* the sender's options and device, the receiver's input: refused here, before start */
+		if (rc == 0)
+			rc = txs_ndr_sess_precheck(&s->na, s->exe, err, errlen);
 	} else if (rc == 0) {
 		if ((rc = txs_server_args_conf(&s->va, err, errlen)) == 0)
 			rc = server_open(s, err, errlen);
@@ -838,6 +863,7 @@ int txs_session_stats_json(struct txs_session *s, char **json)
 		txs_json_u64(&j, "active", c.active);
 		txs_json_u64(&j, "refused", c.refused);
 		txs_json_u64(&j, "tests", s->n_summaries);
+		srv_stamp_json(s, &j);
 	}
 	if (s->kind == K_SEND) {
 		struct txs_stat_row sum = txs_stat_rows_sum(s->rows, s->n_rows);
@@ -939,6 +965,17 @@ void txs_session_str_free(char *p)
 
 /* ---- the option table as JSON ----------------------------------------------------------- */
 
+/* every key there, null when the table has nothing (as docs/library.md promises) */
+static void json_str_or_null(struct txs_json *j, const char *key, const char *v)
+{
+	if (v) {
+		txs_json_str(j, key, v);
+		return;
+	}
+	txs_json_key(j, key);
+	fputs("null", j->f);
+}
+
 static void opts_json(struct txs_json *j, const struct txs_opt *opts)
 {
 	for (const struct txs_opt *o = opts; o->lng; o++) {
@@ -949,13 +986,10 @@ static void opts_json(struct txs_json *j, const struct txs_opt *opts)
 		txs_json_obj_open(j, NULL);
 		txs_json_str(j, "name", o->lng);
 		char sh[2] = { (char)o->shrt, 0 };
-		if (o->shrt)
-			txs_json_str(j, "short", sh);
-		if (o->metavar)
-			txs_json_str(j, "metavar", o->metavar);
+		json_str_or_null(j, "short", o->shrt ? sh : NULL);
+		json_str_or_null(j, "metavar", o->metavar);
 		txs_json_bool(j, "flag", !txs_opt_takes_value(o));
-		if (o->def)
-			txs_json_str(j, "default", o->def);
+		json_str_or_null(j, "default", o->def);
 		txs_json_str(j, "help", o->help);
 		txs_json_obj_close(j);
 	}
@@ -981,8 +1015,10 @@ int txs_session_options_json(const char *kind, char **json)
 	if (has_dest(k)) {
 		txs_json_obj_open(&j, NULL);
 		txs_json_str(&j, "name", "dest");
+		json_str_or_null(&j, "short", NULL);
 		txs_json_str(&j, "metavar", "DEST");
 		txs_json_bool(&j, "flag", false);
+		json_str_or_null(&j, "default", NULL);
 		txs_json_str(&j, "help", k == K_SEND ? "destination address (the CLI's DEST)"
 						     : "the receiver's address (the CLI's DEST)");
 		txs_json_obj_close(&j);

@@ -145,8 +145,11 @@ static int listen_on(struct txs_server *sv, char *err, size_t errlen)
 		int e = errno;
 		close(fd);
 		/* an address this host does not have is the user's to fix */
-		return txs_fail(err, errlen, e == EADDRNOTAVAIL ? -EINVAL : -e, "cannot listen on %s port %u: %s",
-				c->bind ? c->bind : "*", c->control_port, strerror(e));
+		if (e == EADDRNOTAVAIL)
+			return txs_fail(err, errlen, -EINVAL, "bad value for --bind: '%s': this host has no such address "
+					"(cannot listen on it, port %u: %s)", c->bind, c->control_port, strerror(e));
+		return txs_fail(err, errlen, -e, "cannot listen on %s port %u: %s", c->bind ? c->bind : "*",
+				c->control_port, strerror(e));
 	}
 	sl = sizeof(ss);
 	uint16_t port = c->control_port;
@@ -365,6 +368,14 @@ TXS_API void txs_server_counts(const struct txs_server *s, struct txs_server_cou
 	out->sessions = __atomic_load_n(&s->pub.sessions, __ATOMIC_RELAXED);
 	out->active = __atomic_load_n(&s->pub.active, __ATOMIC_RELAXED);
 	out->refused = __atomic_load_n(&s->pub.refused, __ATOMIC_RELAXED);
+}
+
+TXS_API bool txs_server_stamp_stats(const struct txs_server *s, struct txs_stamp_refl_stats *out)
+{
+	if (!s->stamp)
+		return false;
+	txs_stamp_refl_stats(s->stamp, out);
+	return true;
 }
 
 TXS_API void txs_server_stop(struct txs_server *s)

@@ -37,11 +37,32 @@ static int precheck(const struct txs_ndr_args *a, struct txs_trial_runner *tr, b
 	struct txs_rx_input *in;
 	char e[320];
 	rc = txs_rx_input_open(&in, a->recv_dev, &ic, e, sizeof(e));
+	if (rc == -EADDRNOTAVAIL || (rc < 0 && strstr(e, "Cannot assign requested address")))
+		return txs_fail(err, errlen, -EINVAL, "the receiver's address %s is not this namespace's (%s): "
+				"give --recv-netns NS, the namespace where it is", a->dest, e);
 	if (rc < 0)
 		return txs_fail(err, errlen, rc == -EINVAL || rc == -ENODEV || rc == -ENOENT ? -EINVAL : rc,
 				"bad value for --recv-dev: %s", e);
 	txs_rx_input_close(in);
 	return 0;
+}
+
+int txs_ndr_sess_precheck(const struct txs_ndr_args *a, const char *exe, char *err, size_t errlen)
+{
+	struct txs_trial_runner *tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return txs_fail(err, errlen, -ENOMEM, "out of memory");
+	struct txs_trial_conf tc = { .exe = exe, .dest = a->dest, .port = a->port, .dev = a->dev,
+				     .recv_dev = a->recv_dev, .bind = a->bind, .send_netns = a->send_netns,
+				     .recv_netns = a->recv_netns, .recv_args = a->recv_args, .threads = a->threads,
+				     .cpus = a->cpus.cpu, .n_cpus = a->cpus.n };
+	int rc = txs_trial_open(tr, &tc, "ndr", err, errlen);
+	if (rc == 0) {
+		rc = precheck(a, tr, false, err, errlen);
+		txs_trial_close(tr);
+	}
+	free(tr);
+	return rc;
 }
 
 int txs_ndr_sess_run(const struct txs_ndr_args *a, const char *exe, const struct txs_trial_remote *remote,
@@ -90,7 +111,7 @@ int txs_ndr_sess_run(const struct txs_ndr_args *a, const char *exe, const struct
 		}
 		txs_ndr_trial_release(&t);
 		if (rc == -EINTR) {
-			txs_fail(err, errlen, rc, "interrupted after %u trials", s.trials);
+			txs_fail(err, errlen, rc, "interrupted after %u trial%s", s.trials, s.trials == 1 ? "" : "s");
 			goto out;
 		}
 		if (rc < 0) {

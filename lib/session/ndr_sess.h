@@ -24,6 +24,11 @@ struct txs_ndr_sess_hooks {
 		       double secs);
 };
 
+/* The checks before the first trial alone (the sender's --dry-run in its
+ * namespace, the receiver's input where it runs here): 0 or -EINVAL (or
+ * another -errno) with one line in err, as txs_ndr_sess_run says them. */
+int txs_ndr_sess_precheck(const struct txs_ndr_args *a, const char *exe, char *err, size_t errlen);
+
 /* Run the search for a (txs_ndr_args_check passed) with `exe` as the
  * txscale program of the trials; remote (NULL: our own receiver child)
  * puts the receiver behind a txscale server; *stop (may be NULL) ends it

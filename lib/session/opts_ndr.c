@@ -71,7 +71,8 @@ int txs_ndr_args_check(struct txs_ndr_args *c, char *err, size_t errlen)
 				"--help)");
 	struct txs_addr da, ba;
 	if (txs_addr_parse(&da, c->dest) < 0)
-		return txs_fail(err, errlen, -EINVAL, "bad destination address '%s'", c->dest);
+		return txs_fail(err, errlen, -EINVAL, "bad value for dest (DEST): '%s': expected an IPv4 or IPv6 address",
+				c->dest);
 	if (c->bind && (txs_addr_parse(&ba, c->bind) < 0 || ba.family != da.family))
 		return txs_fail(err, errlen, -EINVAL, "bad value for -B/--bind: '%s': expected an %s address", c->bind,
 				da.family == AF_INET ? "IPv4" : "IPv6");

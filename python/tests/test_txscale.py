@@ -289,3 +289,34 @@ def test_server_session_busy_and_one_off():
     summary = srv.wait(timeout=30)
     srv.close()
     assert summary["sessions"] == 1 and summary["refused"] == 1 and summary["exit_status"] == 0
+
+
+def test_server_session_stamp_counts():
+    """A server session with its STAMP reflector: the reflector's counts in
+    stats and in the summary."""
+    ctl, refl = free_port(), free_port()
+    with txscale.Session("server", bind="127.0.0.1", control_port=ctl, no_iperf2=True, stamp=str(refl)) as srv:
+        srv.start()
+        out = subprocess.run([os.environ["TXSCALE_BIN"], "stamp", "send", "127.0.0.1", "-p", str(refl), "-n", "50",
+                              "-b", "1kpps"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert srv.stats()["stamp"]["reflected"] == 50
+        srv.stop()
+        summary = srv.wait(timeout=20)
+    assert summary["stamp"]["received"] == 50 and summary["stamp"]["reflected"] == 50
+    assert summary["stamp"]["sessions"] == 1
+
+
+def test_ndr_session_refuses_at_new():
+    """What the search checks before its first trial (the sender's options
+    and device, the receiver's input) is refused when the session is made,
+    naming it; the program for the trials is found first."""
+    with pytest.raises(txscale.ConfigError) as ei:
+        txscale.Session("ndr", dest="127.0.0.1", port=free_port(), dev="bogus")
+    assert "bogus" in str(ei.value)
+    with pytest.raises(txscale.ConfigError) as ei:
+        txscale.Session("ndr", dest="198.18.0.2", port=free_port())  # not an address of this namespace
+    assert "give --recv-netns NS" in str(ei.value)
+    with pytest.raises(txscale.ConfigError) as ei:
+        txscale.Session("ndr", dest="nonsense")
+    assert ei.value.key == "dest"

@@ -171,6 +171,7 @@ class Session:
             raise Error(-rc, msg or _strerror(rc))
         self._s = s
         self._summary = None
+        self._started = False
 
     def _handle(self):
         if self._s is None:
@@ -182,6 +183,7 @@ class Session:
         rc = _lib.txs_session_start(self._handle())
         if rc < 0:
             raise Error(-rc, "start: " + _strerror(rc))
+        self._started = True
         return self
 
     def stats(self):
@@ -226,10 +228,13 @@ class Session:
                 pass
             raise
         summary = json.loads(text.decode()) if text else None
-        if rc == -_errno.EINVAL and text is None:
+        if rc == -_errno.EINVAL and text is None and not self._started:
             raise Error(-rc, "wait: the session was not started")
         if rc < 0:
             why = _lib.txs_session_error(self._s).decode(errors="replace").strip()
+            lines = why.splitlines()
+            if len(lines) > 3:  # a server's whole log: the last line says why; error() has the rest
+                why = "%s (error() has %d lines before it)" % (lines[-1], len(lines) - 1)
             raise Error(-rc, why or _strerror(rc), summary)
         return summary
 
