@@ -188,6 +188,9 @@ TXS_API int txs_ctl_client_probe(const char *host, const char *bind, uint16_t po
 	int fd = txs_ctl_connect(host, bind, port, timeout, err, errlen);
 	if (fd == -EINVAL)
 		return fd; /* the addresses given: err says which */
+	if (fd == -ETIMEDOUT)
+		return txs_fail(err, errlen, fd, "no answer to the connection to %s port %u within %.1f s (--ctl-timeout: "
+				"no route there, a firewall that drops it, or nothing at that address)", host, port, timeout);
 	if (fd < 0)
 		return txs_fail(err, errlen, fd,
 				"no txscale or iperf3 server at %s port %u (--control-port: the server's port, iperf3's "

@@ -194,7 +194,7 @@ busy() {
   wait $hold || true
   [ $rc -eq 1 ] || fail "busy: exit $rc, expected 1 ($out)"
   case "$out" in *"the server is busy"*) ;; *) fail "busy: '$out'" ;; esac
-  in_log "$tmp/srv.log" "busy (session" || fail "busy: not in the server's log"
+  in_log "$tmp/srv.log" "busy (refused: " || fail "busy: not in the server's log"
   next_ok busy
   echo "ok: busy: the second client is told '$(echo "$out" | tail -n1)'; the next one is served"
 }

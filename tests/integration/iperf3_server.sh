@@ -163,7 +163,7 @@ tcp_refused() {
   n0=$(nsum)
   if timeout 30 ip netns exec "$A" iperf3 -c 198.18.0.2 -t 1 >"$tmp/tcp.out" 2>&1; then fail "tcp: iperf3 exited 0: $(cat "$tmp/tcp.out")"; fi
   grep -q 'iperf3: error - ' "$tmp/tcp.out" || fail "tcp: the client printed no iperf3 error: $(cat "$tmp/tcp.out")"
-  grep -q 'refused (iperf3 error 13): TCP tests are not served' "$tmp/srv.log" || fail "tcp: the server did not log the refusal"
+  wait_for 5 grep -q 'refused (iperf3 error 13): TCP tests are not served' "$tmp/srv.log" || fail "tcp: the server did not log the refusal"
   [ "$(nsum)" = "$n0" ] || fail "tcp: a summary was written for a refused test"
   ip3 after -c 198.18.0.2 -u -l 64 -b 1M -t 1
   [ "$(srv_last recv | jq .expected)" = "$(jq .end.sum_sent.packets "$tmp/after.json")" ] || fail "after: the test after the refusal was not served exactly"
