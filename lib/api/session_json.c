@@ -295,22 +295,30 @@ static char *last_line(char *buf, size_t len)
 	return strdup(nl ? nl + 1 : buf);
 }
 
+/* What a writer writes into a memory stream, its last line (NULL: no memory). */
+#define MEM_LINE(out, stmt)                                                                                         \
+	do {                                                                                                        \
+		char *mb_ = NULL;                                                                                   \
+		size_t ml_ = 0;                                                                                     \
+		FILE *f = open_memstream(&mb_, &ml_);                                                               \
+		(out) = NULL;                                                                                       \
+		if (f) {                                                                                            \
+			stmt;                                                                                       \
+			if (fclose(f) == 0)                                                                         \
+				(out) = last_line(mb_, ml_);                                                        \
+			free(mb_);                                                                                  \
+		}                                                                                                   \
+	} while (0)
+
 static int run_send(struct txs_session *s, char **summary)
 {
 	struct txs_send_hooks h = { .user = s, .stop = hook_stop, .poll = send_poll };
 	const struct txs_send_result *r;
 	int rc = txs_send_run(s->snd, &h, &r);
+	MEM_LINE(*summary, txs_send_summary(f, true, r));
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (f) {
-		txs_send_summary(f, true, r);
-		if (fclose(f) == 0)
-			*summary = last_line(buf, len);
-		free(buf);
-	}
-	buf = NULL;
-	len = 0;
+	FILE *f;
 	if ((f = open_memstream(&buf, &len))) {
 		txs_send_result_problems(f, "", true, r);
 		if (fclose(f) == 0 && len)
@@ -332,15 +340,7 @@ static int run_recv(struct txs_session *s, char **summary)
 	int rc = txs_recv_run(s->rcv, &h);
 	struct txs_recv_result *res = txs_recv_result(s->rcv);
 	if (res) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		if (f) {
-			txs_recv_summary(f, true, res);
-			if (fclose(f) == 0)
-				*summary = last_line(buf, len);
-			free(buf);
-		}
+		MEM_LINE(*summary, txs_recv_summary(f, true, res));
 		pthread_mutex_lock(&s->mu);
 		s->seconds = res->seconds;
 		pthread_mutex_unlock(&s->mu);
@@ -353,20 +353,6 @@ static int run_recv(struct txs_session *s, char **summary)
 
 /* ---- ndr: the search's hooks, on our thread ---------------------------------------------- */
 
-/* What a writer writes into a memory stream, its last line (NULL: no memory). */
-#define MEM_LINE(out, stmt)                                                                                         \
-	do {                                                                                                        \
-		char *mb_ = NULL;                                                                                   \
-		size_t ml_ = 0;                                                                                     \
-		FILE *f = open_memstream(&mb_, &ml_);                                                               \
-		(out) = NULL;                                                                                       \
-		if (f) {                                                                                            \
-			stmt;                                                                                       \
-			if (fclose(f) == 0)                                                                         \
-				(out) = last_line(mb_, ml_);                                                        \
-			free(mb_);                                                                                  \
-		}                                                                                                   \
-	} while (0)
 
 static void ndr_trial(void *user, const struct txs_ndr_search *se, double secs, const struct txs_ndr_trial *t,
 		      double pct, bool pass)

@@ -12,7 +12,7 @@
 #include "common/err.h"
 #include "opt.h"
 
-static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
+int txs_opt_parse_pct(const char *val, void *dst, char *err, size_t errlen)
 {
 	struct txs_ndr_pct *p = dst;
 	char *end;
@@ -38,11 +38,11 @@ const struct txs_opt txs_ndr_opts[] = {
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "sender CPUs, e.g. 0-1 (the receiver gets the first other CPU unless --recv-args pins it)" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "sender source address" },
 	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "length of each trial's sending", "2" },
-	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "stop when (hi - lo) / hi <= PCT percent", "1", 0, 0, parse_pct },
+	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "stop when (hi - lo) / hi <= PCT percent", "1", 0, 0, txs_opt_parse_pct },
 	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lower bound, datagrams/s (e.g. 10kpps: the pps is needed, plain numbers are bits/s as in -b)", "10kpps" },
 	{ "hi", 0, OPT_RATE, O(hi), "RATE", "upper bound, datagrams/s (e.g. 1Mpps; default: the sender's unlimited rate, measured first)" },
 	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials, the confirmation included", "20", 3, TXS_NDR_MAX_TRIALS },
-	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent (0: zero loss)", "0", 0, 0, parse_pct },
+	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent (0: zero loss)", "0", 0, 0, txs_opt_parse_pct },
 	{ "send-netns", 0, OPT_STR, O(send_netns), "NS", "run the sender in network namespace NS (ip netns exec)" },
 	{ "recv-netns", 0, OPT_STR, O(recv_netns), "NS", "run the receiver in network namespace NS (ip netns exec)" },
 	{ "recv-dev", 0, OPT_STR, O(recv_dev), "DEV", "receiver input (txscale recv --dev)", "udp" },

@@ -19,10 +19,6 @@
 #include "ctl_cli.h"
 #include "opt.h"
 
-struct pct {
-	bool set;
-	double v;
-};
 
 struct rfc_cfg {
 	const char *dev;
@@ -32,7 +28,7 @@ struct rfc_cfg {
 	const char *bind;
 	const char *sizes, *tests;
 	double trial, search_trial, settle;
-	struct pct precision, loss, b2b_precision;
+	struct txs_ndr_pct precision, loss, b2b_precision;
 	struct opt_rate lo, hi;
 	unsigned max_trials, repeat, latency_trials, b2b_trials;
 	uint64_t b2b_max;
@@ -43,23 +39,6 @@ struct rfc_cfg {
 	struct ctl_ndr_opts remote;
 };
 
-static int parse_pct(const char *val, void *dst, char *err, size_t errlen)
-{
-	struct pct *p = dst;
-	char *end;
-	errno = 0;
-	double v = strtod(val, &end);
-	if (end != val && *end == '%')
-		end++;
-	if (errno || end == val || *end || !isfinite(v) || v < 0 || v >= 100) {
-		snprintf(err, errlen, "expected a percentage 0 <= PCT < 100, e.g. 1 or 0.5");
-		return -1;
-	}
-	p->set = true;
-	p->v = v;
-	return 0;
-}
-
 #define O(f) offsetof(struct rfc_cfg, f)
 static const struct txs_opt rfc_opts[] = {
 	{ "sizes", 0, OPT_STR, O(sizes), "LIST", "frame sizes in bytes with the FCS, and imix (7:4:1 of 64/594/1518)", "64,128,256,512,1024,1280,1518" },
@@ -67,15 +46,15 @@ static const struct txs_opt rfc_opts[] = {
 	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "a full-length trial: confirmations, latency, frame loss (RFC 2544 asks 60 for published figures)", "10" },
 	{ "search-trial", 0, OPT_SECONDS, O(search_trial), "SEC", "a trial while the throughput search narrows down", "1" },
 	{ "settle", 0, OPT_SECONDS, O(settle), "SEC", "rest between trials, so that the device's queues drain and its buffers refill (RFC 2544 section 23)", "2" },
-	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent for throughput (0: NDR, above: PDR)", "0", 0, 0, parse_pct },
-	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "the throughput search stops when (hi - lo) / hi <= PCT percent", "1", 0, 0, parse_pct },
+	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent for throughput (0: NDR, above: PDR)", "0", 0, 0, txs_opt_parse_pct },
+	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "the throughput search stops when (hi - lo) / hi <= PCT percent", "1", 0, 0, txs_opt_parse_pct },
 	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lowest rate the search tries, frames/s with pps (e.g. 100pps)", "100pps" },
 	{ "hi", 0, OPT_RATE, O(hi), "RATE", "highest rate the search tries, frames/s with pps (e.g. 1Mpps; default: the sender's top rate, measured first)" },
 	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials per search (throughput, back-to-back)", "30", 3, TXS_NDR_MAX_TRIALS },
 	{ "repeat", 0, OPT_UINT, O(repeat), "N", "throughput searches per frame size (the median is reported, the spread beside it)", "3", 1, TXS_RFC2544_MAX_REPEAT },
 	{ "latency-trials", 0, OPT_UINT, O(latency_trials), "N", "latency trials at the throughput rate per frame size", "3", 1, TXS_RFC2544_MAX_LAT },
 	{ "b2b-trials", 0, OPT_UINT, O(b2b_trials), "N", "back-to-back searches per frame size (the mean is reported)", "5", 1, TXS_RFC2544_MAX_B2B },
-	{ "b2b-precision", 0, OPT_CUSTOM, O(b2b_precision), "PCT", "a back-to-back search stops when its bracket is within PCT percent", "2", 0, 0, parse_pct },
+	{ "b2b-precision", 0, OPT_CUSTOM, O(b2b_precision), "PCT", "a back-to-back search stops when its bracket is within PCT percent", "2", 0, 0, txs_opt_parse_pct },
 	{ "b2b-max", 0, OPT_U64, O(b2b_max), "FRAMES", "longest burst tried (default: 2 s at the sender's top rate)", NULL, 2, 1000000000 },
 	{ "dev", 0, OPT_STR, O(dev), "DEV", "sender device (txscale send --dev)", "udp" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "UDP port", "5201" },
