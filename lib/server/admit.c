@@ -138,22 +138,24 @@ void txs_srv_slot_ended(struct txs_server *sv, struct txs_srv_slot *sl)
 	slot_free(sv, sl);
 }
 
+/* Our children only, each by its pid: a server running inside another
+ * program (a Python or C session) must not reap that program's children
+ * (waitpid(-1) took a Python subprocess's status: it then read exit 0). */
 int txs_srv_reap(struct txs_server *sv, int *code)
 {
 	int ended = 0, st;
-	pid_t pid;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		for (unsigned k = 0; k < TXS_SRV_REFUSERS_MAX; k++)
-			if (sv->refusers[k] == pid)
-				sv->refusers[k] = 0;
-		for (unsigned i = 0; i < sv->c.max_sessions; i++)
-			if (sv->slot[i].pid == pid) {
-				txs_srv_slot_ended(sv, &sv->slot[i]);
-				if (sv->c.one_off) {
-					*code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-					ended = 1;
-				}
-			}
+	for (unsigned k = 0; k < TXS_SRV_REFUSERS_MAX; k++)
+		if (sv->refusers[k] > 0 && waitpid(sv->refusers[k], &st, WNOHANG) == sv->refusers[k])
+			sv->refusers[k] = 0;
+	for (unsigned i = 0; i < sv->c.max_sessions; i++) {
+		pid_t pid = sv->slot[i].pid;
+		if (pid <= 0 || waitpid(pid, &st, WNOHANG) != pid)
+			continue;
+		txs_srv_slot_ended(sv, &sv->slot[i]);
+		if (sv->c.one_off) {
+			*code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+			ended = 1;
+		}
 	}
 	double now = txs_mono_s();
 	for (unsigned i = 0; i < sv->c.max_sessions; i++) {
