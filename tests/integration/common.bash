@@ -231,6 +231,28 @@ rj_is() {
 capturing() { wait_for 10 _txs_capturing "$1"; }
 _txs_capturing() { grep -q "^File: " "$1" 2>/dev/null; }
 
+# clock_mark: "MONO REAL-MONO" in ns, for clock_steady. A capture's
+# timestamps are CLOCK_REALTIME, a sender paces on CLOCK_MONOTONIC: the two
+# move together unless the wall clock is set under them (a guest whose time
+# is stepped to its host's after a pause or a move: 5000 ppm was seen here
+# for minutes, and the wire then "missed" a schedule it kept).
+clock_mark() {
+  python3 -c 'import time; m = time.clock_gettime_ns(time.CLOCK_MONOTONIC); r = time.clock_gettime_ns(time.CLOCK_REALTIME); print(m, r - m)'
+}
+
+# clock_steady MARK [MAX_US]: 0 when CLOCK_REALTIME moved with
+# CLOCK_MONOTONIC since MARK (within MAX_US, default 200 us); else 1, with
+# CLOCK_WHY saying by how much it was set, in us and in ppm of the time.
+clock_steady() {
+  local now
+  now=$(clock_mark)
+  CLOCK_WHY=$(python3 -c 'import sys
+m0, d0 = map(int, sys.argv[1].split()); m1, d1 = map(int, sys.argv[2].split())
+step = (d1 - d0) / 1e3; ppm = step / max((m1 - m0) / 1e3, 1) * 1e6
+print("%+.0f us in %.1f s (%+.0f ppm)" % (step, (m1 - m0) / 1e9, ppm))
+sys.exit(0 if abs(step) <= float(sys.argv[3]) else 1)' "$1" "$now" "${2:-200}")
+}
+
 # capture_end PID: stops dumpcap PID (SIGINT) and waits for it. dumpcap takes
 # frames from the kernel in blocks, each handed over when full or 250 ms old
 # (its read timeout); a block not yet handed over when it stops is lost, so
