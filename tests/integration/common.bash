@@ -253,6 +253,29 @@ print("%+.0f us in %.1f s (%+.0f ppm)" % (step, (m1 - m0) / 1e9, ppm))
 sys.exit(0 if abs(step) <= float(sys.argv[3]) else 1)' "$1" "$now" "${2:-200}")
 }
 
+# timed_trials NAME TRIAL WHAT [MISSES]: runs TRIAL (a capture judged
+# against the sender's schedule) until it passes; MISSES trials that miss
+# (default 2: a stalled guest gets once more) fail with WHAT; a trial during
+# which the wall clock was set (clock_steady) does not count, and three
+# such skip the case, saying by how much the clock moved
+timed_trials() {
+  local name=$1 trial=$2 what=$3 misses=${4:-2} mark missed=0 moved=0
+  while :; do
+    mark=$(clock_mark)
+    if $trial; then return 0; fi
+    if ! clock_steady "$mark"; then
+      moved=$((moved + 1))
+      echo "$name: the wall clock was set during the trial ($CLOCK_WHY): the capture cannot be judged; once more"
+      [ $moved -lt 3 ] || skip "$name: the host's wall clock was set during $moved trials (last: $CLOCK_WHY): capture times cannot be compared with the sender's schedule"
+      sleep 2
+      continue
+    fi
+    missed=$((missed + 1))
+    [ $missed -lt "$misses" ] || fail "$name: $what ($missed trial$([ $missed = 1 ] || echo s))"
+    echo "$name: trial failed, once more (host stalls?)"
+  done
+}
+
 # capture_end PID: stops dumpcap PID (SIGINT) and waits for it. dumpcap takes
 # frames from the kernel in blocks, each handed over when full or 250 ms old
 # (its read timeout); a block not yet handed over when it stops is lost, so

@@ -170,29 +170,6 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
-# timed_trials NAME TRIAL WHAT: runs TRIAL (a capture judged against the
-# sender's schedule) until it passes: a trial that misses is run once more
-# (a stalled guest), both missing fails with WHAT; a trial during which the
-# wall clock was set (clock_steady) does not count, and three such skip
-# the case, saying by how much the clock moved
-timed_trials() {
-  local name=$1 trial=$2 what=$3 mark missed=0 moved=0
-  while :; do
-    mark=$(clock_mark)
-    if $trial; then return 0; fi
-    if ! clock_steady "$mark"; then
-      moved=$((moved + 1))
-      echo "$name: the wall clock was set during the trial ($CLOCK_WHY): the capture cannot be judged; once more"
-      [ $moved -lt 3 ] || skip "$name: the host's wall clock was set during $moved trials (last: $CLOCK_WHY): capture times cannot be compared with the sender's schedule"
-      sleep 2
-      continue
-    fi
-    missed=$((missed + 1))
-    [ $missed -lt 2 ] || fail "$name: $what (two trials)"
-    echo "$name: trial failed, once more (host stalls?)"
-  done
-}
-
 ramp() {
   # 1. ramp, the sender at a real-time priority where chrt can set one (a
   # sender held back past -t ends with the schedule's tail unsent: a loaded
