@@ -10,6 +10,11 @@
 #      or loss in failing trials that the kernel attributes to our receive
 #      socket (RcvbufErrors)
 #   3. SIGINT mid-trial: exit 130, no child left, temporary files removed
+#   4. --recv-netns without --send-netns: where DEST is routed out of a
+#      hardware NIC of the sender's namespace (off this host), ndr and
+#      rfc2544 refuse (exit 2) before sending (an nftables rule in the root
+#      namespace drops what goes to DEST out of the NIC, and its counter stays 0);
+#      run inside the lab namespace, where DEST is on a veth, ndr searches
 # Needs root and jq; exits 77 with the reason otherwise.
 set -euo pipefail
 
@@ -127,3 +132,39 @@ sigint() {
   echo "ok: SIGINT ends the search (exit 130), children and files gone"
 }
 run_case sigint
+
+stays_on_host() {
+  local dev out rc=0 cmd sent
+  # 4. the sender's namespace routes DEST off the host: refused before a datagram leaves
+  dev=$(ip -o route get 198.19.5.1 2>/dev/null | sed -n 's/.* dev \([^ ]*\).*/\1/p')
+  if [ -n "$dev" ] && [ -e "/sys/class/net/$dev/device" ]; then
+    CLEANUP_HOOKS+=('nft delete table inet txsguard$$ 2>/dev/null')
+    nft add table inet "txsguard$$" &&
+      nft add chain inet "txsguard$$" out '{ type filter hook output priority 0; }' &&
+      nft add rule inet "txsguard$$" out oifname "$dev" ip daddr 198.19.5.1 counter drop ||
+      fail "cannot add the nftables safety rule in the root namespace"
+    for cmd in ndr rfc2544; do
+      rc=0
+      out=$(timeout 30 "$TXS" $cmd --recv-netns "$B" 198.19.5.1 2>&1) || rc=$?
+      [ $rc -eq 2 ] || fail "$cmd routed out of $dev: exit $rc, expected 2 ($out)"
+      case "$out" in
+        *"--recv-netns $B without --send-netns"*"out of $dev"*"leaves this host"*) ;;
+        *) fail "$cmd routed out of $dev: the refusal does not say why: $out" ;;
+      esac
+    done
+    sent=$(nft list table inet "txsguard$$" | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+    [ "$sent" = 0 ] || fail "the refused runs sent $sent packets to 198.19.5.1 out of $dev"
+    nft delete table inet "txsguard$$"
+    echo "ok: DEST routed out of $dev (a NIC): ndr and rfc2544 refuse, 0 packets sent"
+  else
+    echo "note: 198.19.5.1 is not routed out of a NIC here (dev '${dev:-none}'): the refusal is not tried"
+  fi
+  # in the sender's lab namespace DEST is on the veth into B: no refusal, the search runs
+  TMPDIR=$tmp/t timeout 120 ip netns exec "$A" "$TXS" ndr --recv-netns "$B" --trial 0.3 --lo 1kpps --hi 4kpps \
+    --max-trials 3 -J 198.18.0.2 >"$tmp/here.json" 2>"$tmp/here.err" ||
+    fail "ndr run in $A with --recv-netns: exit $?: $(cat "$tmp/here.err")"
+  tail -n1 "$tmp/here.json" | jq -e '.type == "ndr" and .trials >= 1' >/dev/null ||
+    fail "ndr run in $A: no result: $(tail -n1 "$tmp/here.json")"
+  echo "ok: run in $A (DEST on a veth), --recv-netns alone searches"
+}
+run_case stays_on_host
