@@ -186,6 +186,12 @@ enum txs_ts_mode { TXS_TS_BURST = 0, TXS_TS_PACKET, TXS_TS_INTERP };
 /* SO_TXTIME devices (txs_netdev.txtime_clock): datagrams are handed over up
  * to this long before they are due, the worker waking every half of it */
 #define TXS_PACE_TXTIME_AHEAD_NS 2000000u
+/* A paced run with a duration sends what fell due before it ends even when
+ * late (a wake-up past the end, a preempted worker catching up), for at most
+ * this long after the end: a worker still behind then cannot keep its rate,
+ * and what it leaves unsent is counted (txs_engine_due_unsent), not sent for
+ * seconds past -t. */
+#define TXS_PACE_LATE_MAX_NS 1000000000ull
 #define TXS_PACE_SLACK_GAPS_MAX_NS 1000000u /* 1 ms */
 
 struct txs_engine_conf {
@@ -340,6 +346,12 @@ struct txs_ts_check {
 	double step_ns;    /* mean over workers of the last per-datagram step */
 };
 TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out);
+
+/* After txs_engine_wait: datagrams due before the run's duration ended that
+ * its workers did not send, still behind their schedule TXS_PACE_LATE_MAX_NS
+ * past its end: the rate asked
+ * for was more than they could send. 0 for runs that kept up. */
+TXS_API uint64_t txs_engine_due_unsent(const struct txs_engine *e);
 
 
 /* CLOCK_REALTIME ns from the worker's calibrated TSC (TXS_TS_PACKET; a

@@ -909,6 +909,14 @@ TXS_API int txs_engine_prof(struct txs_engine *e, struct txs_prof_summary *out)
 	return 0;
 }
 
+TXS_API uint64_t txs_engine_due_unsent(const struct txs_engine *e)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < e->conf.n_workers; i++)
+		n += e->w[i].due_unsent;
+	return n;
+}
+
 TXS_API int txs_engine_ts_check(struct txs_engine *e, struct txs_ts_check *out)
 {
 	memset(out, 0, sizeof(*out));

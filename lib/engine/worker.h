@@ -29,6 +29,7 @@ struct txs_wk {
 	uint64_t quota;                /* packets to send, UINT64_MAX = no limit */
 	double rate_pps;               /* 0 = unlimited */
 	int error;                     /* -errno if the worker failed */
+	uint64_t due_unsent;           /* datagrams due before the deadline left unsent (TXS_PACE_LATE_MAX_NS) */
 	bool gen_ready;                /* the generator's init succeeded (fini is due) */
 	struct txs_engine *eng;
 	pthread_t thread;

@@ -55,13 +55,25 @@ static int WL_NAME(struct txs_wk *w)
 		uint64_t mono = txs_now_mono_ns();
 		if (mono >= deadline) {
 			/* a paced run still sends what fell due before its
-			 * deadline (a wake-up late past it), and nothing after */
+			 * deadline (a wake-up late past it), and nothing after;
+			 * not for long: a worker still behind TXS_PACE_LATE_MAX_NS
+			 * (1 s) past it
+			 * could not keep up with its rate, and leaves what was
+			 * due unsent (counted) rather than run on */
 			if (!pc.on)
 				break;
+			const bool late = mono - deadline >= TXS_PACE_LATE_MAX_NS;
 			mono = deadline - 1;
 			struct pacer t = pc;
-			if (pacer_allowed(&t, mono, done, done + 1) <= done)
+			uint64_t due = pacer_allowed(&t, mono, done, late ? w->quota : done + 1);
+			if (due > w->quota)
+				due = w->quota;
+			if (due <= done)
 				break;
+			if (late) {
+				w->due_unsent = due - done;
+				break;
+			}
 		}
 		unsigned want = c->burst;
 		uint64_t left = w->quota - done;

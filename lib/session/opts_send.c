@@ -118,7 +118,7 @@ const struct txs_opt txs_send_opts[] = {
 	  "LO-HI[/STEP] (uniform), or imix (64/594/1518-byte frames 7:4:1)", "16" },
 	{ "bitrate", 'b', OPT_RATE, O(rate), "RATE", "each thread's rate, as iperf's -b: bits/s of UDP payload (10M, "
 	  "250k; k/M/G/T are powers of 1000), or datagrams/s with pps (100kpps); 0 = unlimited", "0" },
-	{ "time", 't', OPT_SECONDS, O(time), "SEC", "stop after SEC seconds (default 10 unless -n is given)" },
+	{ "time", 't', OPT_SECONDS, O(time), "SEC", "stop after SEC seconds (default 10 unless -n is given); a sender behind its rate catches up for at most 1 s more, then stops and counts what it left (due_unsent)" },
 	{ "packets", 'n', OPT_U64, O(count), "N", "stop after N datagrams in total (k/M/G suffixes)", NULL, 1, 0 },
 	{ "blockcount", 'k', OPT_U64, O(count), "N", "the same as -n: N datagrams (iperf3's blocks)", NULL, 1, 0 },
 	{ "udp", 'u', OPT_FLAG, O(udp), NULL, "accepted for iperf's sake: txscale sends UDP" },

@@ -104,6 +104,7 @@ struct txs_send {
 	struct txs_prof_summary prof;
 	struct txs_ts_check tsc;
 	bool have_prof, have_tsc;
+	uint64_t due_unsent; /* txs_engine_due_unsent: behind its rate at -t */
 	struct txs_send_result res;
 };
 

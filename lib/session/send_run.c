@@ -77,6 +77,7 @@ static void result(struct txs_send *s, double secs, int rc)
 	}
 	s->have_prof = s->p.c.profile && txs_engine_prof(s->eng, &s->prof) == 0;
 	s->have_tsc = txs_engine_ts_check(s->eng, &s->tsc) == 0;
+	s->due_unsent = txs_engine_due_unsent(s->eng);
 	r->counts_bad = send_check_counts(s, NULL, "");
 	bool nolink = rc == -ENETDOWN && s->mon && !txs_linkmon_up_mask(s->mon);
 	/* a run that ended on an error, or sent nothing, did not do what was

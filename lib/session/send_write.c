@@ -190,6 +190,7 @@ void txs_send_result_json(struct txs_json *j, const struct txs_send_result *r)
 		txs_json_dbl(j, "step_ns", t->step_ns);
 		txs_json_obj_close(j);
 	}
+	txs_json_u64(j, "due_unsent", x->due_unsent);
 	txs_json_u64(j, "verify_errors", r->verify_errors);
 	txs_json_u64(j, "icmp_errors", r->icmp_errors);
 	if (x->ls) {
@@ -262,6 +263,10 @@ void txs_send_result_text(FILE *f, const struct txs_send_result *r)
 			s->tsc.step_ns, (unsigned long long)s->tsc.bursts, s->tsc.err_mean_ns,
 			(unsigned long long)s->tsc.err_p50_ns, (unsigned long long)s->tsc.err_p99_ns,
 			(unsigned long long)s->tsc.err_max_ns, (unsigned long long)s->tsc.ahead);
+	if (s->due_unsent)
+		fprintf(f, "behind the rate: %llu datagrams due by the end of -t were not sent (the sender could not keep "
+			   "its rate and stopped %g s after -t)\n", (unsigned long long)s->due_unsent,
+			TXS_PACE_LATE_MAX_NS / 1e9);
 	if (s->rudp.datagrams) {
 		char sk[256];
 		fprintf(f, "replay: %llu of the file's %llu frames are UDP datagrams (sent as payloads); %llu skipped%s%s\n",

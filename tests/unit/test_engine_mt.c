@@ -43,7 +43,7 @@ static struct txs_netdev *open_dev(const char *spec, unsigned queues, uint32_t f
 }
 
 struct run {
-	uint64_t packets, bytes, drops, verify_err;
+	uint64_t packets, bytes, drops, verify_err, due_unsent;
 	double secs;
 	int rc;
 };
@@ -85,6 +85,7 @@ static struct run run_engine_pace(const char *devspec, unsigned workers, uint64_
 	}
 	/* engine and device agree exactly */
 	assert_int_equal(dev_pk, r.packets);
+	r.due_unsent = txs_engine_due_unsent(e);
 	txs_engine_destroy(e);
 	txs_netdev_close(dev);
 	return r;
@@ -775,6 +776,28 @@ static void duration_sends_all_due(void **st)
 	g_slack_gaps = 0;
 }
 
+/* A rate no worker keeps (1e9/s for 0.3 s: 3e8 datagrams due): the run
+ * stops TXS_PACE_LATE_MAX_NS (1 s) after its duration instead of sending
+ * all of them (seconds more; hours at a rate further out of reach), and
+ * counts what it left: sent + due_unsent is exactly what fell due. A run that keeps up leaves nothing (0 unsent). */
+static void duration_behind_stops(void **st)
+{
+	(void)st;
+	for (unsigned w = 1; w <= 2; w++) {
+		struct run r = run_engine("dummy", w, 0, 0.3, 1e9, false, 16);
+		assert_int_equal(r.rc, 0);
+		if (r.packets + r.due_unsent != 300000000ull || !(r.secs < 4.0) || r.due_unsent == 0)
+			print_message("%u workers: %llu sent + %llu unsent in %.3f s\n", w, (unsigned long long)r.packets,
+				      (unsigned long long)r.due_unsent, r.secs);
+		assert_int_equal(r.packets + r.due_unsent, 300000000ull);
+		assert_true(r.due_unsent > 0);
+		assert_true(r.secs >= 0.3 + TXS_PACE_LATE_MAX_NS / 1e9 - 0.01 && r.secs < 4.0);
+	}
+	struct run r = run_engine("dummy", 1, 0, 0.3, 10000, false, 16);
+	assert_int_equal(r.packets, 3000);
+	assert_int_equal(r.due_unsent, 0);
+}
+
 /* A generator that records, per fill, the monotonic clock and how many
  * datagrams it filled (one frame each). */
 #define SP_MAX 8192
@@ -922,4 +945,5 @@ T_MAIN(cmocka_unit_test(exact_counts),
        cmocka_unit_test(sleeping_pacer_keeps_properties),
        cmocka_unit_test(sleeping_pacer_batches),
        cmocka_unit_test(duration_sends_all_due),
+       cmocka_unit_test(duration_behind_stops),
        cmocka_unit_test(config_errors))
