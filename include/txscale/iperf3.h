@@ -60,6 +60,7 @@ enum txs_ip3_errno {
 	TXS_IP3_IENUMSTREAMS = 6,
 	TXS_IP3_IEUNIMP = 13,
 	TXS_IP3_IEUDPBLOCKSIZE = 20,
+	TXS_IP3_IETOTALRATE = 27,       /* "total required bandwidth is larger than server limit" (3.8+) */
 	TXS_IP3_IERECVPARAMS = 114,
 	TXS_IP3_IEAUTHTEST = 142,       /* "test authorization failed" */
 	TXS_IP3_IESTREAMACCEPT = 204,

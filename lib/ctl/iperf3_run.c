@@ -619,18 +619,35 @@ static int accept_streams(int fd, const struct txs_ip3_srv_conf *c, struct txs_i
 	return rc;
 }
 
-/* What the server would send, against c->max_rate: 0, or an iperf3 error number with err. */
+/* iperf3's own words for the error numbers a server refuses a test with
+ * (iperf_error.c), NULL for the others */
+static const char *ip3_errno_what(int e)
+{
+	switch (e) {
+	case TXS_IP3_IEDURATION: return "test duration too long";
+	case TXS_IP3_IENUMSTREAMS: return "number of parallel streams too large";
+	case TXS_IP3_IEUNIMP: return "an option you are trying to set is not implemented yet";
+	case TXS_IP3_IEUDPBLOCKSIZE: return "block size invalid";
+	case TXS_IP3_IETOTALRATE: return "total required bandwidth is larger than server limit";
+	case TXS_IP3_IEAUTHTEST: return "test authorization failed";
+	default: return NULL;
+	}
+}
+
+/* What the server would send, against c->max_rate: 0, or an iperf3 error
+ * number with err (IETOTALRATE: the client prints "total required bandwidth
+ * is larger than server limit", stock iperf3 -s --server-bitrate-limit's) */
 static int rate_check(const struct txs_ip3_srv_conf *c, const struct txs_ip3_params *p, char *err, size_t errlen)
 {
 	if (!(c->max_rate > 0) || !(p->reverse || p->bidirectional))
 		return 0;
 	if (!p->bandwidth)
-		return txs_ctl_fail(err, errlen, TXS_IP3_IEUNIMP, "an unpaced test (-b 0) asked of this server, which "
+		return txs_ctl_fail(err, errlen, TXS_IP3_IETOTALRATE, "an unpaced test (-b 0) asked of this server, which "
 				    "sends at most %.0f %s (--max-rate)", c->max_rate, c->max_rate_bits ? "bit/s" : "datagrams/s");
 	double ask = c->max_rate_bits ? (double)p->bandwidth * p->parallel
 				      : (double)p->bandwidth / (8.0 * (p->len ? p->len : 1)) * p->parallel;
 	if (ask > c->max_rate * (1 + 1e-9))
-		return txs_ctl_fail(err, errlen, TXS_IP3_IEUNIMP, "%.0f %s asked (-b %llu over %u stream%s); this server "
+		return txs_ctl_fail(err, errlen, TXS_IP3_IETOTALRATE, "%.0f %s asked (-b %llu over %u stream%s); this server "
 				    "sends at most %.0f %s (--max-rate)", ask, c->max_rate_bits ? "bit/s" : "datagrams/s",
 				    (unsigned long long)p->bandwidth, p->parallel, p->parallel == 1 ? "" : "s", c->max_rate,
 				    c->max_rate_bits ? "bit/s" : "datagrams/s");
@@ -765,7 +782,9 @@ static int expect_state(int fd, int want, int to, int *ip3_err, char *err, size_
 			int32_t e = (int32_t)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
 			int32_t se = (int32_t)((uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7]);
 			*ip3_err = e;
-			return txs_ctl_fail(err, errlen, -EREMOTEIO, "the iperf3 server refused the test: iperf3 error %d%s%s", e,
+			const char *what = ip3_errno_what(e);
+			return txs_ctl_fail(err, errlen, -EREMOTEIO, "the iperf3 server refused the test: iperf3 error %d%s%s%s%s%s",
+				    e, what ? " (" : "", what ? what : "", what ? ")" : "",
 				    se > 0 && se < 4096 ? ", " : "", se > 0 && se < 4096 ? strerror(se) : "");
 		}
 		return txs_ctl_fail(err, errlen, -EREMOTEIO, "the iperf3 server sent SERVER_ERROR");

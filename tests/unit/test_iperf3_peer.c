@@ -67,7 +67,7 @@ static int dial(const struct sockaddr_in *sa)
 	return fd;
 }
 
-enum srv_mode { S_BAD_COUNT, S_FRACTION, S_HUGE, S_VANISH, S_SILENT, S_REV_STALL };
+enum srv_mode { S_BAD_COUNT, S_FRACTION, S_HUGE, S_VANISH, S_SILENT, S_REV_STALL, S_REFUSE_RATE };
 
 /* The fake server: a clean setup of one stream, then the misbehaviour. */
 static void fake_server(int l, int udp, enum srv_mode mode)
@@ -82,6 +82,11 @@ static void fake_server(int l, int udp, enum srv_mode mode)
 	if (txs_ip3_read_json(c, TXS_IP3_PARAM_MAX, 2000, &j, &n))
 		_exit(1);
 	free(j);
+	if (mode == S_REFUSE_RATE) { /* as a server over its bitrate limit refuses */
+		txs_ip3_write_error(c, TXS_IP3_IETOTALRATE, 0, 1000);
+		usleep(100 * 1000);
+		_exit(0);
+	}
 	txs_ip3_write_state(c, TXS_IP3_CREATE_STREAMS, 1000);
 	uint8_t b[64];
 	struct sockaddr_in from;
@@ -195,6 +200,21 @@ static void test_client_server_vanishes(void **st)
 	assert_int_equal(rc, -ECONNRESET);
 	assert_non_null(strstr(err, "closed"));
 	assert_true(took < 3.0); /* not its -t of 10 s */
+	txs_ip3_test_free(&t);
+}
+
+/* A server's SERVER_ERROR: -EREMOTEIO, the number and iperf3's own words for it */
+static void test_client_server_refuses(void **st)
+{
+	(void)st;
+	struct txs_ip3_test t;
+	char err[256] = "";
+	double took;
+	int rc = client_against(S_REFUSE_RATE, 1, 2000, &t, err, sizeof(err), &took);
+	if (rc != -EREMOTEIO || !strstr(err, "iperf3 error 27 (total required bandwidth is larger than server limit)"))
+		fprintf(stderr, "rc %d: %s\n", rc, err);
+	assert_int_equal(rc, -EREMOTEIO);
+	assert_non_null(strstr(err, "iperf3 error 27 (total required bandwidth is larger than server limit)"));
 	txs_ip3_test_free(&t);
 }
 
@@ -399,7 +419,8 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_client_hostile_counts), cmocka_unit_test(test_client_server_vanishes),
-		cmocka_unit_test(test_client_server_silent),  cmocka_unit_test(test_client_reverse_stall),
+		cmocka_unit_test(test_client_server_silent),
+		cmocka_unit_test(test_client_server_refuses),  cmocka_unit_test(test_client_reverse_stall),
 		cmocka_unit_test(test_server_refusals),
 		cmocka_unit_test(test_server_foreign_handshake), cmocka_unit_test(test_server_client_vanishes),
 	};
