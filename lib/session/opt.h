@@ -183,6 +183,8 @@ struct txs_ndr_args {
 };
 /* OPT_CUSTOM parser of a percentage 0 <= PCT < 100 ("1", "0.5%") into a struct txs_ndr_pct. */
 int txs_opt_parse_pct(const char *val, void *dst, char *err, size_t errlen);
+/* The same for 0 < PCT < 100 (a search's precision: 0 would never end) */
+int txs_opt_parse_pct_pos(const char *val, void *dst, char *err, size_t errlen);
 extern const struct txs_opt txs_ndr_opts[];
 const struct txs_opt *txs_ndr_opt_table(void);
 /* The options as a whole, after the table checked each (--lo and --hi in

@@ -9,10 +9,11 @@
 #include <string.h>
 #include <txscale/ndr.h>
 #include <txscale/pkt.h>
+#include <txscale/stats.h>
 #include "common/err.h"
 #include "opt.h"
 
-int txs_opt_parse_pct(const char *val, void *dst, char *err, size_t errlen)
+static int parse_pct(const char *val, void *dst, bool zero, char *err, size_t errlen)
 {
 	struct txs_ndr_pct *p = dst;
 	char *end;
@@ -20,13 +21,31 @@ int txs_opt_parse_pct(const char *val, void *dst, char *err, size_t errlen)
 	double v = strtod(val, &end);
 	if (end != val && *end == '%')
 		end++;
-	if (errno || end == val || *end || !isfinite(v) || v < 0 || v >= 100) {
-		snprintf(err, errlen, "expected a percentage 0 <= PCT < 100, e.g. 1 or 0.5");
+	if (errno || end == val || *end || !isfinite(v) || v < 0 || (v == 0 && !zero) || v >= 100) {
+		snprintf(err, errlen, "expected a percentage %s PCT < 100, e.g. 1 or 0.5", zero ? "0 <=" : "0 <");
 		return -1;
 	}
 	p->set = true;
 	p->v = v;
 	return 0;
+}
+
+int txs_opt_parse_pct(const char *val, void *dst, char *err, size_t errlen)
+{
+	return parse_pct(val, dst, true, err, errlen);
+}
+
+int txs_opt_parse_pct_pos(const char *val, void *dst, char *err, size_t errlen)
+{
+	return parse_pct(val, dst, false, err, errlen);
+}
+
+/* "'50.0kpps'": a rate of datagrams/s in the grammar it is typed in */
+static const char *pps_str(double v, char *buf, size_t len)
+{
+	char b[32];
+	snprintf(buf, len, "%spps", txs_fmt_si(v, b, sizeof(b)));
+	return buf;
 }
 
 #define O(f) offsetof(struct txs_ndr_args, f)
@@ -38,7 +57,7 @@ const struct txs_opt txs_ndr_opts[] = {
 	{ "affinity", 'A', OPT_CPULIST, O(cpus), "CPUS", "sender CPUs, e.g. 0-1 (the receiver gets the first other CPU unless --recv-args pins it)" },
 	{ "bind", 'B', OPT_STR, O(bind), "ADDR", "sender source address" },
 	{ "trial", 0, OPT_SECONDS, O(trial), "SEC", "length of each trial's sending", "2" },
-	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "stop when (hi - lo) / hi <= PCT percent", "1", 0, 0, txs_opt_parse_pct },
+	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "stop when (hi - lo) / hi <= PCT percent", "1", 0, 0, txs_opt_parse_pct_pos },
 	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lower bound, datagrams/s (e.g. 10kpps: the pps is needed, plain numbers are bits/s as in -b)", "10kpps" },
 	{ "hi", 0, OPT_RATE, O(hi), "RATE", "upper bound, datagrams/s (e.g. 1Mpps; default: the sender's unlimited rate, measured first)" },
 	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials, the confirmation included", "20", 3, TXS_NDR_MAX_TRIALS },
@@ -81,15 +100,16 @@ int txs_ndr_args_check(struct txs_ndr_args *c, char *err, size_t errlen)
 		return rc;
 	c->lo.value = floor(c->lo.value); /* the sender is given whole packets/s */
 	c->hi.value = floor(c->hi.value);
+	char b1[40], b2[40];
 	if (!(c->lo.value >= 1))
-		return txs_fail(err, errlen, -EINVAL, "bad value for --lo: '%.0f': expected at least 1 packet/s",
-				c->lo.value);
+		return txs_fail(err, errlen, -EINVAL, "bad value for --lo: '%s': expected at least 1pps",
+				pps_str(c->lo.value, b1, sizeof(b1)));
 	if (c->hi.value > 0 && c->hi.value <= c->lo.value)
-		return txs_fail(err, errlen, -EINVAL, "bad value for --hi: '%.0f': must be above --lo %.0f", c->hi.value,
-				c->lo.value);
-	if (!(c->precision.v > 0))
-		return txs_fail(err, errlen, -EINVAL, "bad value for --precision: '%g': expected 0 < PCT < 100",
-				c->precision.v);
+		return txs_fail(err, errlen, -EINVAL, "bad value for --hi: '%s': must be above --lo %s",
+				pps_str(c->hi.value, b1, sizeof(b1)), pps_str(c->lo.value, b2, sizeof(b2)));
+	if (!(c->precision.v > 0)) /* a JSON session's value comes through the same parser */
+		return txs_fail(err, errlen, -EINVAL, "bad value for --precision: '%g': expected a percentage 0 < PCT < "
+				"100, e.g. 1 or 0.5", c->precision.v);
 	if (c->trial < 0.1 || c->trial > 3600)
 		return txs_fail(err, errlen, -EINVAL, "bad value for --trial: '%g': expected 0.1 to 3600 seconds",
 				c->trial);

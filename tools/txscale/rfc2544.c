@@ -47,14 +47,14 @@ static const struct txs_opt rfc_opts[] = {
 	{ "search-trial", 0, OPT_SECONDS, O(search_trial), "SEC", "a trial while the throughput search narrows down", "1" },
 	{ "settle", 0, OPT_SECONDS, O(settle), "SEC", "rest between trials, so that the device's queues drain and its buffers refill (RFC 2544 section 23)", "2" },
 	{ "loss", 0, OPT_CUSTOM, O(loss), "PCT", "acceptable loss in percent for throughput (0: NDR, above: PDR)", "0", 0, 0, txs_opt_parse_pct },
-	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "the throughput search stops when (hi - lo) / hi <= PCT percent", "1", 0, 0, txs_opt_parse_pct },
+	{ "precision", 0, OPT_CUSTOM, O(precision), "PCT", "the throughput search stops when (hi - lo) / hi <= PCT percent", "1", 0, 0, txs_opt_parse_pct_pos },
 	{ "lo", 0, OPT_RATE, O(lo), "RATE", "lowest rate the search tries, frames/s with pps (e.g. 100pps)", "100pps" },
 	{ "hi", 0, OPT_RATE, O(hi), "RATE", "highest rate the search tries, frames/s with pps (e.g. 1Mpps; default: the sender's top rate, measured first)" },
 	{ "max-trials", 0, OPT_UINT, O(max_trials), "N", "at most N trials per search (throughput, back-to-back)", "30", 3, TXS_NDR_MAX_TRIALS },
 	{ "repeat", 0, OPT_UINT, O(repeat), "N", "throughput searches per frame size (the median is reported, the spread beside it)", "3", 1, TXS_RFC2544_MAX_REPEAT },
 	{ "latency-trials", 0, OPT_UINT, O(latency_trials), "N", "latency trials at the throughput rate per frame size", "3", 1, TXS_RFC2544_MAX_LAT },
 	{ "b2b-trials", 0, OPT_UINT, O(b2b_trials), "N", "back-to-back searches per frame size (the mean is reported)", "5", 1, TXS_RFC2544_MAX_B2B },
-	{ "b2b-precision", 0, OPT_CUSTOM, O(b2b_precision), "PCT", "a back-to-back search stops when its bracket is within PCT percent", "2", 0, 0, txs_opt_parse_pct },
+	{ "b2b-precision", 0, OPT_CUSTOM, O(b2b_precision), "PCT", "a back-to-back search stops when its bracket is within PCT percent", "2", 0, 0, txs_opt_parse_pct_pos },
 	{ "b2b-max", 0, OPT_U64, O(b2b_max), "FRAMES", "longest burst tried (default: 2 s at the sender's top rate)", NULL, 2, 1000000000 },
 	{ "dev", 0, OPT_STR, O(dev), "DEV", "sender device (txscale send --dev)", "udp" },
 	{ "port", 'p', OPT_PORT, O(port), "PORT", "UDP port", "5201" },
@@ -191,9 +191,11 @@ static int check_cfg(struct rfc_cfg *c, const char *dest, struct txs_rfc2544_con
 	if (c->settle > 60)
 		return refuse("bad value for --settle: '%g': expected 0 to 60 seconds", c->settle);
 	if (!(c->precision.v > 0))
-		return refuse("bad value for --precision: '%g': expected 0 < PCT < 100", c->precision.v);
+		return refuse("bad value for --precision: '%g': expected a percentage 0 < PCT < 100, e.g. 1 or 0.5",
+			      c->precision.v);
 	if (!(c->b2b_precision.v > 0))
-		return refuse("bad value for --b2b-precision: '%g': expected 0 < PCT < 100", c->b2b_precision.v);
+		return refuse("bad value for --b2b-precision: '%g': expected a percentage 0 < PCT < 100, e.g. 1 or 0.5",
+			      c->b2b_precision.v);
 	if (floor(c->lo.value) < 1)
 		return refuse("bad value for --lo: '%g': expected at least 1 frame/s", c->lo.value);
 	if (c->hi.value > 0 && floor(c->hi.value) <= floor(c->lo.value))
