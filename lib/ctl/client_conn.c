@@ -137,9 +137,10 @@ static int open_and_tell(int fd, const char *host, uint16_t port, double timeout
 	if (rc == 1)
 		return txs_fail(err, errlen, -EPROTO, "neither a txscale nor an iperf3 server answers at %s port %u "
 				"(its first byte is 0x%02x)", host, port, b);
-	if (rc == 0)
-		return txs_fail(err, errlen, -ECONNRESET, "the server at %s port %u closed the connection unanswered",
-				host, port);
+	/* closed: before our opener was read (0), or after, unread (a reset) */
+	if (rc == 0 || rc == -ECONNRESET || rc == -EPIPE)
+		return txs_fail(err, errlen, -ECONNRESET, "the server at %s port %u closed the connection unanswered: "
+				"neither a txscale nor an iperf3 server, or one that refuses this client", host, port);
 	if (rc == -ETIMEDOUT)
 		return txs_fail(err, errlen, rc, "the server at %s port %u accepted the connection and said nothing "
 				"within %.1f s (--ctl-timeout)", host, port, timeout);

@@ -333,3 +333,33 @@ def test_ndr_session_refuses_at_new():
     with pytest.raises(txscale.ConfigError) as ei:
         txscale.Session("ndr", dest="nonsense")
     assert ei.value.key == "dest"
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3])
+def test_client_against_a_listener_that_closes(delay):
+    """A TCP service that accepts and closes, at once (nothing read: FIN) or
+    after our opener arrived (unread: a reset): the client says what it met,
+    one line, exit 1, never a bare 'Connection reset by peer'."""
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(2)
+    port = lst.getsockname()[1]
+
+    def serve():
+        c, _ = lst.accept()
+        time.sleep(delay)
+        c.close()
+
+    th = threading.Thread(target=serve)
+    th.start()
+    try:
+        out = subprocess.run([os.environ["TXSCALE_BIN"], "send", "-c", "127.0.0.1", "--control-port", str(port),
+                              "-n", "10"], capture_output=True, text=True, timeout=30)
+    finally:
+        th.join(10)
+        lst.close()
+    assert out.returncode == 1, out
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert f"the server at 127.0.0.1 port {port} closed the connection unanswered" in lines[0], out.stderr
+    assert "reset by peer" not in out.stderr
