@@ -286,6 +286,8 @@ EOF
   out=$(sec --auth-file "$tmp/wrong") || rc=$?
   [ $rc -eq 1 ] || fail "wrong secret: exit $rc ($out)"
   case "$out" in *"authentication failed: wrong shared secret"*) ;; *) fail "wrong secret: '$out'" ;; esac
+  # the refusal alone: no first line of a test that never ran
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "wrong secret: more than the refusal: '$out'"
   in_log "$tmp/srv2.log" "error: authentication failed: wrong shared secret" || fail "wrong secret: not in the server's log"
   rc=0
   out=$(sec) || rc=$?
@@ -293,6 +295,8 @@ EOF
   case "$out" in *"asks for a shared secret: give --auth-file"*) ;; *) fail "no secret: '$out'" ;; esac
   out=$(sec --auth-file "$tmp/key") || fail "right secret: $out"
   case "$out" in *"receiver 127.0.0.1: received "*" exact"*) ;; *) fail "right secret: '$out'" ;; esac
+  case "$(printf '%s\n' "$out" | head -n1)" in "txscale send: txscale server 127.0.0.1, control port $RP (txscale's protocol): forward (we send) test, data port $DP") ;;
+    *) fail "right secret: the first line does not name the protocol: '$out'" ;; esac
   kill -0 "$srv2" || fail "the server with a secret exited"
   [ -s "$tmp/wire" ] || fail "the relay recorded nothing"
   grep -q '"type":"auth"' "$tmp/wire" || fail "the relay saw no auth message"

@@ -6,6 +6,7 @@
  * (txs_ctl_client_run_sides): send.c's session from the user's options,
  * recv.c's for -R. Also the remote receiver of `txscale ndr --remote`. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,8 @@ struct client {
 	const struct ctl_send_info *s;
 	const struct ctl_own_send *own;
 	double est; /* how long we expect to send, s (0: unknown) */
+	pthread_mutex_t first_mu; /* the first line, once, by whichever side starts first */
+	bool first_done;
 };
 
 static int cb_stopping(void *arg)
@@ -101,17 +104,44 @@ static void cb_warn(void *arg, const char *line)
 	fprintf(stderr, "txscale send: %s\n", line);
 }
 
+/* The first line names the protocol (an iperf3 server's says "iperf3
+ * server"): once the server took the test (the secret, the slot and the
+ * test's setup passed), before either side's own lines. A refused client
+ * prints the refusal alone. */
+static void first_line(struct client *k)
+{
+	const struct ctl_client_opts *o = k->o;
+	const struct ctl_send_info *s = k->s;
+	pthread_mutex_lock(&k->first_mu);
+	if (!k->first_done && !s->json) {
+		char dp[64];
+		if (g_port)
+			snprintf(dp, sizeof(dp), "data port %u", s->port);
+		else
+			snprintf(dp, sizeof(dp), "data port %s", o->bidir ? "each receiver's choice" : o->reverse ? "our choice"
+													  : "the server's choice");
+		printf("txscale send: txscale server %s, control port %u (txscale's protocol): %s test, %s\n", s->dest,
+		       o->control_port, o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
+		       dp);
+		fflush(stdout);
+	}
+	k->first_done = true;
+	pthread_mutex_unlock(&k->first_mu);
+}
+
 /* Our sender: the user's own options, on udp unless --dev says otherwise. */
 static int cb_send(void *arg, const struct txs_ctl_side_io *io)
 {
-	const struct client *k = arg;
+	struct client *k = arg;
+	first_line(k);
 	return k->own->run(k->own->arg, g_dev ? NULL : "udp", io);
 }
 
 /* Our receiver (-R, --bidir): bound to the address the server sees us at. */
 static int cb_recv(void *arg, const char *local, const int64_t *clock_offset_ns, const struct txs_ctl_side_io *io)
 {
-	const struct client *k = arg;
+	struct client *k = arg;
+	first_line(k);
 	const struct ctl_send_info *s = k->s;
 	bool bidir = k->o->bidir;
 	struct ctl_own_recv rv = { .bind = local, .port = io->port ? io->port : s->port, .interval = bidir ? 0 : s->interval,
@@ -178,21 +208,8 @@ static void print_peers(const struct client *k, const struct txs_ctl_client_test
 /* The test with a txscale server: the exit status. */
 static int client_test_run(struct client *k, struct txs_ctl_client *c, char *err, size_t errlen)
 {
-	const struct ctl_client_opts *o = k->o;
 	const struct ctl_send_info *s = k->s;
 	k->est = s->time > 0 ? s->time : s->count && s->rate_pps > 0 ? (double)s->count / s->rate_pps : 0;
-	/* the first line names the protocol (an iperf3 server's says "iperf3 server") */
-	if (!s->json) {
-		char dp[64];
-		if (g_port)
-			snprintf(dp, sizeof(dp), "data port %u", s->port);
-		else
-			snprintf(dp, sizeof(dp), "data port %s", o->bidir ? "each receiver's choice" : o->reverse ? "our choice"
-													  : "the server's choice");
-		printf("txscale send: txscale server %s, control port %u (txscale's protocol): %s test, %s\n", s->dest,
-		       o->control_port, o->bidir ? "bidirectional" : o->reverse ? "reverse (the server sends)" : "forward (we send)",
-		       dp);
-	}
 	if (txs_ctl_client_waited(c)[0])
 		fprintf(stderr, "txscale send: the server made us wait: %s\n", txs_ctl_client_waited(c));
 	struct txs_ctl_client_test t;
@@ -224,7 +241,7 @@ int ctl_client_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 			o->ctl_timeout);
 		return 2;
 	}
-	struct client k = { .o = o, .s = s, .own = own };
+	struct client k = { .o = o, .s = s, .own = own, .first_mu = PTHREAD_MUTEX_INITIALIZER };
 	if (o->iperf2 && (o->server || o->reverse || o->bidir || g_dev)) {
 		fprintf(stderr, "txscale send: --iperf2 is a test against an iperf 2 server, one way over udp: not with "
 				"%s\n", o->server ? "--server" : o->reverse ? "-R" : o->bidir ? "--bidir" : "--dev");
