@@ -393,17 +393,18 @@ static void document(FILE *f, bool html, const struct txs_rfc2544_result *r, con
 			image(f, html, "latency.png", "latency distribution at the throughput rate");
 	}
 	if (r->tests & TXS_RFC2544_FRAME_LOSS) {
-		static const char *const h[] = { "size", "% of top", "offered fps", "sent", "lost", "loss %" };
-		t_begin(&t, "Frame loss rate", h, 6);
+		static const char *const h[] = { "size", "% of top", "offered fps", "sent fps", "sent", "lost", "loss %" };
+		t_begin(&t, "Frame loss rate", h, 7);
 		for (unsigned i = 0; i < r->n_sizes; i++)
 			for (unsigned k = 0; k < r->floss[i].n_points; k++) {
 				const struct txs_rfc2544_fl_point *p = &r->floss[i].points[k];
 				CELL(0, "%s", sz(r->floss[i].size, b, sizeof(b)));
 				NUM(1, p->pct_of_top);
 				NUM(2, p->offered_fps);
-				CELL(3, "%llu", (unsigned long long)p->sent);
-				CELL(4, "%llu", (unsigned long long)p->lost);
-				NUM(5, p->loss_pct);
+				NUM(3, p->sent_fps);
+				CELL(4, "%llu", (unsigned long long)p->sent);
+				CELL(5, "%llu", (unsigned long long)p->lost);
+				NUM(6, p->loss_pct);
 				t_row(&t, c);
 			}
 		t_end(&t);

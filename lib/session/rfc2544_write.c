@@ -245,7 +245,7 @@ void txs_rfc2544_write_result(FILE *f, bool json, const struct txs_rfc2544_resul
 		result_json(f, r, c);
 		return;
 	}
-	char sb[16], a[32], d[32];
+	char sb[16], a[64], d[32];
 	if (has_tput(r)) {
 		fprintf(f, "\nthroughput (%s loss, median of %u searches)\n%6s %12s %12s %8s %12s %12s %s\n",
 			c->loss_pct > 0 ? "acceptable" : "zero", c->repeat, "size", "fps", "bits/s", "of top",
@@ -269,9 +269,15 @@ void txs_rfc2544_write_result(FILE *f, bool json, const struct txs_rfc2544_resul
 			if (!fl->n_points)
 				continue;
 			fprintf(f, "%6s:", size_str(fl->size, sb, sizeof(sb)));
-			for (unsigned k = 0; k < fl->n_points; k++)
-				fprintf(f, " %s fps %.3g%%%s", txs_fmt_si(fl->points[k].offered_fps, a, sizeof(a)),
-					fl->points[k].loss_pct, k + 1 < fl->n_points ? "," : "");
+			for (unsigned k = 0; k < fl->n_points; k++) {
+				/* the rate the sender reached, where it fell short of the offered one by over 1% */
+				const struct txs_rfc2544_fl_point *p = &fl->points[k];
+				char sb2[48] = "";
+				if (p->sent_fps < p->offered_fps * 0.99)
+					snprintf(sb2, sizeof(sb2), " (sent %s fps)", txs_fmt_si(p->sent_fps, a + 32, 32));
+				fprintf(f, " %s fps%s %.3g%%%s", txs_fmt_si(p->offered_fps, a, 32), sb2, p->loss_pct,
+					k + 1 < fl->n_points ? "," : "");
+			}
 			fputc('\n', f);
 		}
 	}
