@@ -281,9 +281,9 @@ int cmd_rfc2544(int argc, char **argv)
 		fprintf(stderr, "txscale rfc2544: %s\n", err);
 		ret = 1;
 	}
-	if (ret != 130)
-		txs_rfc2544_write_result(stdout, cfg.json, r, &c);
-	if (cfg.report && ret != 130) {
+	/* what ran, stopped or not (complete: false says it), as iperf3 sums up on ^C */
+	txs_rfc2544_write_result(stdout, cfg.json, r, &c);
+	if (cfg.report) {
 		unsigned plots = 0;
 		if (txs_rfc2544_report(cfg.report, r, &c, &plots, err, sizeof(err)) < 0) {
 			fprintf(stderr, "txscale rfc2544: %s\n", err);
