@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
+#include "test_sock.h"
 #include "test_util.h"
 
 static double now_s(void)
@@ -29,18 +30,6 @@ static double now_s(void)
 }
 
 /* A UDP port on 127.0.0.1 free a moment ago. */
-static unsigned free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	assert_true(fd >= 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 static json_t *parse(const char *text)
 {
 	json_error_t e;
@@ -207,14 +196,14 @@ static void table_roundtrip(void **state)
 				json_object_set_new(cfg, "packets", json_integer(1));
 			} else if (strcmp(kinds[k], "ndr") == 0) {
 				json_object_set_new(cfg, "dest", json_string("127.0.0.1"));
-				json_object_set_new(cfg, "port", json_integer(free_port())); /* its receiver's input is opened */
+				json_object_set_new(cfg, "port", json_integer(t_free_port(SOCK_DGRAM))); /* its receiver's input is opened */
 			} else if (strcmp(kinds[k], "server") == 0) {
 				json_object_set_new(cfg, "bind", json_string("127.0.0.1"));
-				json_object_set_new(cfg, "control-port", json_integer(free_port()));
-				json_object_set_new(cfg, "iperf2-port", json_integer(free_port()));
+				json_object_set_new(cfg, "control-port", json_integer(t_free_port(SOCK_STREAM)));
+				json_object_set_new(cfg, "iperf2-port", json_integer(t_free_port(SOCK_DGRAM)));
 			} else {
 				json_object_set_new(cfg, "bind", json_string("127.0.0.1"));
-				json_object_set_new(cfg, "port", json_integer(free_port()));
+				json_object_set_new(cfg, "port", json_integer(t_free_port(SOCK_DGRAM)));
 				json_object_set_new(cfg, "time", json_real(0.1));
 			}
 			if (flag)
@@ -273,7 +262,7 @@ static void *read_stats(void *arg)
 static void loopback_pair(void **state)
 {
 	(void)state;
-	unsigned port = free_port();
+	unsigned port = t_free_port(SOCK_DGRAM);
 	char cfg[512], err[512];
 	struct txs_session *rs, *ss;
 	snprintf(cfg, sizeof(cfg), "{\"bind\": \"127.0.0.1\", \"port\": %u, \"time\": 20, \"expect\": 3000, \"idle\": \"2s\"}",
@@ -357,7 +346,7 @@ static void stop_other_thread(void **state)
 {
 	(void)state;
 	char cfg[256], err[512];
-	snprintf(cfg, sizeof(cfg), "{\"bind\": \"127.0.0.1\", \"port\": %u, \"time\": 30}", free_port());
+	snprintf(cfg, sizeof(cfg), "{\"bind\": \"127.0.0.1\", \"port\": %u, \"time\": 30}", t_free_port(SOCK_DGRAM));
 	struct txs_session *s;
 	assert_int_equal(txs_session_new(&s, "recv", cfg, err, sizeof(err)), 0);
 	const char *sum = "x";

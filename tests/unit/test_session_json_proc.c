@@ -20,19 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <txscale/txscale.h>
+#include "test_sock.h"
 #include "test_util.h"
-
-static unsigned free_port(int type)
-{
-	int fd = socket(AF_INET, type, 0);
-	assert_true(fd >= 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
 
 static const char *txscale_bin(char *buf, size_t len)
 {
@@ -66,7 +55,7 @@ static void server_session(void **state)
 	char bin[512];
 	if (!txscale_bin(bin, sizeof(bin)))
 		skip();
-	unsigned ctl = free_port(SOCK_STREAM);
+	unsigned ctl = t_free_port(SOCK_STREAM);
 	char cfg[256], err[512];
 	snprintf(cfg, sizeof(cfg), "{\"bind\": \"127.0.0.1\", \"control-port\": %u, \"no-iperf2\": true, \"max-time\": 30}",
 		 ctl);
@@ -131,7 +120,7 @@ static void ndr_session(void **state)
 	setenv("TXSCALE_BIN", bin, 1);
 	char cfg[256], err[512];
 	snprintf(cfg, sizeof(cfg), "{\"dest\": \"127.0.0.1\", \"port\": %u, \"lo\": \"1kpps\", \"hi\": \"10kpps\", "
-		 "\"trial\": 0.3, \"max-trials\": 4}", free_port(SOCK_DGRAM));
+		 "\"trial\": 0.3, \"max-trials\": 4}", t_free_port(SOCK_DGRAM));
 	struct txs_session *s;
 	if (txs_session_new(&s, "ndr", cfg, err, sizeof(err)) != 0)
 		fail_msg("%s", err);

@@ -43,6 +43,20 @@ static inline bool t_lo_bind(int fd, int family, uint16_t *port)
  * base + (7 pid + stride tries) % span, up to 20 tries, and where width > 0
  * the range to port + width (ic->port_hi). Where none opens, the test is
  * skipped, the reason skip_why and the last error. */
+/* A loopback IPv4 port of type (SOCK_DGRAM, SOCK_STREAM) free a moment ago:
+ * for a server or receiver the test starts by port number. */
+static inline unsigned t_free_port(int type)
+{
+	int fd = socket(AF_INET, type, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
 static inline struct txs_rx_input *t_rx_udp_input(struct txs_rx_input_conf *ic, unsigned base, unsigned span,
 						  unsigned stride, unsigned width, const char *skip_why)
 {
