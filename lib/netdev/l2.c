@@ -182,32 +182,24 @@ static int nl_ask(struct mnl_socket *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void
 	}
 }
 
-static struct mnl_socket *nl_open(char *why, size_t whylen)
+int txs_l2_neigh_mac(int ifindex, const struct txs_addr *dst, uint8_t mac[TXS_ETH_ALEN], char *why, size_t whylen)
 {
+	char a1[64], a2[64];
 	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!nl) {
 		snprintf(why, whylen, "cannot open rtnetlink: %s", strerror(errno));
-		return NULL;
+		return -errno;
 	}
+	int rc = 0;
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int e = errno;
-		snprintf(why, whylen, "cannot bind rtnetlink: %s", strerror(e));
-		mnl_socket_close(nl);
-		errno = e;
-		return NULL;
+		rc = -errno;
+		snprintf(why, whylen, "cannot bind rtnetlink: %s", strerror(errno));
+		goto out;
 	}
-	return nl;
-}
-
-/* RTM_GETROUTE towards dst (out of oif when > 0) on an open socket */
-static int route_ask(struct mnl_socket *nl, const struct txs_addr *dst, int oif, struct nl_route *r, char *why,
-		     size_t whylen)
-{
-	char a1[64];
 	size_t alen = dst->family == AF_INET ? 4 : 16;
 	char req[512] __attribute__((aligned(8)));
+	/* 1. the route towards dst out of this interface: gateway or on-link */
 	memset(req, 0, sizeof(req));
-	memset(r, 0, sizeof(*r));
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETROUTE;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
@@ -216,48 +208,13 @@ static int route_ask(struct mnl_socket *nl, const struct txs_addr *dst, int oif,
 	rm->rtm_family = (unsigned char)dst->family;
 	rm->rtm_dst_len = (unsigned char)(alen * 8);
 	mnl_attr_put(nlh, RTA_DST, alen, dst->bytes);
-	if (oif > 0)
-		mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)oif);
-	int rc = nl_ask(nl, nlh, route_cb, r);
-	if (rc < 0)
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)ifindex);
+	struct nl_route r = { 0 };
+	rc = nl_ask(nl, nlh, route_cb, &r);
+	if (rc < 0) {
 		snprintf(why, whylen, "no route to %s: %s", txs_addr_str(dst, a1, sizeof(a1)), strerror(-rc));
-	return rc;
-}
-
-int txs_l2_route(const struct txs_addr *dst, int oif, struct txs_l2_route *out, char *why, size_t whylen)
-{
-	memset(out, 0, sizeof(*out));
-	struct mnl_socket *nl = nl_open(why, whylen);
-	if (!nl)
-		return -errno;
-	struct nl_route r;
-	int rc = route_ask(nl, dst, oif, &r, why, whylen);
-	mnl_socket_close(nl);
-	if (rc < 0)
-		return rc;
-	out->type = r.type;
-	out->oif = r.oif;
-	out->have_gw = r.have_gw;
-	if (r.have_gw) {
-		out->gw.family = dst->family;
-		memcpy(out->gw.bytes, r.gw, dst->family == AF_INET ? 4 : 16);
-	}
-	return 0;
-}
-
-int txs_l2_neigh_mac(int ifindex, const struct txs_addr *dst, uint8_t mac[TXS_ETH_ALEN], char *why, size_t whylen)
-{
-	char a1[64], a2[64];
-	struct mnl_socket *nl = nl_open(why, whylen);
-	if (!nl)
-		return -errno;
-	size_t alen = dst->family == AF_INET ? 4 : 16;
-	char req[512] __attribute__((aligned(8)));
-	/* 1. the route towards dst out of this interface: gateway or on-link */
-	struct nl_route r;
-	int rc = route_ask(nl, dst, ifindex, &r, why, whylen);
-	if (rc < 0)
 		goto out;
+	}
 	if (r.type != RTN_UNICAST) {
 		rc = -EHOSTUNREACH;
 		snprintf(why, whylen, "%s is not a unicast destination on this interface (route type %u)",
@@ -269,7 +226,7 @@ int txs_l2_neigh_mac(int ifindex, const struct txs_addr *dst, uint8_t mac[TXS_ET
 		memcpy(hop.bytes, r.gw, alen);
 	/* 2. the neighbour entry of that hop */
 	memset(req, 0, sizeof(req));
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETNEIGH;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
 	nlh->nlmsg_seq = 2;
@@ -300,14 +257,6 @@ out:
 	return rc;
 }
 #else
-int txs_l2_route(const struct txs_addr *dst, int oif, struct txs_l2_route *out, char *why, size_t whylen)
-{
-	(void)dst, (void)oif;
-	memset(out, 0, sizeof(*out));
-	snprintf(why, whylen, "built without libmnl: cannot look up routes");
-	return -EOPNOTSUPP;
-}
-
 int txs_l2_neigh_mac(int ifindex, const struct txs_addr *dst, uint8_t mac[TXS_ETH_ALEN], char *why, size_t whylen)
 {
 	(void)ifindex, (void)dst, (void)mac;

@@ -47,17 +47,6 @@ int txs_l2_probe_socket(struct txs_netdev *dev, int family, const char *what);
  * Returns 0 or -EADDRNOTAVAIL. */
 int txs_l2_if_addr(const char *ifname, int family, struct txs_addr *out);
 
-/* The kernel's route towards dst from this namespace (out of oif when > 0):
- * its type (RTN_*), output interface and gateway. Returns 0, -EOPNOTSUPP
- * (built without libmnl) or the lookup's -errno (why says which). */
-struct txs_l2_route {
-	unsigned char type;
-	int oif;
-	bool have_gw;
-	struct txs_addr gw;
-};
-int txs_l2_route(const struct txs_addr *dst, int oif, struct txs_l2_route *out, char *why, size_t whylen);
-
 /* Is ifindex a hardware NIC (a device behind it in sysfs, /sys/class/net/IF/
  * device), so that what it sends leaves this host? Its name goes to name
  * (IF_NAMESIZE) when given. false for software links (lo, veth, bridge, tun)

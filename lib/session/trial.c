@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "netdev/l2.h"
+#include "netdev/txtime.h"
 #include "trial.h"
 
 #define READY_TIMEOUT_S 10.0 /* receiver: from start to bound socket; the sender's check */
@@ -123,23 +124,19 @@ static void receiver_args(const struct txs_trial_runner *r, struct txs_args *a, 
 /* With the receiver in --recv-netns and no --send-netns, the sender runs in
  * this namespace. A DEST routed out of a hardware NIC here leaves the host
  * instead of reaching that namespace: refused (-EINVAL) before anything is
- * sent. Where the route cannot be read (no libmnl, no route) the sender's
- * own check decides. */
+ * sent. Where the route cannot be read (no route) the sender's own check
+ * decides. */
 static int route_stays(const struct txs_trial_conf *c, char *err, size_t errlen)
 {
 	struct txs_addr dst;
-	struct txs_l2_route rt;
-	char why[160], ifn[IF_NAMESIZE], gw[64];
+	int oif;
+	char ifn[IF_NAMESIZE];
 	if (c->remote || !c->recv_netns || c->send_netns || txs_addr_parse(&dst, c->dest) < 0 ||
-	    txs_l2_route(&dst, 0, &rt, why, sizeof(why)) < 0 || !txs_l2_if_hw(rt.oif, ifn))
+	    txs_route_oif(&dst, &oif) < 0 || !txs_l2_if_hw(oif, ifn))
 		return 0;
-	if (rt.have_gw)
-		snprintf(gw, sizeof(gw), "via %s ", txs_addr_str(&rt.gw, why, sizeof(why)));
-	else
-		gw[0] = 0;
 	snprintf(err, errlen, "--recv-netns %s without --send-netns: the sender runs in this namespace, where %s is "
-		 "routed %sout of %s, a network interface that leaves this host; give --send-netns NS (the namespace "
-		 "on the receiver's link) or run the command there", c->recv_netns, c->dest, gw, ifn);
+		 "routed out of %s, a network interface that leaves this host; give --send-netns NS (the namespace "
+		 "on the receiver's link) or run the command there", c->recv_netns, c->dest, ifn);
 	return -EINVAL;
 }
 
