@@ -95,7 +95,7 @@ static int check_send(const struct srv *s, struct srv_test *t)
 	if (c->max_rate > 0) {
 		/* bits/s of UDP payload, as -b and iperf count them */
 		double ask = c->max_rate_bits ? sd->rate * sd->length * 8.0 : sd->rate;
-		const char *u = c->max_rate_bits ? "bit/s" : "packets/s";
+		const char *u = c->max_rate_bits ? "bit/s" : "datagrams/s";
 		if (!(sd->rate > 0))
 			return refuse(s, "test %u: an unlimited rate asked; this server sends at most %.0f %s (--max-rate)",
 				      id, c->max_rate, u);

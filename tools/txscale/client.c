@@ -129,6 +129,11 @@ static void first_line(struct client *k)
 	pthread_mutex_unlock(&k->first_mu);
 }
 
+static void first_line_cb(void *arg)
+{
+	first_line(arg);
+}
+
 /* Our sender: the user's own options, on udp unless --dev says otherwise. */
 static int cb_send(void *arg, const struct txs_ctl_side_io *io)
 {
@@ -141,7 +146,6 @@ static int cb_send(void *arg, const struct txs_ctl_side_io *io)
 static int cb_recv(void *arg, const char *local, const int64_t *clock_offset_ns, const struct txs_ctl_side_io *io)
 {
 	struct client *k = arg;
-	first_line(k);
 	const struct ctl_send_info *s = k->s;
 	bool bidir = k->o->bidir;
 	struct ctl_own_recv rv = { .bind = local, .port = io->port ? io->port : s->port, .interval = bidir ? 0 : s->interval,
@@ -150,7 +154,7 @@ static int cb_recv(void *arg, const char *local, const int64_t *clock_offset_ns,
 				   .clock_offset_ns = clock_offset_ns ? *clock_offset_ns : 0,
 				   .clock_error_ns = io->clock_error_ns,
 				   .threads = bidir ? 0 : s->threads, .cpus = bidir ? NULL : s->cpus,
-				   .no_pin = bidir || s->no_pin };
+				   .no_pin = bidir || s->no_pin, .first = first_line_cb, .first_arg = k };
 	return recv_run_own(&rv, io);
 }
 

@@ -106,6 +106,11 @@ struct ctl_own_recv {
 	unsigned threads;        /* -P */
 	const struct opt_cpus *cpus; /* -A, or NULL */
 	bool no_pin;
+	/* called once before its first output line (banner, interval or
+	 * summary), none when the server refused the test: the client's first
+	 * line goes before them (NULL: none) */
+	void (*first)(void *arg);
+	void *first_arg;
 };
 int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io);
 

@@ -27,6 +27,8 @@ struct recv_cfg {
 	unsigned ready_fd;
 	bool server; /* -s: ctl_recv_wants_server() saw it first */
 	struct txs_metrics_opts metrics; /* --metrics, --metrics-file (docs/metrics.md) */
+	void (*first)(void *arg);        /* ctl_own_recv.first */
+	void *first_arg;
 };
 
 #define O(f) offsetof(struct recv_cfg, f)
@@ -66,6 +68,8 @@ struct cli {
 	struct txs_metrics_life *ml;
 	struct txs_metrics_rx *mx;
 	bool header;
+	struct txs_recv *s;
+	bool banner_done; /* the client's receiver: its banner waits for its first output (not for a refused test) */
 	struct txs_ctl_clock_rep clock; /* the clock line the control channel's server writes beside the summary */
 };
 
@@ -77,9 +81,28 @@ static void on_tick(void *user, double el)
 	txs_metrics_life_tick(k->ml, el);
 }
 
+/* the client's receiver: nothing is said before the server took the test */
+static bool discarded(const struct cli *k);
+
+/* The banner (text), once, before the first line of output; the client's
+ * first line before it */
+static void banner(struct cli *k)
+{
+	if (k->banner_done)
+		return;
+	k->banner_done = true;
+	if (k->cfg->first)
+		k->cfg->first(k->cfg->first_arg);
+	if (!k->cfg->json)
+		txs_recv_banner_text(stdout, k->s);
+}
+
 static void on_interval(void *user, const struct txs_recv_interval *iv)
 {
 	struct cli *k = user;
+	if (discarded(k))
+		return;
+	banner(k);
 	if (k->cfg->json)
 		txs_recv_interval_json(stdout, iv);
 	else
@@ -158,6 +181,7 @@ static int report(struct cli *k, struct txs_recv *s, FILE *summary_f)
 		txs_rx_result_set_clock_method(res->rx, c->method ? c->method : TXS_CTL_CLOCK_TCP); /* unsaid: an older client */
 	}
 	if ((!k->io || !k->io->hold) && !discarded(k)) { /* held: the client prints it from summary_f */
+		banner(k);
 		flockfile(stdout);    /* whole lines beside the client's sender */
 		txs_recv_summary(stdout, k->cfg->json, res);
 		funlockfile(stdout);
@@ -193,7 +217,7 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct txs
 		fprintf(stderr, "txscale recv: note: --reuseport applies to --dev udp only\n");
 	if (cfg->a.c.rcvbuf && !udp)
 		fprintf(stderr, "txscale recv: note: --rcvbuf applies to --dev udp only\n");
-	struct cli k = { .cfg = cfg, .io = io };
+	struct cli k = { .cfg = cfg, .io = io, .s = s };
 	int ret = metrics_start(&k, s);
 	if (ret == 0) {
 		if (!io) { /* the client's own handlers stay */
@@ -202,8 +226,8 @@ static int session(const struct recv_cfg *cfg, FILE *summary_f, const struct txs
 			sigaction(SIGINT, &sa, NULL);
 			sigaction(SIGTERM, &sa, NULL);
 		}
-		if (!cfg->json)
-			txs_recv_banner_text(stdout, s);
+		if (!io)
+			banner(&k);
 		struct txs_recv_hooks h = { .user = &k, .tick = on_tick, .interval = on_interval, .ready = on_ready,
 					    .summary = on_summary, .msg = on_msg, .stop = io ? on_stop : NULL,
 					    .sender_summary = io ? on_sender_summary : NULL };
@@ -273,6 +297,8 @@ int recv_run_own(const struct ctl_own_recv *r, const struct txs_ctl_side_io *io)
 	if (r->cpus)
 		cfg.a.cpus = *r->cpus;
 	cfg.a.no_pin = r->no_pin;
+	cfg.first = r->first;
+	cfg.first_arg = r->first_arg;
 	return recv_main(&cfg, io);
 }
 
