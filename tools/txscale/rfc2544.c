@@ -143,7 +143,7 @@ static int parse_remote_rcvbuf(const char *args, uint64_t *rcvbuf)
 
 static int check_cfg(struct rfc_cfg *c, const char *dest, struct txs_rfc2544_conf *rc)
 {
-	char err[256];
+	char err[256], b1[32], b2[32];
 	struct txs_addr da, ba, ha;
 	if (c->remote.host) { /* ctl_ndr_check's checks, said in our name */
 		if (txs_addr_parse(&ha, c->remote.host) < 0)
@@ -197,9 +197,11 @@ static int check_cfg(struct rfc_cfg *c, const char *dest, struct txs_rfc2544_con
 		return refuse("bad value for --b2b-precision: '%g': expected a percentage 0 < PCT < 100, e.g. 1 or 0.5",
 			      c->b2b_precision.v);
 	if (floor(c->lo.value) < 1)
-		return refuse("bad value for --lo: '%g': expected at least 1 frame/s", c->lo.value);
+		return refuse("bad value for --lo: '%spps': expected at least 1pps (frames/s)",
+			      txs_fmt_si(c->lo.value, b1, sizeof(b1)));
 	if (c->hi.value > 0 && floor(c->hi.value) <= floor(c->lo.value))
-		return refuse("bad value for --hi: '%.0f': must be above --lo %.0f", c->hi.value, c->lo.value);
+		return refuse("bad value for --hi: '%spps': must be above --lo %spps", txs_fmt_si(c->hi.value, b1, sizeof(b1)),
+			      txs_fmt_si(c->lo.value, b2, sizeof(b2)));
 	if (c->cpus.n && c->threads > c->cpus.n)
 		return refuse("-P %u needs at least %u CPUs in -A (got %u)", c->threads, c->threads, c->cpus.n);
 	return 0;
