@@ -254,6 +254,9 @@ struct txs_ip3_cli_conf {
 						* server went silent or away */
 	bool cookie_sent;                      /* the connection's first 37 bytes were written already (a
 						* txscale client's opener, TXS_CTL_OPENER, is an iperf3 cookie) */
+	void (*running)(void *arg);            /* NULL, or called once TEST_RUNNING came: the server took
+						* the test (a refusal before it is an error alone) */
+	void *arg;
 };
 /* Run one test as an iperf3 client on the connected control connection fd,
  * with t->p as the parameters (t is set up here: free with

@@ -921,6 +921,8 @@ TXS_API int txs_ip3_client_run(int fd, const struct txs_ip3_cli_conf *c, struct 
 	if ((rc = expect_state(fd, TXS_IP3_TEST_START, to, ip3_err, err, errlen)) ||
 	    (rc = expect_state(fd, TXS_IP3_TEST_RUNNING, to, ip3_err, err, errlen)))
 		return rc;
+	if (c->running)
+		c->running(c->arg);
 	t->t_start = txs_mono_s();
 	double bound = (t->p.time ? t->p.time : TXS_IP3_TIME_MAX) + t->p.omit + to / 1000.0;
 	rc = data_plane(fd, t, true, t->t_start + bound, to / 1000.0, err, errlen);

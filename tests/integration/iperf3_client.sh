@@ -21,6 +21,8 @@
 #   6. against a stock iperf3 -s, what its protocol cannot carry (a size mix,
 #      flows, --auth-file, --remote-parallel) is refused, exit 2, no test ran;
 #      --dry-run with -c asks no server
+#   7. a test a stock server refuses (-R over its --server-bitrate-limit):
+#      exit 1 and the refusal alone, no first line of a test that never ran
 # Needs root, jq, iperf3, tc; exits 77 with the reason otherwise.
 set -euo pipefail
 
@@ -208,3 +210,19 @@ refused() {
 }
 run_case refused
 
+
+# 7. refused by the server: one line, the reason (the first line waits for TEST_RUNNING)
+refused_alone() {
+  local rc=0 out
+  ip netns exec "$B" iperf3 -s -1 --server-bitrate-limit 1M >"$tmp/lim.srv.out" 2>&1 &
+  srvpid=$!
+  wait_for 20 listens || fail "refused_alone: iperf3 -s does not listen"
+  out=$(timeout 30 ip netns exec "$A" "$TXS" send -c 198.18.0.2 -R -b 10M -t 2 -i 0 2>&1) || rc=$?
+  kill "$srvpid" 2>/dev/null || true
+  wait "$srvpid" 2>/dev/null || true
+  [ $rc = 1 ] || fail "refused_alone: exit $rc: $out"
+  [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "refused_alone: more than the refusal: $out"
+  case "$out" in "txscale send: 198.18.0.2: "*) ;; *) fail "refused_alone: $out" ;; esac
+  echo "ok: a test the iperf3 server refuses: exit 1, one line ($out)"
+}
+run_case refused_alone

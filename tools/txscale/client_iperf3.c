@@ -11,6 +11,29 @@
 #include <txscale/iperf3.h>
 #include "ctl_cli.h"
 
+struct first {
+	const char *host;
+	unsigned port;
+	const struct txs_ip3_params *p;
+};
+
+/* The first line, once the server took the test (TEST_RUNNING): a refused
+ * test prints its refusal alone, as against a txscale server */
+static void first_line(void *arg)
+{
+	const struct first *f = arg;
+	const struct txs_ip3_params *p = f->p;
+	char ra[32], rb[32], rate[96] = "unlimited";
+	if (p->bandwidth)
+		snprintf(rate, sizeof(rate), "%s datagrams/s = %sbit/s of UDP payload per stream",
+			 txs_fmt_si((double)p->bandwidth / (8.0 * p->len), ra, sizeof(ra)),
+			 txs_fmt_si((double)p->bandwidth, rb, sizeof(rb)));
+	printf("txscale send: iperf3 server %s, port %u: %s test, %u stream%s, -l %u, %s\n", f->host, f->port,
+	       p->bidirectional ? "bidirectional" : p->reverse ? "reverse (the server sends)" : "forward (we send)",
+	       p->parallel, p->parallel == 1 ? "" : "s", p->len, rate);
+	fflush(stdout);
+}
+
 int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *s, int fd)
 {
 	const char *host = s->dest;
@@ -63,19 +86,11 @@ int ctl_iperf3_run(const struct ctl_client_opts *o, const struct ctl_send_info *
 				       .n_cpus = s->cpus && !s->no_pin ? s->cpus->n : 0,
 				       .ctl_timeout_ms = o->ctl_timeout > 2e6 ? 2000000000 : (int)(o->ctl_timeout * 1000),
 				       .cookie_sent = true /* the probe's opener */ };
-	const struct txs_ip3_params *p = &t.p;
-	if (!s->json)
-	{
-		char ra[32], rb[32], rate[96] = "unlimited";
-		if (p->bandwidth)
-			snprintf(rate, sizeof(rate), "%s datagrams/s = %sbit/s of UDP payload per stream",
-				 txs_fmt_si((double)p->bandwidth / (8.0 * p->len), ra, sizeof(ra)),
-				 txs_fmt_si((double)p->bandwidth, rb, sizeof(rb)));
-		printf("txscale send: iperf3 server %s, port %u: %s test, %u stream%s, -l %u, %s\n", host, o->control_port,
-		       p->bidirectional ? "bidirectional" : p->reverse ? "reverse (the server sends)" : "forward (we send)",
-		       p->parallel, p->parallel == 1 ? "" : "s", p->len, rate);
+	struct first fl = { .host = host, .port = o->control_port, .p = &t.p };
+	if (!s->json) {
+		cc.running = first_line;
+		cc.arg = &fl;
 	}
-	fflush(stdout);
 	struct txs_ip3_client_out out;
 	int ip3_err = 0, rc = txs_ip3_client_test(fd, &cc, &t, &out, &ip3_err, err, sizeof(err));
 	close(fd);
