@@ -108,8 +108,9 @@ static void cb_warn(void *arg, const char *line)
  * server"): once the server took the test (the secret, the slot and the
  * test's setup passed), before either side's own lines. A refused client
  * prints the refusal alone. */
-static void first_line(struct client *k)
+static void first_line(void *arg)
 {
+	struct client *k = arg;
 	const struct ctl_client_opts *o = k->o;
 	const struct ctl_send_info *s = k->s;
 	pthread_mutex_lock(&k->first_mu);
@@ -127,11 +128,6 @@ static void first_line(struct client *k)
 	}
 	k->first_done = true;
 	pthread_mutex_unlock(&k->first_mu);
-}
-
-static void first_line_cb(void *arg)
-{
-	first_line(arg);
 }
 
 /* Our sender: the user's own options, on udp unless --dev says otherwise. */
@@ -154,7 +150,7 @@ static int cb_recv(void *arg, const char *local, const int64_t *clock_offset_ns,
 				   .clock_offset_ns = clock_offset_ns ? *clock_offset_ns : 0,
 				   .clock_error_ns = io->clock_error_ns,
 				   .threads = bidir ? 0 : s->threads, .cpus = bidir ? NULL : s->cpus,
-				   .no_pin = bidir || s->no_pin, .first = first_line_cb, .first_arg = k };
+				   .no_pin = bidir || s->no_pin, .first = first_line, .first_arg = k };
 	return recv_run_own(&rv, io);
 }
 
